@@ -1,0 +1,178 @@
+//! Session endpoints: thin translations between HTTP and the supervisor.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiQuery};
+use crate::session::SnapshotFormat;
+use crate::supervisor::{CreateSession, DeleteMode, Input};
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// Scrollback lines returned when `lines` is not given.
+const DEFAULT_SCROLLBACK_LINES: usize = 100;
+
+pub async fn list(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "sessions": state.supervisor.list().await }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBody {
+    name: Option<String>,
+    cwd: Option<String>,
+    command: Option<String>,
+    initial_input: Option<String>,
+    cols: Option<u16>,
+    rows: Option<u16>,
+}
+
+pub async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<CreateBody>) -> ApiResult<(StatusCode, Json<Value>)> {
+    let size = match (body.cols, body.rows) {
+        (None, None) => None,
+        (Some(cols), Some(rows)) => Some((cols, rows)),
+        _ => return Err(ApiError::bad_request("give both cols and rows, or neither")),
+    };
+    let request = CreateSession {
+        name: body.name,
+        cwd: body.cwd,
+        command: body.command,
+        initial_input: body.initial_input,
+        size,
+    };
+    let session = state.supervisor.create(request).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
+}
+
+pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!({ "session": state.supervisor.get(&id).await? })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteQuery {
+    #[serde(default)]
+    mode: DeleteMode,
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
+) -> ApiResult<Json<Value>> {
+    let outcome = state.supervisor.delete(&id, query.mode).await?;
+    Ok(Json(json!(outcome)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptBody {
+    tmux_name: String,
+    session_id: Option<String>,
+}
+
+pub async fn adopt(State(state): State<AppState>, ApiJson(body): ApiJson<AdoptBody>) -> ApiResult<(StatusCode, Json<Value>)> {
+    let session = state.supervisor.adopt(&body.tmux_name, body.session_id.as_deref()).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
+}
+
+#[derive(Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum When {
+    #[default]
+    Now,
+    Idle,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputBody {
+    text: Option<String>,
+    #[serde(default)]
+    keys: Vec<String>,
+    #[serde(default)]
+    submit: bool,
+    #[serde(default)]
+    when: When,
+}
+
+pub async fn input(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<InputBody>,
+) -> ApiResult<Json<Value>> {
+    if body.when == When::Idle {
+        return Err(ApiError::bad_request("when=idle (queued input) is not supported yet"));
+    }
+    let input = Input {
+        text: body.text,
+        keys: body.keys,
+        submit: body.submit,
+    };
+    state.supervisor.input(&id, input).await?;
+    Ok(Json(json!({ "delivered": true, "queued": false })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResizeBody {
+    cols: u16,
+    rows: u16,
+}
+
+pub async fn resize(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ResizeBody>,
+) -> ApiResult<Json<Value>> {
+    let session = state.supervisor.resize(&id, body.cols, body.rows).await?;
+    Ok(Json(json!({ "session": session })))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+enum FormatParam {
+    #[default]
+    Text,
+    Ansi,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotQuery {
+    #[serde(default)]
+    format: FormatParam,
+}
+
+pub async fn snapshot(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<SnapshotQuery>,
+) -> ApiResult<Json<Value>> {
+    let format = match query.format {
+        FormatParam::Text => SnapshotFormat::Text,
+        FormatParam::Ansi => SnapshotFormat::Ansi,
+    };
+    Ok(Json(json!(state.supervisor.snapshot(&id, format).await?)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScrollbackQuery {
+    lines: Option<usize>,
+}
+
+pub async fn scrollback(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<ScrollbackQuery>,
+) -> ApiResult<Json<Value>> {
+    let lines = query.lines.unwrap_or(DEFAULT_SCROLLBACK_LINES);
+    let lines = state.supervisor.scrollback(&id, lines).await?;
+    Ok(Json(json!({ "session_id": id, "lines": lines })))
+}

@@ -1,0 +1,81 @@
+//! `tmuxd serve`: wires the supervisor to the HTTP API and runs until the
+//! shutdown future fires. Tests call this same function.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::api::{self, AppState, AuthPolicy};
+use crate::config::Config;
+use crate::supervisor::{Settings, Supervisor};
+use crate::tmux::{Socket, Tmux};
+
+/// How long open connections get to finish once shutdown starts.
+const DRAIN_TIMEOUT: Duration = Duration::from_millis(1500);
+
+pub fn tmux_from_config(config: &Config) -> Tmux {
+    let socket = match (&config.tmux.socket_name, &config.tmux.socket_path) {
+        (Some(name), _) => Socket::Name(name.clone()),
+        (None, Some(path)) => Socket::Path(path.clone()),
+        (None, None) => Socket::Default,
+    };
+    Tmux::new(
+        config.tmux.bin.clone(),
+        socket,
+        config.tmux.config_file.clone(),
+        Duration::from_millis(config.tmux.command_timeout_ms),
+    )
+}
+
+/// Serves until `shutdown` completes, then detaches every client cleanly
+/// (sessions stay alive) and flushes state to disk.
+pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .with_context(|| format!("cannot bind {}", config.bind))?;
+    let address = listener.local_addr()?;
+    let tasks = TaskTracker::new();
+    let cancel = CancellationToken::new();
+    let supervisor = Supervisor::start(
+        tmux_from_config(&config),
+        Settings::from_config(&config),
+        &config.data_dir,
+        &tasks,
+        cancel.clone(),
+    )
+    .await
+    .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
+    let state = AppState {
+        supervisor: supervisor.clone(),
+        started_at: Instant::now(),
+    };
+    let auth = AuthPolicy {
+        token: config.auth.token.clone(),
+        read_token: config.auth.read_token.clone(),
+    };
+    let app = api::router(state, auth, config.http.max_body_bytes);
+    // Scripts and tests read the bound address (the port may have been 0) from this line.
+    println!("tmuxd listening on http://{address}");
+    tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");
+
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        stop.cancel();
+    });
+    let server = axum::serve(listener, app).with_graceful_shutdown(cancel.clone().cancelled_owned());
+    tokio::select! {
+        result = server => result.context("HTTP server failed")?,
+        _ = async { cancel.cancelled().await; tokio::time::sleep(DRAIN_TIMEOUT).await } => {
+            tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
+        }
+    }
+    cancel.cancel();
+    tasks.close();
+    supervisor.shutdown().await;
+    tasks.wait().await;
+    tracing::info!("tmuxd stopped; every tmux session was left running");
+    Ok(())
+}

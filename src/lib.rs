@@ -1,0 +1,10 @@
+//! tmuxd: a daemon that supervises tmux sessions.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod daemon;
+pub mod session;
+pub mod store;
+pub mod supervisor;
+pub mod tmux;

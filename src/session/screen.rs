@@ -1,0 +1,209 @@
+//! The parsed screen of tmuxd's client: a `vt100` parser fed with what tmux
+//! draws, cropped to the window (the status line is never part of it).
+
+use std::num::NonZeroU16;
+
+use serde::Serialize;
+
+/// How the client terminal is laid out: the window plus tmux's status line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub cols: u16,
+    /// Window rows, without the status line.
+    pub rows: u16,
+    pub status_lines: u16,
+    pub status_top: bool,
+}
+
+impl Layout {
+    pub fn client_rows(&self) -> u16 {
+        self.rows.saturating_add(self.status_lines).max(1)
+    }
+
+    /// First client row that belongs to the window.
+    fn first_window_row(&self) -> u16 {
+        if self.status_top { self.status_lines } else { 0 }
+    }
+}
+
+/// What tmux reports about the pane that the client's output does not show.
+#[derive(Clone, Debug, Default)]
+pub struct PaneFacts {
+    pub title: String,
+    pub alternate_on: bool,
+}
+
+/// Text only, or with SGR sequences for colors and attributes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SnapshotFormat {
+    #[default]
+    Text,
+    Ansi,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Cursor {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+/// The window as tmux drew it, from memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScreenSnapshot {
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor: Cursor,
+    pub alternate_screen: bool,
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+/// Terminal events the parser reports besides screen contents.
+#[derive(Default)]
+struct TermEvents {
+    title: String,
+}
+
+impl vt100::Callbacks for TermEvents {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = String::from_utf8_lossy(title).into_owned();
+    }
+}
+
+pub struct Screen {
+    parser: vt100::Parser<TermEvents>,
+    layout: Layout,
+}
+
+impl Screen {
+    pub fn new(layout: Layout) -> Self {
+        let (rows, cols) = parser_size(layout);
+        Screen {
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, TermEvents::default()),
+            layout,
+        }
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    pub fn process(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+    }
+
+    pub fn set_layout(&mut self, layout: Layout) {
+        if layout != self.layout {
+            let (rows, cols) = parser_size(layout);
+            self.parser.set_size(rows, cols);
+            self.layout = layout;
+        }
+    }
+
+    /// The window's rows. tmux's client always draws on the outer terminal's
+    /// alternate screen, so whether the pane's program is on its own comes
+    /// from tmux (`pane`), as does the title when the client set none.
+    pub fn snapshot(&self, format: SnapshotFormat, pane: &PaneFacts) -> ScreenSnapshot {
+        let screen = self.parser.screen();
+        let layout = self.layout;
+        let first = usize::from(layout.first_window_row());
+        let rows = usize::from(layout.rows);
+        let lines: Vec<String> = match format {
+            SnapshotFormat::Text => screen
+                .rows(0, layout.cols)
+                .skip(first)
+                .take(rows)
+                .map(|line| line.trim_end().to_owned())
+                .collect(),
+            SnapshotFormat::Ansi => screen.rows_formatted(0, layout.cols).skip(first).take(rows).map(ansi_line).collect(),
+        };
+        let (cursor_row, cursor_col) = screen.cursor_position();
+        let title = &self.parser.callbacks().title;
+        ScreenSnapshot {
+            cols: layout.cols,
+            rows: layout.rows,
+            cursor: Cursor {
+                row: cursor_row.saturating_sub(layout.first_window_row()),
+                col: cursor_col,
+                visible: !screen.hide_cursor(),
+            },
+            alternate_screen: pane.alternate_on,
+            title: if title.is_empty() { pane.title.clone() } else { title.clone() },
+            lines,
+        }
+    }
+}
+
+/// A formatted row as a self-contained line: attributes reset at the end.
+fn ansi_line(mut line: String) -> String {
+    if line.contains('\x1b') {
+        line.push_str("\x1b[m");
+    }
+    line
+}
+
+fn parser_size(layout: Layout) -> (NonZeroU16, NonZeroU16) {
+    let rows = NonZeroU16::new(layout.client_rows()).unwrap_or(NonZeroU16::MIN);
+    let cols = NonZeroU16::new(layout.cols).unwrap_or(NonZeroU16::MIN);
+    (rows, cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(status_top: bool) -> Layout {
+        Layout {
+            cols: 10,
+            rows: 3,
+            status_lines: 1,
+            status_top,
+        }
+    }
+
+    fn facts(title: &str) -> PaneFacts {
+        PaneFacts {
+            title: title.to_owned(),
+            alternate_on: false,
+        }
+    }
+
+    #[test]
+    fn status_line_is_cropped_at_the_bottom() {
+        let mut screen = Screen::new(layout(false));
+        screen.process(b"one\r\ntwo\r\nthree\r\n\x1b[7mSTATUS\x1b[m\x1b[2;2H");
+        let snap = screen.snapshot(SnapshotFormat::Text, &facts("t"));
+        assert_eq!(snap.lines, vec!["one", "two", "three"]);
+        assert_eq!((snap.cursor.row, snap.cursor.col), (1, 1));
+        assert_eq!(snap.title, "t");
+    }
+
+    #[test]
+    fn status_line_is_cropped_at_the_top() {
+        let mut screen = Screen::new(layout(true));
+        screen.process(b"STATUS\r\none\r\ntwo\r\nthree\x1b]2;hello\x07");
+        let snap = screen.snapshot(SnapshotFormat::Text, &facts("t"));
+        assert_eq!(snap.lines, vec!["one", "two", "three"]);
+        assert_eq!(snap.cursor.row, 2);
+        assert_eq!(snap.title, "hello");
+    }
+
+    #[test]
+    fn ansi_keeps_colors() {
+        let mut screen = Screen::new(layout(false));
+        screen.process(b"\x1b[31mred\x1b[m plain");
+        let snap = screen.snapshot(SnapshotFormat::Ansi, &facts(""));
+        assert!(snap.lines[0].contains("\x1b[31m"), "{:?}", snap.lines[0]);
+        assert!(snap.lines[0].contains("red"));
+        assert!(snap.lines[0].ends_with("\x1b[m"));
+    }
+
+    #[test]
+    fn resize() {
+        let mut screen = Screen::new(layout(false));
+        screen.set_layout(Layout { cols: 20, rows: 5, status_lines: 0, status_top: false });
+        let snap = screen.snapshot(SnapshotFormat::Text, &facts(""));
+        assert_eq!((snap.cols, snap.rows, snap.lines.len()), (20, 5, 5));
+    }
+}

@@ -1,0 +1,293 @@
+//! Tests for the event log: line recovery, rotation, replay and JSON shape.
+
+use std::os::unix::fs::PermissionsExt;
+
+use chrono::TimeZone;
+use serde_json::json;
+
+use super::*;
+
+fn line(seq: u64) -> String {
+    format!(r#"{{"seq":{seq},"at":"2025-03-04T05:06:07Z","kind":"session_state"}}"#)
+}
+
+fn created(id: &str) -> NewEvent {
+    NewEvent::new(EventKind::SessionCreated).session_id(id)
+}
+
+fn seqs(events: &[Event]) -> Vec<u64> {
+    events.iter().map(|e| e.seq).collect()
+}
+
+fn file_seqs(path: &Path) -> Vec<u64> {
+    let scan = scan_lines(&fs::read(path).unwrap());
+    assert_eq!(scan.skipped, 0);
+    seqs(&scan.events)
+}
+
+#[test]
+fn scan_lines_cases() {
+    let (one, two) = (line(1), line(2));
+    // (input, parsed seqs, skipped, tail)
+    let cases: Vec<(String, Vec<u64>, usize, Tail)> = vec![
+        (String::new(), vec![], 0, Tail::Clean),
+        (format!("{one}\n{two}\n"), vec![1, 2], 0, Tail::Clean),
+        (format!("{one}\n\n  \n{two}\n"), vec![1, 2], 0, Tail::Clean),
+        (format!("{one}\n{two}"), vec![1, 2], 0, Tail::Unterminated),
+        (
+            format!("{one}\n{{\"seq\":2,\"at"),
+            vec![1],
+            1,
+            Tail::Torn {
+                keep_len: one.len() as u64 + 1,
+            },
+        ),
+        (
+            format!("{one}\nnot json\n{two}\n"),
+            vec![1, 2],
+            1,
+            Tail::Clean,
+        ),
+        (format!("{{\"seq\":1}}\n{two}\n"), vec![2], 1, Tail::Clean),
+    ];
+    for (input, expected_seqs, skipped, tail) in cases {
+        let scan = scan_lines(input.as_bytes());
+        assert_eq!(seqs(&scan.events), expected_seqs, "{input:?}");
+        assert_eq!(scan.skipped, skipped, "{input:?}");
+        assert_eq!(scan.tail, tail, "{input:?}");
+    }
+}
+
+#[test]
+fn event_json_shape() {
+    let event = Event {
+        seq: 17,
+        at: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
+        kind: EventKind::SessionDeleted,
+        session_id: Some("sess_3".into()),
+        reason: Some("api_delete".into()),
+        tmux_name: None,
+        // Keys in sorted order, so the line is the same whether or not
+        // serde_json preserves insertion order.
+        detail: json!({"exit_code": 0, "mode": "kill"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    };
+    let text = serde_json::to_string(&event).unwrap();
+    assert_eq!(
+        text,
+        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"session_deleted","session_id":"sess_3","reason":"api_delete","exit_code":0,"mode":"kill"}"#
+    );
+    assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
+
+    let bare = Event {
+        kind: EventKind::InputDropped,
+        session_id: None,
+        reason: None,
+        detail: Map::new(),
+        ..event
+    };
+    assert_eq!(
+        serde_json::to_string(&bare).unwrap(),
+        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"input_dropped"}"#
+    );
+}
+
+#[test]
+fn event_kinds_serialize_snake_case() {
+    let cases = [
+        (EventKind::SessionCreated, "session_created"),
+        (EventKind::SessionAdopted, "session_adopted"),
+        (EventKind::SessionDetached, "session_detached"),
+        (EventKind::SessionDeleted, "session_deleted"),
+        (EventKind::SessionState, "session_state"),
+        (EventKind::ThoughtUpdate, "thought_update"),
+        (EventKind::InputDropped, "input_dropped"),
+    ];
+    for (kind, name) in cases {
+        assert_eq!(serde_json::to_value(kind).unwrap(), json!(name));
+    }
+}
+
+#[test]
+fn seq_increments_and_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.next_seq(), 1);
+    assert_eq!(log.append(created("sess_1")).unwrap().seq, 1);
+    assert_eq!(log.append(created("sess_2")).unwrap().seq, 2);
+    log.sync().unwrap();
+    drop(log);
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let mut log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.next_seq(), 3);
+    assert_eq!(log.skipped_lines(), 0);
+    let (replayed, truncated) = log.since(0);
+    assert_eq!(seqs(&replayed), [1, 2]);
+    assert!(!truncated);
+    assert_eq!(replayed[1].session_id.as_deref(), Some("sess_2"));
+    assert_eq!(log.append(created("sess_3")).unwrap().seq, 3);
+    assert_eq!(file_seqs(&path), [1, 2, 3]);
+}
+
+#[test]
+fn torn_last_line_is_skipped_and_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    fs::write(
+        &path,
+        format!("{}\n{}\n{{\"seq\":99,\"at", line(1), line(2)),
+    )
+    .unwrap();
+
+    let mut log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.skipped_lines(), 1);
+    assert_eq!(log.next_seq(), 3);
+    log.append(created("sess_1")).unwrap();
+    drop(log);
+
+    let log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.skipped_lines(), 0);
+    assert_eq!(file_seqs(&path), [1, 2, 3]);
+}
+
+#[test]
+fn unterminated_last_line_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    fs::write(&path, format!("{}\n{}", line(1), line(2))).unwrap();
+
+    let mut log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.skipped_lines(), 0);
+    assert_eq!(log.append(created("sess_1")).unwrap().seq, 3);
+    assert_eq!(file_seqs(&path), [1, 2, 3]);
+}
+
+#[test]
+fn rotation_keeps_seq_monotonic_across_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let rotated = dir.path().join("events.jsonl.1");
+    let max_bytes = 400;
+    let mut log = EventLog::open(&path, max_bytes, 1000).unwrap();
+    for n in 1..=20 {
+        assert_eq!(log.append(created(&format!("sess_{n}"))).unwrap().seq, n);
+        assert!(fs::metadata(&path).unwrap().len() <= max_bytes);
+    }
+    drop(log);
+
+    let older = file_seqs(&rotated);
+    let newer = file_seqs(&path);
+    assert!(!older.is_empty() && !newer.is_empty());
+    assert_eq!(older.last().unwrap() + 1, newer[0]);
+    assert_eq!(*newer.last().unwrap(), 20);
+    assert!(fs::metadata(&rotated).unwrap().len() <= max_bytes);
+
+    let mut log = EventLog::open(&path, max_bytes, 1000).unwrap();
+    assert_eq!(log.next_seq(), 21);
+    let (replayed, truncated) = log.since(0);
+    let expected: Vec<u64> = (older[0]..=20).collect();
+    assert_eq!(seqs(&replayed), expected);
+    // Events before the rotated file's first one were rotated away for good.
+    assert_eq!(truncated, older[0] > 1);
+
+    // Rotating again, right after reopening, still continues the sequence.
+    for n in 21..=40 {
+        assert_eq!(log.append(created("sess_x")).unwrap().seq, n);
+    }
+    drop(log);
+    let older = file_seqs(&rotated);
+    let newer = file_seqs(&path);
+    assert_eq!(older.last().unwrap() + 1, newer[0]);
+    assert_eq!(EventLog::open(&path, max_bytes, 10).unwrap().next_seq(), 41);
+}
+
+#[test]
+fn highest_seq_may_be_in_rotated_file() {
+    // A crash between renaming to .1 and the first append leaves an empty
+    // current file; seq must still continue from .1.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    fs::write(
+        dir.path().join("events.jsonl.1"),
+        format!("{}\n{}\n", line(7), line(8)),
+    )
+    .unwrap();
+    let log = EventLog::open(&path, 1 << 20, 100).unwrap();
+    assert_eq!(log.next_seq(), 9);
+    assert_eq!(seqs(&log.since(0).0), [7, 8]);
+}
+
+#[test]
+fn since_returns_retained_slice_and_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 20, 3).unwrap();
+    for _ in 0..5 {
+        log.append(created("sess_1")).unwrap();
+    }
+    // The ring holds seqs 3, 4, 5.
+    let cases: [(u64, &[u64], bool); 7] = [
+        (0, &[3, 4, 5], true),
+        (1, &[3, 4, 5], true),
+        (2, &[3, 4, 5], false),
+        (3, &[4, 5], false),
+        (4, &[5], false),
+        (5, &[], false),
+        (u64::MAX, &[], false),
+    ];
+    for (since, expected, truncated) in cases {
+        let (events, was_truncated) = log.since(since);
+        assert_eq!(seqs(&events), expected, "since {since}");
+        assert_eq!(was_truncated, truncated, "since {since}");
+    }
+}
+
+#[test]
+fn empty_ring_reports_truncation_only_for_missed_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 20, 0).unwrap();
+    assert_eq!(log.since(0), (vec![], false));
+    log.append(created("sess_1")).unwrap();
+    log.append(created("sess_1")).unwrap();
+    assert_eq!(log.since(0), (vec![], true));
+    assert_eq!(log.since(2), (vec![], false));
+}
+
+#[test]
+fn detail_is_flattened_and_reserved_keys_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 20, 10).unwrap();
+    let event = log
+        .append(
+            NewEvent::new(EventKind::SessionState)
+                .session_id("sess_1")
+                .reason("output_quiet")
+                .detail("state", "idle")
+                .detail("seq", 999),
+        )
+        .unwrap();
+    assert_eq!(event.seq, 1);
+    assert_eq!(
+        Value::Object(event.detail.clone()),
+        json!({"state": "idle"})
+    );
+    let text = fs::read_to_string(&path).unwrap();
+    let stored: Value = serde_json::from_str(text.trim_end()).unwrap();
+    assert_eq!(stored["seq"], json!(1));
+    assert_eq!(stored["state"], json!("idle"));
+    assert_eq!(stored["reason"], json!("output_quiet"));
+    assert!(stored.get("tmux_name").is_none());
+
+    drop(log);
+    let log = EventLog::open(&path, 1 << 20, 10).unwrap();
+    assert_eq!(log.since(0).0, [event]);
+}

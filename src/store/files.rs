@@ -1,0 +1,293 @@
+//! The data directory: its exclusive lock, atomic file replacement, and
+//! loading JSON files that may be missing or corrupt without failing startup.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, DirBuilder, File, OpenOptions, Permissions, TryLockError};
+use std::io::{self, ErrorKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{StoreError, io_error};
+
+/// The directory holds session commands, working directories and agent
+/// status text: private to the owner.
+const DIR_MODE: u32 = 0o700;
+pub(super) const FILE_MODE: u32 = 0o600;
+pub(super) const LOCK_FILE: &str = "lock";
+const TEMP_MARKER: &str = ".tmp-";
+
+/// Makes temp names unique among concurrent writers in this process; the pid
+/// in the name separates processes.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// An open data directory, exclusively locked for as long as this value lives.
+///
+/// The lock is an OS file lock on `<dir>/lock`, so the kernel releases it when
+/// the process dies, even by SIGKILL: a crash never leaves a stale lock.
+#[derive(Debug)]
+pub struct DataDir {
+    path: PathBuf,
+    /// Kept open only to hold the lock.
+    _lock: File,
+}
+
+/// The outcome of loading a JSON file that the daemon can live without.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded<T> {
+    /// The file does not exist (first start).
+    Missing,
+    /// The file was read and parsed.
+    Found(T),
+    /// The file could not be parsed and was renamed to `moved_to`, so the
+    /// next write does not destroy what an operator may want to inspect.
+    Corrupt { moved_to: PathBuf, error: String },
+}
+
+impl DataDir {
+    /// Creates the dir (and parents) with mode 0700, tightens an existing dir
+    /// that others can read, and takes the exclusive lock on `<dir>/lock`.
+    /// Fails with `StoreError::Locked` if another process holds it.
+    pub fn open(path: &Path) -> Result<DataDir, StoreError> {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(DIR_MODE)
+            .create(path)
+            .map_err(io_error(path))?;
+        restrict_dir_mode(path)?;
+        let lock = lock_dir(path)?;
+        remove_stale_temps(path);
+        Ok(DataDir {
+            path: path.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn registry_path(&self) -> PathBuf {
+        self.path.join("registry.json")
+    }
+
+    pub fn thoughts_path(&self) -> PathBuf {
+        self.path.join("thoughts.json")
+    }
+
+    pub fn events_path(&self) -> PathBuf {
+        self.path.join("events.jsonl")
+    }
+
+    /// Reads and parses a JSON file. An unparsable file is moved aside to
+    /// `<name>.corrupt-<YYYYmmddTHHMMSSZ>[-N]` and reported as
+    /// `Loaded::Corrupt`; only I/O failures are errors.
+    pub fn load_json<T: DeserializeOwned>(&self, path: &Path) -> Result<Loaded<T>, StoreError> {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Loaded::Missing),
+            Err(e) => return Err(io_error(path)(e)),
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(value) => Ok(Loaded::Found(value)),
+            Err(error) => Ok(Loaded::Corrupt {
+                moved_to: move_aside(path, Utc::now())?,
+                error: error.to_string(),
+            }),
+        }
+    }
+
+    /// Serializes `value` as pretty JSON and replaces `path` atomically.
+    pub fn save_json<T: Serialize>(&self, path: &Path, value: &T) -> Result<(), StoreError> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Encode {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        bytes.push(b'\n');
+        write_atomic(path, &bytes)
+    }
+}
+
+/// Replaces `path` with `bytes` so that a crash at any point leaves either the
+/// old content or the new, never a mix: temp file in the same directory
+/// (mode 0600), write, fsync, rename, fsync the directory. If anything before
+/// the rename fails, the temp file is removed and `path` is untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let name = file_name(path)?;
+    let dir = parent_dir(path);
+    let (temp_path, mut temp) = create_temp(dir, name)?;
+    let replaced = temp
+        .write_all(bytes)
+        .and_then(|()| temp.sync_all())
+        .map_err(io_error(&temp_path))
+        .and_then(|()| fs::rename(&temp_path, path).map_err(io_error(path)));
+    if let Err(e) = replaced {
+        drop(temp);
+        // The original error is the one worth reporting; a temp file that
+        // cannot be removed is swept by the next `DataDir::open`.
+        let _ = fs::remove_file(&temp_path);
+        return Err(e);
+    }
+    sync_dir(dir)
+}
+
+/// Makes a rename or file creation in `dir` durable.
+pub(super) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(dir))
+}
+
+/// The directory `path` lives in; `.` for a bare file name.
+pub(super) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// Tightens a file that an older version or a human left readable by others.
+pub(super) fn restrict_file_mode(file: &File, path: &Path) -> Result<(), StoreError> {
+    let mode = file
+        .metadata()
+        .map_err(io_error(path))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        file.set_permissions(Permissions::from_mode(FILE_MODE))
+            .map_err(io_error(path))?;
+    }
+    Ok(())
+}
+
+fn file_name(path: &Path) -> Result<&OsStr, StoreError> {
+    path.file_name().ok_or_else(|| StoreError::Io {
+        path: path.to_path_buf(),
+        source: io::Error::new(ErrorKind::InvalidInput, "path does not name a file"),
+    })
+}
+
+fn restrict_dir_mode(path: &Path) -> Result<(), StoreError> {
+    let mode = fs::metadata(path)
+        .map_err(io_error(path))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{:o}", mode & 0o777),
+            "data dir was accessible to others; restricting it to 0700"
+        );
+        fs::set_permissions(path, Permissions::from_mode(DIR_MODE)).map_err(io_error(path))?;
+    }
+    Ok(())
+}
+
+fn lock_dir(dir: &Path) -> Result<File, StoreError> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(FILE_MODE)
+        .open(&path)
+        .map_err(io_error(&path))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(StoreError::Locked {
+                path: dir.to_path_buf(),
+            });
+        }
+        Err(TryLockError::Error(source)) => return Err(StoreError::Io { path, source }),
+    }
+    restrict_file_mode(&file, &path)?;
+    Ok(file)
+}
+
+/// A crash between creating a temp file and renaming it leaves the temp file
+/// behind. With the lock held no other writer can own one, so they are junk;
+/// failing to remove one is not worth refusing to start over.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if is_temp_name(&entry.file_name()) {
+            let path = entry.path();
+            match fs::remove_file(&path) {
+                Ok(()) => tracing::info!(path = %path.display(), "removed stale temp file"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "cannot remove stale temp file: {e}")
+                }
+            }
+        }
+    }
+}
+
+fn create_temp(dir: &Path, name: &OsStr) -> Result<(PathBuf, File), StoreError> {
+    loop {
+        let counter = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(temp_file_name(name, std::process::id(), counter));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            // Left over from an earlier process that had the same pid.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(StoreError::Io { path, source }),
+        }
+    }
+}
+
+/// Hidden, so a human listing the directory sees only the real files.
+fn temp_file_name(name: &OsStr, pid: u32, counter: u64) -> OsString {
+    let mut temp = OsString::from(".");
+    temp.push(name);
+    temp.push(format!("{TEMP_MARKER}{pid}-{counter}"));
+    temp
+}
+
+fn is_temp_name(name: &OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') && name.contains(TEMP_MARKER)
+}
+
+/// Renames a corrupt file out of the way without overwriting an earlier one.
+/// The data dir lock makes this process the only writer, so checking for a
+/// free name before renaming cannot race.
+fn move_aside(path: &Path, now: DateTime<Utc>) -> Result<PathBuf, StoreError> {
+    let name = file_name(path)?;
+    let dir = parent_dir(path);
+    let mut attempt = 0;
+    let target = loop {
+        let candidate = dir.join(corrupt_file_name(name, now, attempt));
+        if fs::symlink_metadata(&candidate).is_err() {
+            break candidate;
+        }
+        attempt += 1;
+    };
+    fs::rename(path, &target).map_err(io_error(path))?;
+    sync_dir(dir)?;
+    Ok(target)
+}
+
+fn corrupt_file_name(name: &OsStr, at: DateTime<Utc>, attempt: u32) -> OsString {
+    let mut moved = name.to_os_string();
+    moved.push(format!(".corrupt-{}", at.format("%Y%m%dT%H%M%SZ")));
+    if attempt > 0 {
+        moved.push(format!("-{attempt}"));
+    }
+    moved
+}
+
+#[cfg(test)]
+mod tests;

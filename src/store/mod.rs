@@ -1,0 +1,46 @@
+//! Disk persistence: the locked data directory, atomically replaced JSON
+//! files (registry, thoughts) and the append-only event log.
+//!
+//! Nothing here knows about tmux or session actors; the supervisor decides
+//! what to write and when, this module makes sure nothing on disk is ever
+//! half-written and that a damaged file never stops the daemon from starting.
+
+mod events;
+mod files;
+mod registry;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use events::{Event, EventKind, EventLog, NewEvent};
+pub use files::{DataDir, Loaded, write_atomic};
+pub use registry::{PersistedSession, RegistryFile, Thought, ThoughtsFile};
+
+/// Everything that can go wrong reading or writing the data directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file system call on `path` failed.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    /// Another process holds the data directory's lock file.
+    #[error(
+        "another tmuxd is already using data dir {} (lock held on {})",
+        path.display(),
+        path.join(files::LOCK_FILE).display()
+    )]
+    Locked { path: PathBuf },
+    /// A value destined for `path` could not be turned into JSON.
+    #[error("{}: cannot encode as JSON: {source}", path.display())]
+    Encode {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Wraps an I/O error with the path it happened on, for `map_err`.
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,171 @@
+//! The supervisor's background loops: discovery (one `list-panes -a` per
+//! tick), the reaper (acts on client exits at once, retries on its tick) and
+//! checkpoints.
+
+use std::collections::BTreeSet;
+
+use tokio::sync::mpsc;
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::Supervisor;
+use super::lifecycle::EndReason;
+use super::plan::{Known, plan_discovery};
+use crate::session::{ClientExit, ClientExited};
+use crate::tmux::session_views;
+
+pub(super) fn spawn_loops(
+    supervisor: &Supervisor,
+    exited: mpsc::UnboundedReceiver<ClientExited>,
+    tasks: &TaskTracker,
+    cancel: CancellationToken,
+) {
+    let settings = &supervisor.inner.settings;
+    let discovery = {
+        let supervisor = supervisor.clone();
+        every(settings.discovery_interval, cancel.clone(), move || {
+            let supervisor = supervisor.clone();
+            async move { supervisor.discover().await }
+        })
+    };
+    let checkpoint = {
+        let supervisor = supervisor.clone();
+        every(settings.checkpoint_interval, cancel.clone(), move || {
+            let supervisor = supervisor.clone();
+            async move { supervisor.checkpoint().await }
+        })
+    };
+    tasks.spawn(discovery);
+    tasks.spawn(checkpoint);
+    tasks.spawn(reap_exited(supervisor.clone(), exited, cancel));
+}
+
+/// Runs `work` every `period` until cancelled; a slow run delays the next
+/// instead of piling up.
+async fn every<F, Fut>(period: std::time::Duration, cancel: CancellationToken, mut work: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = ticks.tick() => work().await,
+        }
+    }
+}
+
+/// Decides what each client exit means: re-attach if the session lives,
+/// otherwise record its end. Exits tmux could not be asked about are
+/// retried every reaper tick.
+async fn reap_exited(supervisor: Supervisor, mut exited: mpsc::UnboundedReceiver<ClientExited>, cancel: CancellationToken) {
+    let mut ticks = tokio::time::interval(supervisor.inner.settings.reaper_interval);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut retry: Vec<ClientExited> = Vec::new();
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            Some(exit) = exited.recv() => {
+                if let Err(exit) = supervisor.reap(exit).await {
+                    retry.push(exit);
+                }
+            }
+            _ = ticks.tick(), if !retry.is_empty() => {
+                for exit in std::mem::take(&mut retry) {
+                    if let Err(exit) = supervisor.reap(exit).await {
+                        retry.push(exit);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Supervisor {
+    /// Handles one client exit; gives it back if tmux could not be asked.
+    async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
+        let Some(id) = super::parse_id(&exit.session_id) else { return Ok(()) };
+        let name = {
+            let registry = self.registry();
+            match registry.sessions.get(&id) {
+                Some(entry) if entry.actor_id == exit.actor_id && entry.ending.is_none() => entry.tmux_name.clone(),
+                _ => return Ok(()),
+            }
+        };
+        let alive = match exit.why {
+            ClientExit::ServerExited => false,
+            _ => match self.tmux().has_session(&name).await {
+                Ok(alive) => alive,
+                Err(e) => {
+                    tracing::warn!(tmux_name = %name, "cannot tell whether the session lives: {e}");
+                    return Err(exit);
+                }
+            },
+        };
+        if alive {
+            self.reattach(id, exit.actor_id).await;
+        } else {
+            let reason = match exit.why {
+                ClientExit::ServerExited => EndReason::TmuxServerGone,
+                _ => EndReason::ProcessExit,
+            };
+            self.end(id, Some(exit.actor_id), reason).await;
+        }
+        Ok(())
+    }
+
+    /// One discovery tick: restore persisted sessions once tmux answers,
+    /// refresh every actor's view, adopt new sessions, forget detached ones
+    /// that are gone.
+    pub(super) async fn discover(&self) {
+        let panes = match self.tmux().list_panes().await {
+            Ok(panes) => panes,
+            Err(e) => {
+                tracing::warn!("discovery: {e}");
+                return;
+            }
+        };
+        let live = session_views(&panes);
+        let pending = self.registry().restore_pending.take();
+        if let Some(file) = pending {
+            self.restore(file, &live).await;
+        }
+        let (plan, handles) = {
+            let mut registry = self.registry();
+            registry.seen_names = live.keys().cloned().collect();
+            let known = Known {
+                tracked: registry.sessions.values().map(|e| (e.tmux_name.as_str(), e.id)).collect(),
+                detached: registry.detached.keys().map(String::as_str).collect(),
+                reserved: registry.reserved.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+            };
+            let plan = plan_discovery(&live, &known, &self.inner.settings.filter);
+            for name in &plan.forget_detached {
+                registry.detached.remove(name);
+            }
+            let handles: Vec<_> = plan
+                .update
+                .iter()
+                .filter_map(|(id, view)| registry.sessions.get(id).map(|e| (e.handle.clone(), view.clone())))
+                .collect();
+            (plan, handles)
+        };
+        for (handle, view) in handles {
+            handle.update_view(view);
+        }
+        for name in &plan.adopt {
+            self.adopt_discovered(live[name].clone()).await;
+        }
+        if !plan.forget_detached.is_empty() {
+            let _ = self.persist().await;
+        }
+    }
+
+    async fn checkpoint(&self) {
+        let _ = self.persist().await;
+        self.inner.persistence.sync_events();
+    }
+}

@@ -1,0 +1,511 @@
+//! How a session enters and leaves the registry: create, adopt, re-attach,
+//! delete (detach or kill) and end. Every path reserves its id and name
+//! first, runs tmux outside the lock, then commits in one locked section.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use super::registry::{Ending, Entry, Reservation, format_id};
+use super::{CreateSession, DeleteMode, DeleteOutcome, SessionSummary, Supervisor, SupervisorError, check_size};
+use crate::session::{ActorSpec, SessionHandle};
+use crate::store::{EventKind, NewEvent};
+use crate::tmux::{NewSession, SessionView, Tmux, session_views, validate_session_name};
+
+/// Tries at picking a free numeric name when tmux has one we had not seen.
+const AUTO_NAME_TRIES: usize = 5;
+/// More re-attaches than this within the window and tmuxd lets the session go.
+const REATTACH_LIMIT: usize = 3;
+const REATTACH_WINDOW: Duration = Duration::from_secs(10);
+
+/// Why tmuxd stopped tracking a session (recorded with the event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    ApiKill,
+    ProcessExit,
+    TmuxServerGone,
+    AttachFailed,
+}
+
+impl EndReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            EndReason::ApiKill => "api_kill",
+            EndReason::ProcessExit => "process_exit",
+            EndReason::TmuxServerGone => "tmux_server_gone",
+            EndReason::AttachFailed => "attach_failed",
+        }
+    }
+}
+
+/// A tmux session about to get an actor.
+struct Attach {
+    reservation: Reservation,
+    view: SessionView,
+    created_at: DateTime<Utc>,
+    command: Option<String>,
+    cwd: Option<String>,
+}
+
+/// The view tmux draws before discovery has looked at a session.
+fn default_view(name: &str) -> SessionView {
+    SessionView {
+        name: name.to_owned(),
+        cols: 80,
+        rows: 24,
+        status_lines: 1,
+        status_top: false,
+        current_command: String::new(),
+        cwd: String::new(),
+        title: String::new(),
+        dead: false,
+        alternate_on: false,
+    }
+}
+
+impl Supervisor {
+    pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
+        validate_create(&request)?;
+        let mut reservation = self.reserve_new(request.name.as_deref())?;
+        let mut tries = 0;
+        loop {
+            let new = NewSession {
+                name: &reservation.tmux_name,
+                cwd: request.cwd.as_deref().map(Path::new),
+                size: request.size,
+                command: request.command.as_deref(),
+            };
+            match self.tmux().new_session(&new).await {
+                Ok(()) => break,
+                Err(e) if e.is_duplicate_session() && request.name.is_none() && tries < AUTO_NAME_TRIES => {
+                    tries += 1;
+                    reservation = self.rename_reservation(reservation);
+                }
+                Err(e) => {
+                    self.release(&reservation);
+                    return Err(match e.is_duplicate_session() {
+                        true => SupervisorError::NameTaken(reservation.tmux_name),
+                        false => e.into(),
+                    });
+                }
+            }
+        }
+        let name = reservation.tmux_name.clone();
+        let view = match self.view_of(&name).await {
+            Ok(view) => view.unwrap_or_else(|| default_view(&name)),
+            Err(_) => default_view(&name),
+        };
+        let attach = Attach {
+            reservation,
+            view,
+            created_at: Utc::now(),
+            command: request.command.clone(),
+            cwd: request.cwd.clone(),
+        };
+        let summary = match self.attach(attach, NewEvent::new(EventKind::SessionCreated).reason("api_create")).await {
+            Ok(summary) => summary,
+            Err(e) => {
+                // Nothing may be left behind by a failed create.
+                let _ = self.tmux().kill_session(&name).await;
+                return Err(e);
+            }
+        };
+        if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
+            let typed = self.tmux().send_text(&name, input).await;
+            let entered = self.tmux().send_keys(&name, &["Enter".to_owned()]).await;
+            if let Err(e) = typed.and(entered) {
+                tracing::warn!(session = %summary.session_id, "typing the initial input failed: {e}");
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Tracks an existing tmux session, reusing its old id if it had one.
+    pub async fn adopt(&self, tmux_name: &str, session_id: Option<&str>) -> Result<SessionSummary, SupervisorError> {
+        validate_session_name(tmux_name).map_err(|reason| SupervisorError::InvalidName {
+            name: tmux_name.to_owned(),
+            reason,
+        })?;
+        let reservation = self.reserve_existing(tmux_name, true)?;
+        if let Some(wanted) = session_id.filter(|wanted| *wanted != format_id(reservation.id)) {
+            self.release(&reservation);
+            return Err(SupervisorError::BadRequest(format!(
+                "session_id {wanted} does not belong to tmux session {tmux_name:?}"
+            )));
+        }
+        let view = match self.view_of(tmux_name).await {
+            Ok(Some(view)) => view,
+            Ok(None) => {
+                self.release(&reservation);
+                return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned()));
+            }
+            Err(e) => {
+                self.release(&reservation);
+                return Err(e);
+            }
+        };
+        self.adopt_with_view(reservation, view, "api_adopt").await
+    }
+
+    /// Adopts a session discovery found; a full registry skips it.
+    pub(super) async fn adopt_discovered(&self, view: SessionView) {
+        let reservation = match self.reserve_existing(&view.name, true) {
+            Ok(reservation) => reservation,
+            Err(SupervisorError::Capacity { max }) => {
+                tracing::warn!(tmux_name = %view.name, "not adopting: {max} sessions tracked already");
+                return;
+            }
+            Err(_) => return,
+        };
+        if let Err(e) = self.adopt_with_view(reservation, view, "discovered").await {
+            tracing::warn!("adopting a discovered session failed: {e}");
+        }
+    }
+
+    async fn adopt_with_view(
+        &self,
+        reservation: Reservation,
+        view: SessionView,
+        reason: &str,
+    ) -> Result<SessionSummary, SupervisorError> {
+        let known = self.registry().detached.get(&reservation.tmux_name).cloned();
+        let attach = Attach {
+            reservation,
+            view,
+            created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
+            command: known.as_ref().and_then(|k| k.command.clone()),
+            cwd: known.and_then(|k| k.cwd),
+        };
+        self.attach(attach, NewEvent::new(EventKind::SessionAdopted).reason(reason)).await
+    }
+
+    pub async fn delete(&self, session_id: &str, mode: DeleteMode) -> Result<DeleteOutcome, SupervisorError> {
+        let (_, name) = self.handle(session_id)?;
+        let id = super::parse_id(session_id).unwrap_or_default();
+        match mode {
+            DeleteMode::Detach => {
+                let entry = {
+                    let mut registry = self.registry();
+                    let entry = registry.sessions.remove(&id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+                    registry.detached.insert(entry.tmux_name.clone(), entry.persisted());
+                    entry
+                };
+                entry.handle.shutdown().await;
+                self.record(NewEvent::new(EventKind::SessionDetached).reason("api_delete"), &entry);
+                let _ = self.persist().await;
+            }
+            DeleteMode::Kill => {
+                self.mark_ending(id, session_id)?;
+                if let Err(e) = self.tmux().kill_session(&name).await {
+                    if !e.is_missing_session() {
+                        // The session may still be running: keep tracking it.
+                        if let Some(entry) = self.registry().sessions.get_mut(&id) {
+                            entry.ending = None;
+                        }
+                        return Err(e.into());
+                    }
+                }
+                self.end(id, None, EndReason::ApiKill).await;
+            }
+        }
+        let tmux_alive = self.tmux().has_session(&name).await.unwrap_or(false);
+        Ok(DeleteOutcome {
+            session_id: session_id.to_owned(),
+            mode,
+            tmux_alive,
+        })
+    }
+
+    fn mark_ending(&self, id: u64, session_id: &str) -> Result<(), SupervisorError> {
+        let mut registry = self.registry();
+        let entry = registry.sessions.get_mut(&id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+        if entry.ending.is_some() {
+            return Err(SupervisorError::Gone(session_id.to_owned()));
+        }
+        entry.ending = Some(Ending::Kill);
+        Ok(())
+    }
+
+    /// Stops tracking a session whose end is decided: waits for its client,
+    /// records why. `actor_id` (when given) must still be current.
+    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
+        let entry = {
+            let mut registry = self.registry();
+            let current = registry.sessions.get(&id).is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
+            if !current {
+                return;
+            }
+            let Some(entry) = registry.sessions.remove(&id) else { return };
+            if reason == EndReason::AttachFailed {
+                // Protect it from discovery re-adopting it in a loop.
+                registry.detached.insert(entry.tmux_name.clone(), entry.persisted());
+            }
+            entry
+        };
+        entry.handle.shutdown().await;
+        self.record(NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()), &entry);
+        let _ = self.persist().await;
+    }
+
+    /// tmuxd's client went away but the session lives: attach a new one.
+    pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
+        let (name, too_often) = {
+            let mut registry = self.registry();
+            let Some(entry) = registry.sessions.get_mut(&id).filter(|e| e.actor_id == actor_id && e.ending.is_none()) else {
+                return;
+            };
+            let now = Instant::now();
+            entry.reattaches.retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
+            entry.reattaches.push(now);
+            (entry.tmux_name.clone(), entry.reattaches.len() > REATTACH_LIMIT)
+        };
+        if too_often {
+            tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
+            return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
+        }
+        let view = self.view_of(&name).await.ok().flatten().unwrap_or_else(|| default_view(&name));
+        let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
+        let handle = match self.spawn_actor(id, new_actor_id, view) {
+            Ok(handle) => handle,
+            Err(e) => {
+                tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
+                return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
+            }
+        };
+        let old = {
+            let mut registry = self.registry();
+            match registry.sessions.get_mut(&id).filter(|e| e.actor_id == actor_id) {
+                Some(entry) => {
+                    entry.actor_id = new_actor_id;
+                    Some(std::mem::replace(&mut entry.handle, handle.clone()))
+                }
+                None => None,
+            }
+        };
+        match old {
+            Some(old) => old.shutdown().await,
+            // Deleted meanwhile: the new client is not wanted either.
+            None => handle.shutdown().await,
+        }
+        tracing::info!(tmux_name = %name, "re-attached after tmuxd's client was dropped");
+    }
+
+    /// Persisted sessions meet live tmux: re-attach, keep detached, or record
+    /// that they ended while tmuxd was away.
+    pub(super) async fn restore(&self, file: crate::store::RegistryFile, live: &std::collections::BTreeMap<String, SessionView>) {
+        let plan = super::plan::plan_startup(&file, live);
+        {
+            let mut registry = self.registry();
+            registry.advance_past(plan.next_counter.saturating_sub(1));
+            for session in &plan.detached {
+                registry.detached.insert(session.tmux_name.clone(), session.clone());
+            }
+        }
+        for session in &plan.missing {
+            self.inner.persistence.record(
+                NewEvent::new(EventKind::SessionDeleted)
+                    .session_id(&session.session_id)
+                    .tmux_name(&session.tmux_name)
+                    .reason("startup_missing_tmux"),
+            );
+        }
+        for session in plan.reattach {
+            let id = super::parse_id(&session.session_id).unwrap_or_default();
+            let reservation = Reservation {
+                id,
+                tmux_name: session.tmux_name.clone(),
+            };
+            self.registry().reserved.insert(session.tmux_name.clone(), id);
+            let attach = Attach {
+                reservation,
+                view: live[&session.tmux_name].clone(),
+                created_at: session.created_at,
+                command: session.command,
+                cwd: session.cwd,
+            };
+            let event = NewEvent::new(EventKind::SessionAdopted).reason("startup_reattach");
+            if let Err(e) = self.attach(attach, event).await {
+                tracing::warn!(tmux_name = %session.tmux_name, "re-attaching after restart failed: {e}");
+            }
+        }
+        let _ = self.persist().await;
+    }
+
+    /// Starts the actor and commits the reservation as a tracked session.
+    async fn attach(&self, attach: Attach, event: NewEvent) -> Result<SessionSummary, SupervisorError> {
+        let Attach { reservation, view, created_at, command, cwd } = attach;
+        let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
+        let handle = match self.spawn_actor(reservation.id, actor_id, view) {
+            Ok(handle) => handle,
+            Err(e) => {
+                self.release(&reservation);
+                return Err(e.into());
+            }
+        };
+        let entry = Entry {
+            id: reservation.id,
+            tmux_name: reservation.tmux_name.clone(),
+            created_at,
+            command,
+            cwd,
+            handle,
+            actor_id,
+            ending: None,
+            last_summary: None,
+            reattaches: Vec::new(),
+        };
+        self.record(event, &entry);
+        {
+            let mut registry = self.registry();
+            registry.reserved.remove(&reservation.tmux_name);
+            registry.detached.remove(&reservation.tmux_name);
+            registry.sessions.insert(reservation.id, entry);
+        }
+        let _ = self.persist().await;
+        self.get(&format_id(reservation.id)).await
+    }
+
+    fn spawn_actor(&self, id: u64, actor_id: u64, view: SessionView) -> Result<SessionHandle, crate::session::PtyError> {
+        SessionHandle::spawn(ActorSpec {
+            session_id: format_id(id),
+            actor_id,
+            attach_argv: self.tmux().attach_argv(&view.name),
+            view,
+            env_remove: Tmux::scrubbed_env(),
+            config: self.inner.settings.actor.clone(),
+            exits: self.inner.exits.clone(),
+        })
+    }
+
+    fn record(&self, event: NewEvent, entry: &Entry) {
+        self.inner
+            .persistence
+            .record(event.session_id(format_id(entry.id)).tmux_name(&entry.tmux_name));
+    }
+
+    /// The current view of one session, or `None` if tmux does not have it.
+    pub(super) async fn view_of(&self, name: &str) -> Result<Option<SessionView>, SupervisorError> {
+        let panes = self.tmux().list_panes().await?;
+        Ok(session_views(&panes).remove(name))
+    }
+
+    fn reserve_new(&self, name: Option<&str>) -> Result<Reservation, SupervisorError> {
+        let mut registry = self.registry();
+        let max = self.inner.settings.max_sessions;
+        if registry.occupancy() >= max {
+            return Err(SupervisorError::Capacity { max });
+        }
+        let tmux_name = match name {
+            Some(name) if registry.is_name_in_use(name) => return Err(SupervisorError::NameTaken(name.to_owned())),
+            Some(name) => name.to_owned(),
+            None => registry.next_free_number(),
+        };
+        let id = registry.allocate_id();
+        registry.reserved.insert(tmux_name.clone(), id);
+        Ok(Reservation { id, tmux_name })
+    }
+
+    /// A numeric name tmux already had: note it and take the next one.
+    fn rename_reservation(&self, old: Reservation) -> Reservation {
+        let mut registry = self.registry();
+        registry.reserved.remove(&old.tmux_name);
+        registry.seen_names.insert(old.tmux_name);
+        let tmux_name = registry.next_free_number();
+        registry.reserved.insert(tmux_name.clone(), old.id);
+        Reservation { id: old.id, tmux_name }
+    }
+
+    fn reserve_existing(&self, name: &str, check_capacity: bool) -> Result<Reservation, SupervisorError> {
+        let mut registry = self.registry();
+        if let Some(entry) = registry.find_by_name(name) {
+            return Err(SupervisorError::AlreadyTracked {
+                name: name.to_owned(),
+                session_id: format_id(entry.id),
+            });
+        }
+        if let Some(&id) = registry.reserved.get(name) {
+            return Err(SupervisorError::AlreadyTracked {
+                name: name.to_owned(),
+                session_id: format_id(id),
+            });
+        }
+        let max = self.inner.settings.max_sessions;
+        if check_capacity && registry.occupancy() >= max {
+            return Err(SupervisorError::Capacity { max });
+        }
+        let known_id = registry.detached.get(name).and_then(|s| super::parse_id(&s.session_id));
+        let id = known_id.unwrap_or_else(|| registry.allocate_id());
+        registry.reserved.insert(name.to_owned(), id);
+        Ok(Reservation {
+            id,
+            tmux_name: name.to_owned(),
+        })
+    }
+
+    fn release(&self, reservation: &Reservation) {
+        self.registry().reserved.remove(&reservation.tmux_name);
+    }
+}
+
+fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {
+    if let Some(name) = &request.name {
+        validate_session_name(name).map_err(|reason| SupervisorError::InvalidName {
+            name: name.clone(),
+            reason,
+        })?;
+    }
+    if let Some(cwd) = &request.cwd {
+        let invalid = |reason: &str| SupervisorError::InvalidCwd {
+            path: cwd.clone(),
+            reason: reason.to_owned(),
+        };
+        let path = Path::new(cwd);
+        if !path.is_absolute() {
+            return Err(invalid("must be an absolute path"));
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(invalid("not a directory")),
+            Err(e) => return Err(invalid(&e.to_string())),
+        }
+    }
+    if let Some(command) = &request.command {
+        if command.trim().is_empty() {
+            return Err(SupervisorError::BadRequest("command is empty".into()));
+        }
+    }
+    let fields = [&request.name, &request.cwd, &request.command, &request.initial_input];
+    if fields.iter().any(|f| f.as_deref().is_some_and(|s| s.contains('\0'))) {
+        return Err(SupervisorError::BadRequest("a field contains a NUL byte".into()));
+    }
+    if let Some((cols, rows)) = request.size {
+        check_size(cols, rows)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_requests_are_checked() {
+        let ok = CreateSession::default();
+        assert!(validate_create(&ok).is_ok());
+        let bad = [
+            CreateSession { name: Some("a:b".into()), ..Default::default() },
+            CreateSession { cwd: Some("relative".into()), ..Default::default() },
+            CreateSession { cwd: Some("/definitely/not/here".into()), ..Default::default() },
+            CreateSession { cwd: Some("/etc/hostname".into()), ..Default::default() },
+            CreateSession { command: Some("  ".into()), ..Default::default() },
+            CreateSession { initial_input: Some("a\0b".into()), ..Default::default() },
+            CreateSession { size: Some((1, 24)), ..Default::default() },
+            CreateSession { size: Some((80, 1001)), ..Default::default() },
+        ];
+        for request in bad {
+            assert!(validate_create(&request).is_err(), "{request:?}");
+        }
+    }
+}

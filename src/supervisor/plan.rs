@@ -1,0 +1,187 @@
+//! Pure planning: what discovery should adopt and update, and how the
+//! persisted registry merges with the tmux sessions alive at startup.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::store::{PersistedSession, RegistryFile};
+use crate::tmux::{SessionView, validate_session_name};
+
+/// Which tmux session names discovery may adopt (`discovery.include` / `exclude`).
+#[derive(Clone, Debug)]
+pub struct NameFilter {
+    include: Vec<glob::Pattern>,
+    exclude: Vec<glob::Pattern>,
+}
+
+impl NameFilter {
+    /// Patterns are validated with the config; an invalid one matches nothing.
+    pub fn new(include: &[String], exclude: &[String]) -> Self {
+        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| glob::Pattern::new(p).ok()).collect();
+        NameFilter {
+            include: compile(include),
+            exclude: compile(exclude),
+        }
+    }
+
+    pub fn allows(&self, name: &str) -> bool {
+        self.include.iter().any(|p| p.matches(name)) && !self.exclude.iter().any(|p| p.matches(name))
+    }
+}
+
+/// What the registry looks like to discovery, borrowed for one planning step.
+pub struct Known<'a> {
+    pub tracked: BTreeMap<&'a str, u64>,
+    pub detached: BTreeSet<&'a str>,
+    pub reserved: BTreeSet<&'a str>,
+}
+
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct DiscoveryPlan {
+    /// New tmux sessions to adopt, by name.
+    pub adopt: Vec<String>,
+    /// Tracked sessions and their fresh view.
+    pub update: Vec<(u64, SessionView)>,
+    /// Detached names whose tmux session is gone: nothing left to protect.
+    pub forget_detached: Vec<String>,
+}
+
+pub fn plan_discovery(live: &BTreeMap<String, SessionView>, known: &Known<'_>, filter: &NameFilter) -> DiscoveryPlan {
+    let mut plan = DiscoveryPlan::default();
+    for (name, view) in live {
+        if let Some(&id) = known.tracked.get(name.as_str()) {
+            plan.update.push((id, view.clone()));
+        } else if !known.detached.contains(name.as_str())
+            && !known.reserved.contains(name.as_str())
+            && validate_session_name(name).is_ok()
+            && filter.allows(name)
+        {
+            plan.adopt.push(name.clone());
+        }
+    }
+    plan.forget_detached = known
+        .detached
+        .iter()
+        .filter(|name| !live.contains_key(**name))
+        .map(|name| (*name).to_owned())
+        .collect();
+    plan
+}
+
+#[derive(Debug, Default, PartialEq)]
+pub struct StartupPlan {
+    /// Persisted sessions alive in tmux: re-attach under their old ids.
+    pub reattach: Vec<PersistedSession>,
+    /// Detached sessions still alive in tmux: keep protecting them.
+    pub detached: Vec<PersistedSession>,
+    /// Persisted sessions whose tmux session is gone: record their end.
+    pub missing: Vec<PersistedSession>,
+    /// The counter: past the persisted one and every id on disk.
+    pub next_counter: u64,
+}
+
+pub fn plan_startup(file: &RegistryFile, live: &BTreeMap<String, SessionView>) -> StartupPlan {
+    let detached: BTreeSet<&str> = file.detached.iter().map(String::as_str).collect();
+    let highest_id = file
+        .sessions
+        .iter()
+        .filter_map(|s| super::registry::parse_id(&s.session_id))
+        .max();
+    let mut plan = StartupPlan {
+        next_counter: file.next_session_counter.max(highest_id.map_or(1, |n| n + 1)),
+        ..StartupPlan::default()
+    };
+    let mut seen_names = BTreeSet::new();
+    for session in &file.sessions {
+        // A hand-edited file could list a name twice; the first id wins.
+        if !seen_names.insert(session.tmux_name.as_str()) || super::registry::parse_id(&session.session_id).is_none() {
+            continue;
+        }
+        let alive = live.contains_key(&session.tmux_name);
+        match (alive, detached.contains(session.tmux_name.as_str())) {
+            (true, true) => plan.detached.push(session.clone()),
+            (true, false) => plan.reattach.push(session.clone()),
+            (false, true) => {}
+            (false, false) => plan.missing.push(session.clone()),
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(name: &str) -> SessionView {
+        SessionView {
+            name: name.to_owned(),
+            cols: 80,
+            rows: 24,
+            status_lines: 1,
+            status_top: false,
+            current_command: "bash".to_owned(),
+            cwd: "/".to_owned(),
+            title: String::new(),
+            dead: false,
+            alternate_on: false,
+        }
+    }
+
+    fn live(names: &[&str]) -> BTreeMap<String, SessionView> {
+        names.iter().map(|n| ((*n).to_owned(), view(n))).collect()
+    }
+
+    fn persisted(id: &str, name: &str) -> PersistedSession {
+        PersistedSession {
+            session_id: id.to_owned(),
+            tmux_name: name.to_owned(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            command: None,
+            cwd: None,
+        }
+    }
+
+    #[test]
+    fn discovery_adopts_only_new_allowed_names() {
+        let known = Known {
+            tracked: BTreeMap::from([("a", 1)]),
+            detached: BTreeSet::from(["d", "gone"]),
+            reserved: BTreeSet::from(["r"]),
+        };
+        let filter = NameFilter::new(&["*".into()], &["skip*".into()]);
+        let plan = plan_discovery(&live(&["a", "b", "d", "r", "skip-me", "bad\nname"]), &known, &filter);
+        assert_eq!(plan.adopt, vec!["b".to_owned()]);
+        assert_eq!(plan.update, vec![(1, view("a"))]);
+        assert_eq!(plan.forget_detached, vec!["gone".to_owned()]);
+    }
+
+    #[test]
+    fn include_patterns_narrow_adoption() {
+        let filter = NameFilter::new(&["agent-*".into(), "job?".into()], &[]);
+        let cases = [("agent-1", true), ("job7", true), ("job77", false), ("other", false)];
+        for (name, allowed) in cases {
+            assert_eq!(filter.allows(name), allowed, "{name}");
+        }
+    }
+
+    #[test]
+    fn startup_merges_disk_and_tmux() {
+        let file = RegistryFile {
+            version: 1,
+            next_session_counter: 4,
+            sessions: vec![
+                persisted("sess_1", "alive"),
+                persisted("sess_2", "gone"),
+                persisted("sess_9", "kept-detached"),
+                persisted("sess_3", "detached-gone"),
+                persisted("sess_5", "alive"),
+                persisted("garbage", "x"),
+            ],
+            detached: vec!["kept-detached".into(), "detached-gone".into()],
+        };
+        let plan = plan_startup(&file, &live(&["alive", "kept-detached", "x", "new"]));
+        assert_eq!(plan.reattach, vec![persisted("sess_1", "alive")]);
+        assert_eq!(plan.detached, vec![persisted("sess_9", "kept-detached")]);
+        assert_eq!(plan.missing, vec![persisted("sess_2", "gone")]);
+        assert_eq!(plan.next_counter, 10);
+    }
+}

@@ -1,0 +1,182 @@
+//! The registry: which tmux sessions tmuxd tracks, which it was told to let
+//! go of, and the id counter. Plain data, touched only in short synchronous
+//! sections under the supervisor's mutex.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+
+use super::SessionSummary;
+use crate::session::SessionHandle;
+use crate::store::{PersistedSession, RegistryFile};
+
+/// Prefix of every session id: `sess_<n>`.
+const ID_PREFIX: &str = "sess_";
+
+pub fn format_id(n: u64) -> String {
+    format!("{ID_PREFIX}{n}")
+}
+
+/// The number in `sess_<n>`, if that is what `id` is.
+pub fn parse_id(id: &str) -> Option<u64> {
+    let digits = id.strip_prefix(ID_PREFIX)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0')) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Why tracking of a session is ending, once it is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Kill,
+}
+
+/// A tracked session.
+pub struct Entry {
+    pub id: u64,
+    pub tmux_name: String,
+    pub created_at: DateTime<Utc>,
+    pub command: Option<String>,
+    pub cwd: Option<String>,
+    pub handle: SessionHandle,
+    /// The current actor; exits of older actors are ignored.
+    pub actor_id: u64,
+    pub ending: Option<Ending>,
+    /// The last summary the actor gave, served when it does not answer in time.
+    pub last_summary: Option<SessionSummary>,
+    /// Recent re-attaches, to stop re-attaching to a session that keeps dropping us.
+    pub reattaches: Vec<Instant>,
+}
+
+impl Entry {
+    pub fn persisted(&self) -> PersistedSession {
+        PersistedSession {
+            session_id: format_id(self.id),
+            tmux_name: self.tmux_name.clone(),
+            created_at: self.created_at,
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+        }
+    }
+}
+
+/// A session being created or adopted: its id and name are taken.
+#[derive(Clone, Debug)]
+pub struct Reservation {
+    pub id: u64,
+    pub tmux_name: String,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    pub sessions: BTreeMap<u64, Entry>,
+    /// Deliberately detached sessions, by tmux name, with the id they keep.
+    pub detached: BTreeMap<String, PersistedSession>,
+    /// Names with a create or adopt in flight, and the id each will get.
+    pub reserved: BTreeMap<String, u64>,
+    /// Session names tmux reported on the last look, for picking free numbers.
+    pub seen_names: BTreeSet<String>,
+    /// The registry read at startup, until tmux answers and it is merged.
+    pub restore_pending: Option<RegistryFile>,
+    next_counter: u64,
+}
+
+impl Registry {
+    pub fn new(next_counter: u64) -> Self {
+        Registry {
+            next_counter: next_counter.max(1),
+            ..Registry::default()
+        }
+    }
+
+    /// Moves the counter past `id`, so ids found on disk are never reissued.
+    pub fn advance_past(&mut self, id: u64) {
+        self.next_counter = self.next_counter.max(id + 1);
+    }
+
+    pub fn allocate_id(&mut self) -> u64 {
+        let id = self.next_counter;
+        self.next_counter += 1;
+        id
+    }
+
+    /// Sessions tracked plus those in flight, which all count against capacity.
+    pub fn occupancy(&self) -> usize {
+        self.sessions.len() + self.reserved.len()
+    }
+
+    pub fn find_by_name(&self, name: &str) -> Option<&Entry> {
+        self.sessions.values().find(|e| e.tmux_name == name)
+    }
+
+    pub fn is_name_in_use(&self, name: &str) -> bool {
+        self.reserved.contains_key(name) || self.find_by_name(name).is_some()
+    }
+
+    /// The next free numeric name: one above the highest number in use.
+    pub fn next_free_number(&self) -> String {
+        let names = self
+            .sessions
+            .values()
+            .map(|e| e.tmux_name.as_str())
+            .chain(self.detached.keys().map(String::as_str))
+            .chain(self.reserved.keys().map(String::as_str))
+            .chain(self.seen_names.iter().map(String::as_str));
+        let highest = names.filter_map(|n| n.parse::<u64>().ok()).max();
+        highest.map_or(0, |n| n + 1).to_string()
+    }
+
+    pub fn to_file(&self) -> RegistryFile {
+        let mut sessions: Vec<PersistedSession> = self.sessions.values().map(Entry::persisted).collect();
+        sessions.extend(self.detached.values().cloned());
+        let mut detached: Vec<String> = self.detached.keys().cloned().collect();
+        // Not yet restored: keep it on disk exactly as it was.
+        if let Some(pending) = &self.restore_pending {
+            sessions.extend(pending.sessions.iter().cloned());
+            detached.extend(pending.detached.iter().cloned());
+        }
+        sessions.sort_by_key(|s| parse_id(&s.session_id));
+        RegistryFile {
+            version: 1,
+            next_session_counter: self.next_counter,
+            sessions,
+            detached,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_reject_lookalikes() {
+        assert_eq!(format_id(7), "sess_7");
+        assert_eq!(parse_id("sess_7"), Some(7));
+        assert_eq!(parse_id("sess_0"), Some(0));
+        for bad in ["sess_", "sess_07", "sess_-1", "sess_1a", "7", "SESS_7", "sess_99999999999999999999999"] {
+            assert_eq!(parse_id(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn counter_never_goes_back() {
+        let mut r = Registry::new(5);
+        r.advance_past(3);
+        assert_eq!(r.allocate_id(), 5);
+        r.advance_past(10);
+        assert_eq!(r.allocate_id(), 11);
+        assert_eq!(Registry::new(0).allocate_id(), 1);
+    }
+
+    #[test]
+    fn free_number_is_above_every_numeric_name() {
+        let mut r = Registry::new(1);
+        assert_eq!(r.next_free_number(), "0");
+        r.seen_names.extend(["3".to_owned(), "build".to_owned()]);
+        r.reserved.insert("7".to_owned(), 1);
+        assert_eq!(r.next_free_number(), "8");
+    }
+}

@@ -1,0 +1,106 @@
+//! What the supervisor takes and gives: requests, summaries, errors.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::session::{ActorGone, PtyError, SessionState, StateReason, Transport};
+use crate::store::{StoreError, Thought};
+use crate::tmux::{KeyError, NameError, TmuxError};
+
+/// A session as clients see it (api.md "Session summary").
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub tmux_name: String,
+    pub state: SessionState,
+    pub state_reason: StateReason,
+    pub state_since: DateTime<Utc>,
+    pub current_command: String,
+    pub cwd: String,
+    pub title: String,
+    pub cols: u16,
+    pub rows: u16,
+    pub created_at: DateTime<Utc>,
+    pub last_activity_at: Option<DateTime<Utc>>,
+    pub transport: Transport,
+    pub subscribers: usize,
+    pub latest_seq: u64,
+    pub queued_inputs: usize,
+    pub thought: Option<Thought>,
+}
+
+/// `POST /v1/sessions`.
+#[derive(Clone, Debug, Default)]
+pub struct CreateSession {
+    pub name: Option<String>,
+    pub cwd: Option<String>,
+    pub command: Option<String>,
+    pub initial_input: Option<String>,
+    pub size: Option<(u16, u16)>,
+}
+
+/// `DELETE /v1/sessions/{id}?mode=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeleteMode {
+    /// Stop tracking; the tmux session lives on and is not re-adopted.
+    #[default]
+    Detach,
+    /// Kill the tmux session.
+    Kill,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeleteOutcome {
+    pub session_id: String,
+    pub mode: DeleteMode,
+    pub tmux_alive: bool,
+}
+
+/// `POST /v1/sessions/{id}/input`: text first, then keys, then Enter if `submit`.
+#[derive(Clone, Debug, Default)]
+pub struct Input {
+    pub text: Option<String>,
+    pub keys: Vec<String>,
+    pub submit: bool,
+}
+
+/// Bounds on a window size set through the API.
+pub const MIN_SIZE: u16 = 2;
+pub const MAX_SIZE: u16 = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    #[error("no session {0}")]
+    NotFound(String),
+    #[error("no tmux session named {0:?}")]
+    NoSuchTmuxSession(String),
+    #[error("invalid session name {name:?}: {reason}")]
+    InvalidName { name: String, reason: NameError },
+    #[error("invalid cwd {path:?}: {reason}")]
+    InvalidCwd { path: String, reason: String },
+    #[error(transparent)]
+    InvalidKeys(#[from] KeyError),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("a tmux session named {0:?} already exists")]
+    NameTaken(String),
+    #[error("tmux session {name:?} is already tracked as {session_id}")]
+    AlreadyTracked { name: String, session_id: String },
+    #[error("maximum session capacity reached ({max}/{max})")]
+    Capacity { max: usize },
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error(transparent)]
+    Attach(#[from] PtyError),
+    #[error("session {0} ended while the request was being served")]
+    Gone(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl SupervisorError {
+    pub fn gone(id: &str) -> impl FnOnce(ActorGone) -> SupervisorError + '_ {
+        move |_| SupervisorError::Gone(id.to_owned())
+    }
+}

@@ -1,0 +1,275 @@
+//! The one place tmuxd runs tmux: argv building (binary, socket, `-u`,
+//! exact targets), a clean child environment, timeouts, and typed commands
+//! that parse their own output.
+
+mod keys;
+mod names;
+mod panes;
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+pub use keys::{KeyError, validate_key};
+pub use names::{NameError, validate_session_name};
+pub use panes::{LIST_PANES_FORMAT, PaneInfo, SessionView, parse_list_panes, session_views};
+
+/// Variables tmux sets inside its panes; a child that inherits them would
+/// talk to (or nest inside) the wrong server.
+const SCRUBBED_ENV: [&str; 2] = ["TMUX", "TMUX_PANE"];
+
+/// Which tmux server to talk to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Socket {
+    /// tmux's own default socket.
+    Default,
+    /// `-L NAME`: a named socket in tmux's socket directory.
+    Name(String),
+    /// `-S PATH`: an explicit socket path.
+    Path(PathBuf),
+}
+
+/// How to reach tmux: shared by every invocation, cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Tmux {
+    bin: PathBuf,
+    socket: Socket,
+    config_file: Option<PathBuf>,
+    timeout: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    #[error("cannot run {bin}: {source}")]
+    Spawn {
+        bin: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`tmux {command}` timed out after {} ms", timeout.as_millis())]
+    Timeout { command: String, timeout: Duration },
+    #[error("no tmux server is running ({stderr})")]
+    NoServer { stderr: String },
+    #[error("`tmux {command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+}
+
+impl TmuxError {
+    /// tmux refused a target that does not exist.
+    pub fn is_missing_session(&self) -> bool {
+        match self {
+            TmuxError::NoServer { .. } => true,
+            TmuxError::Failed { stderr, .. } => stderr.contains("can't find session"),
+            _ => false,
+        }
+    }
+
+    /// tmux refused `new-session` because the name is in use.
+    pub fn is_duplicate_session(&self) -> bool {
+        matches!(self, TmuxError::Failed { stderr, .. } if stderr.contains("duplicate session"))
+    }
+}
+
+/// What `new-session` needs; tmux picks the defaults for what is `None`.
+#[derive(Clone, Debug, Default)]
+pub struct NewSession<'a> {
+    pub name: &'a str,
+    pub cwd: Option<&'a Path>,
+    pub size: Option<(u16, u16)>,
+    /// A shell command run in the first window instead of the default shell.
+    pub command: Option<&'a str>,
+}
+
+/// Which lines `capture-pane` prints.
+#[derive(Clone, Copy, Debug)]
+pub enum CaptureRange {
+    /// The `lines` history lines just above the visible screen.
+    History { lines: usize },
+}
+
+impl Tmux {
+    pub fn new(bin: PathBuf, socket: Socket, config_file: Option<PathBuf>, timeout: Duration) -> Self {
+        Tmux {
+            bin,
+            socket,
+            config_file,
+            timeout,
+        }
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// Global options every invocation carries, before the command name.
+    fn global_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["-u".into()];
+        match &self.socket {
+            Socket::Default => {}
+            Socket::Name(name) => args.extend(["-L".into(), name.into()]),
+            Socket::Path(path) => args.extend(["-S".into(), path.into()]),
+        }
+        if let Some(file) = &self.config_file {
+            args.extend(["-f".into(), file.into()]);
+        }
+        args
+    }
+
+    /// The full argv (program first) of the client tmuxd keeps attached to a
+    /// session. `ignore-size` keeps this client from resizing the window for
+    /// the humans attached to it.
+    pub fn attach_argv(&self, name: &str) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = vec![self.bin.clone().into()];
+        argv.extend(self.global_args());
+        argv.extend(["attach-session".into(), "-f".into(), "ignore-size".into(), "-t".into(), session_target(name).into()]);
+        argv
+    }
+
+    /// Variables a tmux child must not inherit.
+    pub fn scrubbed_env() -> &'static [&'static str] {
+        &SCRUBBED_ENV
+    }
+
+    /// Runs one tmux command and returns its stdout.
+    pub async fn run<I, S>(&self, args: I) -> Result<String, TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let command_line = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+        let mut command = tokio::process::Command::new(&self.bin);
+        command
+            .args(self.global_args())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for var in SCRUBBED_ENV {
+            command.env_remove(var);
+        }
+        let child = command.spawn().map_err(|source| TmuxError::Spawn {
+            bin: self.bin.clone(),
+            source,
+        })?;
+        let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
+            Ok(result) => result.map_err(|source| TmuxError::Spawn {
+                bin: self.bin.clone(),
+                source,
+            })?,
+            Err(_) => {
+                return Err(TmuxError::Timeout {
+                    command: command_line,
+                    timeout: self.timeout,
+                });
+            }
+        };
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        if is_no_server(&stderr) {
+            return Err(TmuxError::NoServer { stderr });
+        }
+        let stderr = if stderr.is_empty() {
+            format!("exited with {}", output.status)
+        } else {
+            stderr
+        };
+        Err(TmuxError::Failed {
+            command: command_line,
+            stderr,
+        })
+    }
+
+    /// Every pane of every session, in one call. No server means no panes.
+    pub async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
+        match self.run(["list-panes", "-a", "-F", LIST_PANES_FORMAT]).await {
+            Ok(out) => Ok(parse_list_panes(&out)),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn new_session(&self, request: &NewSession<'_>) -> Result<(), TmuxError> {
+        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), request.name.into()];
+        if let Some((cols, rows)) = request.size {
+            args.extend(["-x".into(), cols.to_string().into(), "-y".into(), rows.to_string().into()]);
+        }
+        if let Some(cwd) = request.cwd {
+            args.extend(["-c".into(), cwd.into()]);
+        }
+        if let Some(command) = request.command {
+            args.extend(["--".into(), command.into()]);
+        }
+        self.run(args).await.map(drop)
+    }
+
+    /// Whether a session of exactly this name exists. No server means no.
+    pub async fn has_session(&self, name: &str) -> Result<bool, TmuxError> {
+        match self.run(["has-session", "-t", &session_target(name)]).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_missing_session() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
+        self.run(["kill-session", "-t", &session_target(name)]).await.map(drop)
+    }
+
+    /// Types `text` literally into the session's active pane.
+    pub async fn send_text(&self, name: &str, text: &str) -> Result<(), TmuxError> {
+        self.run(["send-keys", "-t", &pane_target(name), "-l", "--", text]).await.map(drop)
+    }
+
+    /// Sends tmux key names (`Enter`, `C-c`, ...), validated beforehand.
+    pub async fn send_keys(&self, name: &str, keys: &[String]) -> Result<(), TmuxError> {
+        let target = pane_target(name);
+        let mut args = vec!["send-keys", "-t", &target];
+        args.extend(keys.iter().map(String::as_str));
+        self.run(args).await.map(drop)
+    }
+
+    /// Lines of the active pane, joined wrapped lines (`-J`), trailing
+    /// spaces trimmed.
+    pub async fn capture_pane(&self, name: &str, range: CaptureRange) -> Result<Vec<String>, TmuxError> {
+        let target = pane_target(name);
+        let CaptureRange::History { lines } = range;
+        let start = format!("-{lines}");
+        let out = self
+            .run(["capture-pane", "-p", "-J", "-t", &target, "-S", &start, "-E", "-1"])
+            .await?;
+        Ok(out.lines().map(|l| l.trim_end().to_owned()).collect())
+    }
+
+    pub async fn resize_window(&self, name: &str, cols: u16, rows: u16) -> Result<(), TmuxError> {
+        let target = pane_target(name);
+        self.run(["resize-window", "-t", &target, "-x", &cols.to_string(), "-y", &rows.to_string()])
+            .await
+            .map(drop)
+    }
+
+    /// `tmux -V`, for health and doctor output.
+    pub async fn version(&self) -> Result<String, TmuxError> {
+        Ok(self.run(["-V"]).await?.trim().to_owned())
+    }
+}
+
+/// `=NAME`: exactly this session, never a prefix or pattern match.
+pub fn session_target(name: &str) -> String {
+    format!("={name}")
+}
+
+/// `=NAME:`: the active pane of the session's current window.
+pub fn pane_target(name: &str) -> String {
+    format!("={name}:")
+}
+
+fn is_no_server(stderr: &str) -> bool {
+    stderr.contains("no server running")
+        || stderr.contains("error connecting to")
+        || stderr.starts_with("no sessions")
+        || stderr.contains("server exited unexpectedly")
+}

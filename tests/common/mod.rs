@@ -1,0 +1,340 @@
+//! Test harness: a private tmux server (`-L <unique>`, never the user's) and
+//! the real daemon binary on port 0 with its own temp data dir.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+/// A shell with a fixed prompt and no rc files, for sessions tests type into.
+pub const SHELL: &str = "env PS1='$ ' bash --norc --noprofile";
+/// Environment every tmux server here starts with, so prompts are predictable.
+const SHELL_ENV: [(&str, &str); 3] = [("PS1", "$ "), ("HISTFILE", "/dev/null"), ("PROMPT_COMMAND", "")];
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn unique(prefix: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    format!("{prefix}-{}-{n}-{nanos}", std::process::id())
+}
+
+/// A tmux server of our own; killed on drop.
+pub struct TmuxServer {
+    pub socket: String,
+}
+
+impl TmuxServer {
+    pub fn new() -> Self {
+        TmuxServer { socket: unique("tmuxd-test") }
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
+        command.env_remove("TMUX").env_remove("TMUX_PANE");
+        command.envs(SHELL_ENV);
+        command.stdin(Stdio::null());
+        command
+    }
+
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("tmux must be installed (scripts/test installs it)")
+    }
+
+    /// Runs tmux and insists it succeeds.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        assert!(out.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A detached bash session at a prompt, 80x24 unless given.
+    pub fn new_shell(&self, name: &str) {
+        self.run(&["new-session", "-d", "-s", name, "-x", "80", "-y", "24", SHELL]);
+    }
+
+    pub fn has_session(&self, name: &str) -> bool {
+        self.output(&["has-session", "-t", &format!("={name}")]).status.success()
+    }
+
+    /// The visible pane, trailing spaces trimmed, trailing empty lines dropped.
+    pub fn capture(&self, name: &str) -> Vec<String> {
+        let out = self.run(&["capture-pane", "-p", "-t", &format!("={name}:")]);
+        trim_lines(out.lines().map(str::to_owned).collect())
+    }
+
+    /// (cols, rows) of the session's active window.
+    pub fn size(&self, name: &str) -> (u16, u16) {
+        let out = self.run(&["display-message", "-p", "-t", &format!("={name}:"), "#{window_width} #{window_height}"]);
+        let mut parts = out.split_whitespace().map(|n| n.parse().unwrap());
+        (parts.next().unwrap(), parts.next().unwrap())
+    }
+
+    pub fn send_keys(&self, name: &str, keys: &[&str]) {
+        let target = format!("={name}:");
+        let mut args = vec!["send-keys", "-t", &target];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// Waits until the pane shows `needle` (real tmux, so this is the oracle).
+    pub fn wait_for_text(&self, name: &str, needle: &str) {
+        wait_for(&format!("{needle:?} in tmux pane {name}"), || {
+            self.capture(name).iter().any(|l| l.contains(needle)).then_some(())
+        });
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.output(&["kill-server"]);
+    }
+}
+
+pub fn trim_lines(mut lines: Vec<String>) -> Vec<String> {
+    for line in &mut lines {
+        *line = line.trim_end().to_owned();
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// Polls `check` until it returns Some, or panics after 10 s.
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How to start a daemon.
+pub struct DaemonOptions {
+    /// Extra TOML appended to the generated config.
+    pub extra_config: String,
+    pub data_dir: Option<PathBuf>,
+    /// Replaces `[tmux]` settings: a binary and the PATH the daemon sees.
+    pub tmux_bin: Option<PathBuf>,
+    pub path_env: Option<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for DaemonOptions {
+    fn default() -> Self {
+        DaemonOptions {
+            extra_config: String::new(),
+            data_dir: None,
+            tmux_bin: None,
+            path_env: None,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// The real `tmuxd serve` binary on 127.0.0.1:0.
+pub struct Daemon {
+    child: Option<Child>,
+    pub base: String,
+    pub data_dir: PathBuf,
+    log: PathBuf,
+    http: reqwest::blocking::Client,
+    _dir: tempfile::TempDir,
+}
+
+pub fn tmuxd_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tmuxd")
+}
+
+impl Daemon {
+    pub fn start(tmux: &TmuxServer) -> Daemon {
+        Daemon::start_with(tmux, DaemonOptions::default())
+    }
+
+    pub fn start_with(tmux: &TmuxServer, options: DaemonOptions) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let data_dir = options.data_dir.clone().unwrap_or_else(|| dir.path().join("data"));
+        let config_path = dir.path().join("config.toml");
+        let bin = options.tmux_bin.clone().unwrap_or_else(|| PathBuf::from("tmux"));
+        let config = format!(
+            "[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = 200\n\n{}",
+            tmux.socket, options.extra_config
+        );
+        std::fs::write(&config_path, config).unwrap();
+        let log = dir.path().join("daemon.log");
+        let mut command = Command::new(tmuxd_bin());
+        command
+            .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+            .arg(&config_path)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TMUXD_CONFIG")
+            .env("XDG_DATA_HOME", dir.path().join("xdg"))
+            .env("TMUXD_LOG", "tmuxd=debug,info")
+            .envs(SHELL_ENV)
+            .envs(options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if let Some(path) = &options.path_env {
+            command.env("PATH", path);
+        }
+        let mut child = command.spawn().expect("spawn tmuxd");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("tmuxd listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let base = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(base) => base,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("daemon did not start:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+            }
+        };
+        Daemon {
+            child: Some(child),
+            base,
+            data_dir,
+            log,
+            http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(20)).build().unwrap(),
+            _dir: dir,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn request(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().expect("daemon answers");
+        let status = response.status();
+        let text = response.text().unwrap();
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+
+    pub fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.request(reqwest::Method::GET, path, None)
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
+        self.request(reqwest::Method::POST, path, Some(body))
+    }
+
+    pub fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.request(reqwest::Method::DELETE, path, None)
+    }
+
+    /// Creates a session and returns its summary (asserting 201).
+    pub fn create(&self, body: &Value) -> Value {
+        let (status, value) = self.post("/v1/sessions", body);
+        assert_eq!(status, StatusCode::CREATED, "create {body}: {value}");
+        value["session"].clone()
+    }
+
+    pub fn sessions(&self) -> Vec<Value> {
+        let (status, value) = self.get("/v1/sessions");
+        assert_eq!(status, StatusCode::OK);
+        value["sessions"].as_array().unwrap().clone()
+    }
+
+    pub fn session_ids(&self) -> Vec<String> {
+        self.sessions().iter().map(|s| s["session_id"].as_str().unwrap().to_owned()).collect()
+    }
+
+    pub fn snapshot_lines(&self, id: &str) -> Vec<String> {
+        let (status, snap) = self.get(&format!("/v1/sessions/{id}/snapshot"));
+        assert_eq!(status, StatusCode::OK, "{snap}");
+        trim_lines(snap["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect())
+    }
+
+    /// Waits until the daemon's snapshot shows `needle`.
+    pub fn wait_for_snapshot(&self, id: &str, needle: &str) -> Vec<String> {
+        wait_for(&format!("{needle:?} in snapshot of {id}"), || {
+            let lines = self.snapshot_lines(id);
+            lines.iter().any(|l| l.contains(needle)).then_some(lines)
+        })
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pid() as i32, signal) };
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status and how long it took.
+    pub fn terminate(&mut self) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        self.signal(libc::SIGTERM);
+        let status = self.wait_exit();
+        (status, started.elapsed())
+    }
+
+    pub fn kill9(&mut self) {
+        self.signal(libc::SIGKILL);
+        self.wait_exit();
+    }
+
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let child = self.child.as_mut().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return status;
+            }
+            assert!(Instant::now() < deadline, "daemon did not exit:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        read_events(&self.data_dir)
+    }
+}
+
+pub fn read_events(data_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(data_dir.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("---- daemon log ----\n{}", self.log());
+        }
+    }
+}
