@@ -1,0 +1,140 @@
+//! Discovery, sessions ending outside tmuxd, restarts and the data dir.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use serde_json::json;
+
+fn id_of(daemon: &Daemon, name: &str) -> Option<String> {
+    daemon
+        .sessions()
+        .iter()
+        .find(|s| s["tmux_name"] == name)
+        .map(|s| s["session_id"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    tmux.new_shell("outside");
+    tmux.new_shell("other");
+    let id = wait_for("discovery to adopt", || id_of(&daemon, "outside"));
+    wait_for("discovery to adopt", || id_of(&daemon, "other"));
+
+    tmux.run(&["kill-session", "-t", "=outside"]);
+    let killed_at = Instant::now();
+    wait_for("the session to leave the list", || id_of(&daemon, "outside").is_none().then_some(()));
+    let took = killed_at.elapsed();
+    assert!(took < Duration::from_secs(1), "removal took {took:?}");
+    let ended = wait_for("the end event", || {
+        daemon.events().into_iter().find(|e| e["kind"] == "session_deleted" && e["session_id"] == id.as_str())
+    });
+    assert_eq!(ended["reason"], "process_exit");
+    assert_eq!(ended["tmux_name"], "outside");
+}
+
+#[test]
+fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let only = daemon.create(&json!({ "name": "only", "command": "sleep 0.3" }));
+    let only = only["session_id"].as_str().unwrap().to_owned();
+    let ended = wait_for("exit", || daemon.events().into_iter().find(|e| e["session_id"] == only.as_str() && e["kind"] == "session_deleted"));
+    assert_eq!(ended["reason"], "process_exit");
+
+    let a = daemon.create(&json!({ "name": "a", "command": common::SHELL }));
+    daemon.create(&json!({ "name": "b", "command": common::SHELL }));
+    tmux.run(&["kill-server"]);
+    let a = a["session_id"].as_str().unwrap().to_owned();
+    let ended = wait_for("server gone", || daemon.events().into_iter().find(|e| e["session_id"] == a.as_str() && e["kind"] == "session_deleted"));
+    assert_eq!(ended["reason"], "tmux_server_gone");
+    wait_for("empty list", || daemon.sessions().is_empty().then_some(()));
+    // With no server at all the daemon still answers, and lists nothing.
+    let (status, body) = daemon.get(&format!("/v1/sessions/{a}"));
+    assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn restart_keeps_ids_and_records_what_ended_while_down() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let options = || DaemonOptions { data_dir: Some(data.path().to_owned()), ..Default::default() };
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let keep = daemon.create(&json!({ "name": "keep", "command": common::SHELL }));
+    let gone = daemon.create(&json!({ "name": "gone", "command": common::SHELL }));
+    let detached = daemon.create(&json!({ "name": "parked", "command": common::SHELL }));
+    let (keep, gone, parked) = [keep, gone, detached].map(|s| s["session_id"].as_str().unwrap().to_owned()).into();
+    daemon.delete(&format!("/v1/sessions/{parked}"));
+    let (status, _) = daemon.terminate();
+    assert!(status.success());
+
+    tmux.run(&["kill-session", "-t", "=gone"]);
+    let daemon = Daemon::start_with(&tmux, options());
+    assert_eq!(id_of(&daemon, "keep"), Some(keep.clone()), "re-attached under its old id");
+    assert_eq!(id_of(&daemon, "gone"), None);
+    let missing = daemon.events().into_iter().find(|e| e["session_id"] == gone.as_str() && e["kind"] == "session_deleted");
+    assert_eq!(missing.expect("an end event for gone")["reason"], "startup_missing_tmux");
+    // Still detached after the restart: a later tick adopts a newcomer but
+    // not the parked session; adopt restores its id.
+    tmux.new_shell("newcomer");
+    wait_for("a discovery tick", || id_of(&daemon, "newcomer"));
+    assert_eq!(id_of(&daemon, "parked"), None);
+    let (status, body) = daemon.post("/v1/sessions/adopt", &json!({ "tmux_name": "parked" }));
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["session"]["session_id"], parked.as_str());
+
+    // The counter never goes back.
+    let fresh = daemon.create(&json!({ "command": common::SHELL }));
+    let number = |id: &str| id.trim_start_matches("sess_").parse::<u64>().unwrap();
+    assert!(number(fresh["session_id"].as_str().unwrap()) > number(&parked));
+    assert!(!daemon.snapshot_lines(&keep).is_empty());
+}
+
+#[test]
+fn a_corrupt_registry_is_moved_aside_and_the_daemon_starts() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("registry.json"), "{ this is not json").unwrap();
+    let daemon = Daemon::start_with(&tmux, DaemonOptions { data_dir: Some(data.path().to_owned()), ..Default::default() });
+    let moved: Vec<String> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("registry.json.corrupt-"))
+        .collect();
+    assert_eq!(moved.len(), 1, "corrupt file moved aside");
+    assert_eq!(std::fs::read_to_string(data.path().join(&moved[0])).unwrap(), "{ this is not json");
+    daemon.create(&json!({ "name": "works", "command": common::SHELL }));
+    let registry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(data.path().join("registry.json")).unwrap()).unwrap();
+    assert_eq!(registry["sessions"][0]["tmux_name"], "works");
+    assert!(daemon.log().contains("corrupt"), "the daemon reports it");
+}
+
+#[test]
+fn a_second_daemon_on_the_same_data_dir_refuses_to_start() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let out = std::process::Command::new(common::tmuxd_bin())
+        .args(["serve", "--bind", "127.0.0.1:0", "--config", "/dev/null", "--data-dir"])
+        .arg(&daemon.data_dir)
+        .env("TMUXD_TMUX_SOCKET_NAME", &tmux.socket)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("already using data dir"), "{stderr}");
+}
+
+#[test]
+fn data_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    daemon.create(&json!({ "command": common::SHELL }));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&daemon.data_dir), 0o700);
+    assert_eq!(mode(&daemon.data_dir.join("registry.json")), 0o600);
+    assert_eq!(mode(&daemon.data_dir.join("events.jsonl")), 0o600);
+}
