@@ -13,7 +13,13 @@ const EXIT_CONFIG: u8 = 78;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let env: Env = std::env::vars().collect();
-    let runtime = match tokio::runtime::Runtime::new() {
+    // Blocking-pool threads (child waits, file writes) idle out quickly, so
+    // thread counts reflect current work rather than past bursts.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_keep_alive(std::time::Duration::from_secs(1))
+        .build();
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("tmuxd: cannot start the async runtime: {e}");

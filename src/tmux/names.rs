@@ -1,6 +1,7 @@
 //! Which session names tmuxd accepts, and why it refuses the others.
 //!
-//! tmux silently rewrites some names (`a:b` becomes `a_b`) and reads others
+//! tmux silently rewrites some names (`a:b` becomes `a_b`, `$` and `\` gain a
+//! backslash) and reads others
 //! as targets or flags, so a name that passes here round-trips exactly
 //! through `new-session -s NAME` and `-t =NAME`.
 
@@ -19,6 +20,8 @@ pub enum NameError {
     LeadingDash,
     #[error("session name starts with `=`, which tmux reads as an exact-match marker")]
     LeadingEquals,
+    #[error("session name contains `{0}`, which tmux stores escaped (the name would not round-trip)")]
+    Escaped(char),
     #[error("session name contains a control character ({0:?})")]
     Control(char),
     #[error("session name has leading or trailing whitespace")]
@@ -45,6 +48,9 @@ pub fn validate_session_name(name: &str) -> Result<(), NameError> {
         if c == ':' || c == '.' {
             return Err(NameError::Separator(c));
         }
+        if c == '$' || c == '\\' {
+            return Err(NameError::Escaped(c));
+        }
         if c.is_control() {
             return Err(NameError::Control(c));
         }
@@ -67,6 +73,9 @@ mod tests {
             ("", Err(NameError::Empty)),
             ("a:b", Err(NameError::Separator(':'))),
             ("a.b", Err(NameError::Separator('.'))),
+            ("$HOME", Err(NameError::Escaped('$'))),
+            ("a\\b", Err(NameError::Escaped('\\'))),
+            ("x#y'\"~", Ok(())),
             ("-x", Err(NameError::LeadingDash)),
             ("=x", Err(NameError::LeadingEquals)),
             ("a\nb", Err(NameError::Control('\n'))),

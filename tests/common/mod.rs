@@ -122,7 +122,7 @@ pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
 
 /// How to start a daemon.
 pub struct DaemonOptions {
-    /// Extra TOML appended to the generated config.
+    /// Extra TOML placed before the generated `[tmux]` and `[discovery]` tables.
     pub extra_config: String,
     pub data_dir: Option<PathBuf>,
     /// Replaces `[tmux]` settings: a binary and the PATH the daemon sees.
@@ -168,8 +168,8 @@ impl Daemon {
         let config_path = dir.path().join("config.toml");
         let bin = options.tmux_bin.clone().unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
-            "[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = 200\n\n{}",
-            tmux.socket, options.extra_config
+            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = 200\n",
+            options.extra_config, tmux.socket
         );
         std::fs::write(&config_path, config).unwrap();
         let log = dir.path().join("daemon.log");

@@ -1,0 +1,81 @@
+//! Many create/exit cycles leave no zombie children and no growth in open
+//! fds or threads.
+
+mod common;
+
+use common::{Daemon, TmuxServer, wait_for};
+use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Usage {
+    fds: usize,
+    threads: usize,
+    /// Live children (tmux clients): zero when no session is tracked.
+    children: usize,
+    zombies: usize,
+}
+
+fn usage(pid: u32) -> Usage {
+    let count = |dir: String| std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    let (mut children, mut zombies) = (0, 0);
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // pid (comm) state ppid ...; comm may hold spaces, so split after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            if fields[0] == "Z" { zombies += 1 } else { children += 1 }
+        }
+    }
+    Usage { fds: count(format!("/proc/{pid}/fd")), threads: count(format!("/proc/{pid}/task")), children, zombies }
+}
+
+/// Half the sessions exit on their own at once, half are killed through the API.
+fn cycle(daemon: &Daemon, i: usize) {
+    if i % 2 == 0 {
+        daemon.create(&json!({ "command": "true" }));
+    } else {
+        let session = daemon.create(&json!({ "command": common::SHELL }));
+        let id = session["session_id"].as_str().unwrap();
+        let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+fn settle(daemon: &Daemon) -> Usage {
+    wait_for("every session to be reaped", || daemon.sessions().is_empty().then_some(()));
+    wait_for("children to be waited on", || {
+        let now = usage(daemon.pid());
+        (now.children == 0 && now.zombies == 0).then_some(now)
+    })
+}
+
+#[test]
+fn create_exit_cycles_leak_nothing() {
+    let tmux = TmuxServer::new();
+    // A session that outlives the cycles keeps the tmux server up throughout.
+    tmux.new_shell("anchor");
+    let daemon = Daemon::start(&tmux);
+    wait_for("anchor adopted", || (daemon.sessions().len() == 1).then_some(()));
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{}", daemon.session_ids()[0]));
+    assert_eq!(status, 200, "{body}");
+
+    for i in 0..10 {
+        cycle(&daemon, i);
+    }
+    let baseline = settle(&daemon);
+    for i in 0..200 {
+        cycle(&daemon, i);
+    }
+    settle(&daemon);
+    // Blocking-pool threads idle out; fds and threads must come back to the baseline.
+    let after = wait_for("usage back to the baseline", || {
+        let now = usage(daemon.pid());
+        (now.fds <= baseline.fds && now.threads <= baseline.threads).then_some(now)
+    });
+    eprintln!("baseline {baseline:?}, after 200 cycles {after:?}");
+    assert_eq!(after.zombies, 0);
+    let ended = daemon.events().iter().filter(|e| e["kind"] == "session_deleted").count();
+    assert_eq!(ended, 210, "every session's end was recorded");
+    assert!(tmux.has_session("anchor"));
+}
