@@ -31,7 +31,10 @@ pub fn tmux_from_config(config: &Config) -> Tmux {
 
 /// Serves until `shutdown` completes, then detaches every client cleanly
 /// (sessions stay alive) and flushes state to disk.
-pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot bind {}", config.bind))?;
@@ -65,7 +68,8 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
         shutdown.await;
         stop.cancel();
     });
-    let server = axum::serve(listener, app).with_graceful_shutdown(cancel.clone().cancelled_owned());
+    let server =
+        axum::serve(listener, app).with_graceful_shutdown(cancel.clone().cancelled_owned());
     tokio::select! {
         result = server => result.context("HTTP server failed")?,
         _ = async { cancel.cancelled().await; tokio::time::sleep(DRAIN_TIMEOUT).await } => {

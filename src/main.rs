@@ -28,7 +28,9 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve(args) => {
-            let Some(loaded) = load_config(&args, &env) else { return ExitCode::from(EXIT_CONFIG) };
+            let Some(loaded) = load_config(&args, &env) else {
+                return ExitCode::from(EXIT_CONFIG);
+            };
             init_logging(&loaded.config.log);
             match runtime.block_on(tmuxd::daemon::serve(loaded.config, shutdown_signal())) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -39,13 +41,21 @@ fn main() -> ExitCode {
             }
         }
         Command::Config(args) => {
-            let Some(loaded) = load_config(&args, &env) else { return ExitCode::from(EXIT_CONFIG) };
+            let Some(loaded) = load_config(&args, &env) else {
+                return ExitCode::from(EXIT_CONFIG);
+            };
             print!("{}", loaded.render());
             ExitCode::SUCCESS
         }
         Command::Doctor(args) => {
-            let Some(loaded) = load_config(&args, &env) else { return ExitCode::from(EXIT_CONFIG) };
-            if runtime.block_on(doctor(&loaded.config)) { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            let Some(loaded) = load_config(&args, &env) else {
+                return ExitCode::from(EXIT_CONFIG);
+            };
+            if runtime.block_on(doctor(&loaded.config)) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         client_command => {
             let (base, token) = client_target(&env);
@@ -95,8 +105,12 @@ fn client_target(env: &Env) -> (String, Option<String>) {
 }
 
 fn init_logging(directive: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(directive).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let filter = tracing_subscriber::EnvFilter::try_new(directive)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 /// SIGTERM or SIGINT.

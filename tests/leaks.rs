@@ -19,20 +19,33 @@ fn usage(pid: u32) -> Usage {
     let count = |dir: String| std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
     let (mut children, mut zombies) = (0, 0);
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
         // pid (comm) state ppid ...; comm may hold spaces, so split after the last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
-            if fields[0] == "Z" { zombies += 1 } else { children += 1 }
+            if fields[0] == "Z" {
+                zombies += 1
+            } else {
+                children += 1
+            }
         }
     }
-    Usage { fds: count(format!("/proc/{pid}/fd")), threads: count(format!("/proc/{pid}/task")), children, zombies }
+    Usage {
+        fds: count(format!("/proc/{pid}/fd")),
+        threads: count(format!("/proc/{pid}/task")),
+        children,
+        zombies,
+    }
 }
 
 /// Half the sessions exit on their own at once, half are killed through the API.
 fn cycle(daemon: &Daemon, i: usize) {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         daemon.create(&json!({ "command": "true" }));
     } else {
         let session = daemon.create(&json!({ "command": common::SHELL }));
@@ -43,7 +56,9 @@ fn cycle(daemon: &Daemon, i: usize) {
 }
 
 fn settle(daemon: &Daemon) -> Usage {
-    wait_for("every session to be reaped", || daemon.sessions().is_empty().then_some(()));
+    wait_for("every session to be reaped", || {
+        daemon.sessions().is_empty().then_some(())
+    });
     wait_for("children to be waited on", || {
         let now = usage(daemon.pid());
         (now.children == 0 && now.zombies == 0).then_some(now)
@@ -56,7 +71,9 @@ fn create_exit_cycles_leak_nothing() {
     // A session that outlives the cycles keeps the tmux server up throughout.
     tmux.new_shell("anchor");
     let daemon = Daemon::start(&tmux);
-    wait_for("anchor adopted", || (daemon.sessions().len() == 1).then_some(()));
+    wait_for("anchor adopted", || {
+        (daemon.sessions().len() == 1).then_some(())
+    });
     let (status, body) = daemon.delete(&format!("/v1/sessions/{}", daemon.session_ids()[0]));
     assert_eq!(status, 200, "{body}");
 
@@ -75,7 +92,11 @@ fn create_exit_cycles_leak_nothing() {
     });
     eprintln!("baseline {baseline:?}, after 200 cycles {after:?}");
     assert_eq!(after.zombies, 0);
-    let ended = daemon.events().iter().filter(|e| e["kind"] == "session_deleted").count();
+    let ended = daemon
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "session_deleted")
+        .count();
     assert_eq!(ended, 210, "every session's end was recorded");
     assert!(tmux.has_session("anchor"));
 }

@@ -26,11 +26,16 @@ fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
 
     tmux.run(&["kill-session", "-t", "=outside"]);
     let killed_at = Instant::now();
-    wait_for("the session to leave the list", || id_of(&daemon, "outside").is_none().then_some(()));
+    wait_for("the session to leave the list", || {
+        id_of(&daemon, "outside").is_none().then_some(())
+    });
     let took = killed_at.elapsed();
     assert!(took < Duration::from_secs(1), "removal took {took:?}");
     let ended = wait_for("the end event", || {
-        daemon.events().into_iter().find(|e| e["kind"] == "session_deleted" && e["session_id"] == id.as_str())
+        daemon
+            .events()
+            .into_iter()
+            .find(|e| e["kind"] == "session_deleted" && e["session_id"] == id.as_str())
     });
     assert_eq!(ended["reason"], "process_exit");
     assert_eq!(ended["tmux_name"], "outside");
@@ -42,14 +47,24 @@ fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
     let daemon = Daemon::start(&tmux);
     let only = daemon.create(&json!({ "name": "only", "command": "sleep 0.3" }));
     let only = only["session_id"].as_str().unwrap().to_owned();
-    let ended = wait_for("exit", || daemon.events().into_iter().find(|e| e["session_id"] == only.as_str() && e["kind"] == "session_deleted"));
+    let ended = wait_for("exit", || {
+        daemon
+            .events()
+            .into_iter()
+            .find(|e| e["session_id"] == only.as_str() && e["kind"] == "session_deleted")
+    });
     assert_eq!(ended["reason"], "process_exit");
 
     let a = daemon.create(&json!({ "name": "a", "command": common::SHELL }));
     daemon.create(&json!({ "name": "b", "command": common::SHELL }));
     tmux.run(&["kill-server"]);
     let a = a["session_id"].as_str().unwrap().to_owned();
-    let ended = wait_for("server gone", || daemon.events().into_iter().find(|e| e["session_id"] == a.as_str() && e["kind"] == "session_deleted"));
+    let ended = wait_for("server gone", || {
+        daemon
+            .events()
+            .into_iter()
+            .find(|e| e["session_id"] == a.as_str() && e["kind"] == "session_deleted")
+    });
     assert_eq!(ended["reason"], "tmux_server_gone");
     wait_for("empty list", || daemon.sessions().is_empty().then_some(()));
     // With no server at all the daemon still answers, and lists nothing.
@@ -61,22 +76,37 @@ fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
 fn restart_keeps_ids_and_records_what_ended_while_down() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
-    let options = || DaemonOptions { data_dir: Some(data.path().to_owned()), ..Default::default() };
+    let options = || DaemonOptions {
+        data_dir: Some(data.path().to_owned()),
+        ..Default::default()
+    };
     let mut daemon = Daemon::start_with(&tmux, options());
     let keep = daemon.create(&json!({ "name": "keep", "command": common::SHELL }));
     let gone = daemon.create(&json!({ "name": "gone", "command": common::SHELL }));
     let detached = daemon.create(&json!({ "name": "parked", "command": common::SHELL }));
-    let (keep, gone, parked) = [keep, gone, detached].map(|s| s["session_id"].as_str().unwrap().to_owned()).into();
+    let (keep, gone, parked) = [keep, gone, detached]
+        .map(|s| s["session_id"].as_str().unwrap().to_owned())
+        .into();
     daemon.delete(&format!("/v1/sessions/{parked}"));
     let (status, _) = daemon.terminate();
     assert!(status.success());
 
     tmux.run(&["kill-session", "-t", "=gone"]);
     let daemon = Daemon::start_with(&tmux, options());
-    assert_eq!(id_of(&daemon, "keep"), Some(keep.clone()), "re-attached under its old id");
+    assert_eq!(
+        id_of(&daemon, "keep"),
+        Some(keep.clone()),
+        "re-attached under its old id"
+    );
     assert_eq!(id_of(&daemon, "gone"), None);
-    let missing = daemon.events().into_iter().find(|e| e["session_id"] == gone.as_str() && e["kind"] == "session_deleted");
-    assert_eq!(missing.expect("an end event for gone")["reason"], "startup_missing_tmux");
+    let missing = daemon
+        .events()
+        .into_iter()
+        .find(|e| e["session_id"] == gone.as_str() && e["kind"] == "session_deleted");
+    assert_eq!(
+        missing.expect("an end event for gone")["reason"],
+        "startup_missing_tmux"
+    );
     // Still detached after the restart: a later tick adopts a newcomer but
     // not the parked session; adopt restores its id.
     tmux.new_shell("newcomer");
@@ -98,16 +128,27 @@ fn a_corrupt_registry_is_moved_aside_and_the_daemon_starts() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
     std::fs::write(data.path().join("registry.json"), "{ this is not json").unwrap();
-    let daemon = Daemon::start_with(&tmux, DaemonOptions { data_dir: Some(data.path().to_owned()), ..Default::default() });
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            data_dir: Some(data.path().to_owned()),
+            ..Default::default()
+        },
+    );
     let moved: Vec<String> = std::fs::read_dir(data.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("registry.json.corrupt-"))
         .collect();
     assert_eq!(moved.len(), 1, "corrupt file moved aside");
-    assert_eq!(std::fs::read_to_string(data.path().join(&moved[0])).unwrap(), "{ this is not json");
+    assert_eq!(
+        std::fs::read_to_string(data.path().join(&moved[0])).unwrap(),
+        "{ this is not json"
+    );
     daemon.create(&json!({ "name": "works", "command": common::SHELL }));
-    let registry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(data.path().join("registry.json")).unwrap()).unwrap();
+    let registry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.path().join("registry.json")).unwrap())
+            .unwrap();
     assert_eq!(registry["sessions"][0]["tmux_name"], "works");
     assert!(daemon.log().contains("corrupt"), "the daemon reports it");
 }
@@ -117,7 +158,14 @@ fn a_second_daemon_on_the_same_data_dir_refuses_to_start() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let out = std::process::Command::new(common::tmuxd_bin())
-        .args(["serve", "--bind", "127.0.0.1:0", "--config", "/dev/null", "--data-dir"])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--config",
+            "/dev/null",
+            "--data-dir",
+        ])
         .arg(&daemon.data_dir)
         .env("TMUXD_TMUX_SOCKET_NAME", &tmux.socket)
         .output()

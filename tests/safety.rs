@@ -11,7 +11,17 @@ use serde_json::json;
 /// A bash session at its prompt, created outside tmuxd, with a marker line
 /// on screen so the capture has something to compare.
 fn shell_at_prompt(tmux: &TmuxServer, name: &str, size: (u16, u16)) {
-    tmux.run(&["new-session", "-d", "-s", name, "-x", &size.0.to_string(), "-y", &size.1.to_string(), common::SHELL]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        &size.0.to_string(),
+        "-y",
+        &size.1.to_string(),
+        common::SHELL,
+    ]);
     tmux.send_keys(name, &["echo marker-$((40+2))", "Enter"]);
     tmux.wait_for_text(name, "marker-42");
     // The prompt is back once the line after the output holds it.
@@ -35,9 +45,23 @@ fn adopted_id(daemon: &Daemon, name: &str) -> String {
 fn assert_untouched(tmux: &TmuxServer, name: &str, before: &[String], size: (u16, u16)) {
     assert!(tmux.has_session(name), "session {name} must still exist");
     assert_eq!(tmux.size(name), size, "window size must not change");
-    assert_eq!(tmux.capture(name), before, "nothing may be typed into {name}");
-    let cursor = tmux.run(&["display-message", "-p", "-t", &format!("={name}:"), "#{cursor_x} #{cursor_y}"]);
-    assert_eq!(cursor.trim(), format!("2 {}", before.len() - 1), "cursor must stay after the prompt");
+    assert_eq!(
+        tmux.capture(name),
+        before,
+        "nothing may be typed into {name}"
+    );
+    let cursor = tmux.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        &format!("={name}:"),
+        "#{cursor_x} #{cursor_y}",
+    ]);
+    assert_eq!(
+        cursor.trim(),
+        format!("2 {}", before.len() - 1),
+        "cursor must stay after the prompt"
+    );
 }
 
 #[test]
@@ -51,19 +75,33 @@ fn detach_leaves_the_session_alone_and_adopt_brings_back_its_id() {
 
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}"));
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body, json!({ "session_id": id, "mode": "detach", "tmux_alive": true }));
+    assert_eq!(
+        body,
+        json!({ "session_id": id, "mode": "detach", "tmux_alive": true })
+    );
     assert_untouched(&tmux, "mine", &before, (100, 30));
 
     // A later discovery tick adopts a newcomer but not the detached session.
     tmux.new_shell("newcomer");
     adopted_id(&daemon, "newcomer");
-    assert!(daemon.sessions().iter().all(|s| s["tmux_name"] != "mine"), "detached session was re-adopted");
+    assert!(
+        daemon.sessions().iter().all(|s| s["tmux_name"] != "mine"),
+        "detached session was re-adopted"
+    );
 
     let (status, body) = daemon.post("/v1/sessions/adopt", &json!({ "tmux_name": "mine" }));
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["session"]["session_id"], id.as_str(), "adopt reuses the old id");
+    assert_eq!(
+        body["session"]["session_id"],
+        id.as_str(),
+        "adopt reuses the old id"
+    );
     assert_untouched(&tmux, "mine", &before, (100, 30));
-    let kinds: Vec<String> = daemon.events().iter().map(|e| e["kind"].as_str().unwrap().to_owned()).collect();
+    let kinds: Vec<String> = daemon
+        .events()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
     assert!(kinds.contains(&"session_detached".to_owned()), "{kinds:?}");
 }
 
@@ -96,7 +134,9 @@ fn sigkill_leaves_sessions_alone() {
 
     daemon.kill9();
     // The orphaned client sees its terminal hang up and leaves.
-    wait_for("tmuxd's client to leave", || tmux.run(&["list-clients"]).trim().is_empty().then_some(()));
+    wait_for("tmuxd's client to leave", || {
+        tmux.run(&["list-clients"]).trim().is_empty().then_some(())
+    });
     assert_untouched(&tmux, "a", &before, (90, 20));
 }
 
@@ -113,6 +153,12 @@ fn deleting_with_kill_ends_the_tmux_session() {
     assert_eq!(body["tmux_alive"], false);
     assert!(!tmux.has_session("doomed"));
     assert!(tmux.has_session("keep"));
-    let ended = daemon.events().into_iter().find(|e| e["kind"] == "session_deleted" && e["session_id"] == id);
-    assert_eq!(ended.expect("a session_deleted event")["reason"], "api_kill");
+    let ended = daemon
+        .events()
+        .into_iter()
+        .find(|e| e["kind"] == "session_deleted" && e["session_id"] == id);
+    assert_eq!(
+        ended.expect("a session_deleted event")["reason"],
+        "api_kill"
+    );
 }

@@ -14,11 +14,17 @@ fn create_list_type_and_snapshot_matches_tmux() {
     let session = daemon.create(&json!({ "name": "work", "command": SHELL }));
     let id = session["session_id"].as_str().unwrap().to_owned();
     assert_eq!(session["tmux_name"], "work");
-    assert_eq!((session["cols"].as_u64(), session["rows"].as_u64()), (Some(80), Some(24)));
+    assert_eq!(
+        (session["cols"].as_u64(), session["rows"].as_u64()),
+        (Some(80), Some(24))
+    );
     assert_eq!(daemon.session_ids(), vec![id.clone()]);
 
     daemon.wait_for_snapshot(&id, "$");
-    let (status, body) = daemon.post(&format!("/v1/sessions/{id}/input"), &json!({ "text": "echo tok-$((6*7))", "submit": true }));
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": "echo tok-$((6*7))", "submit": true }),
+    );
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body, json!({ "delivered": true, "queued": false }));
 
@@ -35,7 +41,11 @@ fn create_list_type_and_snapshot_matches_tmux() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(snap["session_id"], id.as_str());
     assert_eq!(snap["rows"], 24);
-    assert_eq!(snap["lines"].as_array().unwrap().len(), 24, "status line is not part of the snapshot");
+    assert_eq!(
+        snap["lines"].as_array().unwrap().len(),
+        24,
+        "status line is not part of the snapshot"
+    );
     assert!(snap["seq"].as_u64().unwrap() > 0);
     assert_eq!(snap["cursor"]["visible"], true);
 }

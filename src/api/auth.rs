@@ -19,14 +19,28 @@ pub struct AuthPolicy {
     pub read_token: Option<String>,
 }
 
-pub async fn guard(State(policy): State<std::sync::Arc<AuthPolicy>>, request: Request, next: Next) -> Response {
-    match check(&policy, request.method(), request.uri().path(), request.headers()) {
+pub async fn guard(
+    State(policy): State<std::sync::Arc<AuthPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match check(
+        &policy,
+        request.method(),
+        request.uri().path(),
+        request.headers(),
+    ) {
         Ok(()) => next.run(request).await,
         Err(error) => error.into_response(),
     }
 }
 
-fn check(policy: &AuthPolicy, method: &Method, path: &str, headers: &HeaderMap) -> Result<(), ApiError> {
+fn check(
+    policy: &AuthPolicy,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
     let Some(token) = &policy.token else {
         return check_loopback(headers);
     };
@@ -37,27 +51,55 @@ fn check(policy: &AuthPolicy, method: &Method, path: &str, headers: &HeaderMap) 
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "missing bearer token"))?;
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing bearer token",
+            )
+        })?;
     if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
         return Ok(());
     }
-    let read_only = policy.read_token.as_ref().is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()));
+    let read_only = policy
+        .read_token
+        .as_ref()
+        .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()));
     match (read_only, method == Method::GET) {
         (true, true) => Ok(()),
-        (true, false) => Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", "the read token allows GET only")),
-        (false, _) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "invalid token")),
+        (true, false) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "the read token allows GET only",
+        )),
+        (false, _) => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "invalid token",
+        )),
     }
 }
 
 fn check_loopback(headers: &HeaderMap) -> Result<(), ApiError> {
-    let forbidden = |what: &str| ApiError::new(StatusCode::FORBIDDEN, "forbidden", format!("{what} is not a loopback address"));
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let forbidden = |what: &str| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("{what} is not a loopback address"),
+        )
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     if !is_loopback_host(host) {
         return Err(forbidden("Host"));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        let host = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+        let host = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
         if !host.is_some_and(is_loopback_host) {
             return Err(forbidden("Origin"));
         }
@@ -96,27 +138,62 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for ok in ["127.0.0.1", "127.0.0.1:7420", "localhost:1", "[::1]", "[::1]:80", "localhost"] {
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.1:7420",
+            "localhost:1",
+            "[::1]",
+            "[::1]:80",
+            "localhost",
+        ] {
             assert!(is_loopback_host(ok), "{ok}");
         }
-        for bad in ["", "evil.com", "127.0.0.1.evil.com", "localhost.evil:80", "[::1]x", "127.0.0.1:", "10.0.0.1:80", "127.0.0.1:abc"] {
+        for bad in [
+            "",
+            "evil.com",
+            "127.0.0.1.evil.com",
+            "localhost.evil:80",
+            "[::1]x",
+            "127.0.0.1:",
+            "10.0.0.1:80",
+            "127.0.0.1:abc",
+        ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
     }
 
     fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
-        pairs.iter().map(|(k, v)| (k.clone(), v.parse().unwrap())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.parse().unwrap()))
+            .collect()
     }
 
     #[test]
     fn no_token_means_loopback_only() {
         let open = AuthPolicy::default();
-        let ok = headers(&[(header::HOST, "127.0.0.1:9"), (header::ORIGIN, "http://localhost:3000")]);
+        let ok = headers(&[
+            (header::HOST, "127.0.0.1:9"),
+            (header::ORIGIN, "http://localhost:3000"),
+        ]);
         assert!(check(&open, &Method::POST, "/v1/sessions", &ok).is_ok());
         let rebound = headers(&[(header::HOST, "attacker.example")]);
-        assert_eq!(check(&open, &Method::GET, "/", &rebound).unwrap_err().status, StatusCode::FORBIDDEN);
-        let cross_site = headers(&[(header::HOST, "127.0.0.1"), (header::ORIGIN, "https://evil.example")]);
-        assert_eq!(check(&open, &Method::GET, "/", &cross_site).unwrap_err().status, StatusCode::FORBIDDEN);
+        assert_eq!(
+            check(&open, &Method::GET, "/", &rebound)
+                .unwrap_err()
+                .status,
+            StatusCode::FORBIDDEN
+        );
+        let cross_site = headers(&[
+            (header::HOST, "127.0.0.1"),
+            (header::ORIGIN, "https://evil.example"),
+        ]);
+        assert_eq!(
+            check(&open, &Method::GET, "/", &cross_site)
+                .unwrap_err()
+                .status,
+            StatusCode::FORBIDDEN
+        );
         let null_origin = headers(&[(header::HOST, "127.0.0.1"), (header::ORIGIN, "null")]);
         assert!(check(&open, &Method::GET, "/", &null_origin).is_err());
     }
@@ -130,9 +207,24 @@ mod tests {
         let bearer = |t: &str| headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))]);
         assert!(check(&policy, &Method::POST, "/v1/sessions", &bearer("rw")).is_ok());
         assert!(check(&policy, &Method::GET, "/v1/sessions", &bearer("ro")).is_ok());
-        assert_eq!(check(&policy, &Method::POST, "/v1/sessions", &bearer("ro")).unwrap_err().status, StatusCode::FORBIDDEN);
-        assert_eq!(check(&policy, &Method::GET, "/v1/sessions", &bearer("nope")).unwrap_err().status, StatusCode::UNAUTHORIZED);
-        assert_eq!(check(&policy, &Method::GET, "/v1/sessions", &HeaderMap::new()).unwrap_err().status, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            check(&policy, &Method::POST, "/v1/sessions", &bearer("ro"))
+                .unwrap_err()
+                .status,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            check(&policy, &Method::GET, "/v1/sessions", &bearer("nope"))
+                .unwrap_err()
+                .status,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(
+            check(&policy, &Method::GET, "/v1/sessions", &HeaderMap::new())
+                .unwrap_err()
+                .status,
+            StatusCode::UNAUTHORIZED
+        );
         assert!(check(&policy, &Method::GET, "/healthz", &HeaderMap::new()).is_ok());
     }
 }

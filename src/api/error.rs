@@ -46,7 +46,9 @@ impl From<SupervisorError> for ApiError {
         use SupervisorError as E;
         let message = error.to_string();
         let (status, code) = match &error {
-            E::NotFound(_) | E::NoSuchTmuxSession(_) | E::Gone(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::NotFound(_) | E::NoSuchTmuxSession(_) | E::Gone(_) => {
+                (StatusCode::NOT_FOUND, "not_found")
+            }
             E::InvalidName { .. } => (StatusCode::BAD_REQUEST, "invalid_name"),
             E::InvalidCwd { .. } => (StatusCode::BAD_REQUEST, "invalid_cwd"),
             E::InvalidKeys(_) => (StatusCode::BAD_REQUEST, "invalid_keys"),

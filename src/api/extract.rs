@@ -30,7 +30,9 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
             "payload_too_large",
             "request body is larger than http.max_body_bytes",
         ),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::bad_request("expected a JSON body with Content-Type: application/json"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ApiError::bad_request("expected a JSON body with Content-Type: application/json")
+        }
         _ => ApiError::bad_request(format!("invalid JSON body: {}", rejection.body_text())),
     }
 }

@@ -20,7 +20,10 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     match state.supervisor.tmux().version().await {
         Ok(_) => (StatusCode::OK, Json(json!({ "ready": true }))),
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "ready": false, "reason": e.to_string() }))),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "ready": false, "reason": e.to_string() })),
+        ),
     }
 }
 

@@ -29,7 +29,10 @@ pub fn router(state: AppState, auth: AuthPolicy, max_body_bytes: usize) -> Route
     Router::new()
         .route("/v1/sessions", get(sessions::list).post(sessions::create))
         .route("/v1/sessions/adopt", post(sessions::adopt))
-        .route("/v1/sessions/{id}", get(sessions::get).delete(sessions::delete))
+        .route(
+            "/v1/sessions/{id}",
+            get(sessions::get).delete(sessions::delete),
+        )
         .route("/v1/sessions/{id}/input", post(sessions::input))
         .route("/v1/sessions/{id}/resize", post(sessions::resize))
         .route("/v1/sessions/{id}/snapshot", get(sessions::snapshot))
@@ -40,9 +43,16 @@ pub fn router(state: AppState, auth: AuthPolicy, max_body_bytes: usize) -> Route
         .route("/metrics", get(health::metrics))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed on this endpoint")
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed on this endpoint",
+            )
         })
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(auth), auth::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(auth),
+            auth::guard,
+        ))
         .with_state(state)
 }

@@ -32,7 +32,10 @@ pub struct CreateBody {
     rows: Option<u16>,
 }
 
-pub async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<CreateBody>) -> ApiResult<(StatusCode, Json<Value>)> {
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<CreateBody>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let size = match (body.cols, body.rows) {
         (None, None) => None,
         (Some(cols), Some(rows)) => Some((cols, rows)),
@@ -76,8 +79,14 @@ pub struct AdoptBody {
     session_id: Option<String>,
 }
 
-pub async fn adopt(State(state): State<AppState>, ApiJson(body): ApiJson<AdoptBody>) -> ApiResult<(StatusCode, Json<Value>)> {
-    let session = state.supervisor.adopt(&body.tmux_name, body.session_id.as_deref()).await?;
+pub async fn adopt(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<AdoptBody>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let session = state
+        .supervisor
+        .adopt(&body.tmux_name, body.session_id.as_deref())
+        .await?;
     Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
 }
 
@@ -107,7 +116,9 @@ pub async fn input(
     ApiJson(body): ApiJson<InputBody>,
 ) -> ApiResult<Json<Value>> {
     if body.when == When::Idle {
-        return Err(ApiError::bad_request("when=idle (queued input) is not supported yet"));
+        return Err(ApiError::bad_request(
+            "when=idle (queued input) is not supported yet",
+        ));
     }
     let input = Input {
         text: body.text,

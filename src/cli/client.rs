@@ -12,10 +12,19 @@ pub struct Client {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot reach tmuxd at {base}: {source} (is `tmuxd serve` running? set TMUXD_URL to point elsewhere)")]
-    Unreachable { base: String, source: reqwest::Error },
+    #[error(
+        "cannot reach tmuxd at {base}: {source} (is `tmuxd serve` running? set TMUXD_URL to point elsewhere)"
+    )]
+    Unreachable {
+        base: String,
+        source: reqwest::Error,
+    },
     #[error("{message} ({code}, HTTP {status})")]
-    Api { status: StatusCode, code: String, message: String },
+    Api {
+        status: StatusCode,
+        code: String,
+        message: String,
+    },
     #[error("unexpected answer from tmuxd: {0}")]
     Protocol(String),
 }
@@ -29,7 +38,12 @@ impl Client {
         }
     }
 
-    pub async fn request(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, ClientError> {
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ClientError> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -37,13 +51,20 @@ impl Client {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.map_err(|source| ClientError::Unreachable {
-            base: self.base.clone(),
-            source,
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                base: self.base.clone(),
+                source,
+            })?;
         let status = response.status();
-        let text = response.text().await.map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let body: Value = serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text.clone()))?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let body: Value =
+            serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text.clone()))?;
         if status.is_success() {
             return Ok(body);
         }

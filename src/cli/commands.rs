@@ -9,18 +9,38 @@ use super::Command;
 use super::client::{Client, ClientError};
 
 /// Runs a client subcommand against the daemon at `base`.
-pub async fn run_client(command: Command, base: String, token: Option<String>) -> Result<(), ClientError> {
+pub async fn run_client(
+    command: Command,
+    base: String,
+    token: Option<String>,
+) -> Result<(), ClientError> {
     let client = Client::new(base, token);
     match command {
         Command::Ls { json } => {
             let body = client.request(Method::GET, "/v1/sessions", None).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&body).unwrap_or_default()
+                );
             } else {
-                print!("{}", render_table(body["sessions"].as_array().map(Vec::as_slice).unwrap_or(&[])));
+                print!(
+                    "{}",
+                    render_table(
+                        body["sessions"]
+                            .as_array()
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[])
+                    )
+                );
             }
         }
-        Command::New { name, cwd, input, command } => {
+        Command::New {
+            name,
+            cwd,
+            input,
+            command,
+        } => {
             let mut body = BTreeMap::new();
             if let Some(name) = name {
                 body.insert("name", json!(name));
@@ -35,42 +55,77 @@ pub async fn run_client(command: Command, base: String, token: Option<String>) -
             if !command.is_empty() {
                 body.insert("command", json!(shell_join(&command)));
             }
-            let created = client.request(Method::POST, "/v1/sessions", Some(json!(body))).await?;
+            let created = client
+                .request(Method::POST, "/v1/sessions", Some(json!(body)))
+                .await?;
             let session = &created["session"];
-            println!("{}\t{}", text(&session["session_id"]), text(&session["tmux_name"]));
+            println!(
+                "{}\t{}",
+                text(&session["session_id"]),
+                text(&session["tmux_name"])
+            );
         }
         Command::Rm { id, kill } => {
             let mode = if kill { "kill" } else { "detach" };
             let path = format!("/v1/sessions/{}?mode={mode}", segment(&id));
             let outcome = client.request(Method::DELETE, &path, None).await?;
-            let alive = if outcome["tmux_alive"].as_bool() == Some(true) { "still running" } else { "ended" };
+            let alive = if outcome["tmux_alive"].as_bool() == Some(true) {
+                "still running"
+            } else {
+                "ended"
+            };
             println!("{id}: {mode}ed; tmux session {alive}");
         }
         Command::Adopt { name } => {
             let adopted = client
-                .request(Method::POST, "/v1/sessions/adopt", Some(json!({ "tmux_name": name })))
+                .request(
+                    Method::POST,
+                    "/v1/sessions/adopt",
+                    Some(json!({ "tmux_name": name })),
+                )
                 .await?;
             println!("{}", text(&adopted["session"]["session_id"]));
         }
-        Command::Send { id, text: typed, enter, when_idle } => {
+        Command::Send {
+            id,
+            text: typed,
+            enter,
+            when_idle,
+        } => {
             let when = if when_idle { "idle" } else { "now" };
             let body = json!({ "text": typed, "submit": enter, "when": when });
-            client.request(Method::POST, &format!("/v1/sessions/{}/input", segment(&id)), Some(body)).await?;
+            client
+                .request(
+                    Method::POST,
+                    &format!("/v1/sessions/{}/input", segment(&id)),
+                    Some(body),
+                )
+                .await?;
         }
         Command::Keys { id, keys } => {
             let body = json!({ "keys": keys });
-            client.request(Method::POST, &format!("/v1/sessions/{}/input", segment(&id)), Some(body)).await?;
+            client
+                .request(
+                    Method::POST,
+                    &format!("/v1/sessions/{}/input", segment(&id)),
+                    Some(body),
+                )
+                .await?;
         }
         Command::Snap { id, ansi } => {
             let format = if ansi { "ansi" } else { "text" };
             let path = format!("/v1/sessions/{}/snapshot?format={format}", segment(&id));
             let snapshot = client.request(Method::GET, &path, None).await?;
-            let lines = snapshot["lines"].as_array().ok_or_else(|| ClientError::Protocol("snapshot has no lines".into()))?;
+            let lines = snapshot["lines"]
+                .as_array()
+                .ok_or_else(|| ClientError::Protocol("snapshot has no lines".into()))?;
             for line in lines {
                 println!("{}", text(line));
             }
         }
-        Command::Serve(_) | Command::Config(_) | Command::Doctor(_) => unreachable!("not a client command"),
+        Command::Serve(_) | Command::Config(_) | Command::Doctor(_) => {
+            unreachable!("not a client command")
+        }
     }
     Ok(())
 }
@@ -84,7 +139,9 @@ fn text(value: &Value) -> &str {
 fn segment(id: &str) -> String {
     id.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -113,7 +170,11 @@ fn render_table(sessions: &[Value]) -> String {
     }
     let mut out = String::new();
     for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
@@ -123,8 +184,15 @@ fn render_table(sessions: &[Value]) -> String {
 /// Joins argv words into one shell command, quoting what the shell would split.
 fn shell_join(words: &[String]) -> String {
     let quote = |word: &String| {
-        let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-        if plain { word.clone() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+        let plain = !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+        if plain {
+            word.clone()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
     };
     words.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
@@ -136,8 +204,14 @@ mod tests {
     #[test]
     fn shell_words_are_quoted() {
         let words = |ws: &[&str]| ws.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
-        assert_eq!(shell_join(&words(&["cargo", "build", "--release"])), "cargo build --release");
-        assert_eq!(shell_join(&words(&["echo", "a b", "it's", ""])), r"echo 'a b' 'it'\''s' ''");
+        assert_eq!(
+            shell_join(&words(&["cargo", "build", "--release"])),
+            "cargo build --release"
+        );
+        assert_eq!(
+            shell_join(&words(&["echo", "a b", "it's", ""])),
+            r"echo 'a b' 'it'\''s' ''"
+        );
     }
 
     #[test]
@@ -148,9 +222,17 @@ mod tests {
 
     #[test]
     fn table_aligns_columns() {
-        let sessions = vec![json!({"session_id": "sess_1", "tmux_name": "build", "state": "idle", "cols": 80, "rows": 24, "current_command": "bash", "cwd": "/"})];
+        let sessions = vec![
+            json!({"session_id": "sess_1", "tmux_name": "build", "state": "idle", "cols": 80, "rows": 24, "current_command": "bash", "cwd": "/"}),
+        ];
         let table = render_table(&sessions);
         assert_eq!(table.lines().count(), 2);
-        assert!(table.lines().nth(1).unwrap().starts_with("sess_1  build  idle "));
+        assert!(
+            table
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("sess_1  build  idle ")
+        );
     }
 }

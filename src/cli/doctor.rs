@@ -12,19 +12,33 @@ pub async fn doctor(config: &Config) -> bool {
         println!("{} {what}: {detail}", if ok { "ok  " } else { "FAIL" });
     };
     match tmux_from_config(config).version().await {
-        Ok(version) => report(true, "tmux", format!("{version} ({})", config.tmux.bin.display())),
+        Ok(version) => report(
+            true,
+            "tmux",
+            format!("{version} ({})", config.tmux.bin.display()),
+        ),
         Err(e) => report(false, "tmux", e.to_string()),
     }
     match DataDir::open(&config.data_dir) {
-        Ok(_) => report(true, "data dir", format!("{} is usable", config.data_dir.display())),
-        Err(StoreError::Locked { .. }) => report(true, "data dir", format!("{} is in use by a running tmuxd", config.data_dir.display())),
+        Ok(_) => report(
+            true,
+            "data dir",
+            format!("{} is usable", config.data_dir.display()),
+        ),
+        Err(StoreError::Locked { .. }) => report(
+            true,
+            "data dir",
+            format!("{} is in use by a running tmuxd", config.data_dir.display()),
+        ),
         Err(e) => report(false, "data dir", e.to_string()),
     }
     match std::net::TcpListener::bind(config.bind) {
         Ok(_) => report(true, "bind", format!("{} is free", config.bind)),
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            report(true, "bind", format!("{} is in use (a running tmuxd?)", config.bind))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => report(
+            true,
+            "bind",
+            format!("{} is in use (a running tmuxd?)", config.bind),
+        ),
         Err(e) => report(false, "bind", format!("{}: {e}", config.bind)),
     }
     let auth = match (&config.auth.token, config.bind.ip().is_loopback()) {
@@ -32,6 +46,10 @@ pub async fn doctor(config: &Config) -> bool {
         (None, true) => "no token; loopback clients only (Host/Origin checked)".to_owned(),
         (None, false) => "no token on a non-loopback bind".to_owned(),
     };
-    report(config.auth.token.is_some() || config.bind.ip().is_loopback(), "auth", auth);
+    report(
+        config.auth.token.is_some() || config.bind.ip().is_loopback(),
+        "auth",
+        auth,
+    );
     all_ok
 }

@@ -13,7 +13,11 @@ pub use commands::run_client;
 pub use doctor::doctor;
 
 #[derive(Parser, Debug)]
-#[command(name = "tmuxd", version, about = "Supervise tmux sessions over HTTP, WebSocket and SSE")]
+#[command(
+    name = "tmuxd",
+    version,
+    about = "Supervise tmux sessions over HTTP, WebSocket and SSE"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

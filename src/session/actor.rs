@@ -9,7 +9,10 @@ use super::pty::{ClientPty, PtyError};
 use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
 use super::state::StateTracker;
-use super::{ActorConfig, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, SessionCmd, Snapshot, Subscription, Transport};
+use super::{
+    ActorConfig, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, SessionCmd, Snapshot,
+    Subscription, Transport,
+};
 use crate::tmux::SessionView;
 
 /// Bytes read from the PTY at a time.
@@ -35,7 +38,12 @@ struct SessionActor {
 
 pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Result<(), PtyError> {
     let layout = layout_of(&spec.view);
-    let pty = ClientPty::spawn(&spec.attach_argv, spec.env_remove, layout.cols, layout.client_rows())?;
+    let pty = ClientPty::spawn(
+        &spec.attach_argv,
+        spec.env_remove,
+        layout.cols,
+        layout.client_rows(),
+    )?;
     let actor = SessionActor {
         session_id: spec.session_id,
         actor_id: spec.actor_id,
@@ -120,13 +128,15 @@ impl SessionActor {
     fn ingest(&mut self, bytes: &[u8]) {
         self.screen.process(bytes);
         self.state.on_output(Utc::now());
-        self.tail.extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL_BYTES)..]);
+        self.tail
+            .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL_BYTES)..]);
         if self.tail.len() > TAIL_BYTES {
             self.tail.drain(..self.tail.len() - TAIL_BYTES);
         }
         let chunk = self.ring.push(Bytes::copy_from_slice(bytes));
         // A subscriber whose queue is full is dropped, never waited on.
-        self.subscribers.retain(|s| s.try_send(chunk.clone()).is_ok());
+        self.subscribers
+            .retain(|s| s.try_send(chunk.clone()).is_ok());
     }
 
     fn on_client_gone(&mut self) {
@@ -172,7 +182,11 @@ impl SessionActor {
             cols: layout.cols,
             rows: layout.rows,
             last_activity_at: self.state.last_output(),
-            transport: if self.client_gone { Transport::Disconnected } else { Transport::Attached },
+            transport: if self.client_gone {
+                Transport::Disconnected
+            } else {
+                Transport::Attached
+            },
             subscribers: self.subscribers.iter().filter(|s| !s.is_closed()).count(),
             latest_seq: self.ring.latest_seq(),
         }

@@ -30,7 +30,9 @@ pub enum SessionCmd {
         reply: oneshot::Sender<Snapshot>,
     },
     /// What the actor knows for the session summary.
-    Summary { reply: oneshot::Sender<ActorSummary> },
+    Summary {
+        reply: oneshot::Sender<ActorSummary>,
+    },
     /// Raw bytes typed on the client's terminal.
     Write {
         bytes: Vec<u8>,
@@ -166,14 +168,18 @@ impl SessionHandle {
         Ok(SessionHandle { tx })
     }
 
-    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> SessionCmd) -> Result<T, ActorGone> {
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> SessionCmd,
+    ) -> Result<T, ActorGone> {
         let (reply, answer) = oneshot::channel();
         self.tx.send(make(reply)).await.map_err(|_| ActorGone)?;
         answer.await.map_err(|_| ActorGone)
     }
 
     pub async fn snapshot(&self, format: SnapshotFormat) -> Result<Snapshot, ActorGone> {
-        self.ask(|reply| SessionCmd::Snapshot { format, reply }).await
+        self.ask(|reply| SessionCmd::Snapshot { format, reply })
+            .await
     }
 
     pub async fn summary(&self) -> Result<ActorSummary, ActorGone> {
@@ -185,7 +191,8 @@ impl SessionHandle {
     }
 
     pub async fn subscribe(&self, since: Option<u64>) -> Result<Subscription, ActorGone> {
-        self.ask(|reply| SessionCmd::Subscribe { since, reply }).await
+        self.ask(|reply| SessionCmd::Subscribe { since, reply })
+            .await
     }
 
     /// Never waits: a busy actor skips this tick's update and gets the next.

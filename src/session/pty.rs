@@ -33,8 +33,16 @@ pub struct ClientPty {
 
 impl ClientPty {
     /// Starts `argv` on a new PTY of `cols` x `rows`.
-    pub fn spawn(argv: &[OsString], env_remove: &[&str], cols: u16, rows: u16) -> Result<ClientPty, PtyError> {
-        let program = argv.first().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    pub fn spawn(
+        argv: &[OsString],
+        env_remove: &[&str],
+        cols: u16,
+        rows: u16,
+    ) -> Result<ClientPty, PtyError> {
+        let program = argv
+            .first()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let fail = |message: String| PtyError {
             program: program.clone(),
             message,
@@ -49,10 +57,16 @@ impl ClientPty {
         // The client renders for this terminal type; vt100 parses xterm's dialect.
         command.env("TERM", "xterm-256color");
         command.cwd("/");
-        let child = pair.slave.spawn_command(command).map_err(|e| fail(e.to_string()))?;
+        let child = pair
+            .slave
+            .spawn_command(command)
+            .map_err(|e| fail(e.to_string()))?;
         // Only the child keeps the slave open, so its exit reaches us as EOF.
         drop(pair.slave);
-        let raw = pair.master.as_raw_fd().ok_or_else(|| fail("the PTY has no fd".into()))?;
+        let raw = pair
+            .master
+            .as_raw_fd()
+            .ok_or_else(|| fail("the PTY has no fd".into()))?;
         let fd = nonblocking_dup(raw).map_err(|e| fail(format!("PTY fd: {e}")))?;
         // SAFETY: `fd` is an OwnedFd we just created; AsyncFd owns it until drop,
         // so it stays open and refers to the same file description.
@@ -90,20 +104,29 @@ impl ClientPty {
     }
 
     pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
-        let master = self.master.lock().map_err(|_| io::Error::other("PTY lock poisoned"))?;
-        master.resize(pty_size(cols, rows)).map_err(io::Error::other)
+        let master = self
+            .master
+            .lock()
+            .map_err(|_| io::Error::other("PTY lock poisoned"))?;
+        master
+            .resize(pty_size(cols, rows))
+            .map_err(io::Error::other)
     }
 
     /// Ends the client without touching the session: SIGTERM makes a tmux
     /// client detach and exit; nothing is written to the terminal. Waits for
     /// the process so it never lingers as a zombie.
     pub async fn close(self) {
-        let ClientPty { master, mut child, io } = self;
-        if let Some(pid) = child.process_id() {
-            if matches!(child.try_wait(), Ok(None)) {
-                // SAFETY: plain kill(2) on our own child's pid, not yet reaped.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-            }
+        let ClientPty {
+            master,
+            mut child,
+            io,
+        } = self;
+        if let Some(pid) = child.process_id()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            // SAFETY: plain kill(2) on our own child's pid, not yet reaped.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
         }
         let waited = tokio::task::spawn_blocking(move || {
             let deadline = std::time::Instant::now() + CLIENT_EXIT_GRACE;
@@ -153,11 +176,19 @@ fn nonblocking_dup(fd: RawFd) -> io::Result<OwnedFd> {
 fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: buf is valid for writes of buf.len() bytes.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 fn write_fd(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     // SAFETY: bytes is valid for reads of bytes.len() bytes.
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }

@@ -63,7 +63,12 @@ impl ReplayRing {
 
     /// Chunks with a sequence number above `since`.
     pub fn since(&self, since: u64) -> Replay {
-        let kept: Vec<Chunk> = self.chunks.iter().filter(|c| c.seq > since).cloned().collect();
+        let kept: Vec<Chunk> = self
+            .chunks
+            .iter()
+            .filter(|c| c.seq > since)
+            .cloned()
+            .collect();
         let oldest = self.chunks.front().map_or(self.latest_seq + 1, |c| c.seq);
         if since + 1 < oldest && since < self.latest_seq {
             Replay::Truncated(kept)
@@ -107,7 +112,13 @@ mod tests {
         let mut ring = ReplayRing::new(4);
         ring.push(Bytes::from("ab"));
         ring.push(Bytes::from("0123456789"));
-        assert_eq!(ring.since(1), Replay::Complete(vec![Chunk { seq: 2, bytes: Bytes::from("0123456789") }]));
+        assert_eq!(
+            ring.since(1),
+            Replay::Complete(vec![Chunk {
+                seq: 2,
+                bytes: Bytes::from("0123456789")
+            }])
+        );
     }
 
     #[test]

@@ -22,7 +22,11 @@ impl Layout {
 
     /// First client row that belongs to the window.
     fn first_window_row(&self) -> u16 {
-        if self.status_top { self.status_lines } else { 0 }
+        if self.status_top {
+            self.status_lines
+        } else {
+            0
+        }
     }
 }
 
@@ -116,7 +120,12 @@ impl Screen {
                 .take(rows)
                 .map(|line| line.trim_end().to_owned())
                 .collect(),
-            SnapshotFormat::Ansi => screen.rows_formatted(0, layout.cols).skip(first).take(rows).map(ansi_line).collect(),
+            SnapshotFormat::Ansi => screen
+                .rows_formatted(0, layout.cols)
+                .skip(first)
+                .take(rows)
+                .map(ansi_line)
+                .collect(),
         };
         let (cursor_row, cursor_col) = screen.cursor_position();
         let title = &self.parser.callbacks().title;
@@ -129,7 +138,11 @@ impl Screen {
                 visible: !screen.hide_cursor(),
             },
             alternate_screen: pane.alternate_on,
-            title: if title.is_empty() { pane.title.clone() } else { title.clone() },
+            title: if title.is_empty() {
+                pane.title.clone()
+            } else {
+                title.clone()
+            },
             lines,
         }
     }
@@ -202,7 +215,12 @@ mod tests {
     #[test]
     fn resize() {
         let mut screen = Screen::new(layout(false));
-        screen.set_layout(Layout { cols: 20, rows: 5, status_lines: 0, status_top: false });
+        screen.set_layout(Layout {
+            cols: 20,
+            rows: 5,
+            status_lines: 0,
+            status_top: false,
+        });
         let snap = screen.snapshot(SnapshotFormat::Text, &facts(""));
         assert_eq!((snap.cols, snap.rows, snap.lines.len()), (20, 5, 5));
     }

@@ -73,13 +73,25 @@ impl StateTracker {
     pub fn view(&self, now: DateTime<Utc>) -> StateView {
         let (state, reason, since) = match (self.exited_at, self.burst) {
             (Some(at), _) => (SessionState::Exited, StateReason::ProcessExit, at),
-            (None, None) => (SessionState::Starting, StateReason::Attaching, self.started_at),
+            (None, None) => (
+                SessionState::Starting,
+                StateReason::Attaching,
+                self.started_at,
+            ),
             (None, Some((start, last))) if now - last < self.idle_after => {
                 (SessionState::Busy, StateReason::OutputActivity, start)
             }
-            (None, Some((_, last))) => (SessionState::Idle, StateReason::Quiet, last + self.idle_after),
+            (None, Some((_, last))) => (
+                SessionState::Idle,
+                StateReason::Quiet,
+                last + self.idle_after,
+            ),
         };
-        StateView { state, reason, since }
+        StateView {
+            state,
+            reason,
+            since,
+        }
     }
 }
 
@@ -95,18 +107,44 @@ mod tests {
     fn transitions() {
         let mut t = StateTracker::new(at(0), std::time::Duration::from_millis(1000));
         let check = |t: &StateTracker, now, state, reason, since| {
-            assert_eq!(t.view(at(now)), StateView { state, reason, since: at(since) }, "at {now}");
+            assert_eq!(
+                t.view(at(now)),
+                StateView {
+                    state,
+                    reason,
+                    since: at(since)
+                },
+                "at {now}"
+            );
         };
         check(&t, 500, SessionState::Starting, StateReason::Attaching, 0);
         t.on_output(at(600));
         t.on_output(at(1200));
-        check(&t, 1500, SessionState::Busy, StateReason::OutputActivity, 600);
+        check(
+            &t,
+            1500,
+            SessionState::Busy,
+            StateReason::OutputActivity,
+            600,
+        );
         check(&t, 2200, SessionState::Idle, StateReason::Quiet, 2200);
         check(&t, 9000, SessionState::Idle, StateReason::Quiet, 2200);
         t.on_output(at(9000));
-        check(&t, 9100, SessionState::Busy, StateReason::OutputActivity, 9000);
+        check(
+            &t,
+            9100,
+            SessionState::Busy,
+            StateReason::OutputActivity,
+            9000,
+        );
         t.on_exit(at(9200));
         t.on_exit(at(9900));
-        check(&t, 9999, SessionState::Exited, StateReason::ProcessExit, 9200);
+        check(
+            &t,
+            9999,
+            SessionState::Exited,
+            StateReason::ProcessExit,
+            9200,
+        );
     }
 }

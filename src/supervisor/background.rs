@@ -62,7 +62,11 @@ where
 /// Decides what each client exit means: re-attach if the session lives,
 /// otherwise record its end. Exits tmux could not be asked about are
 /// retried every reaper tick.
-async fn reap_exited(supervisor: Supervisor, mut exited: mpsc::UnboundedReceiver<ClientExited>, cancel: CancellationToken) {
+async fn reap_exited(
+    supervisor: Supervisor,
+    mut exited: mpsc::UnboundedReceiver<ClientExited>,
+    cancel: CancellationToken,
+) {
     let mut ticks = tokio::time::interval(supervisor.inner.settings.reaper_interval);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut retry: Vec<ClientExited> = Vec::new();
@@ -88,11 +92,15 @@ async fn reap_exited(supervisor: Supervisor, mut exited: mpsc::UnboundedReceiver
 impl Supervisor {
     /// Handles one client exit; gives it back if tmux could not be asked.
     async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
-        let Some(id) = super::parse_id(&exit.session_id) else { return Ok(()) };
+        let Some(id) = super::parse_id(&exit.session_id) else {
+            return Ok(());
+        };
         let name = {
             let registry = self.registry();
             match registry.sessions.get(&id) {
-                Some(entry) if entry.actor_id == exit.actor_id && entry.ending.is_none() => entry.tmux_name.clone(),
+                Some(entry) if entry.actor_id == exit.actor_id && entry.ending.is_none() => {
+                    entry.tmux_name.clone()
+                }
                 _ => return Ok(()),
             }
         };
@@ -138,9 +146,17 @@ impl Supervisor {
             let mut registry = self.registry();
             registry.seen_names = live.keys().cloned().collect();
             let known = Known {
-                tracked: registry.sessions.values().map(|e| (e.tmux_name.as_str(), e.id)).collect(),
+                tracked: registry
+                    .sessions
+                    .values()
+                    .map(|e| (e.tmux_name.as_str(), e.id))
+                    .collect(),
                 detached: registry.detached.keys().map(String::as_str).collect(),
-                reserved: registry.reserved.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+                reserved: registry
+                    .reserved
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<BTreeSet<_>>(),
             };
             let plan = plan_discovery(&live, &known, &self.inner.settings.filter);
             for name in &plan.forget_detached {
@@ -149,7 +165,12 @@ impl Supervisor {
             let handles: Vec<_> = plan
                 .update
                 .iter()
-                .filter_map(|(id, view)| registry.sessions.get(id).map(|e| (e.handle.clone(), view.clone())))
+                .filter_map(|(id, view)| {
+                    registry
+                        .sessions
+                        .get(id)
+                        .map(|e| (e.handle.clone(), view.clone()))
+                })
                 .collect();
             (plan, handles)
         };

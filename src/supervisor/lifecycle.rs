@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::registry::{Ending, Entry, Reservation, format_id};
-use super::{CreateSession, DeleteMode, DeleteOutcome, SessionSummary, Supervisor, SupervisorError, check_size};
+use super::{
+    CreateSession, DeleteMode, DeleteOutcome, SessionSummary, Supervisor, SupervisorError,
+    check_size,
+};
 use crate::session::{ActorSpec, SessionHandle};
 use crate::store::{EventKind, NewEvent};
 use crate::tmux::{NewSession, SessionView, Tmux, session_views, validate_session_name};
@@ -79,7 +82,11 @@ impl Supervisor {
             };
             match self.tmux().new_session(&new).await {
                 Ok(()) => break,
-                Err(e) if e.is_duplicate_session() && request.name.is_none() && tries < AUTO_NAME_TRIES => {
+                Err(e)
+                    if e.is_duplicate_session()
+                        && request.name.is_none()
+                        && tries < AUTO_NAME_TRIES =>
+                {
                     tries += 1;
                     reservation = self.rename_reservation(reservation);
                 }
@@ -104,7 +111,13 @@ impl Supervisor {
             command: request.command.clone(),
             cwd: request.cwd.clone(),
         };
-        let summary = match self.attach(attach, NewEvent::new(EventKind::SessionCreated).reason("api_create")).await {
+        let summary = match self
+            .attach(
+                attach,
+                NewEvent::new(EventKind::SessionCreated).reason("api_create"),
+            )
+            .await
+        {
             Ok(summary) => summary,
             Err(e) => {
                 // Nothing may be left behind by a failed create.
@@ -123,7 +136,11 @@ impl Supervisor {
     }
 
     /// Tracks an existing tmux session, reusing its old id if it had one.
-    pub async fn adopt(&self, tmux_name: &str, session_id: Option<&str>) -> Result<SessionSummary, SupervisorError> {
+    pub async fn adopt(
+        &self,
+        tmux_name: &str,
+        session_id: Option<&str>,
+    ) -> Result<SessionSummary, SupervisorError> {
         validate_session_name(tmux_name).map_err(|reason| SupervisorError::InvalidName {
             name: tmux_name.to_owned(),
             reason,
@@ -170,7 +187,11 @@ impl Supervisor {
         view: SessionView,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
-        let known = self.registry().detached.get(&reservation.tmux_name).cloned();
+        let known = self
+            .registry()
+            .detached
+            .get(&reservation.tmux_name)
+            .cloned();
         let attach = Attach {
             reservation,
             view,
@@ -178,34 +199,50 @@ impl Supervisor {
             command: known.as_ref().and_then(|k| k.command.clone()),
             cwd: known.and_then(|k| k.cwd),
         };
-        self.attach(attach, NewEvent::new(EventKind::SessionAdopted).reason(reason)).await
+        self.attach(
+            attach,
+            NewEvent::new(EventKind::SessionAdopted).reason(reason),
+        )
+        .await
     }
 
-    pub async fn delete(&self, session_id: &str, mode: DeleteMode) -> Result<DeleteOutcome, SupervisorError> {
+    pub async fn delete(
+        &self,
+        session_id: &str,
+        mode: DeleteMode,
+    ) -> Result<DeleteOutcome, SupervisorError> {
         let (_, name) = self.handle(session_id)?;
         let id = super::parse_id(session_id).unwrap_or_default();
         match mode {
             DeleteMode::Detach => {
                 let entry = {
                     let mut registry = self.registry();
-                    let entry = registry.sessions.remove(&id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
-                    registry.detached.insert(entry.tmux_name.clone(), entry.persisted());
+                    let entry = registry
+                        .sessions
+                        .remove(&id)
+                        .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+                    registry
+                        .detached
+                        .insert(entry.tmux_name.clone(), entry.persisted());
                     entry
                 };
                 entry.handle.shutdown().await;
-                self.record(NewEvent::new(EventKind::SessionDetached).reason("api_delete"), &entry);
+                self.record(
+                    NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
+                    &entry,
+                );
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {
                 self.mark_ending(id, session_id)?;
-                if let Err(e) = self.tmux().kill_session(&name).await {
-                    if !e.is_missing_session() {
-                        // The session may still be running: keep tracking it.
-                        if let Some(entry) = self.registry().sessions.get_mut(&id) {
-                            entry.ending = None;
-                        }
-                        return Err(e.into());
+                if let Err(e) = self.tmux().kill_session(&name).await
+                    && !e.is_missing_session()
+                {
+                    // The session may still be running: keep tracking it.
+                    if let Some(entry) = self.registry().sessions.get_mut(&id) {
+                        entry.ending = None;
                     }
+                    return Err(e.into());
                 }
                 self.end(id, None, EndReason::ApiKill).await;
             }
@@ -220,7 +257,10 @@ impl Supervisor {
 
     fn mark_ending(&self, id: u64, session_id: &str) -> Result<(), SupervisorError> {
         let mut registry = self.registry();
-        let entry = registry.sessions.get_mut(&id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+        let entry = registry
+            .sessions
+            .get_mut(&id)
+            .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
         if entry.ending.is_some() {
             return Err(SupervisorError::Gone(session_id.to_owned()));
         }
@@ -233,19 +273,29 @@ impl Supervisor {
     pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
         let entry = {
             let mut registry = self.registry();
-            let current = registry.sessions.get(&id).is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
+            let current = registry
+                .sessions
+                .get(&id)
+                .is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
             if !current {
                 return;
             }
-            let Some(entry) = registry.sessions.remove(&id) else { return };
+            let Some(entry) = registry.sessions.remove(&id) else {
+                return;
+            };
             if reason == EndReason::AttachFailed {
                 // Protect it from discovery re-adopting it in a loop.
-                registry.detached.insert(entry.tmux_name.clone(), entry.persisted());
+                registry
+                    .detached
+                    .insert(entry.tmux_name.clone(), entry.persisted());
             }
             entry
         };
         entry.handle.shutdown().await;
-        self.record(NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()), &entry);
+        self.record(
+            NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+            &entry,
+        );
         let _ = self.persist().await;
     }
 
@@ -253,19 +303,33 @@ impl Supervisor {
     pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
         let (name, too_often) = {
             let mut registry = self.registry();
-            let Some(entry) = registry.sessions.get_mut(&id).filter(|e| e.actor_id == actor_id && e.ending.is_none()) else {
+            let Some(entry) = registry
+                .sessions
+                .get_mut(&id)
+                .filter(|e| e.actor_id == actor_id && e.ending.is_none())
+            else {
                 return;
             };
             let now = Instant::now();
-            entry.reattaches.retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
+            entry
+                .reattaches
+                .retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
             entry.reattaches.push(now);
-            (entry.tmux_name.clone(), entry.reattaches.len() > REATTACH_LIMIT)
+            (
+                entry.tmux_name.clone(),
+                entry.reattaches.len() > REATTACH_LIMIT,
+            )
         };
         if too_often {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
-        let view = self.view_of(&name).await.ok().flatten().unwrap_or_else(|| default_view(&name));
+        let view = self
+            .view_of(&name)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| default_view(&name));
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self.spawn_actor(id, new_actor_id, view) {
             Ok(handle) => handle,
@@ -276,7 +340,11 @@ impl Supervisor {
         };
         let old = {
             let mut registry = self.registry();
-            match registry.sessions.get_mut(&id).filter(|e| e.actor_id == actor_id) {
+            match registry
+                .sessions
+                .get_mut(&id)
+                .filter(|e| e.actor_id == actor_id)
+            {
                 Some(entry) => {
                     entry.actor_id = new_actor_id;
                     Some(std::mem::replace(&mut entry.handle, handle.clone()))
@@ -294,13 +362,19 @@ impl Supervisor {
 
     /// Persisted sessions meet live tmux: re-attach, keep detached, or record
     /// that they ended while tmuxd was away.
-    pub(super) async fn restore(&self, file: crate::store::RegistryFile, live: &std::collections::BTreeMap<String, SessionView>) {
+    pub(super) async fn restore(
+        &self,
+        file: crate::store::RegistryFile,
+        live: &std::collections::BTreeMap<String, SessionView>,
+    ) {
         let plan = super::plan::plan_startup(&file, live);
         {
             let mut registry = self.registry();
             registry.advance_past(plan.next_counter.saturating_sub(1));
             for session in &plan.detached {
-                registry.detached.insert(session.tmux_name.clone(), session.clone());
+                registry
+                    .detached
+                    .insert(session.tmux_name.clone(), session.clone());
             }
         }
         for session in &plan.missing {
@@ -317,7 +391,9 @@ impl Supervisor {
                 id,
                 tmux_name: session.tmux_name.clone(),
             };
-            self.registry().reserved.insert(session.tmux_name.clone(), id);
+            self.registry()
+                .reserved
+                .insert(session.tmux_name.clone(), id);
             let attach = Attach {
                 reservation,
                 view: live[&session.tmux_name].clone(),
@@ -334,8 +410,18 @@ impl Supervisor {
     }
 
     /// Starts the actor and commits the reservation as a tracked session.
-    async fn attach(&self, attach: Attach, event: NewEvent) -> Result<SessionSummary, SupervisorError> {
-        let Attach { reservation, view, created_at, command, cwd } = attach;
+    async fn attach(
+        &self,
+        attach: Attach,
+        event: NewEvent,
+    ) -> Result<SessionSummary, SupervisorError> {
+        let Attach {
+            reservation,
+            view,
+            created_at,
+            command,
+            cwd,
+        } = attach;
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self.spawn_actor(reservation.id, actor_id, view) {
             Ok(handle) => handle,
@@ -367,7 +453,12 @@ impl Supervisor {
         self.get(&format_id(reservation.id)).await
     }
 
-    fn spawn_actor(&self, id: u64, actor_id: u64, view: SessionView) -> Result<SessionHandle, crate::session::PtyError> {
+    fn spawn_actor(
+        &self,
+        id: u64,
+        actor_id: u64,
+        view: SessionView,
+    ) -> Result<SessionHandle, crate::session::PtyError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
             actor_id,
@@ -380,9 +471,11 @@ impl Supervisor {
     }
 
     fn record(&self, event: NewEvent, entry: &Entry) {
-        self.inner
-            .persistence
-            .record(event.session_id(format_id(entry.id)).tmux_name(&entry.tmux_name));
+        self.inner.persistence.record(
+            event
+                .session_id(format_id(entry.id))
+                .tmux_name(&entry.tmux_name),
+        );
     }
 
     /// The current view of one session, or `None` if tmux does not have it.
@@ -398,7 +491,9 @@ impl Supervisor {
             return Err(SupervisorError::Capacity { max });
         }
         let tmux_name = match name {
-            Some(name) if registry.is_name_in_use(name) => return Err(SupervisorError::NameTaken(name.to_owned())),
+            Some(name) if registry.is_name_in_use(name) => {
+                return Err(SupervisorError::NameTaken(name.to_owned()));
+            }
             Some(name) => name.to_owned(),
             None => registry.next_free_number(),
         };
@@ -414,10 +509,17 @@ impl Supervisor {
         registry.seen_names.insert(old.tmux_name);
         let tmux_name = registry.next_free_number();
         registry.reserved.insert(tmux_name.clone(), old.id);
-        Reservation { id: old.id, tmux_name }
+        Reservation {
+            id: old.id,
+            tmux_name,
+        }
     }
 
-    fn reserve_existing(&self, name: &str, check_capacity: bool) -> Result<Reservation, SupervisorError> {
+    fn reserve_existing(
+        &self,
+        name: &str,
+        check_capacity: bool,
+    ) -> Result<Reservation, SupervisorError> {
         let mut registry = self.registry();
         if let Some(entry) = registry.find_by_name(name) {
             return Err(SupervisorError::AlreadyTracked {
@@ -435,7 +537,10 @@ impl Supervisor {
         if check_capacity && registry.occupancy() >= max {
             return Err(SupervisorError::Capacity { max });
         }
-        let known_id = registry.detached.get(name).and_then(|s| super::parse_id(&s.session_id));
+        let known_id = registry
+            .detached
+            .get(name)
+            .and_then(|s| super::parse_id(&s.session_id));
         let id = known_id.unwrap_or_else(|| registry.allocate_id());
         registry.reserved.insert(name.to_owned(), id);
         Ok(Reservation {
@@ -471,14 +576,26 @@ fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {
             Err(e) => return Err(invalid(&e.to_string())),
         }
     }
-    if let Some(command) = &request.command {
-        if command.trim().is_empty() {
-            return Err(SupervisorError::BadRequest("command is empty".into()));
-        }
+    if request
+        .command
+        .as_ref()
+        .is_some_and(|c| c.trim().is_empty())
+    {
+        return Err(SupervisorError::BadRequest("command is empty".into()));
     }
-    let fields = [&request.name, &request.cwd, &request.command, &request.initial_input];
-    if fields.iter().any(|f| f.as_deref().is_some_and(|s| s.contains('\0'))) {
-        return Err(SupervisorError::BadRequest("a field contains a NUL byte".into()));
+    let fields = [
+        &request.name,
+        &request.cwd,
+        &request.command,
+        &request.initial_input,
+    ];
+    if fields
+        .iter()
+        .any(|f| f.as_deref().is_some_and(|s| s.contains('\0')))
+    {
+        return Err(SupervisorError::BadRequest(
+            "a field contains a NUL byte".into(),
+        ));
     }
     if let Some((cols, rows)) = request.size {
         check_size(cols, rows)?;
@@ -495,14 +612,38 @@ mod tests {
         let ok = CreateSession::default();
         assert!(validate_create(&ok).is_ok());
         let bad = [
-            CreateSession { name: Some("a:b".into()), ..Default::default() },
-            CreateSession { cwd: Some("relative".into()), ..Default::default() },
-            CreateSession { cwd: Some("/definitely/not/here".into()), ..Default::default() },
-            CreateSession { cwd: Some("/etc/hostname".into()), ..Default::default() },
-            CreateSession { command: Some("  ".into()), ..Default::default() },
-            CreateSession { initial_input: Some("a\0b".into()), ..Default::default() },
-            CreateSession { size: Some((1, 24)), ..Default::default() },
-            CreateSession { size: Some((80, 1001)), ..Default::default() },
+            CreateSession {
+                name: Some("a:b".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                cwd: Some("relative".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                cwd: Some("/definitely/not/here".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                cwd: Some("/etc/hostname".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                command: Some("  ".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                initial_input: Some("a\0b".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                size: Some((1, 24)),
+                ..Default::default()
+            },
+            CreateSession {
+                size: Some((80, 1001)),
+                ..Default::default()
+            },
         ];
         for request in bad {
             assert!(validate_create(&request).is_err(), "{request:?}");

@@ -23,7 +23,9 @@ pub use registry::{format_id, parse_id};
 pub use types::*;
 
 use crate::config::Config;
-use crate::session::{ActorConfig, ActorSummary, ClientExited, SessionHandle, Snapshot, SnapshotFormat};
+use crate::session::{
+    ActorConfig, ActorSummary, ClientExited, SessionHandle, Snapshot, SnapshotFormat,
+};
 use crate::store::{Event, RegistryFile};
 use crate::tmux::{CaptureRange, Tmux, validate_key};
 use persist::Persistence;
@@ -144,16 +146,26 @@ impl Supervisor {
     /// Every live session, sorted by id. Actors are asked in parallel; one
     /// that does not answer in time is shown with its last known summary.
     pub async fn list(&self) -> Vec<SessionSummary> {
-        let handles: Vec<(u64, SessionHandle)> =
-            self.registry().sessions.values().map(|e| (e.id, e.handle.clone())).collect();
-        let answers = futures::future::join_all(handles.into_iter().map(|(id, handle)| async move {
-            (id, tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await)
-        }))
-        .await;
+        let handles: Vec<(u64, SessionHandle)> = self
+            .registry()
+            .sessions
+            .values()
+            .map(|e| (e.id, e.handle.clone()))
+            .collect();
+        let answers =
+            futures::future::join_all(handles.into_iter().map(|(id, handle)| async move {
+                (
+                    id,
+                    tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await,
+                )
+            }))
+            .await;
         let mut registry = self.registry();
         let mut summaries = Vec::with_capacity(answers.len());
         for (id, answer) in answers {
-            let Some(entry) = registry.sessions.get_mut(&id) else { continue };
+            let Some(entry) = registry.sessions.get_mut(&id) else {
+                continue;
+            };
             match answer {
                 Ok(Ok(actor)) => {
                     let summary = summarize(entry, actor);
@@ -168,7 +180,10 @@ impl Supervisor {
 
     pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
         let (handle, _) = self.handle(session_id)?;
-        let actor = handle.summary().await.map_err(SupervisorError::gone(session_id))?;
+        let actor = handle
+            .summary()
+            .await
+            .map_err(SupervisorError::gone(session_id))?;
         let id = parse_id(session_id).unwrap_or_default();
         let mut registry = self.registry();
         let entry = registry
@@ -180,19 +195,30 @@ impl Supervisor {
         Ok(summary)
     }
 
-    pub async fn snapshot(&self, session_id: &str, format: SnapshotFormat) -> Result<Snapshot, SupervisorError> {
+    pub async fn snapshot(
+        &self,
+        session_id: &str,
+        format: SnapshotFormat,
+    ) -> Result<Snapshot, SupervisorError> {
         let (handle, _) = self.handle(session_id)?;
-        handle.snapshot(format).await.map_err(SupervisorError::gone(session_id))
+        handle
+            .snapshot(format)
+            .await
+            .map_err(SupervisorError::gone(session_id))
     }
 
     /// Types text, then keys, then Enter, through tmux so the order holds.
     pub async fn input(&self, session_id: &str, input: Input) -> Result<(), SupervisorError> {
         let text = input.text.as_deref().filter(|t| !t.is_empty());
         if text.is_none() && input.keys.is_empty() && !input.submit {
-            return Err(SupervisorError::BadRequest("nothing to send: give text, keys or submit".into()));
+            return Err(SupervisorError::BadRequest(
+                "nothing to send: give text, keys or submit".into(),
+            ));
         }
         if text.is_some_and(|t| t.contains('\0')) {
-            return Err(SupervisorError::BadRequest("text contains a NUL byte".into()));
+            return Err(SupervisorError::BadRequest(
+                "text contains a NUL byte".into(),
+            ));
         }
         for key in &input.keys {
             validate_key(key)?;
@@ -212,7 +238,12 @@ impl Supervisor {
     }
 
     /// Sets the window size (an explicit request; tmuxd never resizes on its own).
-    pub async fn resize(&self, session_id: &str, cols: u16, rows: u16) -> Result<SessionSummary, SupervisorError> {
+    pub async fn resize(
+        &self,
+        session_id: &str,
+        cols: u16,
+        rows: u16,
+    ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
         let (handle, name) = self.handle(session_id)?;
         self.tmux().resize_window(&name, cols, rows).await?;
@@ -223,13 +254,22 @@ impl Supervisor {
     }
 
     /// Older lines from tmux's own history, oldest first.
-    pub async fn scrollback(&self, session_id: &str, lines: usize) -> Result<Vec<String>, SupervisorError> {
+    pub async fn scrollback(
+        &self,
+        session_id: &str,
+        lines: usize,
+    ) -> Result<Vec<String>, SupervisorError> {
         let max = self.inner.settings.max_scrollback_lines;
         if lines == 0 || lines > max {
-            return Err(SupervisorError::BadRequest(format!("lines must be between 1 and {max}")));
+            return Err(SupervisorError::BadRequest(format!(
+                "lines must be between 1 and {max}"
+            )));
         }
         let (_, name) = self.handle(session_id)?;
-        Ok(self.tmux().capture_pane(&name, CaptureRange::History { lines }).await?)
+        Ok(self
+            .tmux()
+            .capture_pane(&name, CaptureRange::History { lines })
+            .await?)
     }
 
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {
@@ -243,7 +283,12 @@ impl Supervisor {
     /// Ends every actor's tmux client cleanly (sessions stay alive) and
     /// flushes the registry and the event log.
     pub async fn shutdown(&self) {
-        let handles: Vec<SessionHandle> = self.registry().sessions.values().map(|e| e.handle.clone()).collect();
+        let handles: Vec<SessionHandle> = self
+            .registry()
+            .sessions
+            .values()
+            .map(|e| e.handle.clone())
+            .collect();
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
         self.inner.persistence.sync_events();

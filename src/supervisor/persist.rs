@@ -37,13 +37,19 @@ impl Persistence {
             Loaded::Found(file) => file,
             Loaded::Missing => RegistryFile::empty(),
             Loaded::Corrupt { moved_to, error } => {
-                tracing::error!("registry.json is corrupt ({error}); moved it to {} and starting empty", moved_to.display());
+                tracing::error!(
+                    "registry.json is corrupt ({error}); moved it to {} and starting empty",
+                    moved_to.display()
+                );
                 RegistryFile::empty()
             }
         };
         let events = EventLog::open(&dir.events_path(), EVENT_LOG_BYTES, EVENTS_KEPT)?;
         if events.skipped_lines() > 0 {
-            tracing::warn!("skipped {} unreadable lines in events.jsonl", events.skipped_lines());
+            tracing::warn!(
+                "skipped {} unreadable lines in events.jsonl",
+                events.skipped_lines()
+            );
         }
         let (writes, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_registry_files(dir.clone(), queue));
@@ -99,7 +105,10 @@ impl Persistence {
     }
 }
 
-async fn write_registry_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedReceiver<RegistryWrite>) {
+async fn write_registry_files(
+    dir: Arc<DataDir>,
+    mut queue: mpsc::UnboundedReceiver<RegistryWrite>,
+) {
     while let Some(first) = queue.recv().await {
         // Everything queued meanwhile is older than the last one: write only that.
         let mut latest = first.file;
@@ -109,7 +118,8 @@ async fn write_registry_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedRecei
             waiting.push(next.done);
         }
         let dir = dir.clone();
-        let written = tokio::task::spawn_blocking(move || dir.save_json(&dir.registry_path(), &latest)).await;
+        let written =
+            tokio::task::spawn_blocking(move || dir.save_json(&dir.registry_path(), &latest)).await;
         match written {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::error!("cannot write the registry: {e}"),

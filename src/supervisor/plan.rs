@@ -16,7 +16,12 @@ pub struct NameFilter {
 impl NameFilter {
     /// Patterns are validated with the config; an invalid one matches nothing.
     pub fn new(include: &[String], exclude: &[String]) -> Self {
-        let compile = |patterns: &[String]| patterns.iter().filter_map(|p| glob::Pattern::new(p).ok()).collect();
+        let compile = |patterns: &[String]| {
+            patterns
+                .iter()
+                .filter_map(|p| glob::Pattern::new(p).ok())
+                .collect()
+        };
         NameFilter {
             include: compile(include),
             exclude: compile(exclude),
@@ -24,7 +29,8 @@ impl NameFilter {
     }
 
     pub fn allows(&self, name: &str) -> bool {
-        self.include.iter().any(|p| p.matches(name)) && !self.exclude.iter().any(|p| p.matches(name))
+        self.include.iter().any(|p| p.matches(name))
+            && !self.exclude.iter().any(|p| p.matches(name))
     }
 }
 
@@ -45,7 +51,11 @@ pub struct DiscoveryPlan {
     pub forget_detached: Vec<String>,
 }
 
-pub fn plan_discovery(live: &BTreeMap<String, SessionView>, known: &Known<'_>, filter: &NameFilter) -> DiscoveryPlan {
+pub fn plan_discovery(
+    live: &BTreeMap<String, SessionView>,
+    known: &Known<'_>,
+    filter: &NameFilter,
+) -> DiscoveryPlan {
     let mut plan = DiscoveryPlan::default();
     for (name, view) in live {
         if let Some(&id) = known.tracked.get(name.as_str()) {
@@ -87,13 +97,17 @@ pub fn plan_startup(file: &RegistryFile, live: &BTreeMap<String, SessionView>) -
         .filter_map(|s| super::registry::parse_id(&s.session_id))
         .max();
     let mut plan = StartupPlan {
-        next_counter: file.next_session_counter.max(highest_id.map_or(1, |n| n + 1)),
+        next_counter: file
+            .next_session_counter
+            .max(highest_id.map_or(1, |n| n + 1)),
         ..StartupPlan::default()
     };
     let mut seen_names = BTreeSet::new();
     for session in &file.sessions {
         // A hand-edited file could list a name twice; the first id wins.
-        if !seen_names.insert(session.tmux_name.as_str()) || super::registry::parse_id(&session.session_id).is_none() {
+        if !seen_names.insert(session.tmux_name.as_str())
+            || super::registry::parse_id(&session.session_id).is_none()
+        {
             continue;
         }
         let alive = live.contains_key(&session.tmux_name);
@@ -148,7 +162,11 @@ mod tests {
             reserved: BTreeSet::from(["r"]),
         };
         let filter = NameFilter::new(&["*".into()], &["skip*".into()]);
-        let plan = plan_discovery(&live(&["a", "b", "d", "r", "skip-me", "bad\nname"]), &known, &filter);
+        let plan = plan_discovery(
+            &live(&["a", "b", "d", "r", "skip-me", "bad\nname"]),
+            &known,
+            &filter,
+        );
         assert_eq!(plan.adopt, vec!["b".to_owned()]);
         assert_eq!(plan.update, vec![(1, view("a"))]);
         assert_eq!(plan.forget_detached, vec!["gone".to_owned()]);
@@ -157,7 +175,12 @@ mod tests {
     #[test]
     fn include_patterns_narrow_adoption() {
         let filter = NameFilter::new(&["agent-*".into(), "job?".into()], &[]);
-        let cases = [("agent-1", true), ("job7", true), ("job77", false), ("other", false)];
+        let cases = [
+            ("agent-1", true),
+            ("job7", true),
+            ("job77", false),
+            ("other", false),
+        ];
         for (name, allowed) in cases {
             assert_eq!(filter.allows(name), allowed, "{name}");
         }

@@ -21,7 +21,10 @@ pub fn format_id(n: u64) -> String {
 /// The number in `sess_<n>`, if that is what `id` is.
 pub fn parse_id(id: &str) -> Option<u64> {
     let digits = id.strip_prefix(ID_PREFIX)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || (digits.len() > 1 && digits.starts_with('0')) {
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
         return None;
     }
     digits.parse().ok()
@@ -129,7 +132,8 @@ impl Registry {
     }
 
     pub fn to_file(&self) -> RegistryFile {
-        let mut sessions: Vec<PersistedSession> = self.sessions.values().map(Entry::persisted).collect();
+        let mut sessions: Vec<PersistedSession> =
+            self.sessions.values().map(Entry::persisted).collect();
         sessions.extend(self.detached.values().cloned());
         let mut detached: Vec<String> = self.detached.keys().cloned().collect();
         // Not yet restored: keep it on disk exactly as it was.
@@ -156,7 +160,15 @@ mod tests {
         assert_eq!(format_id(7), "sess_7");
         assert_eq!(parse_id("sess_7"), Some(7));
         assert_eq!(parse_id("sess_0"), Some(0));
-        for bad in ["sess_", "sess_07", "sess_-1", "sess_1a", "7", "SESS_7", "sess_99999999999999999999999"] {
+        for bad in [
+            "sess_",
+            "sess_07",
+            "sess_-1",
+            "sess_1a",
+            "7",
+            "SESS_7",
+            "sess_99999999999999999999999",
+        ] {
             assert_eq!(parse_id(bad), None, "{bad}");
         }
     }

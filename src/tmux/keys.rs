@@ -5,10 +5,10 @@
 
 /// Named keys tmux understands (compared case-insensitively, as tmux does).
 const NAMED_KEYS: &[&str] = &[
-    "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home", "End",
-    "IC", "Insert", "DC", "Delete", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage", "Any",
-    "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6", "KP1", "KP2", "KP3",
-    "KPEnter", "KP0", "KP.",
+    "Enter", "Escape", "Tab", "BTab", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home",
+    "End", "IC", "Insert", "DC", "Delete", "PageUp", "PgUp", "PPage", "PageDown", "PgDn", "NPage",
+    "Any", "KP/", "KP*", "KP-", "KP7", "KP8", "KP9", "KP+", "KP4", "KP5", "KP6", "KP1", "KP2",
+    "KP3", "KPEnter", "KP0", "KP.",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +36,9 @@ pub fn validate_key(key: &str) -> Result<(), KeyError> {
     if known {
         Ok(())
     } else {
-        Err(KeyError { key: key.to_owned() })
+        Err(KeyError {
+            key: key.to_owned(),
+        })
     }
 }
 
@@ -58,10 +60,15 @@ mod tests {
 
     #[test]
     fn keys() {
-        for ok in ["Enter", "enter", "C-c", "M-x", "C-M-Left", "F5", "F12", "Up", "a", "^C", "S-Tab", "é", "KP5"] {
+        for ok in [
+            "Enter", "enter", "C-c", "M-x", "C-M-Left", "F5", "F12", "Up", "a", "^C", "S-Tab", "é",
+            "KP5",
+        ] {
             assert_eq!(validate_key(ok), Ok(()), "{ok}");
         }
-        for bad in ["", "Entr", "F0", "F25", "F05", "C-", "hello", "C-Entr", " ", "\n", "ab"] {
+        for bad in [
+            "", "Entr", "F0", "F25", "F05", "C-", "hello", "C-Entr", " ", "\n", "ab",
+        ] {
             assert!(validate_key(bad).is_err(), "{bad:?}");
         }
     }

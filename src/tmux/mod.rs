@@ -88,7 +88,12 @@ pub enum CaptureRange {
 }
 
 impl Tmux {
-    pub fn new(bin: PathBuf, socket: Socket, config_file: Option<PathBuf>, timeout: Duration) -> Self {
+    pub fn new(
+        bin: PathBuf,
+        socket: Socket,
+        config_file: Option<PathBuf>,
+        timeout: Duration,
+    ) -> Self {
         Tmux {
             bin,
             socket,
@@ -121,7 +126,13 @@ impl Tmux {
     pub fn attach_argv(&self, name: &str) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.bin.clone().into()];
         argv.extend(self.global_args());
-        argv.extend(["attach-session".into(), "-f".into(), "ignore-size".into(), "-t".into(), session_target(name).into()]);
+        argv.extend([
+            "attach-session".into(),
+            "-f".into(),
+            "ignore-size".into(),
+            "-t".into(),
+            session_target(name).into(),
+        ]);
         argv
     }
 
@@ -137,7 +148,11 @@ impl Tmux {
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let command_line = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+        let command_line = args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ");
         let mut command = tokio::process::Command::new(&self.bin);
         command
             .args(self.global_args())
@@ -185,7 +200,10 @@ impl Tmux {
 
     /// Every pane of every session, in one call. No server means no panes.
     pub async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
-        match self.run(["list-panes", "-a", "-F", LIST_PANES_FORMAT]).await {
+        match self
+            .run(["list-panes", "-a", "-F", LIST_PANES_FORMAT])
+            .await
+        {
             Ok(out) => Ok(parse_list_panes(&out)),
             Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
             Err(e) => Err(e),
@@ -193,9 +211,19 @@ impl Tmux {
     }
 
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<(), TmuxError> {
-        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), request.name.into()];
+        let mut args: Vec<OsString> = vec![
+            "new-session".into(),
+            "-d".into(),
+            "-s".into(),
+            request.name.into(),
+        ];
         if let Some((cols, rows)) = request.size {
-            args.extend(["-x".into(), cols.to_string().into(), "-y".into(), rows.to_string().into()]);
+            args.extend([
+                "-x".into(),
+                cols.to_string().into(),
+                "-y".into(),
+                rows.to_string().into(),
+            ]);
         }
         if let Some(cwd) = request.cwd {
             args.extend(["-c".into(), cwd.into()]);
@@ -216,12 +244,16 @@ impl Tmux {
     }
 
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
-        self.run(["kill-session", "-t", &session_target(name)]).await.map(drop)
+        self.run(["kill-session", "-t", &session_target(name)])
+            .await
+            .map(drop)
     }
 
     /// Types `text` literally into the session's active pane.
     pub async fn send_text(&self, name: &str, text: &str) -> Result<(), TmuxError> {
-        self.run(["send-keys", "-t", &pane_target(name), "-l", "--", text]).await.map(drop)
+        self.run(["send-keys", "-t", &pane_target(name), "-l", "--", text])
+            .await
+            .map(drop)
     }
 
     /// Sends tmux key names (`Enter`, `C-c`, ...), validated beforehand.
@@ -234,21 +266,43 @@ impl Tmux {
 
     /// Lines of the active pane, joined wrapped lines (`-J`), trailing
     /// spaces trimmed.
-    pub async fn capture_pane(&self, name: &str, range: CaptureRange) -> Result<Vec<String>, TmuxError> {
+    pub async fn capture_pane(
+        &self,
+        name: &str,
+        range: CaptureRange,
+    ) -> Result<Vec<String>, TmuxError> {
         let target = pane_target(name);
         let CaptureRange::History { lines } = range;
         let start = format!("-{lines}");
         let out = self
-            .run(["capture-pane", "-p", "-J", "-t", &target, "-S", &start, "-E", "-1"])
+            .run([
+                "capture-pane",
+                "-p",
+                "-J",
+                "-t",
+                &target,
+                "-S",
+                &start,
+                "-E",
+                "-1",
+            ])
             .await?;
         Ok(out.lines().map(|l| l.trim_end().to_owned()).collect())
     }
 
     pub async fn resize_window(&self, name: &str, cols: u16, rows: u16) -> Result<(), TmuxError> {
         let target = pane_target(name);
-        self.run(["resize-window", "-t", &target, "-x", &cols.to_string(), "-y", &rows.to_string()])
-            .await
-            .map(drop)
+        self.run([
+            "resize-window",
+            "-t",
+            &target,
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+        ])
+        .await
+        .map(drop)
     }
 
     /// `tmux -V`, for health and doctor output.

@@ -20,7 +20,9 @@ pub enum NameError {
     LeadingDash,
     #[error("session name starts with `=`, which tmux reads as an exact-match marker")]
     LeadingEquals,
-    #[error("session name contains `{0}`, which tmux stores escaped (the name would not round-trip)")]
+    #[error(
+        "session name contains `{0}`, which tmux stores escaped (the name would not round-trip)"
+    )]
     Escaped(char),
     #[error("session name contains a control character ({0:?})")]
     Control(char),
@@ -87,7 +89,10 @@ mod tests {
         for (name, want) in cases {
             assert_eq!(&validate_session_name(name), want, "name {name:?}");
         }
-        assert_eq!(validate_session_name(&"x".repeat(201)), Err(NameError::TooLong));
+        assert_eq!(
+            validate_session_name(&"x".repeat(201)),
+            Err(NameError::TooLong)
+        );
         assert_eq!(validate_session_name(&"x".repeat(200)), Ok(()));
     }
 }

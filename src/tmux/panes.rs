@@ -59,8 +59,21 @@ pub fn parse_list_panes(out: &str) -> Vec<PaneInfo> {
 
 fn parse_pane_line(line: &str) -> Option<PaneInfo> {
     let fields: Vec<&str> = line.split('\t').collect();
-    let [name, window_active, pane_active, width, height, command, path, dead, pid, status, position, title, alternate] =
-        fields.as_slice()
+    let [
+        name,
+        window_active,
+        pane_active,
+        width,
+        height,
+        command,
+        path,
+        dead,
+        pid,
+        status,
+        position,
+        title,
+        alternate,
+    ] = fields.as_slice()
     else {
         return None;
     };

@@ -15,13 +15,20 @@ use serde_json::Value;
 /// A shell with a fixed prompt and no rc files, for sessions tests type into.
 pub const SHELL: &str = "env PS1='$ ' bash --norc --noprofile";
 /// Environment every tmux server here starts with, so prompts are predictable.
-const SHELL_ENV: [(&str, &str); 3] = [("PS1", "$ "), ("HISTFILE", "/dev/null"), ("PROMPT_COMMAND", "")];
+const SHELL_ENV: [(&str, &str); 3] = [
+    ("PS1", "$ "),
+    ("HISTFILE", "/dev/null"),
+    ("PROMPT_COMMAND", ""),
+];
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 fn unique(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
     format!("{prefix}-{}-{n}-{nanos}", std::process::id())
 }
 
@@ -32,12 +39,16 @@ pub struct TmuxServer {
 
 impl TmuxServer {
     pub fn new() -> Self {
-        TmuxServer { socket: unique("tmuxd-test") }
+        TmuxServer {
+            socket: unique("tmuxd-test"),
+        }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
+        command
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args);
         command.env_remove("TMUX").env_remove("TMUX_PANE");
         command.envs(SHELL_ENV);
         command.stdin(Stdio::null());
@@ -45,23 +56,41 @@ impl TmuxServer {
     }
 
     pub fn output(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("tmux must be installed (scripts/test installs it)")
+        self.command(args)
+            .output()
+            .expect("tmux must be installed (scripts/test installs it)")
     }
 
     /// Runs tmux and insists it succeeds.
     pub fn run(&self, args: &[&str]) -> String {
         let out = self.output(args);
-        assert!(out.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// A detached bash session at a prompt, 80x24 unless given.
     pub fn new_shell(&self, name: &str) {
-        self.run(&["new-session", "-d", "-s", name, "-x", "80", "-y", "24", SHELL]);
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            SHELL,
+        ]);
     }
 
     pub fn has_session(&self, name: &str) -> bool {
-        self.output(&["has-session", "-t", &format!("={name}")]).status.success()
+        self.output(&["has-session", "-t", &format!("={name}")])
+            .status
+            .success()
     }
 
     /// The visible pane, trailing spaces trimmed, trailing empty lines dropped.
@@ -72,7 +101,13 @@ impl TmuxServer {
 
     /// (cols, rows) of the session's active window.
     pub fn size(&self, name: &str) -> (u16, u16) {
-        let out = self.run(&["display-message", "-p", "-t", &format!("={name}:"), "#{window_width} #{window_height}"]);
+        let out = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={name}:"),
+            "#{window_width} #{window_height}",
+        ]);
         let mut parts = out.split_whitespace().map(|n| n.parse().unwrap());
         (parts.next().unwrap(), parts.next().unwrap())
     }
@@ -87,7 +122,10 @@ impl TmuxServer {
     /// Waits until the pane shows `needle` (real tmux, so this is the oracle).
     pub fn wait_for_text(&self, name: &str, needle: &str) {
         wait_for(&format!("{needle:?} in tmux pane {name}"), || {
-            self.capture(name).iter().any(|l| l.contains(needle)).then_some(())
+            self.capture(name)
+                .iter()
+                .any(|l| l.contains(needle))
+                .then_some(())
         });
     }
 }
@@ -121,6 +159,7 @@ pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
 }
 
 /// How to start a daemon.
+#[derive(Default)]
 pub struct DaemonOptions {
     /// Extra TOML placed before the generated `[tmux]` and `[discovery]` tables.
     pub extra_config: String,
@@ -129,18 +168,6 @@ pub struct DaemonOptions {
     pub tmux_bin: Option<PathBuf>,
     pub path_env: Option<String>,
     pub env: Vec<(String, String)>,
-}
-
-impl Default for DaemonOptions {
-    fn default() -> Self {
-        DaemonOptions {
-            extra_config: String::new(),
-            data_dir: None,
-            tmux_bin: None,
-            path_env: None,
-            env: Vec::new(),
-        }
-    }
 }
 
 /// The real `tmuxd serve` binary on 127.0.0.1:0.
@@ -164,9 +191,15 @@ impl Daemon {
 
     pub fn start_with(tmux: &TmuxServer, options: DaemonOptions) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
-        let data_dir = options.data_dir.clone().unwrap_or_else(|| dir.path().join("data"));
+        let data_dir = options
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| dir.path().join("data"));
         let config_path = dir.path().join("config.toml");
-        let bin = options.tmux_bin.clone().unwrap_or_else(|| PathBuf::from("tmux"));
+        let bin = options
+            .tmux_bin
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
             "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = 200\n",
             options.extra_config, tmux.socket
@@ -207,7 +240,10 @@ impl Daemon {
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("daemon did not start:\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+                panic!(
+                    "daemon did not start:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
             }
         };
         Daemon {
@@ -215,7 +251,10 @@ impl Daemon {
             base,
             data_dir,
             log,
-            http: reqwest::blocking::Client::builder().timeout(Duration::from_secs(20)).build().unwrap(),
+            http: reqwest::blocking::Client::builder()
+                .timeout(Duration::from_secs(20))
+                .build()
+                .unwrap(),
             _dir: dir,
         }
     }
@@ -228,7 +267,12 @@ impl Daemon {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    pub fn request(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(body) = body {
             request = request.json(body);
@@ -266,13 +310,23 @@ impl Daemon {
     }
 
     pub fn session_ids(&self) -> Vec<String> {
-        self.sessions().iter().map(|s| s["session_id"].as_str().unwrap().to_owned()).collect()
+        self.sessions()
+            .iter()
+            .map(|s| s["session_id"].as_str().unwrap().to_owned())
+            .collect()
     }
 
     pub fn snapshot_lines(&self, id: &str) -> Vec<String> {
         let (status, snap) = self.get(&format!("/v1/sessions/{id}/snapshot"));
         assert_eq!(status, StatusCode::OK, "{snap}");
-        trim_lines(snap["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect())
+        trim_lines(
+            snap["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap().to_owned())
+                .collect(),
+        )
     }
 
     /// Waits until the daemon's snapshot shows `needle`.
@@ -309,7 +363,11 @@ impl Daemon {
                 self.child = None;
                 return status;
             }
-            assert!(Instant::now() < deadline, "daemon did not exit:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "daemon did not exit:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
