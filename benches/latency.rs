@@ -12,7 +12,8 @@ use serde_json::json;
 
 fn report(what: &str, mut samples: Vec<Duration>) {
     samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
+    let at =
+        |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
     println!(
         "{what:<34} n={:<5} p50={:>8.3} ms  p95={:>8.3} ms  p99={:>8.3} ms  max={:>8.3} ms",
         samples.len(),
@@ -46,18 +47,30 @@ fn main() {
     report("create (POST /v1/sessions)", creates);
 
     daemon.wait_for_snapshot(&first_id, "$");
-    let snapshots: Vec<Duration> = (0..2000).map(|_| time(|| daemon.get(&format!("/v1/sessions/{first_id}/snapshot"))).0).collect();
+    let snapshots: Vec<Duration> = (0..2000)
+        .map(|_| time(|| daemon.get(&format!("/v1/sessions/{first_id}/snapshot"))).0)
+        .collect();
     report("snapshot text (80x24)", snapshots);
     let ansi: Vec<Duration> = (0..2000)
         .map(|_| time(|| daemon.get(&format!("/v1/sessions/{first_id}/snapshot?format=ansi"))).0)
         .collect();
     report("snapshot ansi (80x24)", ansi);
 
-    let lists: Vec<Duration> = (0..500).map(|_| time(|| daemon.get("/v1/sessions")).0).collect();
+    let lists: Vec<Duration> = (0..500)
+        .map(|_| time(|| daemon.get("/v1/sessions")).0)
+        .collect();
     report(&format!("list ({} sessions)", ids.len() + 1), lists);
 
     let inputs: Vec<Duration> = (0..200)
-        .map(|i| time(|| daemon.post(&format!("/v1/sessions/{first_id}/input"), &json!({ "text": format!("echo {i}"), "submit": true }))).0)
+        .map(|i| {
+            time(|| {
+                daemon.post(
+                    &format!("/v1/sessions/{first_id}/input"),
+                    &json!({ "text": format!("echo {i}"), "submit": true }),
+                )
+            })
+            .0
+        })
         .collect();
     report("input text+Enter (send-keys)", inputs);
 
