@@ -151,7 +151,8 @@ fn serve_with_config(toml: &str, env: &[(&str, &str)]) -> Output {
 
 #[test]
 fn bad_config_exits_78_naming_the_key() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
         ("bogus_key = 1\n", &[], "bogus_key"),
         ("max_sessions = \"many\"\n", &[], "max_sessions"),
         ("max_sessions = 0\n", &[], "max_sessions"),
