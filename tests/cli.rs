@@ -209,3 +209,44 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
     assert!(line("log").contains("env"), "{text}");
     assert!(line("checkpoint_interval_s").contains("default"), "{text}");
 }
+
+#[test]
+fn doctor_reports_each_check() {
+    let tmux = TmuxServer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |bin: &str| {
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "bind = \"127.0.0.1:0\"\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\n",
+                tmux.socket
+            ),
+        )
+        .unwrap();
+        Command::new(tmuxd_bin())
+            .args(["doctor", "--config"])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .output()
+            .unwrap()
+    };
+    let healthy = run("tmux");
+    let text = String::from_utf8_lossy(&healthy.stdout).into_owned();
+    assert!(healthy.status.success(), "{text}");
+    for check in ["tmux", "data dir", "bind", "auth"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("ok") && l.contains(check)),
+            "{check}: {text}"
+        );
+    }
+    let broken = run("/nonexistent/tmux");
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&broken.stdout)
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("tmux"))
+    );
+}
