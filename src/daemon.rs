@@ -7,7 +7,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::api::{self, AppState, AuthPolicy};
+use crate::api::{self, AppState, AuthPolicy, StreamLimits};
 use crate::config::Config;
 use crate::supervisor::{Settings, Supervisor};
 use crate::tmux::{Socket, Tmux};
@@ -50,15 +50,18 @@ pub async fn serve(
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
-    let state = AppState {
-        supervisor: supervisor.clone(),
-        started_at: Instant::now(),
-    };
     let auth = AuthPolicy {
         token: config.auth.token.clone(),
         read_token: config.auth.read_token.clone(),
     };
-    let app = api::router(state, auth, config.http.max_body_bytes);
+    let state = AppState {
+        supervisor: supervisor.clone(),
+        started_at: Instant::now(),
+        auth: std::sync::Arc::new(auth),
+        streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
+        cancel: cancel.clone(),
+    };
+    let app = api::router(state, config.http.max_body_bytes);
     // Scripts and tests read the bound address (the port may have been 0) from this line.
     println!("tmuxd listening on http://{address}");
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");

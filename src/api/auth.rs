@@ -1,7 +1,8 @@
 //! Who may talk to the daemon. Without a token only loopback clients may:
 //! the Host and Origin checks stop DNS rebinding and cross-site requests
 //! from a browser. With tokens, a bearer token is required (the read token
-//! allows GET only).
+//! allows GET and streams only); a WebSocket may instead authenticate with
+//! its first message.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -19,9 +20,21 @@ pub struct AuthPolicy {
     pub read_token: Option<String>,
 }
 
+/// What a request may do, as decided by the guard (a request extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anything.
+    Full,
+    /// GET and streams; no input.
+    ReadOnly,
+    /// A WebSocket without a bearer header: it must send
+    /// `{"type":"auth","token":"..."}` first (browsers cannot set headers).
+    WebSocketPending,
+}
+
 pub async fn guard(
     State(policy): State<std::sync::Arc<AuthPolicy>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     match check(
@@ -30,7 +43,10 @@ pub async fn guard(
         request.uri().path(),
         request.headers(),
     ) {
-        Ok(()) => next.run(request).await,
+        Ok(access) => {
+            request.extensions_mut().insert(access);
+            next.run(request).await
+        }
         Err(error) => error.into_response(),
     }
 }
@@ -40,44 +56,65 @@ fn check(
     method: &Method,
     path: &str,
     headers: &HeaderMap,
-) -> Result<(), ApiError> {
-    let Some(token) = &policy.token else {
-        return check_loopback(headers);
-    };
+) -> Result<Access, ApiError> {
+    if policy.token.is_none() {
+        return check_loopback(headers).map(|()| Access::Full);
+    }
     if OPEN_PATHS.contains(&path) {
-        return Ok(());
+        return Ok(Access::ReadOnly);
     }
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing bearer token",
-            )
-        })?;
-    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
-        return Ok(());
-    }
-    let read_only = policy
-        .read_token
-        .as_ref()
-        .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()));
-    match (read_only, method == Method::GET) {
-        (true, true) => Ok(()),
-        (true, false) => Err(ApiError::new(
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(presented) = presented else {
+        if is_websocket_upgrade(headers) {
+            return Ok(Access::WebSocketPending);
+        }
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing bearer token",
+        ));
+    };
+    match (policy.access_for(presented), method == Method::GET) {
+        (Some(Access::Full), _) => Ok(Access::Full),
+        (Some(_), true) => Ok(Access::ReadOnly),
+        (Some(_), false) => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden",
             "the read token allows GET only",
         )),
-        (false, _) => Err(ApiError::new(
+        (None, _) => Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "invalid token",
         )),
     }
+}
+
+impl AuthPolicy {
+    /// What a presented token allows, compared in constant time.
+    pub fn access_for(&self, presented: &str) -> Option<Access> {
+        let matches = |t: &Option<String>| {
+            t.as_ref()
+                .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()))
+        };
+        if matches(&self.token) {
+            Some(Access::Full)
+        } else if matches(&self.read_token) {
+            Some(Access::ReadOnly)
+        } else {
+            None
+        }
+    }
+}
+
+fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
 fn check_loopback(headers: &HeaderMap) -> Result<(), ApiError> {
@@ -226,5 +263,14 @@ mod tests {
             StatusCode::UNAUTHORIZED
         );
         assert!(check(&policy, &Method::GET, "/healthz", &HeaderMap::new()).is_ok());
+        let access = |method: Method, h: HeaderMap| {
+            check(&policy, &method, "/v1/sessions/sess_1/stream", &h).unwrap()
+        };
+        assert_eq!(access(Method::POST, bearer("rw")), Access::Full);
+        assert_eq!(access(Method::GET, bearer("ro")), Access::ReadOnly);
+        let upgrade = headers(&[(header::UPGRADE, "websocket")]);
+        assert_eq!(access(Method::GET, upgrade), Access::WebSocketPending);
+        assert_eq!(policy.access_for("ro"), Some(Access::ReadOnly));
+        assert_eq!(policy.access_for("r"), None);
     }
 }

@@ -60,6 +60,8 @@ impl From<SupervisorError> for ApiError {
             E::Tmux(_) => (StatusCode::SERVICE_UNAVAILABLE, "tmux_unavailable"),
             E::Attach(_) => (StatusCode::INTERNAL_SERVER_ERROR, "attach_failed"),
             E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            E::QueueFull { .. } => (StatusCode::TOO_MANY_REQUESTS, "queue_full"),
+            E::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
         };
         if status.is_server_error() {
             tracing::warn!("{message}");

@@ -10,7 +10,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use crate::session::SnapshotFormat;
-use crate::supervisor::{CreateSession, DeleteMode, Input};
+use crate::supervisor::{CreateSession, DeleteMode, Input, ThoughtUpdate, Until, When};
 
 type ApiResult<T> = Result<T, ApiError>;
 
@@ -90,14 +90,6 @@ pub async fn adopt(
     Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
 }
 
-#[derive(Deserialize, Default, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-enum When {
-    #[default]
-    Now,
-    Idle,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputBody {
@@ -115,18 +107,62 @@ pub async fn input(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<InputBody>,
 ) -> ApiResult<Json<Value>> {
-    if body.when == When::Idle {
-        return Err(ApiError::bad_request(
-            "when=idle (queued input) is not supported yet",
-        ));
-    }
     let input = Input {
         text: body.text,
         keys: body.keys,
         submit: body.submit,
+        when: body.when,
     };
-    state.supervisor.input(&id, input).await?;
-    Ok(Json(json!({ "delivered": true, "queued": false })))
+    let outcome = state.supervisor.input(&id, input).await?;
+    Ok(Json(json!(outcome)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitBody {
+    until: Until,
+    timeout_ms: Option<u64>,
+}
+
+/// Wait this long when the client does not say.
+const DEFAULT_WAIT_MS: u64 = 30_000;
+
+pub async fn wait(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<WaitBody>,
+) -> ApiResult<Json<Value>> {
+    let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
+    let session = state.supervisor.wait(&id, body.until, timeout_ms).await?;
+    Ok(Json(json!({ "session": session })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThoughtBody {
+    text: String,
+    state: Option<String>,
+    tokens_in: Option<u64>,
+    tokens_out: Option<u64>,
+    updated_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+pub async fn thought(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ThoughtBody>,
+) -> ApiResult<Json<Value>> {
+    let update = ThoughtUpdate {
+        text: body.text,
+        state: body.state,
+        tokens_in: body.tokens_in,
+        tokens_out: body.tokens_out,
+        updated_at: body.updated_at,
+    };
+    let (thought, applied) = state.supervisor.put_thought(&id, update).await?;
+    Ok(Json(
+        json!({ "session_id": id, "thought": thought, "applied": applied }),
+    ))
 }
 
 #[derive(Deserialize)]

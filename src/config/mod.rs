@@ -29,14 +29,14 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 22] = [
+const KEYS: [&str; 24] = [
     "bind", "data_dir", "log", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude",
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue", "session.max_scrollback_lines",
-    "http.max_body_bytes",
+    "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "state.attention_after_s", "state.idle_after_ms",
 ];
 
@@ -140,6 +140,10 @@ pub struct SessionConfig {
 pub struct HttpConfig {
     /// Largest request body accepted; larger answers 413.
     pub max_body_bytes: usize,
+    /// Open WebSocket streams allowed per session.
+    pub max_streams_per_session: usize,
+    /// Open WebSocket streams allowed in all.
+    pub max_streams: usize,
 }
 
 /// `[state]`: thresholds of the idle and attention states.
@@ -181,6 +185,8 @@ impl Config {
             },
             http: HttpConfig {
                 max_body_bytes: 1_048_576,
+                max_streams_per_session: 16,
+                max_streams: 256,
             },
             state: StateConfig {
                 attention_after_s: 300,
@@ -348,6 +354,8 @@ pub struct FileSession {
 #[serde(deny_unknown_fields)]
 pub struct FileHttp {
     pub max_body_bytes: Option<usize>,
+    pub max_streams_per_session: Option<usize>,
+    pub max_streams: Option<usize>,
 }
 
 /// `[state]`
@@ -522,6 +530,8 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("session.subscriber_queue", session.subscriber_queue);
     take!("session.max_scrollback_lines", session.max_scrollback_lines);
     take!("http.max_body_bytes", http.max_body_bytes);
+    take!("http.max_streams_per_session", http.max_streams_per_session);
+    take!("http.max_streams", http.max_streams);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
 }
@@ -588,7 +598,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 11] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 13] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -598,6 +608,8 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("session.subscriber_queue", c.session.subscriber_queue as u64, 1..=65_536),
         ("session.max_scrollback_lines", c.session.max_scrollback_lines as u64, 1..=1_000_000),
         ("http.max_body_bytes", c.http.max_body_bytes as u64, 1024..=67_108_864),
+        ("http.max_streams_per_session", c.http.max_streams_per_session as u64, 1..=1024),
+        ("http.max_streams", c.http.max_streams as u64, 1..=65_536),
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
     ];
@@ -697,7 +709,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 22] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 24] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -725,6 +737,8 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 22] {
         ("session.subscriber_queue", num(c.session.subscriber_queue as u64)),
         ("session.max_scrollback_lines", num(c.session.max_scrollback_lines as u64)),
         ("http.max_body_bytes", num(c.http.max_body_bytes as u64)),
+        ("http.max_streams_per_session", num(c.http.max_streams_per_session as u64)),
+        ("http.max_streams", num(c.http.max_streams as u64)),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
     ];

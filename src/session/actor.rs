@@ -1,17 +1,21 @@
 //! The actor loop: PTY output in, commands in, answers out. It owns all of
 //! a session's terminal state; nothing here is shared or locked.
 
-use bytes::Bytes;
-use chrono::Utc;
-use tokio::sync::mpsc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use tokio::sync::{mpsc, watch};
+
+use super::foreground;
 use super::pty::{ClientPty, PtyError};
 use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
-use super::state::StateTracker;
+use super::state::{Detector, Signal, StateView};
 use super::{
-    ActorConfig, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, SessionCmd, Snapshot,
-    Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, SessionCmd,
+    Snapshot, Subscription, Transport,
 };
 use crate::tmux::SessionView;
 
@@ -21,16 +25,26 @@ const READ_BUFFER: usize = 64 * 1024;
 /// Output kept to read the client's exit message from.
 const TAIL_BYTES: usize = 256;
 
+/// A stream subscriber: its queue, and the flag set when it overflowed.
+struct Subscriber {
+    tx: mpsc::Sender<Chunk>,
+    overflowed: Arc<AtomicBool>,
+}
+
 struct SessionActor {
     session_id: String,
     actor_id: u64,
     view: SessionView,
     screen: Screen,
+    /// Hash of the window's text, to tell real changes from redraw noise.
+    screen_hash: u64,
     ring: ReplayRing,
-    state: StateTracker,
-    subscribers: Vec<mpsc::Sender<Chunk>>,
+    detector: Detector,
+    state_tx: watch::Sender<StateView>,
+    output_tx: watch::Sender<u64>,
+    subscribers: Vec<Subscriber>,
     config: ActorConfig,
-    exits: mpsc::UnboundedSender<ClientExited>,
+    events: mpsc::UnboundedSender<ActorEvent>,
     client_gone: bool,
     /// The last bytes of output, where the client's exit message lands.
     tail: Vec<u8>,
@@ -44,16 +58,21 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
         layout.cols,
         layout.client_rows(),
     )?;
+    let detector = Detector::new(Utc::now(), spec.config.timing);
+    let screen = Screen::new(layout);
     let actor = SessionActor {
         session_id: spec.session_id,
         actor_id: spec.actor_id,
         view: spec.view,
-        screen: Screen::new(layout),
+        screen_hash: screen.content_hash(),
+        screen,
         ring: ReplayRing::new(spec.config.replay_bytes),
-        state: StateTracker::new(Utc::now(), spec.config.idle_after),
+        state_tx: watch::channel(detector.view()).0,
+        output_tx: watch::channel(0).0,
+        detector,
         subscribers: Vec::new(),
         config: spec.config,
-        exits: spec.exits,
+        events: spec.events,
         client_gone: false,
         tail: Vec::with_capacity(TAIL_BYTES * 2),
     };
@@ -70,10 +89,22 @@ fn layout_of(view: &SessionView) -> Layout {
     }
 }
 
+/// Sleeps until `deadline`, or forever when there is none.
+async fn until(deadline: Option<DateTime<Utc>>) {
+    match deadline {
+        Some(deadline) => {
+            let wait = (deadline - Utc::now()).to_std().unwrap_or_default();
+            tokio::time::sleep(wait).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 impl SessionActor {
     async fn run(mut self, pty: ClientPty, mut inbox: mpsc::Receiver<SessionCmd>) {
         let mut buf = vec![0u8; READ_BUFFER];
         loop {
+            let deadline = self.detector.next_deadline();
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
@@ -88,6 +119,7 @@ impl SessionActor {
                     Ok(0) | Err(_) => self.on_client_gone(),
                     Ok(n) => self.ingest(&buf[..n]),
                 },
+                _ = until(deadline) => self.look_again(),
             }
         }
         pty.close().await;
@@ -107,19 +139,39 @@ impl SessionActor {
                 let _ = reply.send(self.summary());
             }
             SessionCmd::Write { bytes, reply } => {
+                self.signal(Signal::Input);
                 let _ = reply.send(pty.write_all(&bytes).await);
             }
+            SessionCmd::NoteInput => self.signal(Signal::Input),
             SessionCmd::UpdateView { view } => self.update_view(view, pty),
             SessionCmd::Subscribe { since, reply } => {
                 let (tx, live) = mpsc::channel(self.config.subscriber_queue);
+                let overflowed = Arc::new(AtomicBool::new(false));
                 let replay = match since {
                     Some(since) => self.ring.since(since),
                     None => Replay::Complete(Vec::new()),
                 };
                 if !self.client_gone {
-                    self.subscribers.push(tx);
+                    self.subscribers.push(Subscriber {
+                        tx,
+                        overflowed: overflowed.clone(),
+                    });
                 }
-                let _ = reply.send(Subscription { replay, live });
+                let layout = self.screen.layout();
+                let _ = reply.send(Subscription {
+                    replay,
+                    live,
+                    overflowed,
+                    latest_seq: self.ring.latest_seq(),
+                    cols: layout.cols,
+                    rows: layout.rows,
+                });
+            }
+            SessionCmd::WatchState { reply } => {
+                let _ = reply.send(self.state_tx.subscribe());
+            }
+            SessionCmd::WatchOutput { reply } => {
+                let _ = reply.send(self.output_tx.subscribe());
             }
             SessionCmd::Shutdown { .. } => unreachable!("handled in run"),
         }
@@ -127,27 +179,57 @@ impl SessionActor {
 
     fn ingest(&mut self, bytes: &[u8]) {
         self.screen.process(bytes);
-        self.state.on_output(Utc::now());
+        let hash = self.screen.content_hash();
+        let changed = hash != self.screen_hash;
+        self.screen_hash = hash;
+        self.signal(Signal::Output { bytes, changed });
         self.tail
             .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL_BYTES)..]);
         if self.tail.len() > TAIL_BYTES {
             self.tail.drain(..self.tail.len() - TAIL_BYTES);
         }
         let chunk = self.ring.push(Bytes::copy_from_slice(bytes));
+        self.output_tx.send_replace(chunk.seq);
         // A subscriber whose queue is full is dropped, never waited on.
         self.subscribers
-            .retain(|s| s.try_send(chunk.clone()).is_ok());
+            .retain(|s| match s.tx.try_send(chunk.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    s.overflowed.store(true, Ordering::Relaxed);
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+    }
+
+    /// A deadline passed: see who holds the terminal now, then let time tell.
+    fn look_again(&mut self) {
+        let foreground = foreground::probe(self.view.pid, &self.view.current_command);
+        self.signal(Signal::Foreground(foreground));
+        self.signal(Signal::Tick);
+    }
+
+    /// Feeds the detector; a changed state goes to waiters and the supervisor.
+    fn signal(&mut self, signal: Signal<'_>) {
+        if let Some(view) = self.detector.step(Utc::now(), signal) {
+            self.state_tx.send_replace(view);
+            let _ = self.events.send(ActorEvent::State {
+                session_id: self.session_id.clone(),
+                actor_id: self.actor_id,
+                view,
+            });
+        }
     }
 
     fn on_client_gone(&mut self) {
         self.client_gone = true;
-        self.state.on_exit(Utc::now());
         self.subscribers.clear();
-        let _ = self.exits.send(ClientExited {
+        self.signal(Signal::Exit);
+        let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
             why: ClientExit::from_output_tail(&self.tail),
-        });
+        }));
     }
 
     fn update_view(&mut self, view: SessionView, pty: &ClientPty) {
@@ -157,6 +239,7 @@ impl SessionActor {
                 tracing::warn!(session_id = %self.session_id, "resizing the client PTY failed: {e}");
             }
             self.screen.set_layout(layout);
+            self.screen_hash = self.screen.content_hash();
         }
         self.view = view;
     }
@@ -169,8 +252,7 @@ impl SessionActor {
     }
 
     fn summary(&self) -> ActorSummary {
-        let now = Utc::now();
-        let state = self.state.view(now);
+        let state = self.detector.view();
         let layout = self.screen.layout();
         ActorSummary {
             state: state.state,
@@ -181,13 +263,17 @@ impl SessionActor {
             title: self.view.title.clone(),
             cols: layout.cols,
             rows: layout.rows,
-            last_activity_at: self.state.last_output(),
+            last_activity_at: self.detector.last_activity(),
             transport: if self.client_gone {
                 Transport::Disconnected
             } else {
                 Transport::Attached
             },
-            subscribers: self.subscribers.iter().filter(|s| !s.is_closed()).count(),
+            subscribers: self
+                .subscribers
+                .iter()
+                .filter(|s| !s.tx.is_closed())
+                .count(),
             latest_seq: self.ring.latest_seq(),
         }
     }

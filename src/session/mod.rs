@@ -3,22 +3,22 @@
 //! to it through a cloneable `SessionHandle`.
 
 mod actor;
+mod foreground;
 mod pty;
 mod replay;
 mod screen;
 mod state;
 
 use std::ffi::OsString;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 pub use pty::PtyError;
 pub use replay::{Chunk, Replay};
 pub use screen::{Cursor, Layout, ScreenSnapshot, SnapshotFormat};
-pub use state::{SessionState, StateReason};
+pub use state::{SessionState, StateReason, StateView, Timing};
 
 use crate::tmux::SessionView;
 
@@ -33,7 +33,7 @@ pub enum SessionCmd {
     Summary {
         reply: oneshot::Sender<ActorSummary>,
     },
-    /// Raw bytes typed on the client's terminal.
+    /// Raw bytes typed on the client's terminal (counts as input).
     Write {
         bytes: Vec<u8>,
         reply: oneshot::Sender<std::io::Result<()>>,
@@ -44,6 +44,16 @@ pub enum SessionCmd {
     Subscribe {
         since: Option<u64>,
         reply: oneshot::Sender<Subscription>,
+    },
+    /// Someone typed into the session through tmux (clears attention).
+    NoteInput,
+    /// The state as it changes, for waiters.
+    WatchState {
+        reply: oneshot::Sender<watch::Receiver<StateView>>,
+    },
+    /// The latest output sequence number as it changes, for screen viewers.
+    WatchOutput {
+        reply: oneshot::Sender<watch::Receiver<u64>>,
     },
     /// End the tmux client cleanly (the session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
@@ -85,10 +95,28 @@ pub struct ActorSummary {
 }
 
 /// A live output stream: replayed chunks first, then `live` until the
-/// session ends or the subscriber falls behind (then `live` closes).
+/// session ends or the subscriber falls behind (then `live` closes and
+/// `overflowed` is set).
 pub struct Subscription {
     pub replay: Replay,
     pub live: mpsc::Receiver<Chunk>,
+    pub overflowed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub latest_seq: u64,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// What actors tell the supervisor.
+#[derive(Debug)]
+pub enum ActorEvent {
+    /// The actor's tmux client has gone away.
+    Exited(ClientExited),
+    /// The session's state changed.
+    State {
+        session_id: String,
+        actor_id: u64,
+        view: StateView,
+    },
 }
 
 /// Sent to the supervisor when an actor's client has gone away.
@@ -134,7 +162,7 @@ impl ClientExit {
 pub struct ActorConfig {
     pub replay_bytes: usize,
     pub subscriber_queue: usize,
-    pub idle_after: Duration,
+    pub timing: Timing,
 }
 
 /// Everything needed to start an actor for one session.
@@ -145,7 +173,7 @@ pub struct ActorSpec {
     pub attach_argv: Vec<OsString>,
     pub env_remove: &'static [&'static str],
     pub config: ActorConfig,
-    pub exits: mpsc::UnboundedSender<ClientExited>,
+    pub events: mpsc::UnboundedSender<ActorEvent>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -198,6 +226,18 @@ impl SessionHandle {
     /// Never waits: a busy actor skips this tick's update and gets the next.
     pub fn update_view(&self, view: SessionView) {
         let _ = self.tx.try_send(SessionCmd::UpdateView { view });
+    }
+
+    pub fn note_input(&self) {
+        let _ = self.tx.try_send(SessionCmd::NoteInput);
+    }
+
+    pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {
+        self.ask(|reply| SessionCmd::WatchState { reply }).await
+    }
+
+    pub async fn watch_output(&self) -> Result<watch::Receiver<u64>, ActorGone> {
+        self.ask(|reply| SessionCmd::WatchOutput { reply }).await
     }
 
     /// Ends the client cleanly and waits for the actor to finish.

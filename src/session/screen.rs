@@ -105,6 +105,24 @@ impl Screen {
         }
     }
 
+    /// A hash of the window's text: changes when what a person would read
+    /// changes, not when tmux only redraws the status line or moves the cursor.
+    pub fn content_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let first = usize::from(self.layout.first_window_row());
+        for row in self
+            .parser
+            .screen()
+            .rows(0, self.layout.cols)
+            .skip(first)
+            .take(usize::from(self.layout.rows))
+        {
+            row.hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
     /// The window's rows. tmux's client always draws on the outer terminal's
     /// alternate screen, so whether the pane's program is on its own comes
     /// from tmux (`pane`), as does the title when the client set none.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub use events::{Event, EventKind, EventLog, NewEvent};
 pub use files::{DataDir, Loaded, write_atomic};
-pub use registry::{PersistedSession, RegistryFile, Thought, ThoughtsFile};
+pub use registry::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
 
 /// Everything that can go wrong reading or writing the data directory.
 #[derive(Debug, thiserror::Error)]

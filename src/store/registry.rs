@@ -44,6 +44,20 @@ pub struct PersistedSession {
     /// The working directory it was created in, if one was given.
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Input waiting for the session to be idle, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued_inputs: Vec<QueuedInput>,
+}
+
+/// Text queued with `when: "idle"`, typed when the session is next idle.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct QueuedInput {
+    /// Typed literally.
+    pub text: String,
+    /// Enter after the text.
+    pub submit: bool,
+    /// When it was queued.
+    pub queued_at: DateTime<Utc>,
 }
 
 /// `thoughts.json`: the latest published status of each session.
@@ -67,7 +81,8 @@ pub struct Thought {
     pub tokens_in: Option<u64>,
     /// Output tokens the publisher reported, if any.
     pub tokens_out: Option<u64>,
-    /// When tmuxd received this thought.
+    /// When the publisher made this status (or when tmuxd received it, if
+    /// the publisher did not say); an older one never replaces a newer one.
     pub updated_at: DateTime<Utc>,
 }
 
@@ -118,6 +133,7 @@ mod tests {
         let mut registry = RegistryFile::empty();
         registry.next_session_counter = 3;
         registry.sessions.push(PersistedSession {
+            queued_inputs: Vec::new(),
             session_id: "sess_2".into(),
             tmux_name: "work".into(),
             created_at: at(),

@@ -12,12 +12,12 @@ use tokio_util::task::TaskTracker;
 use super::Supervisor;
 use super::lifecycle::EndReason;
 use super::plan::{Known, plan_discovery};
-use crate::session::{ClientExit, ClientExited};
+use crate::session::{ActorEvent, ClientExit, ClientExited};
 use crate::tmux::session_views;
 
 pub(super) fn spawn_loops(
     supervisor: &Supervisor,
-    exited: mpsc::UnboundedReceiver<ClientExited>,
+    actor_events: mpsc::UnboundedReceiver<ActorEvent>,
     tasks: &TaskTracker,
     cancel: CancellationToken,
 ) {
@@ -38,7 +38,11 @@ pub(super) fn spawn_loops(
     };
     tasks.spawn(discovery);
     tasks.spawn(checkpoint);
-    tasks.spawn(reap_exited(supervisor.clone(), exited, cancel));
+    tasks.spawn(handle_actor_events(
+        supervisor.clone(),
+        actor_events,
+        cancel,
+    ));
 }
 
 /// Runs `work` every `period` until cancelled; a slow run delays the next
@@ -59,12 +63,13 @@ where
     }
 }
 
-/// Decides what each client exit means: re-attach if the session lives,
-/// otherwise record its end. Exits tmux could not be asked about are
+/// Acts on what actors report, in order: a state change is recorded (and may
+/// release queued input); a client exit is re-attached if the session lives,
+/// otherwise its end is recorded. Exits tmux could not be asked about are
 /// retried every reaper tick.
-async fn reap_exited(
+async fn handle_actor_events(
     supervisor: Supervisor,
-    mut exited: mpsc::UnboundedReceiver<ClientExited>,
+    mut actor_events: mpsc::UnboundedReceiver<ActorEvent>,
     cancel: CancellationToken,
 ) {
     let mut ticks = tokio::time::interval(supervisor.inner.settings.reaper_interval);
@@ -73,11 +78,16 @@ async fn reap_exited(
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
-            Some(exit) = exited.recv() => {
-                if let Err(exit) = supervisor.reap(exit).await {
-                    retry.push(exit);
+            Some(event) = actor_events.recv() => match event {
+                ActorEvent::Exited(exit) => {
+                    if let Err(exit) = supervisor.reap(exit).await {
+                        retry.push(exit);
+                    }
                 }
-            }
+                ActorEvent::State { session_id, actor_id, view } => {
+                    supervisor.on_state(&session_id, actor_id, view).await;
+                }
+            },
             _ = ticks.tick(), if !retry.is_empty() => {
                 for exit in std::mem::take(&mut retry) {
                     if let Err(exit) = supervisor.reap(exit).await {

@@ -13,8 +13,9 @@ use super::{
     CreateSession, DeleteMode, DeleteOutcome, SessionSummary, Supervisor, SupervisorError,
     check_size,
 };
+use crate::session::SessionState;
 use crate::session::{ActorSpec, SessionHandle};
-use crate::store::{EventKind, NewEvent};
+use crate::store::{EventKind, NewEvent, QueuedInput};
 use crate::tmux::{NewSession, SessionView, Tmux, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
@@ -50,6 +51,8 @@ struct Attach {
     created_at: DateTime<Utc>,
     command: Option<String>,
     cwd: Option<String>,
+    /// Input still queued from before (a restart or a detach).
+    queue: Vec<QueuedInput>,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -65,6 +68,7 @@ fn default_view(name: &str) -> SessionView {
         title: String::new(),
         dead: false,
         alternate_on: false,
+        pid: None,
     }
 }
 
@@ -110,6 +114,7 @@ impl Supervisor {
             created_at: Utc::now(),
             command: request.command.clone(),
             cwd: request.cwd.clone(),
+            queue: Vec::new(),
         };
         let summary = match self
             .attach(
@@ -197,7 +202,8 @@ impl Supervisor {
             view,
             created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
             command: known.as_ref().and_then(|k| k.command.clone()),
-            cwd: known.and_then(|k| k.cwd),
+            cwd: known.as_ref().and_then(|k| k.cwd.clone()),
+            queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
         };
         self.attach(
             attach,
@@ -288,6 +294,8 @@ impl Supervisor {
                 registry
                     .detached
                     .insert(entry.tmux_name.clone(), entry.persisted());
+            } else {
+                registry.thoughts.remove(&format_id(id));
             }
             entry
         };
@@ -296,7 +304,27 @@ impl Supervisor {
             NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
             &entry,
         );
-        let _ = self.persist().await;
+        if reason != EndReason::AttachFailed {
+            for item in &entry.queue {
+                let dropped = NewEvent::new(EventKind::InputDropped)
+                    .reason(reason.as_str())
+                    .detail("text", item.text.clone())
+                    .detail(
+                        "queued_at",
+                        serde_json::to_value(item.queued_at).unwrap_or_default(),
+                    );
+                self.record(dropped, &entry);
+            }
+        }
+        let registry_written = self.persist();
+        let thoughts_written = {
+            let registry = self.registry();
+            self.inner
+                .persistence
+                .queue_thoughts(registry.to_thoughts_file())
+        };
+        let _ = registry_written.await;
+        let _ = thoughts_written.await;
     }
 
     /// tmuxd's client went away but the session lives: attach a new one.
@@ -400,6 +428,7 @@ impl Supervisor {
                 created_at: session.created_at,
                 command: session.command,
                 cwd: session.cwd,
+                queue: session.queued_inputs,
             };
             let event = NewEvent::new(EventKind::SessionAdopted).reason("startup_reattach");
             if let Err(e) = self.attach(attach, event).await {
@@ -421,6 +450,7 @@ impl Supervisor {
             created_at,
             command,
             cwd,
+            queue,
         } = attach;
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self.spawn_actor(reservation.id, actor_id, view) {
@@ -441,6 +471,9 @@ impl Supervisor {
             ending: None,
             last_summary: None,
             reattaches: Vec::new(),
+            state: SessionState::Starting,
+            queue: queue.into(),
+            delivering: false,
         };
         self.record(event, &entry);
         {
@@ -466,7 +499,7 @@ impl Supervisor {
             view,
             env_remove: Tmux::scrubbed_env(),
             config: self.inner.settings.actor.clone(),
-            exits: self.inner.exits.clone(),
+            events: self.inner.events.clone(),
         })
     }
 

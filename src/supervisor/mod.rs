@@ -3,6 +3,7 @@
 //! discovery, the reaper and checkpoints in the background.
 
 mod background;
+mod input;
 mod lifecycle;
 mod persist;
 mod plan;
@@ -23,13 +24,15 @@ pub use registry::{format_id, parse_id};
 pub use types::*;
 
 use crate::config::Config;
-use crate::session::{
-    ActorConfig, ActorSummary, ClientExited, SessionHandle, Snapshot, SnapshotFormat,
-};
+use crate::session::{ActorConfig, ActorEvent, SessionHandle, Snapshot, SnapshotFormat, Timing};
 use crate::store::{Event, RegistryFile};
-use crate::tmux::{CaptureRange, Tmux, validate_key};
+use crate::tmux::{CaptureRange, Tmux};
 use persist::Persistence;
 use registry::Registry;
+
+/// Quiet time after output before a shell in the foreground counts as back
+/// at its prompt: long enough for the prompt to finish drawing.
+const PROMPT_SETTLE_MS: i64 = 250;
 
 /// How long a list waits for each actor before serving its last known summary.
 const SUMMARY_TIMEOUT: Duration = Duration::from_millis(500);
@@ -57,7 +60,13 @@ impl Settings {
             actor: ActorConfig {
                 replay_bytes: config.session.replay_bytes,
                 subscriber_queue: config.session.subscriber_queue,
-                idle_after: Duration::from_millis(config.state.idle_after_ms),
+                timing: Timing {
+                    idle_after: chrono::Duration::milliseconds(config.state.idle_after_ms as i64),
+                    prompt_settle: chrono::Duration::milliseconds(PROMPT_SETTLE_MS),
+                    attention_after: chrono::Duration::seconds(
+                        config.state.attention_after_s as i64,
+                    ),
+                },
             },
             max_scrollback_lines: config.session.max_scrollback_lines,
         }
@@ -74,7 +83,7 @@ struct Inner {
     settings: Settings,
     registry: Mutex<Registry>,
     persistence: Persistence,
-    exits: mpsc::UnboundedSender<ClientExited>,
+    events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
 }
 
@@ -89,22 +98,23 @@ impl Supervisor {
         tasks: &TaskTracker,
         cancel: CancellationToken,
     ) -> Result<Supervisor, SupervisorError> {
-        let (persistence, file) = Persistence::open(data_dir)?;
-        let (exits, exited) = mpsc::unbounded_channel();
+        let (persistence, file, thoughts) = Persistence::open(data_dir)?;
+        let (events, actor_events) = mpsc::unbounded_channel();
         let mut registry = Registry::new(file.next_session_counter);
         registry.restore_pending = Some(file);
+        registry.thoughts = thoughts.thoughts;
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 tmux,
                 settings,
                 registry: Mutex::new(registry),
                 persistence,
-                exits,
+                events,
                 next_actor_id: AtomicU64::new(1),
             }),
         };
         supervisor.discover().await;
-        background::spawn_loops(&supervisor, exited, tasks, cancel);
+        background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
     }
 
@@ -134,8 +144,8 @@ impl Supervisor {
         self.inner.persistence.queue_registry(registry.to_file())
     }
 
-    /// The handle of a live session, or `NotFound`.
-    fn handle(&self, session_id: &str) -> Result<(SessionHandle, String), SupervisorError> {
+    /// The handle of a live session and its tmux name, or `NotFound`.
+    pub fn handle(&self, session_id: &str) -> Result<(SessionHandle, String), SupervisorError> {
         let not_found = || SupervisorError::NotFound(session_id.to_owned());
         let id = parse_id(session_id).ok_or_else(not_found)?;
         let registry = self.registry();
@@ -161,21 +171,16 @@ impl Supervisor {
             }))
             .await;
         let mut registry = self.registry();
-        let mut summaries = Vec::with_capacity(answers.len());
-        for (id, answer) in answers {
-            let Some(entry) = registry.sessions.get_mut(&id) else {
-                continue;
-            };
-            match answer {
-                Ok(Ok(actor)) => {
-                    let summary = summarize(entry, actor);
-                    entry.last_summary = Some(summary.clone());
-                    summaries.push(summary);
-                }
-                _ => summaries.extend(entry.last_summary.clone()),
-            }
-        }
-        summaries
+        answers
+            .into_iter()
+            .filter_map(|(id, answer)| match answer {
+                Ok(Ok(actor)) => registry.summarize(id, actor),
+                _ => registry
+                    .sessions
+                    .get(&id)
+                    .and_then(|e| e.last_summary.clone()),
+            })
+            .collect()
     }
 
     pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
@@ -185,14 +190,8 @@ impl Supervisor {
             .await
             .map_err(SupervisorError::gone(session_id))?;
         let id = parse_id(session_id).unwrap_or_default();
-        let mut registry = self.registry();
-        let entry = registry
-            .sessions
-            .get_mut(&id)
-            .ok_or_else(|| SupervisorError::Gone(session_id.to_owned()))?;
-        let summary = summarize(entry, actor);
-        entry.last_summary = Some(summary.clone());
-        Ok(summary)
+        let summary = self.registry().summarize(id, actor);
+        summary.ok_or_else(|| SupervisorError::Gone(session_id.to_owned()))
     }
 
     pub async fn snapshot(
@@ -205,36 +204,6 @@ impl Supervisor {
             .snapshot(format)
             .await
             .map_err(SupervisorError::gone(session_id))
-    }
-
-    /// Types text, then keys, then Enter, through tmux so the order holds.
-    pub async fn input(&self, session_id: &str, input: Input) -> Result<(), SupervisorError> {
-        let text = input.text.as_deref().filter(|t| !t.is_empty());
-        if text.is_none() && input.keys.is_empty() && !input.submit {
-            return Err(SupervisorError::BadRequest(
-                "nothing to send: give text, keys or submit".into(),
-            ));
-        }
-        if text.is_some_and(|t| t.contains('\0')) {
-            return Err(SupervisorError::BadRequest(
-                "text contains a NUL byte".into(),
-            ));
-        }
-        for key in &input.keys {
-            validate_key(key)?;
-        }
-        let (_, name) = self.handle(session_id)?;
-        let tmux = self.tmux();
-        if let Some(text) = text {
-            tmux.send_text(&name, text).await?;
-        }
-        if !input.keys.is_empty() {
-            tmux.send_keys(&name, &input.keys).await?;
-        }
-        if input.submit {
-            tmux.send_keys(&name, &["Enter".to_owned()]).await?;
-        }
-        Ok(())
     }
 
     /// Sets the window size (an explicit request; tmuxd never resizes on its own).
@@ -276,8 +245,16 @@ impl Supervisor {
         self.inner.persistence.events_since(since)
     }
 
-    pub fn subscribe_events(&self) -> tokio::sync::broadcast::Receiver<Event> {
-        self.inner.persistence.subscribe_events()
+    /// Live events plus the retained ones after `since`, with nothing lost between.
+    pub fn follow_events(
+        &self,
+        since: u64,
+    ) -> (tokio::sync::broadcast::Receiver<Event>, Vec<Event>, bool) {
+        self.inner.persistence.follow_events(since)
+    }
+
+    pub fn next_event_seq(&self) -> u64 {
+        self.inner.persistence.next_event_seq()
     }
 
     /// Ends every actor's tmux client cleanly (sessions stay alive) and
@@ -297,28 +274,6 @@ impl Supervisor {
     /// The registry as it would be written now (for tests and `doctor`).
     pub fn registry_file(&self) -> RegistryFile {
         self.registry().to_file()
-    }
-}
-
-fn summarize(entry: &registry::Entry, actor: ActorSummary) -> SessionSummary {
-    SessionSummary {
-        session_id: format_id(entry.id),
-        tmux_name: entry.tmux_name.clone(),
-        state: actor.state,
-        state_reason: actor.state_reason,
-        state_since: actor.state_since,
-        current_command: actor.current_command,
-        cwd: actor.cwd,
-        title: actor.title,
-        cols: actor.cols,
-        rows: actor.rows,
-        created_at: entry.created_at,
-        last_activity_at: actor.last_activity_at,
-        transport: actor.transport,
-        subscribers: actor.subscribers,
-        latest_seq: actor.latest_seq,
-        queued_inputs: 0,
-        thought: None,
     }
 }
 

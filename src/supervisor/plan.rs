@@ -137,6 +137,7 @@ mod tests {
             title: String::new(),
             dead: false,
             alternate_on: false,
+            pid: None,
         }
     }
 
@@ -151,6 +152,7 @@ mod tests {
             created_at: chrono::DateTime::UNIX_EPOCH,
             command: None,
             cwd: None,
+            queued_inputs: Vec::new(),
         }
     }
 

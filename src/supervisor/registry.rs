@@ -2,14 +2,14 @@
 //! go of, and the id counter. Plain data, touched only in short synchronous
 //! sections under the supervisor's mutex.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
 use super::SessionSummary;
-use crate::session::SessionHandle;
-use crate::store::{PersistedSession, RegistryFile};
+use crate::session::{ActorSummary, SessionHandle, SessionState};
+use crate::store::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
 
 /// Prefix of every session id: `sess_<n>`.
 const ID_PREFIX: &str = "sess_";
@@ -51,6 +51,12 @@ pub struct Entry {
     pub last_summary: Option<SessionSummary>,
     /// Recent re-attaches, to stop re-attaching to a session that keeps dropping us.
     pub reattaches: Vec<Instant>,
+    /// The state the actor last reported.
+    pub state: SessionState,
+    /// Input waiting for the session to be idle, oldest first.
+    pub queue: VecDeque<QueuedInput>,
+    /// A queued input is being typed; the next waits for the next idle.
+    pub delivering: bool,
 }
 
 impl Entry {
@@ -61,6 +67,7 @@ impl Entry {
             created_at: self.created_at,
             command: self.command.clone(),
             cwd: self.cwd.clone(),
+            queued_inputs: self.queue.iter().cloned().collect(),
         }
     }
 }
@@ -83,6 +90,8 @@ pub struct Registry {
     pub seen_names: BTreeSet<String>,
     /// The registry read at startup, until tmux answers and it is merged.
     pub restore_pending: Option<RegistryFile>,
+    /// The latest published status per session id.
+    pub thoughts: BTreeMap<String, Thought>,
     next_counter: u64,
 }
 
@@ -129,6 +138,42 @@ impl Registry {
             .chain(self.seen_names.iter().map(String::as_str));
         let highest = names.filter_map(|n| n.parse::<u64>().ok()).max();
         highest.map_or(0, |n| n + 1).to_string()
+    }
+
+    /// The client-facing summary of a session from its actor's answer;
+    /// remembered for when the actor is too slow to answer a list.
+    pub fn summarize(&mut self, id: u64, actor: ActorSummary) -> Option<SessionSummary> {
+        let session_id = format_id(id);
+        let thought = self.thoughts.get(&session_id).cloned();
+        let entry = self.sessions.get_mut(&id)?;
+        let summary = SessionSummary {
+            session_id,
+            tmux_name: entry.tmux_name.clone(),
+            state: actor.state,
+            state_reason: actor.state_reason,
+            state_since: actor.state_since,
+            current_command: actor.current_command,
+            cwd: actor.cwd,
+            title: actor.title,
+            cols: actor.cols,
+            rows: actor.rows,
+            created_at: entry.created_at,
+            last_activity_at: actor.last_activity_at,
+            transport: actor.transport,
+            subscribers: actor.subscribers,
+            latest_seq: actor.latest_seq,
+            queued_inputs: entry.queue.len(),
+            thought,
+        };
+        entry.last_summary = Some(summary.clone());
+        Some(summary)
+    }
+
+    pub fn to_thoughts_file(&self) -> ThoughtsFile {
+        ThoughtsFile {
+            version: 1,
+            thoughts: self.thoughts.clone(),
+        }
     }
 
     pub fn to_file(&self) -> RegistryFile {

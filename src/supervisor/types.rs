@@ -63,7 +63,53 @@ pub struct Input {
     pub text: Option<String>,
     pub keys: Vec<String>,
     pub submit: bool,
+    pub when: When,
 }
+
+/// When input is typed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum When {
+    #[default]
+    Now,
+    /// Queued (FIFO) until the session is next idle.
+    Idle,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct InputOutcome {
+    pub delivered: bool,
+    pub queued: bool,
+}
+
+/// `POST /v1/sessions/{id}/wait`: the condition waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    Idle,
+    Busy,
+    Attention,
+    Exited,
+    /// Any change of state or reason after the request.
+    Change,
+}
+
+/// `PUT /v1/sessions/{id}/thought`.
+#[derive(Clone, Debug)]
+pub struct ThoughtUpdate {
+    pub text: String,
+    pub state: Option<String>,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// Queued inputs kept per session at most.
+pub const MAX_QUEUED_INPUTS: usize = 64;
+/// Longest thought text, in bytes.
+pub const MAX_THOUGHT_BYTES: usize = 16 * 1024;
+/// Longest thought state label, in bytes.
+pub const MAX_THOUGHT_STATE_BYTES: usize = 64;
 
 /// Bounds on a window size set through the API.
 pub const MIN_SIZE: u16 = 2;
@@ -95,6 +141,10 @@ pub enum SupervisorError {
     Attach(#[from] PtyError),
     #[error("session {0} ended while the request was being served")]
     Gone(String),
+    #[error("the input queue of {session_id} is full ({max} items)")]
+    QueueFull { session_id: String, max: usize },
+    #[error("timed out after {ms} ms waiting for {session_id}")]
+    Timeout { session_id: String, ms: u64 },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

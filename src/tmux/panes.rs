@@ -43,6 +43,8 @@ pub struct SessionView {
     /// Whether the active pane's process has ended (only with remain-on-exit).
     pub dead: bool,
     pub alternate_on: bool,
+    /// The pane's first process (usually its shell), for foreground checks.
+    pub pid: Option<u32>,
 }
 
 impl SessionView {
@@ -119,6 +121,7 @@ pub fn session_views(panes: &[PaneInfo]) -> BTreeMap<String, SessionView> {
                 title: p.title.clone(),
                 dead: p.dead,
                 alternate_on: p.alternate_on,
+                pid: p.pid,
             };
             (p.session_name.clone(), view)
         })

@@ -1,0 +1,124 @@
+//! `GET /v1/events`: the event log as Server-Sent Events (`id:` is the
+//! event's seq), replayed from `?since=N` or `Last-Event-ID`, then live.
+//! `?format=json` returns the retained page and ends.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::ApiQuery;
+use crate::store::Event;
+use crate::supervisor::Supervisor;
+
+#[derive(Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Format {
+    #[default]
+    Sse,
+    Json,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    since: Option<u64>,
+    #[serde(default)]
+    format: Format,
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let last_event_id = match headers.get("last-event-id") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::bad_request("Last-Event-ID must be an event seq"))?,
+        ),
+        None => None,
+    };
+    let supervisor = state.supervisor.clone();
+    let since = query.since.or(last_event_id);
+    if query.format == Format::Json {
+        let (events, truncated) = supervisor.events_since(since.unwrap_or(0));
+        let page = json!({ "events": events, "truncated": truncated, "next_seq": supervisor.next_event_seq() });
+        return Ok(Json(page).into_response());
+    }
+    // Without a starting point, follow from now on.
+    let since = since.unwrap_or_else(|| supervisor.next_event_seq().saturating_sub(1));
+    let (live, replay, truncated) = supervisor.follow_events(since);
+    let feed = Feed {
+        supervisor,
+        live,
+        pending: replay.into(),
+        last: since,
+        truncated,
+        cancel: state.cancel.clone(),
+    };
+    let stream = futures::stream::unfold(feed, Feed::next);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+struct Feed {
+    supervisor: Supervisor,
+    live: broadcast::Receiver<Event>,
+    pending: VecDeque<Event>,
+    /// The seq of the last event sent; later ones only, no duplicates.
+    last: u64,
+    /// Events after `since` were already dropped: say so first.
+    truncated: bool,
+    cancel: CancellationToken,
+}
+
+impl Feed {
+    async fn next(mut self) -> Option<(Result<SseEvent, Infallible>, Self)> {
+        if std::mem::take(&mut self.truncated) {
+            let notice = SseEvent::default()
+                .event("replay_truncated")
+                .data(json!({ "since": self.last }).to_string());
+            return Some((Ok(notice), self));
+        }
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                if event.seq <= self.last {
+                    continue;
+                }
+                self.last = event.seq;
+                let data = serde_json::to_string(&event).unwrap_or_default();
+                return Some((
+                    Ok(SseEvent::default().id(event.seq.to_string()).data(data)),
+                    self,
+                ));
+            }
+            tokio::select! {
+                _ = self.cancel.cancelled() => return None,
+                received = self.live.recv() => match received {
+                    Ok(event) => self.pending.push_back(event),
+                    // Fell behind the broadcast: fill the gap from the log.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        self.pending = self.supervisor.events_since(self.last).0.into();
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            }
+        }
+    }
+}

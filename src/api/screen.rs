@@ -1,0 +1,175 @@
+//! `GET /v1/sessions/{id}/screen`: a viewer's feed. The whole screen first
+//! (rows as lines with SGR colors and attributes, cursor, size), then only
+//! changed rows, at most ~30 frames a second. Each frame is built from the
+//! screen as it is when sent, so a slow viewer gets the current screen, not
+//! a backlog.
+
+use std::time::Duration;
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Extension, Path, State};
+use axum::response::Response;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::Access;
+use super::error::ApiError;
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
+use crate::session::{SessionHandle, Snapshot, SnapshotFormat};
+
+/// At most one frame per this interval (~30 per second).
+const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+
+pub async fn screen(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Extension(access): Extension<Access>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let upgrade =
+        upgrade.map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
+    let (handle, _) = state.supervisor.handle(&id)?;
+    Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, access)))
+}
+
+/// The first frame, and again whenever the size changes.
+fn full_frame(snapshot: &Snapshot) -> Value {
+    json!({
+        "type": "screen",
+        "seq": snapshot.seq,
+        "cols": snapshot.screen.cols,
+        "rows": snapshot.screen.rows,
+        "cursor": snapshot.screen.cursor,
+        "title": snapshot.screen.title,
+        "alternate_screen": snapshot.screen.alternate_screen,
+        "lines": snapshot.screen.lines,
+    })
+}
+
+/// What changed since `previous`, or `None` if nothing a viewer sees did.
+pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Value> {
+    let Some(previous) = previous else {
+        return Some(full_frame(current));
+    };
+    let (before, now) = (&previous.screen, &current.screen);
+    if (before.cols, before.rows) != (now.cols, now.rows) || before.lines.len() != now.lines.len() {
+        return Some(full_frame(current));
+    }
+    let changed: Vec<Value> = now
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(i, line)| before.lines.get(*i) != Some(line))
+        .map(|(i, line)| json!({ "row": i, "line": line }))
+        .collect();
+    if changed.is_empty() && before.cursor == now.cursor && before.title == now.title {
+        return None;
+    }
+    Some(json!({
+        "type": "rows",
+        "seq": current.seq,
+        "cursor": now.cursor,
+        "title": now.title,
+        "rows": changed,
+    }))
+}
+
+async fn serve(
+    socket: WebSocket,
+    state: AppState,
+    id: String,
+    handle: SessionHandle,
+    access: Access,
+) {
+    let Some((socket, _)) = ws::authenticate(socket, access, &state.auth).await else {
+        return;
+    };
+    let _slot = match state.streams.acquire(&id) {
+        Ok(slot) => slot,
+        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
+    };
+    let Ok(mut output) = handle.watch_output().await else {
+        return ws::close(socket, CLOSE_NORMAL, "session ended").await;
+    };
+    let (mut tx, mut rx) = socket.split();
+    let mut shown: Option<Snapshot> = None;
+    loop {
+        output.borrow_and_update();
+        let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi).await else {
+            return ws::close(tx, CLOSE_NORMAL, "session ended").await;
+        };
+        if let Some(frame) = diff_frame(shown.as_ref(), &snapshot) {
+            if ws::send_json(&mut tx, &frame).await.is_err() {
+                return;
+            }
+        }
+        shown = Some(snapshot);
+        // Coalesce: whatever arrives meanwhile goes into the next frame.
+        let pause = tokio::time::sleep(FRAME_INTERVAL);
+        tokio::pin!(pause);
+        let mut paused = false;
+        loop {
+            tokio::select! {
+                _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+                _ = &mut pause, if !paused => paused = true,
+                changed = output.changed(), if paused => match changed {
+                    Ok(()) => break,
+                    Err(_) => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+                },
+                message = rx.next() => match message {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                    Some(Ok(Message::Text(text))) if text.contains("\"ping\"") => {
+                        if ws::send_json(&mut tx, &json!({ "type": "pong" })).await.is_err() {
+                            return;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Cursor, ScreenSnapshot};
+
+    fn snapshot(lines: &[&str], cursor_col: u16) -> Snapshot {
+        Snapshot {
+            session_id: "sess_1".into(),
+            seq: 1,
+            screen: ScreenSnapshot {
+                cols: 10,
+                rows: lines.len() as u16,
+                cursor: Cursor {
+                    row: 0,
+                    col: cursor_col,
+                    visible: true,
+                },
+                alternate_screen: false,
+                title: String::new(),
+                lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+            },
+        }
+    }
+
+    #[test]
+    fn frames_carry_only_what_changed() {
+        let first = snapshot(&["a", "b", "c"], 0);
+        assert_eq!(diff_frame(None, &first).unwrap()["type"], "screen");
+        assert_eq!(diff_frame(Some(&first), &first), None);
+        let edited = snapshot(&["a", "B", "c"], 0);
+        let frame = diff_frame(Some(&first), &edited).unwrap();
+        assert_eq!(frame["type"], "rows");
+        assert_eq!(frame["rows"], json!([{ "row": 1, "line": "B" }]));
+        let moved = snapshot(&["a", "b", "c"], 4);
+        assert_eq!(diff_frame(Some(&first), &moved).unwrap()["rows"], json!([]));
+        let resized = snapshot(&["a", "b"], 0);
+        assert_eq!(
+            diff_frame(Some(&first), &resized).unwrap()["type"],
+            "screen"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! `GET /v1/sessions/{id}/stream`: the session's raw output as sequenced
+//! binary frames, with resume from a sequence number, and input back.
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Extension, Path, State};
+use axum::response::Response;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::AppState;
+use super::auth::Access;
+use super::error::ApiError;
+use super::extract::ApiQuery;
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER};
+use crate::session::{Chunk, Replay, SessionHandle};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamQuery {
+    since: Option<u64>,
+}
+
+pub async fn stream(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<StreamQuery>,
+    Extension(access): Extension<Access>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let upgrade =
+        upgrade.map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
+    let (handle, _) = state.supervisor.handle(&id)?;
+    Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
+}
+
+/// `[u64 seq, big-endian][bytes]`.
+fn frame(chunk: &Chunk) -> Message {
+    let mut data = Vec::with_capacity(8 + chunk.bytes.len());
+    data.extend_from_slice(&chunk.seq.to_be_bytes());
+    data.extend_from_slice(&chunk.bytes);
+    Message::Binary(data.into())
+}
+
+/// What a client may send as text.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum ClientMessage {
+    Input { text: String },
+    Resize { cols: u16, rows: u16 },
+    Ping,
+}
+
+async fn serve(
+    socket: WebSocket,
+    state: AppState,
+    id: String,
+    handle: SessionHandle,
+    since: Option<u64>,
+    access: Access,
+) {
+    let Some((socket, access)) = ws::authenticate(socket, access, &state.auth).await else {
+        return;
+    };
+    let _slot = match state.streams.acquire(&id) {
+        Ok(slot) => slot,
+        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
+    };
+    let Ok(subscription) = handle.subscribe(since).await else {
+        return ws::close(socket, CLOSE_NORMAL, "session ended").await;
+    };
+    let (mut tx, mut rx) = socket.split();
+    let (replay, truncated) = match subscription.replay {
+        Replay::Complete(chunks) => (chunks, false),
+        Replay::Truncated(chunks) => (chunks, true),
+    };
+    let replay_from = replay
+        .first()
+        .map_or(subscription.latest_seq + 1, |c| c.seq);
+    let ready = json!({
+        "type": "ready",
+        "latest_seq": subscription.latest_seq,
+        "replay_from": replay_from,
+        "cols": subscription.cols,
+        "rows": subscription.rows,
+    });
+    if ws::send_json(&mut tx, &ready).await.is_err() {
+        return;
+    }
+    if truncated
+        && ws::send_json(
+            &mut tx,
+            &json!({ "type": "replay_truncated", "oldest_seq": replay_from }),
+        )
+        .await
+        .is_err()
+    {
+        return;
+    }
+    for chunk in &replay {
+        if ws::send(&mut tx, frame(chunk)).await.is_err() {
+            return;
+        }
+    }
+    let mut live = subscription.live;
+    loop {
+        tokio::select! {
+            _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+            chunk = live.recv() => match chunk {
+                Some(chunk) => {
+                    if ws::send(&mut tx, frame(&chunk)).await.is_err() {
+                        // Not reading: the socket is dropped, the session goes on.
+                        return;
+                    }
+                }
+                None if subscription.overflowed.load(Ordering::Relaxed) => {
+                    return ws::close(tx, CLOSE_POLICY, "too slow: output queue overflowed; reconnect with since").await;
+                }
+                None => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+            },
+            message = rx.next() => {
+                let reply = match message {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                    Some(Ok(Message::Binary(bytes))) => type_raw(&handle, access, bytes.to_vec()).await,
+                    Some(Ok(Message::Text(text))) => control(&state, &id, &handle, access, &text).await,
+                    Some(Ok(_)) => None,
+                };
+                if let Some(reply) = reply {
+                    if ws::send_json(&mut tx, &reply).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn type_raw(
+    handle: &SessionHandle,
+    access: Access,
+    bytes: Vec<u8>,
+) -> Option<serde_json::Value> {
+    if access != Access::Full {
+        return Some(error("the read token cannot send input"));
+    }
+    match handle.write(bytes).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(error(&format!("input failed: {e}"))),
+        Err(_) => Some(error("session ended")),
+    }
+}
+
+async fn control(
+    state: &AppState,
+    id: &str,
+    handle: &SessionHandle,
+    access: Access,
+    text: &str,
+) -> Option<serde_json::Value> {
+    let message = match serde_json::from_str::<ClientMessage>(text) {
+        Ok(message) => message,
+        Err(e) => return Some(error(&format!("bad message: {e}"))),
+    };
+    match message {
+        ClientMessage::Ping => Some(json!({ "type": "pong" })),
+        ClientMessage::Input { text } => type_raw(handle, access, text.into_bytes()).await,
+        ClientMessage::Resize { .. } if access != Access::Full => {
+            Some(error("the read token cannot resize"))
+        }
+        ClientMessage::Resize { cols, rows } => match state.supervisor.resize(id, cols, rows).await
+        {
+            Ok(_) => None,
+            Err(e) => Some(error(&e.to_string())),
+        },
+    }
+}
+
+fn error(message: &str) -> serde_json::Value {
+    json!({ "type": "error", "message": message })
+}

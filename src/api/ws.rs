@@ -1,0 +1,171 @@
+//! What the WebSocket endpoints share: first-message auth, connection
+//! limits, bounded sends and close reasons.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures::{Sink, SinkExt};
+use serde::Deserialize;
+
+use super::auth::{Access, AuthPolicy};
+
+/// A client that cannot take a frame within this long is too slow, and dropped.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a WebSocket has to send its auth message.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Close codes (RFC 6455).
+pub const CLOSE_NORMAL: u16 = 1000;
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+pub const CLOSE_POLICY: u16 = 1008;
+pub const CLOSE_TRY_LATER: u16 = 1013;
+
+/// The client gave up, or could not take a frame in time.
+#[derive(Debug)]
+pub struct Gone;
+
+/// Sends one frame, or gives up on a client that does not read.
+pub async fn send<S>(sink: &mut S, message: Message) -> Result<(), Gone>
+where
+    S: Sink<Message> + Unpin,
+{
+    match tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(Gone),
+    }
+}
+
+pub async fn send_json<S>(sink: &mut S, value: &serde_json::Value) -> Result<(), Gone>
+where
+    S: Sink<Message> + Unpin,
+{
+    send(sink, Message::Text(value.to_string().into())).await
+}
+
+/// Closes with a code and a reason the client can show.
+pub async fn close<S>(mut sink: S, code: u16, reason: &str)
+where
+    S: Sink<Message> + Unpin,
+{
+    let frame = CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason),
+    };
+    let _ = send(&mut sink, Message::Close(Some(frame))).await;
+}
+
+#[derive(Deserialize)]
+struct AuthMessage {
+    #[serde(rename = "type")]
+    kind: String,
+    token: String,
+}
+
+/// Resolves a pending WebSocket's access from its first message; `None`
+/// means the socket was closed.
+pub async fn authenticate(
+    mut socket: WebSocket,
+    access: Access,
+    policy: &AuthPolicy,
+) -> Option<(WebSocket, Access)> {
+    if access != Access::WebSocketPending {
+        return Some((socket, access));
+    }
+    let first = tokio::time::timeout(AUTH_TIMEOUT, socket.recv()).await;
+    let granted = match first {
+        Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<AuthMessage>(&text)
+            .ok()
+            .filter(|m| m.kind == "auth")
+            .and_then(|m| policy.access_for(&m.token)),
+        _ => None,
+    };
+    match granted {
+        Some(access) => Some((socket, access)),
+        None => {
+            close(
+                socket,
+                CLOSE_POLICY,
+                "authentication required: send {\"type\":\"auth\",\"token\":...} first",
+            )
+            .await;
+            None
+        }
+    }
+}
+
+/// Counts open streams, per session and in all.
+#[derive(Clone)]
+pub struct StreamLimits {
+    per_session: usize,
+    total: usize,
+    open: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// One open stream; dropping it frees the slot.
+#[derive(Debug)]
+pub struct StreamSlot {
+    session_id: String,
+    open: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl StreamLimits {
+    pub fn new(per_session: usize, total: usize) -> Self {
+        StreamLimits {
+            per_session,
+            total,
+            open: Arc::default(),
+        }
+    }
+
+    /// A slot, or the reason there is none.
+    pub fn acquire(&self, session_id: &str) -> Result<StreamSlot, String> {
+        let mut open = self.open.lock().expect("stream limits lock");
+        let total: usize = open.values().sum();
+        if total >= self.total {
+            return Err(format!("too many open streams ({}/{})", total, self.total));
+        }
+        let count = open.entry(session_id.to_owned()).or_default();
+        if *count >= self.per_session {
+            return Err(format!(
+                "too many open streams for {session_id} ({count}/{})",
+                self.per_session
+            ));
+        }
+        *count += 1;
+        Ok(StreamSlot {
+            session_id: session_id.to_owned(),
+            open: self.open.clone(),
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().expect("stream limits lock");
+        if let Some(count) = open.get_mut(&self.session_id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.session_id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_count_and_free_slots() {
+        let limits = StreamLimits::new(2, 3);
+        let a1 = limits.acquire("a").unwrap();
+        let _a2 = limits.acquire("a").unwrap();
+        assert!(limits.acquire("a").unwrap_err().contains("for a (2/2)"));
+        let _b1 = limits.acquire("b").unwrap();
+        assert!(limits.acquire("c").unwrap_err().contains("(3/3)"));
+        drop(a1);
+        assert!(limits.acquire("c").is_ok());
+    }
+}
