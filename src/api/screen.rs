@@ -99,10 +99,10 @@ async fn serve(
         let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi).await else {
             return ws::close(tx, CLOSE_NORMAL, "session ended").await;
         };
-        if let Some(frame) = diff_frame(shown.as_ref(), &snapshot) {
-            if ws::send_json(&mut tx, &frame).await.is_err() {
-                return;
-            }
+        if let Some(frame) = diff_frame(shown.as_ref(), &snapshot)
+            && ws::send_json(&mut tx, &frame).await.is_err()
+        {
+            return;
         }
         shown = Some(snapshot);
         // Coalesce: whatever arrives meanwhile goes into the next frame.

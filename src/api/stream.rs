@@ -127,10 +127,10 @@ async fn serve(
                     Some(Ok(Message::Text(text))) => control(&state, &id, &handle, access, &text).await,
                     Some(Ok(_)) => None,
                 };
-                if let Some(reply) = reply {
-                    if ws::send_json(&mut tx, &reply).await.is_err() {
-                        return;
-                    }
+                if let Some(reply) = reply
+                    && ws::send_json(&mut tx, &reply).await.is_err()
+                {
+                    return;
                 }
             }
         }
