@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tmuxd::cli::{Cli, Command, ServeArgs, doctor, run_client};
+use tmuxd::cli::{Cli, ClientError, Command, ServeArgs, doctor, run_client};
 use tmuxd::config::{self, Env, Flags, Loaded};
 
 /// sysexits' EX_CONFIG: a bad configuration.
@@ -61,6 +61,10 @@ fn main() -> ExitCode {
             let (base, token) = client_target(&env);
             match runtime.block_on(run_client(client_command, base, token)) {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(e @ ClientError::Usage(_)) => {
+                    eprintln!("tmuxd: {e}");
+                    ExitCode::from(2)
+                }
                 Err(e) => {
                     eprintln!("tmuxd: {e}");
                     ExitCode::FAILURE

@@ -27,6 +27,10 @@ pub enum ClientError {
     },
     #[error("unexpected answer from tmuxd: {0}")]
     Protocol(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Stream(String),
 }
 
 impl Client {
@@ -74,5 +78,72 @@ impl Client {
             code: field("code"),
             message: field("message"),
         })
+    }
+}
+
+impl Client {
+    /// The same address as a WebSocket URL.
+    pub fn ws_url(&self, path: &str) -> String {
+        let base = self
+            .base
+            .strip_prefix("https://")
+            .map(|rest| format!("wss://{rest}"))
+            .or_else(|| {
+                self.base
+                    .strip_prefix("http://")
+                    .map(|rest| format!("ws://{rest}"))
+            })
+            .unwrap_or_else(|| self.base.clone());
+        format!("{base}{path}")
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// Follows an SSE feed, calling `on_data` with each event's data line.
+    pub async fn follow_sse(
+        &self,
+        path: &str,
+        mut on_data: impl FnMut(&str),
+    ) -> Result<(), ClientError> {
+        let mut request = self.http.get(format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let mut response = request
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                base: self.base.clone(),
+                source,
+            })?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body: Value = response.json().await.unwrap_or_default();
+            let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
+            return Err(ClientError::Api {
+                status,
+                code: field("code"),
+                message: field("message"),
+            });
+        }
+        let mut pending = String::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?
+        {
+            pending.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = pending.find("\n\n") {
+                let block: String = pending.drain(..end + 2).collect();
+                for line in block.lines() {
+                    if let Some(data) = line.strip_prefix("data:") {
+                        on_data(data.trim_start());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }

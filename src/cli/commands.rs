@@ -112,6 +112,34 @@ pub async fn run_client(
                 )
                 .await?;
         }
+        Command::Wait { id, until, timeout } => {
+            let timeout_ms = parse_duration_ms(&timeout).ok_or_else(|| {
+                ClientError::Usage(format!(
+                    "--timeout {timeout:?}: use a duration like 30s, 500ms, 2m"
+                ))
+            })?;
+            let body = json!({ "until": until, "timeout_ms": timeout_ms });
+            let path = format!("/v1/sessions/{}/wait", segment(&id));
+            let answer = client.request(Method::POST, &path, Some(body)).await?;
+            let session = &answer["session"];
+            println!(
+                "{id}\t{}\t{}",
+                text(&session["state"]),
+                text(&session["state_reason"])
+            );
+        }
+        Command::Watch { id } => super::watch::watch(&client, &id).await?,
+        Command::Events { since } => {
+            let path = match since {
+                Some(since) => format!("/v1/events?since={since}"),
+                None => "/v1/events".to_owned(),
+            };
+            client
+                .follow_sse(&path, |data| {
+                    println!("{data}");
+                })
+                .await?;
+        }
         Command::Snap { id, ansi } => {
             let format = if ansi { "ansi" } else { "text" };
             let path = format!("/v1/sessions/{}/snapshot?format={format}", segment(&id));
@@ -128,6 +156,24 @@ pub async fn run_client(
         }
     }
     Ok(())
+}
+
+/// `30s`, `500ms`, `2m`, `1h`, or plain seconds.
+fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let scale = match unit {
+        "ms" => 1,
+        "" | "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    number.checked_mul(scale)
 }
 
 fn text(value: &Value) -> &str {
@@ -212,6 +258,23 @@ mod tests {
             shell_join(&words(&["echo", "a b", "it's", ""])),
             r"echo 'a b' 'it'\''s' ''"
         );
+    }
+
+    #[test]
+    fn durations() {
+        let cases = [
+            ("30s", Some(30_000)),
+            ("500ms", Some(500)),
+            ("2m", Some(120_000)),
+            ("1h", Some(3_600_000)),
+            ("7", Some(7000)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_duration_ms(text), want, "{text}");
+        }
+        for bad in ["", "s", "-1s", "1d", "1.5s", "ms"] {
+            assert_eq!(parse_duration_ms(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -4,11 +4,13 @@
 mod client;
 mod commands;
 mod doctor;
+mod watch;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use client::ClientError;
 pub use commands::run_client;
 pub use doctor::doctor;
 
@@ -88,6 +90,23 @@ pub enum Command {
         id: String,
         #[arg(required = true)]
         keys: Vec<String>,
+    },
+    /// Wait until a session is idle, busy, needs attention, exits, or changes.
+    Wait {
+        id: String,
+        /// idle | busy | attention | exited | change
+        #[arg(long)]
+        until: String,
+        /// How long to wait: 30s, 500ms, 2m, 1h (default 30s).
+        #[arg(long, default_value = "30s")]
+        timeout: String,
+    },
+    /// Stream a session's output to stdout until Ctrl-C.
+    Watch { id: String },
+    /// Follow the event log (replaying from --since N).
+    Events {
+        #[arg(long)]
+        since: Option<u64>,
     },
     /// Print a session's screen.
     Snap {
