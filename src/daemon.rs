@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -11,6 +12,9 @@ use crate::api::{self, AppState, AuthPolicy, StreamLimits};
 use crate::config::Config;
 use crate::supervisor::{Settings, Supervisor};
 use crate::tmux::{Socket, Tmux};
+
+/// Per-connection kernel send buffer.
+const SEND_BUFFER_BYTES: usize = 128 * 1024;
 
 /// How long open connections get to finish once shutdown starts.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -70,6 +74,15 @@ pub async fn serve(
     tokio::spawn(async move {
         shutdown.await;
         stop.cancel();
+    });
+    let listener = listener.tap_io(|tcp| {
+        // A fixed send buffer turns off the kernel's autotuning (up to 4 MiB):
+        // a client that stops reading then blocks its stream after a bounded
+        // amount of output, and is dropped, instead of the kernel quietly
+        // buffering megabytes for it.
+        if let Err(e) = socket2::SockRef::from(&*tcp).set_send_buffer_size(SEND_BUFFER_BYTES) {
+            tracing::debug!("cannot set the send buffer: {e}");
+        }
     });
     let server =
         axum::serve(listener, app).with_graceful_shutdown(cancel.clone().cancelled_owned());

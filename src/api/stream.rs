@@ -36,6 +36,9 @@ pub async fn stream(
     Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
 }
 
+/// Frames sent per flush at most.
+const MAX_BATCH: usize = 64;
+
 /// `[u64 seq, big-endian][bytes]`.
 fn frame(chunk: &Chunk) -> Message {
     let mut data = Vec::with_capacity(8 + chunk.bytes.len());
@@ -110,7 +113,13 @@ async fn serve(
             _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
             chunk = live.recv() => match chunk {
                 Some(chunk) => {
-                    if ws::send(&mut tx, frame(&chunk)).await.is_err() {
+                    // Whatever else is queued goes out in the same flush.
+                    let mut batch = vec![frame(&chunk)];
+                    while batch.len() < MAX_BATCH {
+                        let Some(next) = live.try_recv() else { break };
+                        batch.push(frame(&next));
+                    }
+                    if ws::send_all(&mut tx, batch).await.is_err() {
                         // Not reading: the socket is dropped, the session goes on.
                         return;
                     }

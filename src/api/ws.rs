@@ -37,6 +37,23 @@ where
     }
 }
 
+/// Sends several frames with one flush, or gives up like `send`.
+pub async fn send_all<S>(sink: &mut S, messages: Vec<Message>) -> Result<(), Gone>
+where
+    S: Sink<Message> + Unpin,
+{
+    let sent = async {
+        for message in messages {
+            sink.feed(message).await?;
+        }
+        sink.flush().await
+    };
+    match tokio::time::timeout(SEND_TIMEOUT, sent).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(Gone),
+    }
+}
+
 pub async fn send_json<S>(sink: &mut S, value: &serde_json::Value) -> Result<(), Gone>
 where
     S: Sink<Message> + Unpin,

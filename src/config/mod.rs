@@ -35,7 +35,7 @@ const KEYS: [&str; 24] = [
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude",
     "reaper.interval_ms",
-    "session.replay_bytes", "session.subscriber_queue", "session.max_scrollback_lines",
+    "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "state.attention_after_s", "state.idle_after_ms",
 ];
@@ -129,8 +129,8 @@ pub struct ReaperConfig {
 pub struct SessionConfig {
     /// Output bytes kept per session for stream replay (`?since=SEQ`).
     pub replay_bytes: usize,
-    /// Output chunks queued per stream subscriber; one further behind is dropped.
-    pub subscriber_queue: usize,
+    /// Output bytes queued per stream subscriber; one further behind is dropped.
+    pub subscriber_queue_bytes: usize,
     /// Scrollback lines kept per session.
     pub max_scrollback_lines: usize,
 }
@@ -180,7 +180,7 @@ impl Config {
             reaper: ReaperConfig { interval_ms: 250 },
             session: SessionConfig {
                 replay_bytes: 524_288,
-                subscriber_queue: 256,
+                subscriber_queue_bytes: 1_048_576,
                 max_scrollback_lines: 10_000,
             },
             http: HttpConfig {
@@ -345,7 +345,7 @@ pub struct FileReaper {
 #[serde(deny_unknown_fields)]
 pub struct FileSession {
     pub replay_bytes: Option<usize>,
-    pub subscriber_queue: Option<usize>,
+    pub subscriber_queue_bytes: Option<usize>,
     pub max_scrollback_lines: Option<usize>,
 }
 
@@ -527,7 +527,10 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("discovery.exclude", discovery.exclude);
     take!("reaper.interval_ms", reaper.interval_ms);
     take!("session.replay_bytes", session.replay_bytes);
-    take!("session.subscriber_queue", session.subscriber_queue);
+    take!(
+        "session.subscriber_queue_bytes",
+        session.subscriber_queue_bytes
+    );
     take!("session.max_scrollback_lines", session.max_scrollback_lines);
     take!("http.max_body_bytes", http.max_body_bytes);
     take!("http.max_streams_per_session", http.max_streams_per_session);
@@ -605,7 +608,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("discovery.interval_ms", c.discovery.interval_ms, 100..=3_600_000),
         ("reaper.interval_ms", c.reaper.interval_ms, 10..=10_000),
         ("session.replay_bytes", c.session.replay_bytes as u64, 4096..=67_108_864),
-        ("session.subscriber_queue", c.session.subscriber_queue as u64, 1..=65_536),
+        ("session.subscriber_queue_bytes", c.session.subscriber_queue_bytes as u64, 65_536..=67_108_864),
         ("session.max_scrollback_lines", c.session.max_scrollback_lines as u64, 1..=1_000_000),
         ("http.max_body_bytes", c.http.max_body_bytes as u64, 1024..=67_108_864),
         ("http.max_streams_per_session", c.http.max_streams_per_session as u64, 1..=1024),
@@ -734,7 +737,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 24] {
         ("discovery.exclude", Some(list(&c.discovery.exclude))),
         ("reaper.interval_ms", num(c.reaper.interval_ms)),
         ("session.replay_bytes", num(c.session.replay_bytes as u64)),
-        ("session.subscriber_queue", num(c.session.subscriber_queue as u64)),
+        ("session.subscriber_queue_bytes", num(c.session.subscriber_queue_bytes as u64)),
         ("session.max_scrollback_lines", num(c.session.max_scrollback_lines as u64)),
         ("http.max_body_bytes", num(c.http.max_body_bytes as u64)),
         ("http.max_streams_per_session", num(c.http.max_streams_per_session as u64)),

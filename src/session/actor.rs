@@ -2,7 +2,7 @@
 //! a session's terminal state; nothing here is shared or locked.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -14,8 +14,8 @@ use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
 use super::state::{Detector, Signal, StateView};
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, SessionCmd,
-    Snapshot, Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, LiveOutput,
+    SessionCmd, Snapshot, Subscription, Transport,
 };
 use crate::tmux::SessionView;
 
@@ -25,9 +25,11 @@ const READ_BUFFER: usize = 64 * 1024;
 /// Output kept to read the client's exit message from.
 const TAIL_BYTES: usize = 256;
 
-/// A stream subscriber: its queue, and the flag set when it overflowed.
+/// A stream subscriber: its queue, the bytes in it, and the flag set when
+/// it overflowed.
 struct Subscriber {
-    tx: mpsc::Sender<Chunk>,
+    tx: mpsc::UnboundedSender<Chunk>,
+    queued: Arc<AtomicUsize>,
     overflowed: Arc<AtomicBool>,
 }
 
@@ -117,7 +119,12 @@ impl SessionActor {
                 },
                 read = pty.read(&mut buf), if !self.client_gone => match read {
                     Ok(0) | Err(_) => self.on_client_gone(),
-                    Ok(n) => self.ingest(&buf[..n]),
+                    Ok(n) => {
+                        // Under a flood, take everything readable now: fewer,
+                        // larger chunks and one screen check for all of it.
+                        let n = n + pty.read_ready(&mut buf[n..]);
+                        self.ingest(&buf[..n]);
+                    }
                 },
                 _ = until(deadline) => self.look_again(),
             }
@@ -145,8 +152,10 @@ impl SessionActor {
             SessionCmd::NoteInput => self.signal(Signal::Input),
             SessionCmd::UpdateView { view } => self.update_view(view, pty),
             SessionCmd::Subscribe { since, reply } => {
-                let (tx, live) = mpsc::channel(self.config.subscriber_queue);
+                let (tx, rx) = mpsc::unbounded_channel();
+                let queued = Arc::new(AtomicUsize::new(0));
                 let overflowed = Arc::new(AtomicBool::new(false));
+                let live = LiveOutput::new(rx, queued.clone());
                 let replay = match since {
                     Some(since) => self.ring.since(since),
                     None => Replay::Complete(Vec::new()),
@@ -154,6 +163,7 @@ impl SessionActor {
                 if !self.client_gone {
                     self.subscribers.push(Subscriber {
                         tx,
+                        queued,
                         overflowed: overflowed.clone(),
                     });
                 }
@@ -191,15 +201,15 @@ impl SessionActor {
         let chunk = self.ring.push(Bytes::copy_from_slice(bytes));
         self.output_tx.send_replace(chunk.seq);
         // A subscriber whose queue is full is dropped, never waited on.
-        self.subscribers
-            .retain(|s| match s.tx.try_send(chunk.clone()) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    s.overflowed.store(true, Ordering::Relaxed);
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
+        let limit = self.config.subscriber_queue_bytes;
+        let size = chunk.bytes.len();
+        self.subscribers.retain(|s| {
+            if s.queued.fetch_add(size, Ordering::Relaxed) + size > limit {
+                s.overflowed.store(true, Ordering::Relaxed);
+                return false;
+            }
+            s.tx.send(chunk.clone()).is_ok()
+        });
     }
 
     /// A deadline passed: see who holds the terminal now, then let time tell.

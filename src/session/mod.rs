@@ -99,11 +99,45 @@ pub struct ActorSummary {
 /// `overflowed` is set).
 pub struct Subscription {
     pub replay: Replay,
-    pub live: mpsc::Receiver<Chunk>,
+    pub live: LiveOutput,
     pub overflowed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub latest_seq: u64,
     pub cols: u16,
     pub rows: u16,
+}
+
+/// Output chunks as they arrive, bounded by bytes queued: the actor drops a
+/// subscriber whose queue would pass the limit rather than wait for it.
+pub struct LiveOutput {
+    rx: mpsc::UnboundedReceiver<Chunk>,
+    queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl LiveOutput {
+    fn new(
+        rx: mpsc::UnboundedReceiver<Chunk>,
+        queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Self {
+        LiveOutput { rx, queued }
+    }
+
+    pub async fn recv(&mut self) -> Option<Chunk> {
+        let chunk = self.rx.recv().await?;
+        self.taken(&chunk);
+        Some(chunk)
+    }
+
+    /// A chunk already queued, without waiting.
+    pub fn try_recv(&mut self) -> Option<Chunk> {
+        let chunk = self.rx.try_recv().ok()?;
+        self.taken(&chunk);
+        Some(chunk)
+    }
+
+    fn taken(&self, chunk: &Chunk) {
+        self.queued
+            .fetch_sub(chunk.bytes.len(), std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// What actors tell the supervisor.
@@ -161,7 +195,7 @@ impl ClientExit {
 #[derive(Clone, Debug)]
 pub struct ActorConfig {
     pub replay_bytes: usize,
-    pub subscriber_queue: usize,
+    pub subscriber_queue_bytes: usize,
     pub timing: Timing,
 }
 

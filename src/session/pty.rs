@@ -90,6 +90,18 @@ impl ClientPty {
         }
     }
 
+    /// Reads what is already waiting, without waiting; 0 when nothing is.
+    pub fn read_ready(&self, buf: &mut [u8]) -> usize {
+        let mut total = 0;
+        while total < buf.len() {
+            match read_fd(self.io.get_ref().as_raw_fd(), &mut buf[total..]) {
+                Ok(n) if n > 0 => total += n,
+                _ => break,
+            }
+        }
+        total
+    }
+
     /// Writes raw bytes as if typed on the client's terminal.
     pub async fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {

@@ -475,15 +475,21 @@ impl Supervisor {
             queue: queue.into(),
             delivering: false,
         };
+        // Asked before the entry is visible: a session that ends at once is
+        // reaped right away, and its creator still gets its summary.
+        let actor = entry.handle.summary().await;
         self.record(event, &entry);
-        {
+        let summary = {
             let mut registry = self.registry();
             registry.reserved.remove(&reservation.tmux_name);
             registry.detached.remove(&reservation.tmux_name);
             registry.sessions.insert(reservation.id, entry);
-        }
+            actor
+                .ok()
+                .and_then(|actor| registry.summarize(reservation.id, actor))
+        };
         let _ = self.persist().await;
-        self.get(&format_id(reservation.id)).await
+        summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
     }
 
     fn spawn_actor(

@@ -59,7 +59,7 @@ impl Settings {
             filter: NameFilter::new(&config.discovery.include, &config.discovery.exclude),
             actor: ActorConfig {
                 replay_bytes: config.session.replay_bytes,
-                subscriber_queue: config.session.subscriber_queue,
+                subscriber_queue_bytes: config.session.subscriber_queue_bytes,
                 timing: Timing {
                     idle_after: chrono::Duration::milliseconds(config.state.idle_after_ms as i64),
                     prompt_settle: chrono::Duration::milliseconds(PROMPT_SETTLE_MS),
