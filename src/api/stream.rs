@@ -30,9 +30,9 @@ pub async fn stream(
     Extension(access): Extension<Access>,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
+    let (handle, _) = state.supervisor.handle(&id)?;
     let upgrade =
         upgrade.map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
-    let (handle, _) = state.supervisor.handle(&id)?;
     Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
 }
 
