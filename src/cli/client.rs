@@ -42,12 +42,13 @@ impl Client {
         }
     }
 
-    pub async fn request(
+    /// Sends a request; a non-2xx answer becomes the API's error.
+    async fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<Value>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<reqwest::Response, ClientError> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -63,21 +64,31 @@ impl Client {
                 source,
             })?;
         let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let body: Value =
-            serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text.clone()))?;
         if status.is_success() {
-            return Ok(body);
+            return Ok(response);
         }
+        let body: Value = response.json().await.unwrap_or_default();
         let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
         Err(ClientError::Api {
             status,
             code: field("code"),
             message: field("message"),
         })
+    }
+
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        let text = self
+            .send(method, path, body)
+            .await?
+            .text()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text))
     }
 }
 
@@ -107,27 +118,7 @@ impl Client {
         path: &str,
         mut on_data: impl FnMut(&str),
     ) -> Result<(), ClientError> {
-        let mut request = self.http.get(format!("{}{path}", self.base));
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
-        let mut response = request
-            .send()
-            .await
-            .map_err(|source| ClientError::Unreachable {
-                base: self.base.clone(),
-                source,
-            })?;
-        if !response.status().is_success() {
-            let status = response.status();
-            let body: Value = response.json().await.unwrap_or_default();
-            let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
-            return Err(ClientError::Api {
-                status,
-                code: field("code"),
-                message: field("message"),
-            });
-        }
+        let mut response = self.send(Method::GET, path, None).await?;
         let mut pending = String::new();
         while let Some(chunk) = response
             .chunk()

@@ -78,7 +78,8 @@ pub enum Transport {
     Disconnected,
 }
 
-#[derive(Clone, Debug)]
+/// The session summary's fields only the actor knows.
+#[derive(Clone, Debug, Serialize)]
 pub struct ActorSummary {
     pub state: SessionState,
     pub state_reason: StateReason,

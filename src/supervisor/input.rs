@@ -267,11 +267,12 @@ impl Supervisor {
             }
         };
         // An exited session may already be gone from the registry.
-        Ok(self.get(session_id).await.unwrap_or(SessionSummary {
-            state: view.state,
-            state_reason: view.reason,
-            state_since: view.since,
-            ..before
+        Ok(self.get(session_id).await.unwrap_or_else(|_| {
+            let mut summary = before;
+            summary.actor.state = view.state;
+            summary.actor.state_reason = view.reason;
+            summary.actor.state_since = view.since;
+            summary
         }))
     }
 

@@ -149,21 +149,10 @@ impl Registry {
         let summary = SessionSummary {
             session_id,
             tmux_name: entry.tmux_name.clone(),
-            state: actor.state,
-            state_reason: actor.state_reason,
-            state_since: actor.state_since,
-            current_command: actor.current_command,
-            cwd: actor.cwd,
-            title: actor.title,
-            cols: actor.cols,
-            rows: actor.rows,
             created_at: entry.created_at,
-            last_activity_at: actor.last_activity_at,
-            transport: actor.transport,
-            subscribers: actor.subscribers,
-            latest_seq: actor.latest_seq,
             queued_inputs: entry.queue.len(),
             thought,
+            actor,
         };
         entry.last_summary = Some(summary.clone());
         Some(summary)

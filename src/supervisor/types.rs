@@ -3,30 +3,21 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::session::{ActorGone, PtyError, SessionState, StateReason, Transport};
+use crate::session::{ActorGone, ActorSummary, PtyError};
 use crate::store::{StoreError, Thought};
 use crate::tmux::{KeyError, NameError, TmuxError};
 
-/// A session as clients see it (api.md "Session summary").
+/// A session as clients see it (api.md "Session summary"): what the
+/// supervisor knows, plus what the actor knows.
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionSummary {
     pub session_id: String,
     pub tmux_name: String,
-    pub state: SessionState,
-    pub state_reason: StateReason,
-    pub state_since: DateTime<Utc>,
-    pub current_command: String,
-    pub cwd: String,
-    pub title: String,
-    pub cols: u16,
-    pub rows: u16,
     pub created_at: DateTime<Utc>,
-    pub last_activity_at: Option<DateTime<Utc>>,
-    pub transport: Transport,
-    pub subscribers: usize,
-    pub latest_seq: u64,
     pub queued_inputs: usize,
     pub thought: Option<Thought>,
+    #[serde(flatten)]
+    pub actor: ActorSummary,
 }
 
 /// `POST /v1/sessions`.
