@@ -95,11 +95,15 @@ impl SessionActor {
 
     async fn serve(&mut self, cmd: SessionCmd, pty: &ClientPty) {
         match cmd {
-            SessionCmd::Snapshot { format, reply } => {
+            SessionCmd::Snapshot {
+                format,
+                region,
+                reply,
+            } => {
                 let snapshot = Snapshot {
                     session_id: self.session_id.clone(),
                     seq: self.ring.latest_seq(),
-                    screen: self.screen.snapshot(format, &self.pane_facts()),
+                    screen: self.screen.snapshot(format, region, &self.pane_facts()),
                 };
                 let _ = reply.send(snapshot);
             }
@@ -165,6 +169,7 @@ impl SessionActor {
         PaneFacts {
             title: self.view.title.clone(),
             alternate_on: self.view.alternate_on,
+            active_pane: self.view.active_pane,
         }
     }
 

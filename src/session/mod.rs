@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use pty::PtyError;
 pub use replay::{Chunk, Replay};
-pub use screen::{Cursor, Layout, ScreenSnapshot, SnapshotFormat};
+pub use screen::{Cursor, Layout, PaneFacts, Region, Screen, ScreenSnapshot, SnapshotFormat};
 pub use state::{SessionState, StateReason};
 
 use crate::tmux::SessionView;
@@ -27,6 +27,7 @@ pub enum SessionCmd {
     /// The parsed screen, from memory.
     Snapshot {
         format: SnapshotFormat,
+        region: Region,
         reply: oneshot::Sender<Snapshot>,
     },
     /// What the actor knows for the session summary.
@@ -177,9 +178,17 @@ impl SessionHandle {
         answer.await.map_err(|_| ActorGone)
     }
 
-    pub async fn snapshot(&self, format: SnapshotFormat) -> Result<Snapshot, ActorGone> {
-        self.ask(|reply| SessionCmd::Snapshot { format, reply })
-            .await
+    pub async fn snapshot(
+        &self,
+        format: SnapshotFormat,
+        region: Region,
+    ) -> Result<Snapshot, ActorGone> {
+        self.ask(|reply| SessionCmd::Snapshot {
+            format,
+            region,
+            reply,
+        })
+        .await
     }
 
     pub async fn summary(&self) -> Result<ActorSummary, ActorGone> {

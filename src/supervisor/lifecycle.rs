@@ -65,6 +65,7 @@ fn default_view(name: &str) -> SessionView {
         title: String::new(),
         dead: false,
         alternate_on: false,
+        active_pane: None,
     }
 }
 

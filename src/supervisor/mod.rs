@@ -24,7 +24,7 @@ pub use types::*;
 
 use crate::config::Config;
 use crate::session::{
-    ActorConfig, ActorSummary, ClientExited, SessionHandle, Snapshot, SnapshotFormat,
+    ActorConfig, ActorSummary, ClientExited, Region, SessionHandle, Snapshot, SnapshotFormat,
 };
 use crate::store::{Event, RegistryFile};
 use crate::tmux::{CaptureRange, Tmux, validate_key};
@@ -199,10 +199,11 @@ impl Supervisor {
         &self,
         session_id: &str,
         format: SnapshotFormat,
+        region: Region,
     ) -> Result<Snapshot, SupervisorError> {
         let (handle, _) = self.handle(session_id)?;
         handle
-            .snapshot(format)
+            .snapshot(format, region)
             .await
             .map_err(SupervisorError::gone(session_id))
     }

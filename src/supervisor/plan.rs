@@ -137,6 +137,7 @@ mod tests {
             title: String::new(),
             dead: false,
             alternate_on: false,
+            active_pane: None,
         }
     }
 

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
-pub use panes::{LIST_PANES_FORMAT, PaneInfo, SessionView, parse_list_panes, session_views};
+pub use panes::{
+    LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
+};
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.
