@@ -155,3 +155,33 @@ fn assert_matches_tmux(tmux: &TmuxServer, daemon: &Daemon, id: &str, target: &st
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+/// A window resized by someone else (not through tmuxd's API) must show up
+/// in the snapshot long before the next discovery tick (5 s here).
+#[test]
+fn outside_resize_is_seen_promptly() {
+    let scenario = scenarios::scenario("top");
+    let options = DaemonOptions {
+        discovery_interval_ms: Some(5000),
+        ..DaemonOptions::default()
+    };
+    let (tmux, daemon, id) = start(scenario, options);
+    run_steps(&tmux, scenario, NAME);
+    assert_matches_tmux(&tmux, &daemon, &id, &format!("={NAME}:"), false);
+    for (cols, rows) in [(100, 30), (60, 15), (90, 20)] {
+        let started = Instant::now();
+        tmux.run(&[
+            "resize-window",
+            "-t",
+            &format!("={NAME}:"),
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+        ]);
+        assert_matches_tmux(&tmux, &daemon, &id, &format!("={NAME}:"), false);
+        let took = started.elapsed();
+        eprintln!("resize to {cols}x{rows} seen in {} ms", took.as_millis());
+        assert!(took < Duration::from_millis(1500), "resize took {took:?}");
+    }
+}

@@ -1,11 +1,14 @@
 //! The actor loop: PTY output in, commands in, answers out. It owns all of
 //! a session's terminal state; nothing here is shared or locked.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use chrono::Utc;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use super::pty::{ClientPty, PtyError};
+use super::redraw::is_redraw;
 use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
 use super::state::StateTracker;
@@ -34,6 +37,7 @@ struct SessionActor {
     client_gone: bool,
     /// The last bytes of output, where the client's exit message lands.
     tail: Vec<u8>,
+    layout_hint: Arc<Notify>,
 }
 
 pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Result<(), PtyError> {
@@ -56,6 +60,7 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
         exits: spec.exits,
         client_gone: false,
         tail: Vec::with_capacity(TAIL_BYTES * 2),
+        layout_hint: spec.layout_hint,
     };
     tokio::spawn(actor.run(pty, inbox));
     Ok(())
@@ -131,6 +136,12 @@ impl SessionActor {
 
     fn ingest(&mut self, bytes: &[u8]) {
         self.screen.process(bytes);
+        // A third of the client's rows or more redrawn at once: maybe a new
+        // size, window or layout (see `redraw`).
+        let min_rows = usize::from(self.screen.layout().client_rows() / 3).max(2);
+        if is_redraw(bytes, min_rows) {
+            self.layout_hint.notify_one();
+        }
         self.state.on_output(Utc::now());
         self.tail
             .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL_BYTES)..]);

@@ -4,16 +4,18 @@
 
 mod actor;
 mod pty;
+mod redraw;
 mod replay;
 mod screen;
 mod state;
 
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 pub use pty::PtyError;
 pub use replay::{Chunk, Replay};
@@ -147,6 +149,9 @@ pub struct ActorSpec {
     pub env_remove: &'static [&'static str],
     pub config: ActorConfig,
     pub exits: mpsc::UnboundedSender<ClientExited>,
+    /// Woken when tmux redraws the client: the window's geometry may have
+    /// changed, so discovery should look now rather than at its next tick.
+    pub layout_hint: Arc<Notify>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -468,6 +468,7 @@ impl Supervisor {
             env_remove: Tmux::scrubbed_env(),
             config: self.inner.settings.actor.clone(),
             exits: self.inner.exits.clone(),
+            layout_hint: self.inner.layout_hint.clone(),
         })
     }
 

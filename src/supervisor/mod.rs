@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -76,6 +76,8 @@ struct Inner {
     persistence: Persistence,
     exits: mpsc::UnboundedSender<ClientExited>,
     next_actor_id: AtomicU64,
+    /// Actors wake this when tmux redrew their client (see `session::redraw`).
+    layout_hint: Arc<Notify>,
 }
 
 impl Supervisor {
@@ -101,6 +103,7 @@ impl Supervisor {
                 persistence,
                 exits,
                 next_actor_id: AtomicU64::new(1),
+                layout_hint: Arc::new(Notify::new()),
             }),
         };
         supervisor.discover().await;
