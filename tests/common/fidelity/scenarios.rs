@@ -281,8 +281,24 @@ fn expand(arg: &str, name: &str) -> String {
         .replace("{dir}", &programs_dir().to_string_lossy())
 }
 
+/// Programs the scenarios run; `scripts/test` installs them. A missing one
+/// fails the test with this message rather than skipping it.
+pub fn require_programs() {
+    for program in ["vim", "less", "top", "python3", "tput", "seq"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            found,
+            "{program} is missing: run scripts/test, which installs it"
+        );
+    }
+}
+
 /// Creates the session at the scenario's size, with its status line.
 pub fn create_session(tmux: &TmuxServer, scenario: &Scenario, name: &str) {
+    require_programs();
     let (cols, rows) = (scenario.cols.to_string(), scenario.rows.to_string());
     let dir = programs_dir();
     tmux.run(&[
