@@ -8,7 +8,7 @@ use chrono::Utc;
 use tokio::sync::{Notify, mpsc};
 
 use super::pty::{ClientPty, PtyError};
-use super::redraw::is_redraw;
+use super::redraw::RedrawWatch;
 use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
 use super::state::StateTracker;
@@ -37,6 +37,7 @@ struct SessionActor {
     client_gone: bool,
     /// The last bytes of output, where the client's exit message lands.
     tail: Vec<u8>,
+    redraws: RedrawWatch,
     layout_hint: Arc<Notify>,
 }
 
@@ -60,6 +61,7 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
         exits: spec.exits,
         client_gone: false,
         tail: Vec::with_capacity(TAIL_BYTES * 2),
+        redraws: RedrawWatch::default(),
         layout_hint: spec.layout_hint,
     };
     tokio::spawn(actor.run(pty, inbox));
@@ -139,7 +141,10 @@ impl SessionActor {
         // A third of the client's rows or more redrawn at once: maybe a new
         // size, window or layout (see `redraw`).
         let min_rows = usize::from(self.screen.layout().client_rows() / 3).max(2);
-        if is_redraw(bytes, min_rows) {
+        if self
+            .redraws
+            .feed(bytes, min_rows, std::time::Instant::now())
+        {
             self.layout_hint.notify_one();
         }
         self.state.on_output(Utc::now());

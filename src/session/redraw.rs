@@ -4,19 +4,52 @@
 //! itself is not in the bytes, so such a redraw is the actor's cue to ask
 //! for an early discovery tick instead of waiting up to a whole interval.
 //!
-//! The test is deliberately cheap and loose: one read that moves the cursor
-//! to many rows (line feeds, absolute or vertical cursor moves). Programs
+//! The test is deliberately cheap and loose: a burst of output (reads less
+//! than `BURST_GAP` apart, since tmux's writes may reach us in pieces) that
+//! moves the cursor to many rows (line feeds, absolute or vertical moves). Programs
 //! that repaint the screen (top, a pager, a scrolling log) pass it too; the
 //! discovery loop spaces early ticks, so that costs at most one
 //! `list-panes -a` per gap for all sessions together. tmux hides the cursor
 //! around most of its updates, but not while the pane's own cursor is hidden
 //! (top), so that alone cannot tell a redraw.
 
-/// Whether one read of client output moves to at least `min_rows` rows.
-pub fn is_redraw(bytes: &[u8], min_rows: usize) -> bool {
+use std::time::{Duration, Instant};
+
+/// Reads closer together than this belong to one burst.
+const BURST_GAP: Duration = Duration::from_millis(30);
+
+/// Counts row moves over a burst of reads.
+#[derive(Debug, Default)]
+pub struct RedrawWatch {
+    moves: usize,
+    last_read: Option<Instant>,
+}
+
+impl RedrawWatch {
+    /// Feeds one read that arrived at `now`; true once its burst has moved
+    /// to `min_rows` rows (then counting starts over).
+    pub fn feed(&mut self, bytes: &[u8], min_rows: usize, now: Instant) -> bool {
+        if self
+            .last_read
+            .is_none_or(|last| now.saturating_duration_since(last) > BURST_GAP)
+        {
+            self.moves = 0;
+        }
+        self.last_read = Some(now);
+        self.moves += row_moves(bytes, min_rows);
+        if self.moves >= min_rows {
+            self.moves = 0;
+            return true;
+        }
+        false
+    }
+}
+
+/// Row moves in `bytes`, counted up to `enough`.
+fn row_moves(bytes: &[u8], enough: usize) -> usize {
     let mut moves = 0;
     let mut i = 0;
-    while i < bytes.len() && moves < min_rows {
+    while i < bytes.len() && moves < enough {
         match bytes[i] {
             b'\n' => moves += 1,
             0x1b if bytes.get(i + 1) == Some(&b'[') => {
@@ -32,7 +65,7 @@ pub fn is_redraw(bytes: &[u8], min_rows: usize) -> bool {
         }
         i += 1;
     }
-    moves >= min_rows
+    moves
 }
 
 /// Length through the final byte of a CSI's parameters, and that byte.
@@ -77,7 +110,39 @@ mod tests {
                 false,
             ),
         ] {
-            assert_eq!(is_redraw(bytes, min_rows), want, "{name}");
+            let mut watch = RedrawWatch::default();
+            assert_eq!(watch.feed(bytes, min_rows, Instant::now()), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_burst_may_come_in_pieces() {
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        let row = &b"\x1b[5;1Hrow"[..];
+        for (name, reads, want) in [
+            (
+                "one burst",
+                vec![(0, row), (10, row), (20, row)],
+                vec![false, false, true],
+            ),
+            (
+                "apart",
+                vec![(0, row), (100, row), (200, row)],
+                vec![false, false, false],
+            ),
+            (
+                "starts over",
+                vec![(0, row), (5, row), (10, row), (15, row)],
+                vec![false, false, true, false],
+            ),
+        ] {
+            let mut watch = RedrawWatch::default();
+            let got: Vec<bool> = reads
+                .iter()
+                .map(|(ms, b)| watch.feed(b, 3, at(*ms)))
+                .collect();
+            assert_eq!(got, want, "{name}");
         }
     }
 }
