@@ -16,7 +16,7 @@ use super::AppState;
 use super::auth::Access;
 use super::error::ApiError;
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
-use crate::session::{SessionHandle, Snapshot, SnapshotFormat};
+use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
@@ -96,7 +96,7 @@ async fn serve(
     let mut shown: Option<Snapshot> = None;
     loop {
         output.borrow_and_update();
-        let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi).await else {
+        let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi, Region::Window).await else {
             return ws::close(tx, CLOSE_NORMAL, "session ended").await;
         };
         if let Some(frame) = diff_frame(shown.as_ref(), &snapshot)
@@ -151,6 +151,7 @@ mod tests {
                 alternate_screen: false,
                 title: String::new(),
                 lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+                pane: None,
             },
         }
     }

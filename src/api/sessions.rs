@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
-use crate::session::SnapshotFormat;
+use crate::session::{Region, SnapshotFormat};
 use crate::supervisor::{CreateSession, DeleteMode, Input, ThoughtUpdate, Until, When};
 
 type ApiResult<T> = Result<T, ApiError>;
@@ -194,6 +194,14 @@ enum FormatParam {
 pub struct SnapshotQuery {
     #[serde(default)]
     format: FormatParam,
+    /// `active`: crop to the active pane, as `capture-pane` shows it.
+    pane: Option<PaneParam>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PaneParam {
+    Active,
 }
 
 pub async fn snapshot(
@@ -205,7 +213,13 @@ pub async fn snapshot(
         FormatParam::Text => SnapshotFormat::Text,
         FormatParam::Ansi => SnapshotFormat::Ansi,
     };
-    Ok(Json(json!(state.supervisor.snapshot(&id, format).await?)))
+    let region = match query.pane {
+        None => Region::Window,
+        Some(PaneParam::Active) => Region::ActivePane,
+    };
+    Ok(Json(json!(
+        state.supervisor.snapshot(&id, format, region).await?
+    )))
 }
 
 #[derive(Deserialize)]

@@ -6,10 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 
 use super::foreground;
 use super::pty::{ClientPty, PtyError};
+use super::redraw::RedrawWatch;
 use super::replay::{Replay, ReplayRing};
 use super::screen::{Layout, PaneFacts, Screen};
 use super::state::{Detector, Signal, StateView};
@@ -50,6 +51,8 @@ struct SessionActor {
     client_gone: bool,
     /// The last bytes of output, where the client's exit message lands.
     tail: Vec<u8>,
+    redraws: RedrawWatch,
+    layout_hint: Arc<Notify>,
 }
 
 pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Result<(), PtyError> {
@@ -77,6 +80,8 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
         events: spec.events,
         client_gone: false,
         tail: Vec::with_capacity(TAIL_BYTES * 2),
+        redraws: RedrawWatch::default(),
+        layout_hint: spec.layout_hint,
     };
     tokio::spawn(actor.run(pty, inbox));
     Ok(())
@@ -134,11 +139,15 @@ impl SessionActor {
 
     async fn serve(&mut self, cmd: SessionCmd, pty: &ClientPty) {
         match cmd {
-            SessionCmd::Snapshot { format, reply } => {
+            SessionCmd::Snapshot {
+                format,
+                region,
+                reply,
+            } => {
                 let snapshot = Snapshot {
                     session_id: self.session_id.clone(),
                     seq: self.ring.latest_seq(),
-                    screen: self.screen.snapshot(format, &self.pane_facts()),
+                    screen: self.screen.snapshot(format, region, &self.pane_facts()),
                 };
                 let _ = reply.send(snapshot);
             }
@@ -189,6 +198,15 @@ impl SessionActor {
 
     fn ingest(&mut self, bytes: &[u8]) {
         self.screen.process(bytes);
+        // A third of the client's rows or more redrawn at once: maybe a new
+        // size, window or layout (see `redraw`).
+        let min_rows = usize::from(self.screen.layout().client_rows() / 3).max(2);
+        if self
+            .redraws
+            .feed(bytes, min_rows, std::time::Instant::now())
+        {
+            self.layout_hint.notify_one();
+        }
         let hash = self.screen.content_hash();
         let changed = hash != self.screen_hash;
         self.screen_hash = hash;
@@ -258,6 +276,7 @@ impl SessionActor {
         PaneFacts {
             title: self.view.title.clone(),
             alternate_on: self.view.alternate_on,
+            active_pane: self.view.active_pane,
         }
     }
 

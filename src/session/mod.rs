@@ -5,19 +5,21 @@
 mod actor;
 mod foreground;
 mod pty;
+mod redraw;
 mod replay;
 mod screen;
 mod state;
 
 use std::ffi::OsString;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 pub use pty::PtyError;
 pub use replay::{Chunk, Replay};
-pub use screen::{Cursor, Layout, ScreenSnapshot, SnapshotFormat};
+pub use screen::{Cursor, Layout, PaneFacts, Region, Screen, ScreenSnapshot, SnapshotFormat};
 pub use state::{SessionState, StateReason, StateView, Timing};
 
 use crate::tmux::SessionView;
@@ -27,6 +29,7 @@ pub enum SessionCmd {
     /// The parsed screen, from memory.
     Snapshot {
         format: SnapshotFormat,
+        region: Region,
         reply: oneshot::Sender<Snapshot>,
     },
     /// What the actor knows for the session summary.
@@ -209,6 +212,9 @@ pub struct ActorSpec {
     pub env_remove: &'static [&'static str],
     pub config: ActorConfig,
     pub events: mpsc::UnboundedSender<ActorEvent>,
+    /// Woken when tmux redraws the client: the window's geometry may have
+    /// changed, so discovery should look now rather than at its next tick.
+    pub layout_hint: Arc<Notify>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -240,9 +246,17 @@ impl SessionHandle {
         answer.await.map_err(|_| ActorGone)
     }
 
-    pub async fn snapshot(&self, format: SnapshotFormat) -> Result<Snapshot, ActorGone> {
-        self.ask(|reply| SessionCmd::Snapshot { format, reply })
-            .await
+    pub async fn snapshot(
+        &self,
+        format: SnapshotFormat,
+        region: Region,
+    ) -> Result<Snapshot, ActorGone> {
+        self.ask(|reply| SessionCmd::Snapshot {
+            format,
+            region,
+            reply,
+        })
+        .await
     }
 
     pub async fn summary(&self) -> Result<ActorSummary, ActorGone> {

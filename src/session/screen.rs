@@ -1,9 +1,13 @@
 //! The parsed screen of tmuxd's client: a `vt100` parser fed with what tmux
 //! draws, cropped to the window (the status line is never part of it).
 
+mod ansi;
+
 use std::num::NonZeroU16;
 
 use serde::Serialize;
+
+use crate::tmux::PaneRect;
 
 /// How the client terminal is laid out: the window plus tmux's status line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +39,18 @@ impl Layout {
 pub struct PaneFacts {
     pub title: String,
     pub alternate_on: bool,
+    /// Where the active pane sits in the window, when tmux said.
+    pub active_pane: Option<PaneRect>,
+}
+
+/// Which part of the window a snapshot shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Region {
+    /// The whole window, pane borders included.
+    #[default]
+    Window,
+    /// The active pane alone, as `capture-pane` shows it.
+    ActivePane,
 }
 
 /// Text only, or with SGR sequences for colors and attributes.
@@ -57,6 +73,10 @@ pub struct Cursor {
 pub struct ScreenSnapshot {
     pub cols: u16,
     pub rows: u16,
+    /// The pane this snapshot is cropped to (`?pane=active`), in window cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pane: Option<PaneRect>,
+    /// Relative to the snapshot's own top-left cell.
     pub cursor: Cursor,
     pub alternate_screen: bool,
     pub title: String,
@@ -123,37 +143,54 @@ impl Screen {
         hasher.finish()
     }
 
-    /// The window's rows. tmux's client always draws on the outer terminal's
-    /// alternate screen, so whether the pane's program is on its own comes
-    /// from tmux (`pane`), as does the title when the client set none.
-    pub fn snapshot(&self, format: SnapshotFormat, pane: &PaneFacts) -> ScreenSnapshot {
+    /// The window's rows, or the active pane's. tmux's client always draws
+    /// on the outer terminal's alternate screen, so whether the pane's program
+    /// is on its own comes from tmux (`pane`), as does the title when the
+    /// client set none.
+    pub fn snapshot(
+        &self,
+        format: SnapshotFormat,
+        region: Region,
+        pane: &PaneFacts,
+    ) -> ScreenSnapshot {
         let screen = self.parser.screen();
         let layout = self.layout;
-        let first = usize::from(layout.first_window_row());
-        let rows = usize::from(layout.rows);
+        let window = PaneRect {
+            left: 0,
+            top: 0,
+            cols: layout.cols,
+            rows: layout.rows,
+        };
+        let (crop, cropped_to) = match (region, pane.active_pane) {
+            (Region::ActivePane, Some(rect)) => (clamp_rect(rect, window), Some(rect)),
+            _ => (window, None),
+        };
+        let first = usize::from(layout.first_window_row() + crop.top);
+        let rows = usize::from(crop.rows);
         let lines: Vec<String> = match format {
             SnapshotFormat::Text => screen
-                .rows(0, layout.cols)
+                .rows(crop.left, crop.cols)
                 .skip(first)
                 .take(rows)
                 .map(|line| line.trim_end().to_owned())
                 .collect(),
-            SnapshotFormat::Ansi => screen
-                .rows_formatted(0, layout.cols)
-                .skip(first)
-                .take(rows)
-                .map(ansi_line)
+            SnapshotFormat::Ansi => (first..first + rows)
+                .map(|row| ansi::ansi_row(screen, row as u16, crop.left, crop.cols))
                 .collect(),
         };
         let (cursor_row, cursor_col) = screen.cursor_position();
+        let cursor_row = cursor_row.saturating_sub(layout.first_window_row());
+        let inside = (crop.top..crop.top + crop.rows).contains(&cursor_row)
+            && (crop.left..crop.left + crop.cols).contains(&cursor_col);
         let title = &self.parser.callbacks().title;
         ScreenSnapshot {
-            cols: layout.cols,
-            rows: layout.rows,
+            cols: crop.cols,
+            rows: crop.rows,
+            pane: cropped_to,
             cursor: Cursor {
-                row: cursor_row.saturating_sub(layout.first_window_row()),
-                col: cursor_col,
-                visible: !screen.hide_cursor(),
+                row: cursor_row.saturating_sub(crop.top),
+                col: cursor_col.saturating_sub(crop.left),
+                visible: inside && !screen.hide_cursor(),
             },
             alternate_screen: pane.alternate_on,
             title: if title.is_empty() {
@@ -166,12 +203,17 @@ impl Screen {
     }
 }
 
-/// A formatted row as a self-contained line: attributes reset at the end.
-fn ansi_line(mut line: String) -> String {
-    if line.contains('\x1b') {
-        line.push_str("\x1b[m");
+/// `rect` cut to fit `window`: tmux's pane geometry and the client's layout
+/// come from different moments and may briefly disagree.
+fn clamp_rect(rect: PaneRect, window: PaneRect) -> PaneRect {
+    let left = rect.left.min(window.cols);
+    let top = rect.top.min(window.rows);
+    PaneRect {
+        left,
+        top,
+        cols: rect.cols.min(window.cols - left),
+        rows: rect.rows.min(window.rows - top),
     }
-    line
 }
 
 fn parser_size(layout: Layout) -> (NonZeroU16, NonZeroU16) {
@@ -197,6 +239,7 @@ mod tests {
         PaneFacts {
             title: title.to_owned(),
             alternate_on: false,
+            active_pane: None,
         }
     }
 
@@ -204,7 +247,7 @@ mod tests {
     fn status_line_is_cropped_at_the_bottom() {
         let mut screen = Screen::new(layout(false));
         screen.process(b"one\r\ntwo\r\nthree\r\n\x1b[7mSTATUS\x1b[m\x1b[2;2H");
-        let snap = screen.snapshot(SnapshotFormat::Text, &facts("t"));
+        let snap = screen.snapshot(SnapshotFormat::Text, Region::Window, &facts("t"));
         assert_eq!(snap.lines, vec!["one", "two", "three"]);
         assert_eq!((snap.cursor.row, snap.cursor.col), (1, 1));
         assert_eq!(snap.title, "t");
@@ -214,7 +257,7 @@ mod tests {
     fn status_line_is_cropped_at_the_top() {
         let mut screen = Screen::new(layout(true));
         screen.process(b"STATUS\r\none\r\ntwo\r\nthree\x1b]2;hello\x07");
-        let snap = screen.snapshot(SnapshotFormat::Text, &facts("t"));
+        let snap = screen.snapshot(SnapshotFormat::Text, Region::Window, &facts("t"));
         assert_eq!(snap.lines, vec!["one", "two", "three"]);
         assert_eq!(snap.cursor.row, 2);
         assert_eq!(snap.title, "hello");
@@ -223,11 +266,11 @@ mod tests {
     #[test]
     fn ansi_keeps_colors() {
         let mut screen = Screen::new(layout(false));
-        screen.process(b"\x1b[31mred\x1b[m plain");
-        let snap = screen.snapshot(SnapshotFormat::Ansi, &facts(""));
-        assert!(snap.lines[0].contains("\x1b[31m"), "{:?}", snap.lines[0]);
-        assert!(snap.lines[0].contains("red"));
-        assert!(snap.lines[0].ends_with("\x1b[m"));
+        screen.process(b"\x1b[31mred\x1b[m plain\r\n\x1b[1mbold");
+        let snap = screen.snapshot(SnapshotFormat::Ansi, Region::Window, &facts(""));
+        // Each line is self-contained: it sets what it uses and resets after.
+        assert_eq!(snap.lines[0], "\x1b[0;31mred\x1b[0m plain");
+        assert_eq!(snap.lines[1], "\x1b[0;1mbold\x1b[m");
     }
 
     #[test]
@@ -239,7 +282,56 @@ mod tests {
             status_lines: 0,
             status_top: false,
         });
-        let snap = screen.snapshot(SnapshotFormat::Text, &facts(""));
+        let snap = screen.snapshot(SnapshotFormat::Text, Region::Window, &facts(""));
         assert_eq!((snap.cols, snap.rows, snap.lines.len()), (20, 5, 5));
+    }
+
+    #[test]
+    fn active_pane_crop() {
+        let mut screen = Screen::new(Layout {
+            cols: 11,
+            rows: 3,
+            status_lines: 1,
+            status_top: true,
+        });
+        screen.process(b"STATUS\r\nleft \xe2\x94\x82right\r\nl2   \xe2\x94\x82r2\x1b[3;9H");
+        let rect = |left, top, cols, rows| PaneRect {
+            left,
+            top,
+            cols,
+            rows,
+        };
+        let pane = |r| PaneFacts {
+            active_pane: Some(r),
+            ..facts("")
+        };
+        let snap = screen.snapshot(
+            SnapshotFormat::Text,
+            Region::ActivePane,
+            &pane(rect(6, 0, 5, 3)),
+        );
+        assert_eq!(snap.lines, vec!["right", "r2", ""]);
+        assert_eq!((snap.cols, snap.rows), (5, 3));
+        assert_eq!(
+            (snap.cursor.row, snap.cursor.col, snap.cursor.visible),
+            (1, 2, true)
+        );
+        let snap = screen.snapshot(
+            SnapshotFormat::Text,
+            Region::ActivePane,
+            &pane(rect(0, 0, 5, 3)),
+        );
+        assert_eq!(snap.lines, vec!["left", "l2", ""]);
+        assert!(!snap.cursor.visible, "the cursor is in the other pane");
+        // A stale rect larger than the window is cut to it.
+        let snap = screen.snapshot(
+            SnapshotFormat::Text,
+            Region::ActivePane,
+            &pane(rect(6, 1, 50, 50)),
+        );
+        assert_eq!((snap.cols, snap.rows), (5, 2));
+        // Unknown geometry: the whole window.
+        let snap = screen.snapshot(SnapshotFormat::Text, Region::ActivePane, &facts(""));
+        assert_eq!(snap.lines[0], "left \u{2502}right");
     }
 }

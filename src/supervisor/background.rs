@@ -22,13 +22,7 @@ pub(super) fn spawn_loops(
     cancel: CancellationToken,
 ) {
     let settings = &supervisor.inner.settings;
-    let discovery = {
-        let supervisor = supervisor.clone();
-        every(settings.discovery_interval, cancel.clone(), move || {
-            let supervisor = supervisor.clone();
-            async move { supervisor.discover().await }
-        })
-    };
+    let discovery = discover_often(supervisor.clone(), cancel.clone());
     let checkpoint = {
         let supervisor = supervisor.clone();
         every(settings.checkpoint_interval, cancel.clone(), move || {
@@ -44,6 +38,36 @@ pub(super) fn spawn_loops(
         cancel,
     ));
 }
+
+/// Discovery every `discovery_interval`, and early when an actor saw tmux
+/// redraw its client (a resize, another window, a split): one `list-panes -a`
+/// then serves every session, so snapshots follow a new geometry within
+/// milliseconds. Early ticks are spaced by `EARLY_DISCOVERY_GAP`, so a
+/// program that redraws all the time costs at most one call per gap.
+async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
+    let hint = supervisor.inner.layout_hint.clone();
+    let mut ticks = tokio::time::interval(supervisor.inner.settings.discovery_interval);
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ticks.tick().await;
+    let mut last = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = ticks.tick() => {}
+            _ = hint.notified() => {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tokio::time::sleep_until(last + EARLY_DISCOVERY_GAP) => {}
+                }
+            }
+        }
+        supervisor.discover().await;
+        last = tokio::time::Instant::now();
+    }
+}
+
+/// Least time between two discovery ticks that a redraw brought forward.
+const EARLY_DISCOVERY_GAP: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Runs `work` every `period` until cancelled; a slow run delays the next
 /// instead of piling up.

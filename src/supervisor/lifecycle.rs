@@ -69,6 +69,7 @@ fn default_view(name: &str) -> SessionView {
         dead: false,
         alternate_on: false,
         pid: None,
+        active_pane: None,
     }
 }
 
@@ -506,6 +507,7 @@ impl Supervisor {
             env_remove: Tmux::scrubbed_env(),
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
+            layout_hint: self.inner.layout_hint.clone(),
         })
     }
 

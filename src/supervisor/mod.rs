@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -24,7 +24,9 @@ pub use registry::{format_id, parse_id};
 pub use types::*;
 
 use crate::config::Config;
-use crate::session::{ActorConfig, ActorEvent, SessionHandle, Snapshot, SnapshotFormat, Timing};
+use crate::session::{
+    ActorConfig, ActorEvent, Region, SessionHandle, Snapshot, SnapshotFormat, Timing,
+};
 use crate::store::{Event, RegistryFile};
 use crate::tmux::{CaptureRange, Tmux};
 use persist::Persistence;
@@ -85,6 +87,8 @@ struct Inner {
     persistence: Persistence,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
+    /// Actors wake this when tmux redrew their client (see `session::redraw`).
+    layout_hint: Arc<Notify>,
 }
 
 impl Supervisor {
@@ -111,6 +115,7 @@ impl Supervisor {
                 persistence,
                 events,
                 next_actor_id: AtomicU64::new(1),
+                layout_hint: Arc::new(Notify::new()),
             }),
         };
         supervisor.discover().await;
@@ -198,10 +203,11 @@ impl Supervisor {
         &self,
         session_id: &str,
         format: SnapshotFormat,
+        region: Region,
     ) -> Result<Snapshot, SupervisorError> {
         let (handle, _) = self.handle(session_id)?;
         handle
-            .snapshot(format)
+            .snapshot(format, region)
             .await
             .map_err(SupervisorError::gone(session_id))
     }

@@ -138,6 +138,7 @@ mod tests {
             dead: false,
             alternate_on: false,
             pid: None,
+            active_pane: None,
         }
     }
 

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
-pub use panes::{LIST_PANES_FORMAT, PaneInfo, SessionView, parse_list_panes, session_views};
+pub use panes::{
+    LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
+};
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.
@@ -122,10 +124,14 @@ impl Tmux {
 
     /// The full argv (program first) of the client tmuxd keeps attached to a
     /// session. `ignore-size` keeps this client from resizing the window for
-    /// the humans attached to it.
+    /// the humans attached to it. `-T RGB` tells tmux this client shows
+    /// truecolor: xterm-256color's terminfo does not say so, and tmux would
+    /// otherwise send the nearest 256-colour index instead of what the
+    /// program drew (`capture-pane -e` keeps the RGB value).
     pub fn attach_argv(&self, name: &str) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.bin.clone().into()];
         argv.extend(self.global_args());
+        argv.extend(["-T".into(), "RGB".into()]);
         argv.extend([
             "attach-session".into(),
             "-f".into(),

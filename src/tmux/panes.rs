@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
 /// Fields are tab-separated; tab is a control character, which no session
 /// name tmuxd tracks may contain (see `names`).
-pub const LIST_PANES_FORMAT: &str = "#{session_name}\t#{window_active}\t#{pane_active}\t#{window_width}\t#{window_height}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_dead}\t#{pane_pid}\t#{status}\t#{status-position}\t#{pane_title}\t#{alternate_on}";
+pub const LIST_PANES_FORMAT: &str = "#{session_name}\t#{window_active}\t#{pane_active}\t#{window_width}\t#{window_height}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_dead}\t#{pane_pid}\t#{status}\t#{status-position}\t#{pane_title}\t#{alternate_on}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}";
 
 /// One line of `list-panes -a`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +28,17 @@ pub struct PaneInfo {
     pub title: String,
     /// Whether the pane's program is on its alternate screen (vim, less, top).
     pub alternate_on: bool,
+    /// Where the pane sits in its window; `None` when tmux did not say.
+    pub rect: Option<PaneRect>,
+}
+
+/// A pane's place in its window, in cells (borders excluded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PaneRect {
+    pub left: u16,
+    pub top: u16,
+    pub cols: u16,
+    pub rows: u16,
 }
 
 /// What tmuxd needs to know about one session: its current window's active pane.
@@ -45,6 +58,8 @@ pub struct SessionView {
     pub alternate_on: bool,
     /// The pane's first process (usually its shell), for foreground checks.
     pub pid: Option<u32>,
+    /// The active pane's place in the window (for `?pane=active` snapshots).
+    pub active_pane: Option<PaneRect>,
 }
 
 impl SessionView {
@@ -75,6 +90,10 @@ fn parse_pane_line(line: &str) -> Option<PaneInfo> {
         position,
         title,
         alternate,
+        left,
+        top,
+        pane_width,
+        pane_height,
     ] = fields.as_slice()
     else {
         return None;
@@ -93,6 +112,25 @@ fn parse_pane_line(line: &str) -> Option<PaneInfo> {
         status_top: *position == "top",
         title: (*title).to_owned(),
         alternate_on: *alternate == "1",
+        rect: parse_rect([left, top, pane_width, pane_height]),
+    })
+}
+
+/// A fake or older tmux may print some geometry fields empty: a missing
+/// offset is 0 (a lone pane), a missing size means the rect is unknown.
+fn parse_rect([left, top, cols, rows]: [&str; 4]) -> Option<PaneRect> {
+    let offset = |v: &str| {
+        if v.is_empty() {
+            Some(0)
+        } else {
+            v.parse().ok()
+        }
+    };
+    Some(PaneRect {
+        left: offset(left)?,
+        top: offset(top)?,
+        cols: cols.parse().ok()?,
+        rows: rows.parse().ok()?,
     })
 }
 
@@ -122,6 +160,7 @@ pub fn session_views(panes: &[PaneInfo]) -> BTreeMap<String, SessionView> {
                 dead: p.dead,
                 alternate_on: p.alternate_on,
                 pid: p.pid,
+                active_pane: p.rect,
             };
             (p.session_name.clone(), view)
         })
@@ -134,10 +173,10 @@ mod tests {
 
     #[test]
     fn parses_panes_and_picks_the_active_one() {
-        let out = "build\t1\t0\t200\t50\tbash\t/src\t0\t11\ton\tbottom\thost\t0\n\
-                   build\t1\t1\t200\t50\tcargo\t/src/x\t0\t12\ton\tbottom\thost\t0\n\
-                   build\t0\t1\t200\t50\tvim\t/\t0\t13\ton\tbottom\thost\t1\n\
-                   we ird\t1\t1\t80\t24\tbash\t/tmp\t1\t14\t2\ttop\tt\t1\n\
+        let out = "build\t1\t0\t200\t50\tbash\t/src\t0\t11\ton\tbottom\thost\t0\t0\t0\t100\t50\n\
+                   build\t1\t1\t200\t50\tcargo\t/src/x\t0\t12\ton\tbottom\thost\t0\t101\t0\t99\t50\n\
+                   build\t0\t1\t200\t50\tvim\t/\t0\t13\ton\tbottom\thost\t1\t0\t0\t200\t50\n\
+                   we ird\t1\t1\t80\t24\tbash\t/tmp\t1\t14\t2\ttop\tt\t1\t\t\t80\t24\n\
                    garbage line\n";
         let panes = parse_list_panes(out);
         assert_eq!(panes.len(), 4);
@@ -151,6 +190,33 @@ mod tests {
         assert!(weird.dead && weird.status_top && weird.alternate_on);
         assert!(!build.alternate_on);
         assert_eq!(weird.status_lines, 2);
+        let rect = |left, top, cols, rows| PaneRect {
+            left,
+            top,
+            cols,
+            rows,
+        };
+        assert_eq!(build.active_pane, Some(rect(101, 0, 99, 50)));
+        assert_eq!(weird.active_pane, Some(rect(0, 0, 80, 24)));
+    }
+
+    #[test]
+    fn pane_geometry_tolerates_empty_fields() {
+        for (fields, rect) in [
+            (["3", "4", "10", "5"], Some((3, 4, 10, 5))),
+            (["", "", "10", "5"], Some((0, 0, 10, 5))),
+            (["", "", "", ""], None),
+            (["x", "0", "10", "5"], None),
+            (["0", "0", "10", ""], None),
+        ] {
+            let want = rect.map(|(left, top, cols, rows)| PaneRect {
+                left,
+                top,
+                cols,
+                rows,
+            });
+            assert_eq!(parse_rect(fields), want, "{fields:?}");
+        }
     }
 
     #[test]

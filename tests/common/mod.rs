@@ -168,6 +168,8 @@ pub struct DaemonOptions {
     pub tmux_bin: Option<PathBuf>,
     pub path_env: Option<String>,
     pub env: Vec<(String, String)>,
+    /// `discovery.interval_ms`; 200 unless given.
+    pub discovery_interval_ms: Option<u64>,
 }
 
 /// The real `tmuxd serve` binary on 127.0.0.1:0.
@@ -201,8 +203,10 @@ impl Daemon {
             .clone()
             .unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
-            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = 200\n",
-            options.extra_config, tmux.socket
+            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = {}\n",
+            options.extra_config,
+            tmux.socket,
+            options.discovery_interval_ms.unwrap_or(200)
         );
         std::fs::write(&config_path, config).unwrap();
         let log = dir.path().join("daemon.log");
