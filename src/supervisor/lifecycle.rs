@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
@@ -20,9 +19,6 @@ use crate::tmux::{NewSession, SessionView, Tmux, session_views, validate_session
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
-/// More re-attaches than this within the window and tmuxd lets the session go.
-const REATTACH_LIMIT: usize = 3;
-const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 
 /// Why tmuxd stopped tracking a session (recorded with the event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,18 +41,18 @@ impl EndReason {
 }
 
 /// A tmux session about to get an actor.
-struct Attach {
-    reservation: Reservation,
-    view: SessionView,
-    created_at: DateTime<Utc>,
-    command: Option<String>,
-    cwd: Option<String>,
+pub(super) struct Attach {
+    pub(super) reservation: Reservation,
+    pub(super) view: SessionView,
+    pub(super) created_at: DateTime<Utc>,
+    pub(super) command: Option<String>,
+    pub(super) cwd: Option<String>,
     /// Input still queued from before (a restart or a detach).
-    queue: Vec<QueuedInput>,
+    pub(super) queue: Vec<QueuedInput>,
 }
 
 /// The view tmux draws before discovery has looked at a session.
-fn default_view(name: &str) -> SessionView {
+pub(super) fn default_view(name: &str) -> SessionView {
     SessionView {
         name: name.to_owned(),
         cols: 80,
@@ -328,119 +324,8 @@ impl Supervisor {
         let _ = thoughts_written.await;
     }
 
-    /// tmuxd's client went away but the session lives: attach a new one.
-    pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
-        let (name, too_often) = {
-            let mut registry = self.registry();
-            let Some(entry) = registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id && e.ending.is_none())
-            else {
-                return;
-            };
-            let now = Instant::now();
-            entry
-                .reattaches
-                .retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
-            entry.reattaches.push(now);
-            (
-                entry.tmux_name.clone(),
-                entry.reattaches.len() > REATTACH_LIMIT,
-            )
-        };
-        if too_often {
-            tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
-            return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
-        }
-        let view = self
-            .view_of(&name)
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| default_view(&name));
-        let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, view) {
-            Ok(handle) => handle,
-            Err(e) => {
-                tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
-                return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
-            }
-        };
-        let old = {
-            let mut registry = self.registry();
-            match registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id)
-            {
-                Some(entry) => {
-                    entry.actor_id = new_actor_id;
-                    Some(std::mem::replace(&mut entry.handle, handle.clone()))
-                }
-                None => None,
-            }
-        };
-        match old {
-            Some(old) => old.shutdown().await,
-            // Deleted meanwhile: the new client is not wanted either.
-            None => handle.shutdown().await,
-        }
-        tracing::info!(tmux_name = %name, "re-attached after tmuxd's client was dropped");
-    }
-
-    /// Persisted sessions meet live tmux: re-attach, keep detached, or record
-    /// that they ended while tmuxd was away.
-    pub(super) async fn restore(
-        &self,
-        file: crate::store::RegistryFile,
-        live: &std::collections::BTreeMap<String, SessionView>,
-    ) {
-        let plan = super::plan::plan_startup(&file, live);
-        {
-            let mut registry = self.registry();
-            registry.advance_past(plan.next_counter.saturating_sub(1));
-            for session in &plan.detached {
-                registry
-                    .detached
-                    .insert(session.tmux_name.clone(), session.clone());
-            }
-        }
-        for session in &plan.missing {
-            self.inner.persistence.record(
-                NewEvent::new(EventKind::SessionDeleted)
-                    .session_id(&session.session_id)
-                    .tmux_name(&session.tmux_name)
-                    .reason("startup_missing_tmux"),
-            );
-        }
-        for session in plan.reattach {
-            let id = super::parse_id(&session.session_id).unwrap_or_default();
-            let reservation = Reservation {
-                id,
-                tmux_name: session.tmux_name.clone(),
-            };
-            self.registry()
-                .reserved
-                .insert(session.tmux_name.clone(), id);
-            let attach = Attach {
-                reservation,
-                view: live[&session.tmux_name].clone(),
-                created_at: session.created_at,
-                command: session.command,
-                cwd: session.cwd,
-                queue: session.queued_inputs,
-            };
-            let event = NewEvent::new(EventKind::SessionAdopted).reason("startup_reattach");
-            if let Err(e) = self.attach(attach, event).await {
-                tracing::warn!(tmux_name = %session.tmux_name, "re-attaching after restart failed: {e}");
-            }
-        }
-        let _ = self.persist().await;
-    }
-
     /// Starts the actor and commits the reservation as a tracked session.
-    async fn attach(
+    pub(super) async fn attach(
         &self,
         attach: Attach,
         event: NewEvent,
@@ -493,7 +378,7 @@ impl Supervisor {
         summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
     }
 
-    fn spawn_actor(
+    pub(super) fn spawn_actor(
         &self,
         id: u64,
         actor_id: u64,

@@ -8,6 +8,7 @@ mod lifecycle;
 mod persist;
 mod plan;
 mod registry;
+mod restore;
 mod types;
 
 use std::path::Path;
