@@ -74,6 +74,45 @@ fn main() {
         .collect();
     report("input text+Enter (send-keys)", inputs);
 
+    // Idle detection: from typing `true` + Enter to `wait until idle`
+    // answering (includes the 250 ms prompt settle).
+    let idles: Vec<Duration> = (0..20)
+        .map(|_| {
+            time(|| {
+                daemon.post(&format!("/v1/sessions/{first_id}/input"), &json!({ "text": "true", "submit": true }));
+                let (status, _) =
+                    daemon.post(&format!("/v1/sessions/{first_id}/wait"), &json!({ "until": "idle", "timeout_ms": 5000 }));
+                assert_eq!(status, 200);
+            })
+            .0
+        })
+        .collect();
+    report("input -> wait idle (prompt back)", idles);
+
+    // Output latency: from the input request to the echoed marker on a stream.
+    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{first_id}/stream");
+    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    socket.read().unwrap();
+    let echoes: Vec<Duration> = (0..50)
+        .map(|i| {
+            let marker = format!("m{i}x{}", i * 7);
+            time(|| {
+                daemon.post(
+                    &format!("/v1/sessions/{first_id}/input"),
+                    &json!({ "text": format!("echo m{i}x$(({i}*7))"), "submit": true }),
+                );
+                let mut seen = Vec::new();
+                while !String::from_utf8_lossy(&seen).contains(&marker) {
+                    if let tungstenite::Message::Binary(data) = socket.read().unwrap() {
+                        seen.extend_from_slice(&data[8..]);
+                    }
+                }
+            })
+            .0
+        })
+        .collect();
+    report("input -> output on stream", echoes);
+
     let mut kills = Vec::new();
     for id in &ids {
         kills.push(time(|| daemon.delete(&format!("/v1/sessions/{id}?mode=kill"))).0);
