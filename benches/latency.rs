@@ -79,9 +79,14 @@ fn main() {
     let idles: Vec<Duration> = (0..20)
         .map(|_| {
             time(|| {
-                daemon.post(&format!("/v1/sessions/{first_id}/input"), &json!({ "text": "true", "submit": true }));
-                let (status, _) =
-                    daemon.post(&format!("/v1/sessions/{first_id}/wait"), &json!({ "until": "idle", "timeout_ms": 5000 }));
+                daemon.post(
+                    &format!("/v1/sessions/{first_id}/input"),
+                    &json!({ "text": "true", "submit": true }),
+                );
+                let (status, _) = daemon.post(
+                    &format!("/v1/sessions/{first_id}/wait"),
+                    &json!({ "until": "idle", "timeout_ms": 5000 }),
+                );
                 assert_eq!(status, 200);
             })
             .0
