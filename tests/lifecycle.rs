@@ -76,10 +76,7 @@ fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
 fn restart_keeps_ids_and_records_what_ended_while_down() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
-    let options = || DaemonOptions {
-        data_dir: Some(data.path().to_owned()),
-        ..Default::default()
-    };
+    let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     let keep = daemon.create(&json!({ "name": "keep", "command": common::SHELL }));
     let gone = daemon.create(&json!({ "name": "gone", "command": common::SHELL }));
@@ -128,13 +125,7 @@ fn a_corrupt_registry_is_moved_aside_and_the_daemon_starts() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
     std::fs::write(data.path().join("registry.json"), "{ this is not json").unwrap();
-    let daemon = Daemon::start_with(
-        &tmux,
-        DaemonOptions {
-            data_dir: Some(data.path().to_owned()),
-            ..Default::default()
-        },
-    );
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
     let moved: Vec<String> = std::fs::read_dir(data.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

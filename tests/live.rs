@@ -277,10 +277,7 @@ fn the_wait_command_line_blocks_until_the_state() {
 fn queued_input_waits_for_idle_and_survives_a_restart() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
-    let options = || DaemonOptions {
-        data_dir: Some(data.path().to_owned()),
-        ..Default::default()
-    };
+    let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     let id = shell(&daemon, "queue");
 
@@ -360,10 +357,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
 fn thoughts_are_merged_persisted_and_never_go_back_in_time() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
-    let options = || DaemonOptions {
-        data_dir: Some(data.path().to_owned()),
-        ..Default::default()
-    };
+    let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     let id = shell(&daemon, "thinker");
     let put = |daemon: &Daemon, body: Value| {

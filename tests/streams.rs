@@ -54,10 +54,7 @@ fn read_sse(
 fn sse_resumes_from_last_event_id_without_gaps_after_a_restart() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
-    let options = || DaemonOptions {
-        data_dir: Some(data.path().to_owned()),
-        ..Default::default()
-    };
+    let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     daemon.create(&json!({ "name": "one", "command": common::SHELL }));
     daemon.create(&json!({ "name": "two", "command": common::SHELL }));

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocket};
 use axum::extract::{Extension, Path, State};
 use axum::response::Response;
 use futures::StreamExt;
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::auth::Access;
 use super::error::ApiError;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Upgrade};
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
@@ -25,12 +25,12 @@ pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Extension(access): Extension<Access>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    upgrade: Upgrade,
 ) -> Result<Response, ApiError> {
     let (handle, _) = state.supervisor.handle(&id)?;
-    let upgrade =
-        upgrade.map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
-    Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, access)))
+    Ok(upgrade
+        .accept()?
+        .on_upgrade(move |socket| serve(socket, state, id, handle, access)))
 }
 
 /// The first frame, and again whenever the size changes.

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocket};
 use axum::extract::{Extension, Path, State};
 use axum::response::Response;
 use futures::StreamExt;
@@ -14,7 +14,7 @@ use super::AppState;
 use super::auth::Access;
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER, Upgrade};
 use crate::session::{Chunk, Replay, SessionHandle};
 
 #[derive(Deserialize)]
@@ -28,12 +28,12 @@ pub async fn stream(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StreamQuery>,
     Extension(access): Extension<Access>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    upgrade: Upgrade,
 ) -> Result<Response, ApiError> {
     let (handle, _) = state.supervisor.handle(&id)?;
-    let upgrade =
-        upgrade.map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
-    Ok(upgrade.on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
+    Ok(upgrade
+        .accept()?
+        .on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
 }
 
 /// Frames sent per flush at most.

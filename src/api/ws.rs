@@ -5,11 +5,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use axum::extract::FromRequestParts;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::http::request::Parts;
 use futures::{Sink, SinkExt};
 use serde::Deserialize;
 
 use super::auth::{Access, AuthPolicy};
+use super::error::ApiError;
 
 /// A client that cannot take a frame within this long is too slow, and dropped.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -21,6 +24,26 @@ pub const CLOSE_NORMAL: u16 = 1000;
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_POLICY: u16 = 1008;
 pub const CLOSE_TRY_LATER: u16 = 1013;
+
+/// A WebSocket upgrade that does not reject by itself, so a handler can
+/// answer 404 for a missing session before 400 for a missing upgrade.
+pub struct Upgrade(Result<WebSocketUpgrade, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let upgrade = WebSocketUpgrade::from_request_parts(parts, state).await;
+        Ok(Upgrade(upgrade.map_err(|e| e.body_text())))
+    }
+}
+
+impl Upgrade {
+    pub fn accept(self) -> Result<WebSocketUpgrade, ApiError> {
+        self.0
+            .map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))
+    }
+}
 
 /// The client gave up, or could not take a frame in time.
 #[derive(Debug)]

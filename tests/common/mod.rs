@@ -172,6 +172,16 @@ pub struct DaemonOptions {
     pub discovery_interval_ms: Option<u64>,
 }
 
+impl DaemonOptions {
+    /// A daemon on a data dir that outlives it, for restart tests.
+    pub fn in_dir(data_dir: &Path) -> Self {
+        DaemonOptions {
+            data_dir: Some(data_dir.to_owned()),
+            ..Default::default()
+        }
+    }
+}
+
 /// The real `tmuxd serve` binary on 127.0.0.1:0.
 pub struct Daemon {
     child: Option<Child>,
