@@ -29,7 +29,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 24] = [
+const KEYS: [&str; 25] = [
     "bind", "data_dir", "log", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -37,7 +37,7 @@ const KEYS: [&str; 24] = [
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
-    "state.attention_after_s", "state.idle_after_ms",
+    "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
 ];
 
 /// The environment variable behind each key that has one.
@@ -149,10 +149,15 @@ pub struct HttpConfig {
 /// `[state]`: thresholds of the idle and attention states.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StateConfig {
-    /// Seconds a session may wait idle before it is marked `attention`.
+    /// Seconds a busy program (not a shell at its prompt) may stay silent
+    /// before the session is marked `attention`.
     pub attention_after_s: u64,
-    /// Milliseconds without output after which a busy session is `idle`.
+    /// Milliseconds without output after which a busy session is `idle`,
+    /// when tmuxd cannot tell which program holds the terminal.
     pub idle_after_ms: u64,
+    /// Quiet time after output before a shell in the foreground counts as
+    /// back at its prompt (long enough for the prompt to finish drawing).
+    pub prompt_settle_ms: u64,
 }
 
 impl Config {
@@ -191,6 +196,7 @@ impl Config {
             state: StateConfig {
                 attention_after_s: 300,
                 idle_after_ms: 1500,
+                prompt_settle_ms: 250,
             },
         }
     }
@@ -364,6 +370,7 @@ pub struct FileHttp {
 pub struct FileState {
     pub attention_after_s: Option<u64>,
     pub idle_after_ms: Option<u64>,
+    pub prompt_settle_ms: Option<u64>,
 }
 
 fn deserialize_bind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
@@ -537,6 +544,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("http.max_streams", http.max_streams);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
+    take!("state.prompt_settle_ms", state.prompt_settle_ms);
 }
 
 /// Defaults < file < env < flags, not yet validated.
@@ -601,7 +609,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 13] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 14] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -615,6 +623,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("http.max_streams", c.http.max_streams as u64, 1..=65_536),
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
+        ("state.prompt_settle_ms", c.state.prompt_settle_ms, 10..=10_000),
     ];
     for (key, value, range) in ranges {
         if !range.contains(&value) {
@@ -712,7 +721,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 24] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 25] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -744,6 +753,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 24] {
         ("http.max_streams", num(c.http.max_streams as u64)),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
+        ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),
     ];
     values
 }

@@ -33,10 +33,6 @@ use crate::tmux::{CaptureRange, Tmux};
 use persist::Persistence;
 use registry::Registry;
 
-/// Quiet time after output before a shell in the foreground counts as back
-/// at its prompt: long enough for the prompt to finish drawing.
-const PROMPT_SETTLE_MS: i64 = 250;
-
 /// How long a list waits for each actor before serving its last known summary.
 const SUMMARY_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -65,7 +61,9 @@ impl Settings {
                 subscriber_queue_bytes: config.session.subscriber_queue_bytes,
                 timing: Timing {
                     idle_after: chrono::Duration::milliseconds(config.state.idle_after_ms as i64),
-                    prompt_settle: chrono::Duration::milliseconds(PROMPT_SETTLE_MS),
+                    prompt_settle: chrono::Duration::milliseconds(
+                        config.state.prompt_settle_ms as i64,
+                    ),
                     attention_after: chrono::Duration::seconds(
                         config.state.attention_after_s as i64,
                     ),
