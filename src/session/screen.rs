@@ -180,6 +180,9 @@ impl Screen {
         };
         let (cursor_row, cursor_col) = screen.cursor_position();
         let cursor_row = cursor_row.saturating_sub(layout.first_window_row());
+        // After the last column is written vt100 keeps the cursor one past it
+        // (a wrap is pending); a terminal shows it on the last column.
+        let cursor_col = cursor_col.min(layout.cols.saturating_sub(1));
         let inside = (crop.top..crop.top + crop.rows).contains(&cursor_row)
             && (crop.left..crop.left + crop.cols).contains(&cursor_col);
         let title = &self.parser.callbacks().title;
@@ -251,6 +254,15 @@ mod tests {
         assert_eq!(snap.lines, vec!["one", "two", "three"]);
         assert_eq!((snap.cursor.row, snap.cursor.col), (1, 1));
         assert_eq!(snap.title, "t");
+    }
+
+    #[test]
+    fn a_pending_wrap_shows_the_cursor_on_the_last_column() {
+        let mut screen = Screen::new(layout(false));
+        screen.process(b"0123456789");
+        let snap = screen.snapshot(SnapshotFormat::Text, Region::Window, &facts(""));
+        assert_eq!((snap.cursor.row, snap.cursor.col), (0, 9));
+        assert_eq!(snap.lines[0], "0123456789");
     }
 
     #[test]
