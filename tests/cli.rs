@@ -75,31 +75,11 @@ fn client_commands_drive_the_daemon() {
     stdout_ok(tmuxd(&daemon, &["send", &id, "sleep 100"]));
     stdout_ok(tmuxd(&daemon, &["keys", &id, "Enter"]));
     wait_for("sleep to run", || {
-        (tmux
-            .run(&[
-                "display-message",
-                "-p",
-                "-t",
-                "=cli:",
-                "#{pane_current_command}",
-            ])
-            .trim()
-            == "sleep")
-            .then_some(())
+        (tmux.current_command("cli") == "sleep").then_some(())
     });
     stdout_ok(tmuxd(&daemon, &["keys", &id, "C-c"]));
     wait_for("sleep to be interrupted", || {
-        (tmux
-            .run(&[
-                "display-message",
-                "-p",
-                "-t",
-                "=cli:",
-                "#{pane_current_command}",
-            ])
-            .trim()
-            == "bash")
-            .then_some(())
+        (tmux.current_command("cli") == "bash").then_some(())
     });
 
     let removed = stdout_ok(tmuxd(&daemon, &["rm", &id]));

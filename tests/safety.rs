@@ -11,17 +11,7 @@ use serde_json::json;
 /// A bash session at its prompt, created outside tmuxd, with a marker line
 /// on screen so the capture has something to compare.
 fn shell_at_prompt(tmux: &TmuxServer, name: &str, size: (u16, u16)) {
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        name,
-        "-x",
-        &size.0.to_string(),
-        "-y",
-        &size.1.to_string(),
-        common::SHELL,
-    ]);
+    tmux.new_session(name, size, common::SHELL);
     tmux.send_keys(name, &["echo marker-$((40+2))", "Enter"]);
     tmux.wait_for_text(name, "marker-42");
     // The prompt is back once the line after the output holds it.

@@ -94,23 +94,10 @@ pub async fn run_client(
         } => {
             let when = if when_idle { "idle" } else { "now" };
             let body = json!({ "text": typed, "submit": enter, "when": when });
-            client
-                .request(
-                    Method::POST,
-                    &format!("/v1/sessions/{}/input", segment(&id)),
-                    Some(body),
-                )
-                .await?;
+            send_input(&client, &id, body).await?;
         }
         Command::Keys { id, keys } => {
-            let body = json!({ "keys": keys });
-            client
-                .request(
-                    Method::POST,
-                    &format!("/v1/sessions/{}/input", segment(&id)),
-                    Some(body),
-                )
-                .await?;
+            send_input(&client, &id, json!({ "keys": keys })).await?;
         }
         Command::Wait { id, until, timeout } => {
             let timeout_ms = parse_duration_ms(&timeout).ok_or_else(|| {
@@ -174,6 +161,14 @@ fn parse_duration_ms(text: &str) -> Option<u64> {
         _ => return None,
     };
     number.checked_mul(scale)
+}
+
+async fn send_input(client: &Client, id: &str, body: Value) -> Result<(), ClientError> {
+    let path = format!("/v1/sessions/{}/input", segment(id));
+    client
+        .request(Method::POST, &path, Some(body))
+        .await
+        .map(drop)
 }
 
 fn text(value: &Value) -> &str {

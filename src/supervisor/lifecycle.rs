@@ -274,7 +274,7 @@ impl Supervisor {
     /// Stops tracking a session whose end is decided: waits for its client,
     /// records why. `actor_id` (when given) must still be current.
     pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
-        let entry = {
+        let (entry, thoughts_written) = {
             let mut registry = self.registry();
             let current = registry
                 .sessions
@@ -291,10 +291,16 @@ impl Supervisor {
                 registry
                     .detached
                     .insert(entry.tmux_name.clone(), entry.persisted());
-            } else {
-                registry.thoughts.remove(&format_id(id));
             }
-            entry
+            // thoughts.json is rewritten only if this session had a thought.
+            let thoughts_written = (reason != EndReason::AttachFailed
+                && registry.thoughts.remove(&format_id(id)).is_some())
+            .then(|| {
+                self.inner
+                    .persistence
+                    .queue_thoughts(registry.to_thoughts_file())
+            });
+            (entry, thoughts_written)
         };
         entry.handle.shutdown().await;
         self.record(
@@ -313,15 +319,10 @@ impl Supervisor {
                 self.record(dropped, &entry);
             }
         }
-        let registry_written = self.persist();
-        let thoughts_written = {
-            let registry = self.registry();
-            self.inner
-                .persistence
-                .queue_thoughts(registry.to_thoughts_file())
-        };
-        let _ = registry_written.await;
-        let _ = thoughts_written.await;
+        let _ = self.persist().await;
+        if let Some(written) = thoughts_written {
+            let _ = written.await;
+        }
     }
 
     /// Starts the actor and commits the reservation as a tracked session.

@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::session::{
     ActorConfig, ActorEvent, Region, SessionHandle, Snapshot, SnapshotFormat, Timing,
 };
-use crate::store::{Event, RegistryFile};
+use crate::store::Event;
 use crate::tmux::{CaptureRange, Tmux};
 use persist::Persistence;
 use registry::Registry;
@@ -131,10 +131,6 @@ impl Supervisor {
 
     pub fn tmux(&self) -> &Tmux {
         &self.inner.tmux
-    }
-
-    pub fn data_dir(&self) -> &Path {
-        self.inner.persistence.data_dir()
     }
 
     pub fn session_count(&self) -> usize {
@@ -274,11 +270,6 @@ impl Supervisor {
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
         self.inner.persistence.sync_events();
-    }
-
-    /// The registry as it would be written now (for tests and `doctor`).
-    pub fn registry_file(&self) -> RegistryFile {
-        self.registry().to_file()
     }
 }
 

@@ -31,7 +31,8 @@ struct QueuedWrite {
 }
 
 pub struct Persistence {
-    dir: Arc<DataDir>,
+    /// Held for its lock: a second daemon on this data dir must fail to start.
+    _data_dir: Arc<DataDir>,
     events: Mutex<EventLog>,
     live_events: broadcast::Sender<Event>,
     writes: mpsc::UnboundedSender<QueuedWrite>,
@@ -54,7 +55,7 @@ impl Persistence {
         let (writes, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_files(dir.clone(), queue));
         let persistence = Persistence {
-            dir,
+            _data_dir: dir,
             events: Mutex::new(events),
             live_events: broadcast::channel(EVENT_BROADCAST).0,
             writes,
@@ -116,10 +117,6 @@ impl Persistence {
         if let Err(e) = self.events.lock().expect("event log lock").sync() {
             tracing::error!("cannot sync the event log: {e}");
         }
-    }
-
-    pub fn data_dir(&self) -> &Path {
-        self.dir.path()
     }
 }
 

@@ -104,10 +104,6 @@ impl Tmux {
         }
     }
 
-    pub fn bin(&self) -> &Path {
-        &self.bin
-    }
-
     /// Global options every invocation carries, before the command name.
     fn global_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["-u".into()];

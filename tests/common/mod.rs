@@ -72,19 +72,38 @@ impl TmuxServer {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// A detached bash session at a prompt, 80x24 unless given.
+    /// A detached bash session at its prompt, 80x24.
     pub fn new_shell(&self, name: &str) {
+        self.new_session(name, (80, 24), SHELL);
+    }
+
+    /// A detached session of `size` (cols, rows) running `command`.
+    pub fn new_session(&self, name: &str, size: (u16, u16), command: &str) {
+        let (cols, rows) = (size.0.to_string(), size.1.to_string());
         self.run(&[
             "new-session",
             "-d",
             "-s",
             name,
             "-x",
-            "80",
+            &cols,
             "-y",
-            "24",
-            SHELL,
+            &rows,
+            command,
         ]);
+    }
+
+    /// The program in the foreground of the session's active pane.
+    pub fn current_command(&self, name: &str) -> String {
+        let target = format!("={name}:");
+        let out = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &target,
+            "#{pane_current_command}",
+        ]);
+        out.trim().to_owned()
     }
 
     pub fn has_session(&self, name: &str) -> bool {
