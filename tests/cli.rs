@@ -3,18 +3,12 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::{Daemon, TmuxServer, tmuxd_bin, wait_for};
+use common::{Daemon, TmuxServer, tmuxd_command, wait_for};
 
 fn tmuxd(daemon: &Daemon, args: &[&str]) -> Output {
-    Command::new(tmuxd_bin())
-        .args(args)
-        .env("TMUXD_URL", &daemon.base)
-        .env_remove("TMUXD_TOKEN")
-        .env_remove("TMUXD_CONFIG")
-        .output()
-        .unwrap()
+    daemon.client().args(args).output().unwrap()
 }
 
 fn stdout_ok(output: Output) -> String {
@@ -106,7 +100,7 @@ fn client_errors_go_to_stderr_with_exit_codes() {
     assert_eq!(bad_key.status.code(), Some(1));
     let usage = tmuxd(&daemon, &["keys"]);
     assert_eq!(usage.status.code(), Some(2), "usage errors exit 2");
-    let unreachable = Command::new(tmuxd_bin())
+    let unreachable = tmuxd_command(daemon.home())
         .args(["ls"])
         .env("TMUXD_URL", "http://127.0.0.1:1")
         .output()
@@ -119,7 +113,7 @@ fn serve_with_config(toml: &str, env: &[(&str, &str)]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(&path, toml).unwrap();
-    Command::new(tmuxd_bin())
+    tmuxd_command(dir.path())
         .args(["serve", "--config"])
         .arg(&path)
         .arg("--data-dir")
@@ -169,7 +163,7 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
         "max_sessions = 9\n[auth]\ntoken = \"s3cret-token\"\n",
     )
     .unwrap();
-    let out = Command::new(tmuxd_bin())
+    let out = tmuxd_command(dir.path())
         .args(["config", "--config"])
         .arg(&path)
         .args(["--bind", "127.0.0.1:9999"])
@@ -204,7 +198,7 @@ fn doctor_reports_each_check() {
             ),
         )
         .unwrap();
-        Command::new(tmuxd_bin())
+        tmuxd_command(dir.path())
             .args(["doctor", "--config"])
             .arg(&config)
             .arg("--data-dir")

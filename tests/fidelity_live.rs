@@ -140,7 +140,7 @@ fn mismatch(view: &TmuxView, text: &Served, ansi_lines: &Served) -> Option<Strin
 /// active pane) equals tmux's view of it, or fails after 10 s with the diff.
 fn assert_matches_tmux(tmux: &TmuxServer, daemon: &Daemon, id: &str, target: &str, pane: bool) {
     let pane_query = if pane { "&pane=active" } else { "" };
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + common::PATIENCE;
     loop {
         let view = tmux_view(tmux, target);
         let text = served(daemon, id, &format!("format=text{pane_query}"));

@@ -30,7 +30,9 @@ fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
         id_of(&daemon, "outside").is_none().then_some(())
     });
     let took = killed_at.elapsed();
-    assert!(took < Duration::from_secs(1), "removal took {took:?}");
+    // Far below the safety sweep: the end is noticed, not polled for. Loose
+    // enough for a loaded CI machine.
+    assert!(took < Duration::from_secs(5), "removal took {took:?}");
     let ended = wait_for("the end event", || {
         daemon
             .events()
@@ -148,7 +150,7 @@ fn a_corrupt_registry_is_moved_aside_and_the_daemon_starts() {
 fn a_second_daemon_on_the_same_data_dir_refuses_to_start() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let out = std::process::Command::new(common::tmuxd_bin())
+    let out = common::tmuxd_command(daemon.home())
         .args([
             "serve",
             "--bind",

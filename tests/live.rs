@@ -247,9 +247,9 @@ fn the_wait_command_line_blocks_until_the_state() {
     let id = shell(&daemon, "cli-wait");
     type_line(&daemon, &id, "sleep 1");
     wait_state(&daemon, &id, "busy", 5_000);
-    let out = std::process::Command::new(common::tmuxd_bin())
+    let out = daemon
+        .client()
         .args(["wait", &id, "--until", "idle", "--timeout", "30s"])
-        .env("TMUXD_URL", &daemon.base)
         .output()
         .unwrap();
     assert!(
@@ -260,9 +260,9 @@ fn the_wait_command_line_blocks_until_the_state() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("idle"));
     type_line(&daemon, &id, "sleep 5");
     wait_state(&daemon, &id, "busy", 5_000);
-    let out = std::process::Command::new(common::tmuxd_bin())
+    let out = daemon
+        .client()
         .args(["wait", &id, "--until", "idle", "--timeout", "300ms"])
-        .env("TMUXD_URL", &daemon.base)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -280,9 +280,9 @@ fn the_cli_follows_events_and_watches_output() {
     let id = session["session_id"].as_str().unwrap().to_owned();
     daemon.wait_for_snapshot(&id, "$");
     let spawn = |args: &[&str]| {
-        std::process::Command::new(common::tmuxd_bin())
+        daemon
+            .client()
             .args(args)
-            .env("TMUXD_URL", &daemon.base)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap()

@@ -15,10 +15,11 @@ use serde_json::Value;
 /// A shell with a fixed prompt and no rc files, for sessions tests type into.
 pub const SHELL: &str = "env PS1='$ ' bash --norc --noprofile";
 /// Environment every tmux server here starts with, so prompts are predictable.
-const SHELL_ENV: [(&str, &str); 3] = [
+const SHELL_ENV: [(&str, &str); 4] = [
     ("PS1", "$ "),
     ("HISTFILE", "/dev/null"),
     ("PROMPT_COMMAND", ""),
+    ("LANG", "C.UTF-8"),
 ];
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -49,7 +50,12 @@ impl TmuxServer {
         command
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args);
-        command.env_remove("TMUX").env_remove("TMUX_PANE");
+        // Cleared like the daemon's, so both find the same socket directory
+        // (`TMUX_TMPDIR` unset) and sessions see nothing of the developer's shell.
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::temp_dir());
         command.envs(SHELL_ENV);
         command.stdin(Stdio::null());
         command
@@ -165,9 +171,14 @@ pub fn trim_lines(mut lines: Vec<String>) -> Vec<String> {
     lines
 }
 
-/// Polls `check` until it returns Some, or panics after 10 s.
+/// How long a test waits for something that should happen "soon". Generous:
+/// a loaded 2-core CI machine may take many times what an idle one does, and
+/// a passing test returns as soon as its condition holds anyway.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `check` until it returns Some, or panics after `PATIENCE`.
 pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + PATIENCE;
     loop {
         if let Some(value) = check() {
             return value;
@@ -215,6 +226,22 @@ pub fn tmuxd_bin() -> &'static str {
     env!("CARGO_BIN_EXE_tmuxd")
 }
 
+/// The tmuxd binary with a cleared environment: only `PATH` (to find tmux)
+/// and a `HOME` of its own. Nothing of the developer's shell (`TMUXD_*`,
+/// `TMUX`, `XDG_*`) reaches it, so a test can never drive the user's own tmux
+/// server or data dir, nor fail because a token is set in their shell.
+pub fn tmuxd_command(home: &Path) -> Command {
+    let mut command = Command::new(tmuxd_bin());
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("xdg-data"))
+        .env("XDG_CONFIG_HOME", home.join("xdg-config"))
+        .stdin(Stdio::null());
+    command
+}
+
 impl Daemon {
     pub fn start(tmux: &TmuxServer) -> Daemon {
         Daemon::start_with(tmux, DaemonOptions::default())
@@ -239,16 +266,12 @@ impl Daemon {
         );
         std::fs::write(&config_path, config).unwrap();
         let log = dir.path().join("daemon.log");
-        let mut command = Command::new(tmuxd_bin());
+        let mut command = tmuxd_command(dir.path());
         command
             .args(["serve", "--bind", "127.0.0.1:0", "--config"])
             .arg(&config_path)
             .arg("--data-dir")
             .arg(&data_dir)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .env_remove("TMUXD_CONFIG")
-            .env("XDG_DATA_HOME", dir.path().join("xdg"))
             .env("TMUXD_LOG", "tmuxd=debug,info")
             .envs(SHELL_ENV)
             .envs(options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -268,7 +291,7 @@ impl Daemon {
                 }
             }
         });
-        let base = match rx.recv_timeout(Duration::from_secs(20)) {
+        let base = match rx.recv_timeout(PATIENCE) {
             Ok(base) => base,
             Err(_) => {
                 let _ = child.kill();
@@ -285,11 +308,23 @@ impl Daemon {
             data_dir,
             log,
             http: reqwest::blocking::Client::builder()
-                .timeout(Duration::from_secs(20))
+                .timeout(PATIENCE)
                 .build()
                 .unwrap(),
             _dir: dir,
         }
+    }
+
+    /// The daemon's own `HOME`, for client commands run beside it.
+    pub fn home(&self) -> &Path {
+        self._dir.path()
+    }
+
+    /// The tmuxd binary as a client of this daemon (`TMUXD_URL` set).
+    pub fn client(&self) -> Command {
+        let mut command = tmuxd_command(self.home());
+        command.env("TMUXD_URL", &self.base);
+        command
     }
 
     pub fn pid(&self) -> u32 {
@@ -390,7 +425,7 @@ impl Daemon {
 
     pub fn wait_exit(&mut self) -> ExitStatus {
         let child = self.child.as_mut().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = child.try_wait().unwrap() {
                 self.child = None;
