@@ -51,7 +51,7 @@ fn bad_requests_are_refused_and_change_nothing() {
     let id = existing["session_id"].as_str().unwrap().to_owned();
     let before = state(&daemon, &tmux);
 
-    let huge = "x".repeat(2 * 1024 * 1024);
+    let huge = "x".repeat(5 * 1024 * 1024);
     let cases: Vec<(Method, String, Option<Value>, u16, &str)> = vec![
         // Names tmux would rewrite, misread as targets or flags, or cannot show.
         (
@@ -413,14 +413,7 @@ fn bad_requests_are_refused_and_change_nothing() {
 fn odd_but_valid_names_round_trip_exactly() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    for name in [
-        "日本語-🚀",
-        "with space",
-        "a=b",
-        "x#y",
-        "'quote\"",
-        "~tilde",
-    ] {
+    for name in ["日本語-🚀", "with space", "a=b", "'quote\"", "~tilde"] {
         let session = daemon.create(&json!({ "name": name, "command": common::SHELL }));
         assert_eq!(session["tmux_name"], name);
         assert!(tmux.has_session(name), "tmux has exactly {name:?}");

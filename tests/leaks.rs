@@ -92,11 +92,28 @@ fn create_exit_cycles_leak_nothing() {
     });
     eprintln!("baseline {baseline:?}, after 200 cycles {after:?}");
     assert_eq!(after.zombies, 0);
-    let ended = daemon
+    let ended: Vec<_> = daemon
         .events()
-        .iter()
+        .into_iter()
         .filter(|e| e["kind"] == "session_deleted")
-        .count();
-    assert_eq!(ended, 210, "every session's end was recorded");
+        .collect();
+    let mut ids: Vec<_> = ended.iter().map(|e| e["session_id"].to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), ended.len(), "each end recorded once: {ended:?}");
+    let odd: Vec<_> = daemon
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["kind"] != "session_deleted"
+                && e["kind"] != "session_created"
+                && e["kind"] != "session_state"
+        })
+        .collect();
+    assert_eq!(
+        ended.len(),
+        210,
+        "every session's end was recorded; other events: {odd:?}"
+    );
     assert!(tmux.has_session("anchor"));
 }

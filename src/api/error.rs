@@ -60,6 +60,7 @@ impl From<SupervisorError> for ApiError {
             E::Tmux(_) => (StatusCode::SERVICE_UNAVAILABLE, "tmux_unavailable"),
             E::Attach(_) => (StatusCode::INTERNAL_SERVER_ERROR, "attach_failed"),
             E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            E::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             E::QueueFull { .. } => (StatusCode::TOO_MANY_REQUESTS, "queue_full"),
             E::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
         };

@@ -132,8 +132,8 @@ async fn serve(
             message = rx.next() => {
                 let reply = match message {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
-                    Some(Ok(Message::Binary(bytes))) => type_raw(&handle, access, bytes.to_vec()).await,
-                    Some(Ok(Message::Text(text))) => control(&state, &id, &handle, access, &text).await,
+                    Some(Ok(Message::Binary(bytes))) => type_raw(&state, &id, access, &bytes).await,
+                    Some(Ok(Message::Text(text))) => control(&state, &id, access, &text).await,
                     Some(Ok(_)) => None,
                 };
                 if let Some(reply) = reply
@@ -146,25 +146,25 @@ async fn serve(
     }
 }
 
+/// Input goes to the program in the pane, never through tmux's key table.
 async fn type_raw(
-    handle: &SessionHandle,
+    state: &AppState,
+    id: &str,
     access: Access,
-    bytes: Vec<u8>,
+    bytes: &[u8],
 ) -> Option<serde_json::Value> {
     if access != Access::Full {
         return Some(error("the read token cannot send input"));
     }
-    match handle.write(bytes).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(error(&format!("input failed: {e}"))),
-        Err(_) => Some(error("session ended")),
+    match state.supervisor.write_raw(id, bytes).await {
+        Ok(()) => None,
+        Err(e) => Some(error(&format!("input failed: {e}"))),
     }
 }
 
 async fn control(
     state: &AppState,
     id: &str,
-    handle: &SessionHandle,
     access: Access,
     text: &str,
 ) -> Option<serde_json::Value> {
@@ -174,7 +174,7 @@ async fn control(
     };
     match message {
         ClientMessage::Ping => Some(json!({ "type": "pong" })),
-        ClientMessage::Input { text } => type_raw(handle, access, text.into_bytes()).await,
+        ClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
         ClientMessage::Resize { .. } if access != Access::Full => {
             Some(error("the read token cannot resize"))
         }

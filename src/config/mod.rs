@@ -189,7 +189,7 @@ impl Config {
                 max_scrollback_lines: 10_000,
             },
             http: HttpConfig {
-                max_body_bytes: 1_048_576,
+                max_body_bytes: 4 * 1_048_576,
                 max_streams_per_session: 16,
                 max_streams: 256,
             },

@@ -59,7 +59,7 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
     let layout = layout_of(&spec.view);
     let pty = ClientPty::spawn(
         &spec.attach_argv,
-        spec.env_remove,
+        &spec.env_remove,
         layout.cols,
         layout.client_rows(),
     )?;
@@ -153,10 +153,6 @@ impl SessionActor {
             }
             SessionCmd::Summary { reply } => {
                 let _ = reply.send(self.summary());
-            }
-            SessionCmd::Write { bytes, reply } => {
-                self.signal(Signal::Input);
-                let _ = reply.send(pty.write_all(&bytes).await);
             }
             SessionCmd::NoteInput => self.signal(Signal::Input),
             SessionCmd::UpdateView { view } => self.update_view(view, pty),

@@ -36,11 +36,6 @@ pub enum SessionCmd {
     Summary {
         reply: oneshot::Sender<ActorSummary>,
     },
-    /// Raw bytes typed on the client's terminal (counts as input).
-    Write {
-        bytes: Vec<u8>,
-        reply: oneshot::Sender<std::io::Result<()>>,
-    },
     /// Fresh facts from the discovery tick (size, status line, command, cwd).
     UpdateView { view: SessionView },
     /// A stream of output chunks after `since`, with replay from the ring.
@@ -209,7 +204,7 @@ pub struct ActorSpec {
     pub actor_id: u64,
     pub view: SessionView,
     pub attach_argv: Vec<OsString>,
-    pub env_remove: &'static [&'static str],
+    pub env_remove: Vec<OsString>,
     pub config: ActorConfig,
     pub events: mpsc::UnboundedSender<ActorEvent>,
     /// Woken when tmux redraws the client: the window's geometry may have
@@ -261,10 +256,6 @@ impl SessionHandle {
 
     pub async fn summary(&self) -> Result<ActorSummary, ActorGone> {
         self.ask(|reply| SessionCmd::Summary { reply }).await
-    }
-
-    pub async fn write(&self, bytes: Vec<u8>) -> Result<std::io::Result<()>, ActorGone> {
-        self.ask(|reply| SessionCmd::Write { bytes, reply }).await
     }
 
     pub async fn subscribe(&self, since: Option<u64>) -> Result<Subscription, ActorGone> {

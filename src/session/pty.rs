@@ -35,7 +35,7 @@ impl ClientPty {
     /// Starts `argv` on a new PTY of `cols` x `rows`.
     pub fn spawn(
         argv: &[OsString],
-        env_remove: &[&str],
+        env_remove: &[OsString],
         cols: u16,
         rows: u16,
     ) -> Result<ClientPty, PtyError> {
@@ -100,19 +100,6 @@ impl ClientPty {
             }
         }
         total
-    }
-
-    /// Writes raw bytes as if typed on the client's terminal.
-    pub async fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
-        while !bytes.is_empty() {
-            let mut guard = self.io.writable().await?;
-            match guard.try_io(|fd| write_fd(fd.as_raw_fd(), bytes)) {
-                Ok(Ok(n)) => bytes = &bytes[n..],
-                Ok(Err(e)) => return Err(e),
-                Err(_would_block) => continue,
-            }
-        }
-        Ok(())
     }
 
     pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
@@ -188,16 +175,6 @@ fn nonblocking_dup(fd: RawFd) -> io::Result<OwnedFd> {
 fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: buf is valid for writes of buf.len() bytes.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-fn write_fd(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
-    // SAFETY: bytes is valid for reads of bytes.len() bytes.
-    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {

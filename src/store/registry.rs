@@ -58,6 +58,11 @@ pub struct QueuedInput {
     pub submit: bool,
     /// When it was queued.
     pub queued_at: DateTime<Utc>,
+    /// Typing it began. Saved before the first byte is typed, so an item a
+    /// crash interrupted is reported (`input_dropped`, `interrupted`) and
+    /// never typed twice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub started: bool,
 }
 
 /// `thoughts.json`: the latest published status of each session.

@@ -36,6 +36,7 @@ pub(super) fn spawn_loops(
         supervisor.clone(),
         actor_events,
         cancel,
+        tasks.clone(),
     ));
 }
 
@@ -87,39 +88,47 @@ where
     }
 }
 
-/// Acts on what actors report, in order: a state change is recorded (and may
+/// Acts on what actors report: a state change is recorded in order (and may
 /// release queued input); a client exit is re-attached if the session lives,
-/// otherwise its end is recorded. Exits tmux could not be asked about are
-/// retried every reaper tick.
+/// otherwise its end is recorded. Each exit is handled in a task of its own,
+/// so a burst of ends (each asks tmux and writes the registry) is reaped in
+/// parallel rather than queued behind one another.
 async fn handle_actor_events(
     supervisor: Supervisor,
     mut actor_events: mpsc::UnboundedReceiver<ActorEvent>,
     cancel: CancellationToken,
+    tasks: TaskTracker,
 ) {
-    let mut ticks = tokio::time::interval(supervisor.inner.settings.reaper_interval);
-    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut retry: Vec<ClientExited> = Vec::new();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
             Some(event) = actor_events.recv() => match event {
                 ActorEvent::Exited(exit) => {
-                    if let Err(exit) = supervisor.reap(exit).await {
-                        retry.push(exit);
-                    }
+                    tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
                     supervisor.on_state(&session_id, actor_id, view).await;
                 }
             },
-            _ = ticks.tick(), if !retry.is_empty() => {
-                for exit in std::mem::take(&mut retry) {
-                    if let Err(exit) = supervisor.reap(exit).await {
-                        retry.push(exit);
-                    }
-                }
-            }
         }
+    }
+}
+
+/// Reaps one exit; until it can (the session is still being attached, or
+/// tmux cannot be asked), tries again, soon at first, then every reaper tick.
+async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: CancellationToken) {
+    let mut exit = exit;
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        match supervisor.reap(exit).await {
+            Ok(()) => return,
+            Err(again) => exit = again,
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(supervisor.inner.settings.reaper_interval);
     }
 }
 
@@ -135,6 +144,8 @@ impl Supervisor {
                 Some(entry) if entry.actor_id == exit.actor_id && entry.ending.is_none() => {
                     entry.tmux_name.clone()
                 }
+                // Still being attached: the entry appears in a moment.
+                None if registry.reserved.values().any(|&r| r == id) => return Err(exit),
                 _ => return Ok(()),
             }
         };
@@ -164,6 +175,7 @@ impl Supervisor {
     /// refresh every actor's view, adopt new sessions, forget detached ones
     /// that are gone.
     pub(super) async fn discover(&self) {
+        let looked_at = std::time::Instant::now();
         let panes = match self.tmux().list_panes().await {
             Ok(panes) => panes,
             Err(e) => {
@@ -186,9 +198,17 @@ impl Supervisor {
                     .map(|e| (e.tmux_name.as_str(), e.id))
                     .collect(),
                 detached: registry.detached.keys().map(String::as_str).collect(),
+                // A session that ended since tmux was asked is listed, but gone.
                 reserved: registry
                     .reserved
                     .keys()
+                    .chain(
+                        registry
+                            .ended
+                            .iter()
+                            .filter(|(_, at)| **at >= looked_at)
+                            .map(|(name, _)| name),
+                    )
                     .map(String::as_str)
                     .collect::<BTreeSet<_>>(),
             };
@@ -196,6 +216,7 @@ impl Supervisor {
             for name in &plan.forget_detached {
                 registry.detached.remove(name);
             }
+            registry.ended.retain(|_, at| *at >= looked_at);
             let handles: Vec<_> = plan
                 .update
                 .iter()

@@ -5,14 +5,17 @@ use std::time::Duration;
 
 use chrono::Utc;
 
+use std::sync::Arc;
+
 use super::registry::format_id;
 use super::{
     Input, InputOutcome, MAX_QUEUED_INPUTS, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES,
-    SessionSummary, Supervisor, SupervisorError, ThoughtUpdate, Until, When, parse_id,
+    SessionSummary, Supervisor, SupervisorError, ThoughtUpdate, Until, When, check_input_size,
+    parse_id,
 };
-use crate::session::{SessionState, StateView};
+use crate::session::{SessionHandle, SessionState, StateView};
 use crate::store::{EventKind, NewEvent, QueuedInput, Thought};
-use crate::tmux::validate_key;
+use crate::tmux::{Tmux, TmuxError, validate_key};
 
 /// Longest wait a client may ask for.
 pub const MAX_WAIT_MS: u64 = 3_600_000;
@@ -36,6 +39,7 @@ impl Supervisor {
                 "text contains a NUL byte".into(),
             ));
         }
+        check_input_size("text", text.map_or(0, str::len))?;
         for key in &input.keys {
             validate_key(key)?;
         }
@@ -49,34 +53,40 @@ impl Supervisor {
                 .enqueue(session_id, text.unwrap_or_default(), input.submit)
                 .await;
         }
-        let (handle, name) = self.handle(session_id)?;
-        self.type_into(&name, text, &input.keys, input.submit)
+        let typist = self.typist(session_id)?;
+        typist
+            .type_in(self.tmux(), text, &input.keys, input.submit)
             .await?;
-        handle.note_input();
         Ok(InputOutcome {
             delivered: true,
             queued: false,
         })
     }
 
-    async fn type_into(
-        &self,
-        name: &str,
-        text: Option<&str>,
-        keys: &[String],
-        submit: bool,
-    ) -> Result<(), SupervisorError> {
-        let tmux = self.tmux();
-        if let Some(text) = text {
-            tmux.send_text(name, text).await?;
-        }
-        if !keys.is_empty() {
-            tmux.send_keys(name, keys).await?;
-        }
-        if submit {
-            tmux.send_keys(name, &["Enter".to_owned()]).await?;
-        }
-        Ok(())
+    /// Raw bytes from a stream client, written to the program in the pane
+    /// (never through tmux's key table), in order with other input.
+    pub async fn write_raw(&self, session_id: &str, bytes: &[u8]) -> Result<(), SupervisorError> {
+        check_input_size("input", bytes.len())?;
+        let typist = self.typist(session_id)?;
+        let _turn = typist.turn.lock().await;
+        let typed = self.tmux().send_bytes(&typist.tmux_name, bytes).await;
+        typist.handle.note_input();
+        typed.map_err(|e| typist.gone_or(e))
+    }
+
+    /// Who types into a session, and the lock that keeps each request's
+    /// pieces together and requests in order.
+    pub(super) fn typist(&self, session_id: &str) -> Result<Typist, SupervisorError> {
+        let not_found = || SupervisorError::NotFound(session_id.to_owned());
+        let id = parse_id(session_id).ok_or_else(not_found)?;
+        let registry = self.registry();
+        let entry = registry.sessions.get(&id).ok_or_else(not_found)?;
+        Ok(Typist {
+            session_id: session_id.to_owned(),
+            tmux_name: entry.tmux_name.clone(),
+            handle: entry.handle.clone(),
+            turn: entry.typing.clone(),
+        })
     }
 
     async fn enqueue(
@@ -100,6 +110,7 @@ impl Supervisor {
                 text: text.to_owned(),
                 submit,
                 queued_at: Utc::now(),
+                started: false,
             });
             entry.state == SessionState::Idle
         };
@@ -164,8 +175,13 @@ impl Supervisor {
 
     /// Types the oldest queued input if the session is idle and nothing is
     /// being typed; the next one waits for the next idle.
+    ///
+    /// At most once: the item is marked `started` on disk before its first
+    /// byte is typed and leaves the queue once typed. A daemon killed in
+    /// between finds the mark at restart and reports the item dropped as
+    /// `interrupted` instead of typing it a second time.
     async fn deliver_next(&self, id: u64) -> bool {
-        let (item, name, handle) = {
+        let item = {
             let mut registry = self.registry();
             let Some(entry) = registry.sessions.get_mut(&id) else {
                 return false;
@@ -173,27 +189,41 @@ impl Supervisor {
             if entry.delivering || entry.state != SessionState::Idle {
                 return false;
             }
-            let Some(item) = entry.queue.pop_front() else {
+            let Some(item) = entry.queue.front_mut() else {
                 return false;
             };
+            item.started = true;
+            let item = item.clone();
             entry.delivering = true;
             // Typing makes the session busy; the next item waits for idle again.
             entry.state = SessionState::Busy;
-            (item, entry.tmux_name.clone(), entry.handle.clone())
+            item
         };
-        let typed = self
-            .type_into(
-                &name,
-                Some(&item.text)
-                    .filter(|t| !t.is_empty())
-                    .map(String::as_str),
-                &[],
-                item.submit,
-            )
-            .await;
-        handle.note_input();
+        let marked = self.persist().await;
+        let typist = match (marked, self.typist(&format_id(id))) {
+            (Ok(()), Ok(typist)) => typist,
+            (marked, _) => {
+                // Without the mark on disk a crash could type it twice: wait.
+                if let Some(entry) = self.registry().sessions.get_mut(&id) {
+                    entry.delivering = false;
+                    if let Some(front) = entry.queue.front_mut() {
+                        front.started = false;
+                    }
+                }
+                if marked.is_err() {
+                    tracing::warn!(session_id = %format_id(id), "queued input waits: its start could not be saved");
+                }
+                return false;
+            }
+        };
+        let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
+        let typed = typist.type_in(self.tmux(), text, &[], item.submit).await;
+        let name = typist.tmux_name;
         if let Some(entry) = self.registry().sessions.get_mut(&id) {
             entry.delivering = false;
+            if entry.queue.front().is_some_and(|front| front.started) {
+                entry.queue.pop_front();
+            }
         }
         let _ = self.persist().await;
         match typed {
@@ -337,5 +367,55 @@ impl Supervisor {
             self.inner.persistence.record(event);
         }
         Ok((current, applied))
+    }
+}
+
+/// What typing into one session needs: its tmux name, its actor (told that
+/// input arrived) and its turn lock.
+pub(super) struct Typist {
+    session_id: String,
+    tmux_name: String,
+    handle: SessionHandle,
+    /// Held while one request is typed, so long input sent in pieces is never
+    /// interleaved with another request's.
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Typist {
+    /// Text, then keys, then Enter, in this session's turn.
+    pub(super) async fn type_in(
+        &self,
+        tmux: &Tmux,
+        text: Option<&str>,
+        keys: &[String],
+        submit: bool,
+    ) -> Result<(), SupervisorError> {
+        let _turn = self.turn.lock().await;
+        let typed = async {
+            if let Some(text) = text {
+                tmux.send_text(&self.tmux_name, text).await?;
+            }
+            if !keys.is_empty() {
+                tmux.send_keys(&self.tmux_name, keys).await?;
+            }
+            if submit {
+                tmux.send_keys(&self.tmux_name, &["Enter".to_owned()])
+                    .await?;
+            }
+            Ok(())
+        }
+        .await;
+        self.handle.note_input();
+        typed.map_err(|e| self.gone_or(e))
+    }
+
+    /// A session that ended while it was typed into is gone (404), not a
+    /// tmux failure.
+    fn gone_or(&self, error: TmuxError) -> SupervisorError {
+        if error.is_missing_session() {
+            SupervisorError::Gone(self.session_id.clone())
+        } else {
+            error.into()
+        }
     }
 }

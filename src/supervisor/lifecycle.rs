@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 
 use super::registry::{Ending, Entry, Reservation, format_id};
 use super::{
-    CreateSession, DeleteMode, DeleteOutcome, SessionSummary, Supervisor, SupervisorError,
-    check_size,
+    CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
+    SupervisorError, check_input_size, check_size,
 };
 use crate::session::SessionState;
 use crate::session::{ActorSpec, SessionHandle};
 use crate::store::{EventKind, NewEvent, QueuedInput};
-use crate::tmux::{NewSession, SessionView, Tmux, session_views, validate_session_name};
+use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
@@ -128,9 +128,11 @@ impl Supervisor {
             }
         };
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = self.tmux().send_text(&name, input).await;
-            let entered = self.tmux().send_keys(&name, &["Enter".to_owned()]).await;
-            if let Err(e) = typed.and(entered) {
+            let typed = match self.typist(&summary.session_id) {
+                Ok(typist) => typist.type_in(self.tmux(), Some(input), &[], true).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = typed {
                 tracing::warn!(session = %summary.session_id, "typing the initial input failed: {e}");
             }
         }
@@ -286,6 +288,9 @@ impl Supervisor {
             let Some(entry) = registry.sessions.remove(&id) else {
                 return;
             };
+            registry
+                .ended
+                .insert(entry.tmux_name.clone(), std::time::Instant::now());
             if reason == EndReason::AttachFailed {
                 // Protect it from discovery re-adopting it in a loop.
                 registry
@@ -309,14 +314,7 @@ impl Supervisor {
         );
         if reason != EndReason::AttachFailed {
             for item in &entry.queue {
-                let dropped = NewEvent::new(EventKind::InputDropped)
-                    .reason(reason.as_str())
-                    .detail("text", item.text.clone())
-                    .detail(
-                        "queued_at",
-                        serde_json::to_value(item.queued_at).unwrap_or_default(),
-                    );
-                self.record(dropped, &entry);
+                self.record(dropped_input(item, reason.as_str()), &entry);
             }
         }
         let _ = self.persist().await;
@@ -339,6 +337,9 @@ impl Supervisor {
             cwd,
             queue,
         } = attach;
+        // An item whose typing began before tmuxd stopped may be partly
+        // typed: it is reported, never typed again.
+        let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self.spawn_actor(reservation.id, actor_id, view) {
             Ok(handle) => handle,
@@ -361,11 +362,20 @@ impl Supervisor {
             state: SessionState::Starting,
             queue: queue.into(),
             delivering: false,
+            typing: Default::default(),
         };
         // Asked before the entry is visible: a session that ends at once is
         // reaped right away, and its creator still gets its summary.
         let actor = entry.handle.summary().await;
         self.record(event, &entry);
+        for item in &interrupted {
+            self.record(dropped_input(item, "interrupted"), &entry);
+        }
+        let mut entry = entry;
+        if let Ok(actor) = &actor {
+            // A program that already ended no longer holds capacity.
+            entry.state = actor.state;
+        }
         let summary = {
             let mut registry = self.registry();
             registry.reserved.remove(&reservation.tmux_name);
@@ -390,7 +400,7 @@ impl Supervisor {
             actor_id,
             attach_argv: self.tmux().attach_argv(&view.name),
             view,
-            env_remove: Tmux::scrubbed_env(),
+            env_remove: crate::tmux::child_env_removals(),
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
             layout_hint: self.inner.layout_hint.clone(),
@@ -481,6 +491,17 @@ impl Supervisor {
     }
 }
 
+/// The event for a queued input discarded without being (fully) typed.
+fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
+    NewEvent::new(EventKind::InputDropped)
+        .reason(reason)
+        .detail("text", item.text.clone())
+        .detail(
+            "queued_at",
+            serde_json::to_value(item.queued_at).unwrap_or_default(),
+        )
+}
+
 fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {
     if let Some(name) = &request.name {
         validate_session_name(name).map_err(|reason| SupervisorError::InvalidName {
@@ -503,12 +524,20 @@ fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {
             Err(e) => return Err(invalid(&e.to_string())),
         }
     }
-    if request
-        .command
-        .as_ref()
-        .is_some_and(|c| c.trim().is_empty())
-    {
-        return Err(SupervisorError::BadRequest("command is empty".into()));
+    if let Some(command) = &request.command {
+        if command.trim().is_empty() {
+            return Err(SupervisorError::BadRequest("command is empty".into()));
+        }
+        if command.len() > MAX_COMMAND_BYTES {
+            return Err(SupervisorError::TooLarge {
+                what: "command",
+                size: command.len(),
+                max: MAX_COMMAND_BYTES,
+            });
+        }
+    }
+    if let Some(input) = &request.initial_input {
+        check_input_size("initial_input", input.len())?;
     }
     let fields = [
         &request.name,

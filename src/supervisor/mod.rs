@@ -216,7 +216,13 @@ impl Supervisor {
     ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
         let (handle, name) = self.handle(session_id)?;
-        self.tmux().resize_window(&name, cols, rows).await?;
+        self.tmux()
+            .resize_window(&name, cols, rows)
+            .await
+            .map_err(|e| match e.is_missing_session() {
+                true => SupervisorError::Gone(session_id.to_owned()),
+                false => e.into(),
+            })?;
         if let Some(view) = self.view_of(&name).await? {
             handle.update_view(view);
         }
@@ -275,11 +281,27 @@ impl Supervisor {
 
 pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
     let ok = |n: u16| (MIN_SIZE..=MAX_SIZE).contains(&n);
-    if ok(cols) && ok(rows) {
-        Ok(())
-    } else {
-        Err(SupervisorError::BadRequest(format!(
+    if !ok(cols) || !ok(rows) {
+        return Err(SupervisorError::BadRequest(format!(
             "cols and rows must be between {MIN_SIZE} and {MAX_SIZE} (got {cols}x{rows})"
-        )))
+        )));
     }
+    if u32::from(cols) * u32::from(rows) > MAX_CELLS {
+        return Err(SupervisorError::BadRequest(format!(
+            "a window may have at most {MAX_CELLS} cells (got {cols}x{rows})"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses input longer than `MAX_INPUT_BYTES` before anything is typed.
+pub fn check_input_size(what: &'static str, size: usize) -> Result<(), SupervisorError> {
+    if size > MAX_INPUT_BYTES {
+        return Err(SupervisorError::TooLarge {
+            what,
+            size,
+            max: MAX_INPUT_BYTES,
+        });
+    }
+    Ok(())
 }

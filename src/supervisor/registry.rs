@@ -57,6 +57,8 @@ pub struct Entry {
     pub queue: VecDeque<QueuedInput>,
     /// A queued input is being typed; the next waits for the next idle.
     pub delivering: bool,
+    /// Taken while input is typed, so requests reach the pane whole and in order.
+    pub typing: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Entry {
@@ -92,6 +94,9 @@ pub struct Registry {
     pub restore_pending: Option<RegistryFile>,
     /// The latest published status per session id.
     pub thoughts: BTreeMap<String, Thought>,
+    /// When tracking of each name last ended: a discovery that listed tmux's
+    /// sessions before then saw it alive and must not adopt it anew.
+    pub ended: BTreeMap<String, Instant>,
     next_counter: u64,
 }
 
@@ -114,9 +119,16 @@ impl Registry {
         id
     }
 
-    /// Sessions tracked plus those in flight, which all count against capacity.
+    /// Sessions tracked plus those in flight, which all count against
+    /// capacity; a session whose program has exited no longer does, though
+    /// its end may not be recorded yet.
     pub fn occupancy(&self) -> usize {
-        self.sessions.len() + self.reserved.len()
+        let live = self
+            .sessions
+            .values()
+            .filter(|e| e.state != SessionState::Exited)
+            .count();
+        live + self.reserved.len()
     }
 
     pub fn find_by_name(&self, name: &str) -> Option<&Entry> {

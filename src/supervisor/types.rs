@@ -105,6 +105,15 @@ pub const MAX_THOUGHT_STATE_BYTES: usize = 64;
 /// Bounds on a window size set through the API.
 pub const MIN_SIZE: u16 = 2;
 pub const MAX_SIZE: u16 = 1000;
+/// Cells a window set through the API may have at most: each costs the
+/// daemon memory in its parsed screen (1000x1000 would take ~62 MB).
+pub const MAX_CELLS: u32 = 250_000;
+
+/// Longest input typed in one request (text, raw stream bytes, a queued
+/// item, `initial_input`); longer is refused before anything is typed.
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// Longest `command` a session can be created with.
+pub const MAX_COMMAND_BYTES: usize = 8 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SupervisorError {
@@ -132,6 +141,12 @@ pub enum SupervisorError {
     Attach(#[from] PtyError),
     #[error("session {0} ended while the request was being served")]
     Gone(String),
+    #[error("{what} is {size} bytes; at most {max} are accepted")]
+    TooLarge {
+        what: &'static str,
+        size: usize,
+        max: usize,
+    },
     #[error("the input queue of {session_id} is full ({max} items)")]
     QueueFull { session_id: String, max: usize },
     #[error("timed out after {ms} ms waiting for {session_id}")]

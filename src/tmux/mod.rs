@@ -2,6 +2,7 @@
 //! exact targets), a clean child environment, timeouts, and typed commands
 //! that parse their own output.
 
+mod input;
 mod keys;
 mod names;
 mod panes;
@@ -19,7 +20,25 @@ pub use panes::{
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.
-const SCRUBBED_ENV: [&str; 2] = ["TMUX", "TMUX_PANE"];
+const TMUX_PANE_ENV: [&str; 2] = ["TMUX", "TMUX_PANE"];
+
+/// tmuxd's own settings (`TMUXD_TOKEN`, `TMUXD_READ_TOKEN`, ...) start with this.
+const OWN_ENV_PREFIX: &str = "TMUXD_";
+
+/// What every tmux child must not inherit: tmux's pane variables and every
+/// `TMUXD_*` variable. The first tmux command starts the server, the server
+/// hands its environment to every pane, and a token there would let anyone
+/// who can read a screen print it (`printenv TMUXD_TOKEN`).
+pub fn child_env_removals() -> Vec<OsString> {
+    let own = std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| name.to_str().is_some_and(|n| n.starts_with(OWN_ENV_PREFIX)));
+    TMUX_PANE_ENV
+        .iter()
+        .map(OsString::from)
+        .chain(own)
+        .collect()
+}
 
 /// Which tmux server to talk to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +80,12 @@ impl TmuxError {
     pub fn is_missing_session(&self) -> bool {
         match self {
             TmuxError::NoServer { .. } => true,
-            TmuxError::Failed { stderr, .. } => stderr.contains("can't find session"),
+            TmuxError::Failed { stderr, .. } => {
+                stderr.contains("can't find session")
+                    || stderr.contains("can't find pane")
+                    || stderr.contains("can't find window")
+                    || stderr.contains("no current target")
+            }
             _ => false,
         }
     }
@@ -138,11 +162,6 @@ impl Tmux {
         argv
     }
 
-    /// Variables a tmux child must not inherit.
-    pub fn scrubbed_env() -> &'static [&'static str] {
-        &SCRUBBED_ENV
-    }
-
     /// Runs one tmux command and returns its stdout.
     pub async fn run<I, S>(&self, args: I) -> Result<String, TmuxError>
     where
@@ -163,7 +182,7 @@ impl Tmux {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        for var in SCRUBBED_ENV {
+        for var in child_env_removals() {
             command.env_remove(var);
         }
         let child = command.spawn().map_err(|source| TmuxError::Spawn {
@@ -207,7 +226,8 @@ impl Tmux {
             .await
         {
             Ok(out) => Ok(parse_list_panes(&out)),
-            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            // A server whose last session just ended says "no current target".
+            Err(e) if e.is_missing_session() => Ok(Vec::new()),
             Err(e) => Err(e),
         }
     }
@@ -251,11 +271,34 @@ impl Tmux {
             .map(drop)
     }
 
-    /// Types `text` literally into the session's active pane.
+    /// Types `text` literally into the session's active pane, in pieces
+    /// tmux accepts, in order. It goes to the program in the pane, never
+    /// through tmux's key table.
     pub async fn send_text(&self, name: &str, text: &str) -> Result<(), TmuxError> {
-        self.run(["send-keys", "-t", &pane_target(name), "-l", "--", text])
-            .await
-            .map(drop)
+        let target = pane_target(name);
+        for chunk in input::literal_chunks(text) {
+            let chunk = input::escape_trailing_semicolon(chunk);
+            self.run(["send-keys", "-t", &target, "-l", "--", &chunk])
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes raw bytes to the program in the pane (`send-keys -H`), as if
+    /// typed on its terminal: a prefix key or a binding means nothing here.
+    pub async fn send_bytes(&self, name: &str, bytes: &[u8]) -> Result<(), TmuxError> {
+        let target = pane_target(name);
+        for chunk in bytes.chunks(input::HEX_CHUNK_BYTES) {
+            let mut args = vec![
+                "send-keys".to_owned(),
+                "-t".into(),
+                target.clone(),
+                "-H".into(),
+            ];
+            args.extend(chunk.iter().map(|b| format!("{b:02x}")));
+            self.run(args).await?;
+        }
+        Ok(())
     }
 
     /// Sends tmux key names (`Enter`, `C-c`, ...), validated beforehand.

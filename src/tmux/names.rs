@@ -1,9 +1,12 @@
 //! Which session names tmuxd accepts, and why it refuses the others.
 //!
 //! tmux silently rewrites some names (`a:b` becomes `a_b`, `$` and `\` gain a
-//! backslash) and reads others
-//! as targets or flags, so a name that passes here round-trips exactly
-//! through `new-session -s NAME` and `-t =NAME`.
+//! backslash), expands `#` in `new-session -s` as a format (`#(cmd)` runs a
+//! shell command, `#H` becomes the host name), and reads others as targets
+//! or flags, so a name that passes here round-trips exactly through
+//! `new-session -s NAME` and `-t =NAME`. Discovery applies the same rule, so
+//! an existing session whose name tmuxd could not address exactly is left
+//! alone rather than adopted under a name that means something else.
 
 /// Longest name accepted, in bytes.
 const MAX_NAME_BYTES: usize = 200;
@@ -24,6 +27,10 @@ pub enum NameError {
         "session name contains `{0}`, which tmux stores escaped (the name would not round-trip)"
     )]
     Escaped(char),
+    #[error(
+        "session name contains `#`, which tmux expands as a format (`#(cmd)` would run a command)"
+    )]
+    Format,
     #[error("session name contains a control character ({0:?})")]
     Control(char),
     #[error("session name has leading or trailing whitespace")]
@@ -53,6 +60,9 @@ pub fn validate_session_name(name: &str) -> Result<(), NameError> {
         if c == '$' || c == '\\' {
             return Err(NameError::Escaped(c));
         }
+        if c == '#' {
+            return Err(NameError::Format);
+        }
         if c.is_control() {
             return Err(NameError::Control(c));
         }
@@ -77,7 +87,12 @@ mod tests {
             ("a.b", Err(NameError::Separator('.'))),
             ("$HOME", Err(NameError::Escaped('$'))),
             ("a\\b", Err(NameError::Escaped('\\'))),
-            ("x#y'\"~", Ok(())),
+            ("xy'\"~{}", Ok(())),
+            ("x#y", Err(NameError::Format)),
+            ("job#(touch pwned)x", Err(NameError::Format)),
+            ("a#Hb", Err(NameError::Format)),
+            ("a##b", Err(NameError::Format)),
+            ("#S", Err(NameError::Format)),
             ("-x", Err(NameError::LeadingDash)),
             ("=x", Err(NameError::LeadingEquals)),
             ("a\nb", Err(NameError::Control('\n'))),

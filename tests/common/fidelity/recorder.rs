@@ -37,7 +37,7 @@ impl Recorder {
             Duration::from_secs(5),
         );
         let mut command = CommandBuilder::from_argv(tmuxd.attach_argv(name));
-        for var in Tmux::scrubbed_env() {
+        for var in tmuxd::tmux::child_env_removals() {
             command.env_remove(var);
         }
         command.env("TERM", "xterm-256color");
