@@ -27,17 +27,6 @@ pub fn literal_chunks(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// tmux reads an argument that ends in `;` as the end of a command and drops
-/// the `;` (`send-keys -l 'ls;'` types `ls`); a `\` before that final `;`
-/// keeps it, and tmux then drops the `\`. So one `\` goes before a final
-/// `;`, whatever precedes it.
-pub fn escape_trailing_semicolon(arg: &str) -> std::borrow::Cow<'_, str> {
-    match arg.strip_suffix(';') {
-        Some(head) => format!("{head}\\;").into(),
-        None => arg.into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,18 +39,5 @@ mod tests {
         assert_eq!(chunks.concat(), text);
         assert_eq!(literal_chunks("").count(), 0);
         assert_eq!(literal_chunks("abc").collect::<Vec<_>>(), ["abc"]);
-    }
-
-    #[test]
-    fn trailing_semicolons_are_escaped() {
-        for (arg, sent) in [
-            ("ls;", "ls\\;"),
-            (";", "\\;"),
-            ("x\\;", "x\\\\;"),
-            ("a;b", "a;b"),
-            ("plain", "plain"),
-        ] {
-            assert_eq!(escape_trailing_semicolon(arg), sent, "{arg:?}");
-        }
     }
 }

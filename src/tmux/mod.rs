@@ -2,6 +2,8 @@
 //! exact targets), a clean child environment, timeouts, and typed commands
 //! that parse their own output.
 
+pub mod command;
+pub mod control;
 mod input;
 mod keys;
 mod names;
@@ -73,6 +75,8 @@ pub enum TmuxError {
     NoServer { stderr: String },
     #[error("`tmux {command}` failed: {stderr}")]
     Failed { command: String, stderr: String },
+    #[error(transparent)]
+    UnexpectedOutput(#[from] command::ParseError),
 }
 
 impl TmuxError {
@@ -162,29 +166,59 @@ impl Tmux {
         argv
     }
 
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// `tmux` with the global options and a clean environment, for the
+    /// caller to add a command to. Killed if dropped before it is waited.
+    pub(crate) fn command(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.bin);
+        command.args(self.global_args()).kill_on_drop(true);
+        for var in child_env_removals() {
+            command.env_remove(var);
+        }
+        command
+    }
+
+    /// Runs one typed command in a child `tmux` and parses its output (the
+    /// same value a control client can run: `ControlClient::run`).
+    pub async fn run_cmd<C: command::TmuxCommand>(&self, cmd: &C) -> Result<C::Output, TmuxError> {
+        let stdout = self.run_bytes(cmd.args()).await?;
+        let mut lines: Vec<Vec<u8>> = stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        if lines.last().is_some_and(Vec::is_empty) {
+            lines.pop();
+        }
+        Ok(cmd.parse(&lines)?)
+    }
+
     /// Runs one tmux command and returns its stdout.
     pub async fn run<I, S>(&self, args: I) -> Result<String, TmuxError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let stdout = self.run_bytes(args).await?;
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
+    }
+
+    async fn run_bytes<I, S>(&self, args: I) -> Result<Vec<u8>, TmuxError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(|a| argv_arg(a.as_ref())).collect();
         let command_line = args
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" ");
-        let mut command = tokio::process::Command::new(&self.bin);
+        let mut command = self.command();
         command
-            .args(self.global_args())
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for var in child_env_removals() {
-            command.env_remove(var);
-        }
+            .stderr(Stdio::piped());
         let child = command.spawn().map_err(|source| TmuxError::Spawn {
             bin: self.bin.clone(),
             source,
@@ -202,7 +236,7 @@ impl Tmux {
             }
         };
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+            return Ok(output.stdout);
         }
         let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
         if is_no_server(&stderr) {
@@ -277,8 +311,7 @@ impl Tmux {
     pub async fn send_text(&self, name: &str, text: &str) -> Result<(), TmuxError> {
         let target = pane_target(name);
         for chunk in input::literal_chunks(text) {
-            let chunk = input::escape_trailing_semicolon(chunk);
-            self.run(["send-keys", "-t", &target, "-l", "--", &chunk])
+            self.run(["send-keys", "-t", &target, "-l", "--", chunk])
                 .await?;
         }
         Ok(())
@@ -364,6 +397,13 @@ pub fn session_target(name: &str) -> String {
 /// `=NAME:`: the active pane of the session's current window.
 pub fn pane_target(name: &str) -> String {
     format!("={name}:")
+}
+
+/// tmux splits a child's argv into command sequences at a trailing `;`;
+/// escaped here so an argument (typed text, say) arrives whole.
+fn argv_arg(arg: &OsStr) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    OsString::from_vec(control::quote::argv_arg(arg.as_bytes()))
 }
 
 fn is_no_server(stderr: &str) -> bool {

@@ -1,0 +1,526 @@
+//! One tmux control client (`tmux -C attach-session -t =NAME`) as a struct
+//! its owner polls: commands go in as lines, replies are matched to them in
+//! order, notifications and pane output come out of `next_event` in the
+//! order tmux sent them. No task or thread of its own: the owner's
+//! `select!` drives the reads, so when the owner is slow tmux sees a slow
+//! client and pauses panes (`pause-after`) instead of tmuxd buffering.
+//!
+//! Transport: pipes, not a PTY. tmux 3.3a accepts a control client whose
+//! stdin and stdout are pipes (the server reads and writes those fds
+//! itself), and pipes carry the protocol byte for byte: no echo to turn
+//! off, no ONLCR turning `\n` into `\r\n`, no `-CC` DCS wrapper, no
+//! terminal size that could ever be mistaken for a client size. Closing
+//! stdin is a clean detach (`%exit`, then EOF); if tmuxd dies the pipes
+//! close and tmux drops the client the same way. Nothing written here ever
+//! reaches a pane except through `send-keys`.
+//!
+//! Ordering: tmux writes a pane's `%output` before the reply of any command
+//! that ran after the output was read, so a capture's reply sits at the
+//! right place in the stream. `run` keeps the notifications it reads while
+//! waiting and hands them out later, in order; `send` + `ClientEvent::Reply`
+//! gives an owner the reply's exact place among the events.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::time::{Instant, timeout, timeout_at};
+
+use super::ids::SessionId;
+use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
+use super::quote::{QuoteError, command_line};
+use crate::tmux::command::{ClientFlag, PaneAction, ParseError, RefreshClient, TmuxCommand};
+use crate::tmux::control::PaneId;
+use crate::tmux::{Tmux, session_target};
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// How a control client behaves.
+#[derive(Clone, Debug)]
+pub struct ControlOptions {
+    /// How long a command (and the attach itself) may wait for its reply.
+    pub timeout: Duration,
+    /// Client flags set by `attach-session -f`, so they hold from the first
+    /// byte: `pause-after` for flow control, `no-output` for a client that
+    /// only wants notifications.
+    pub flags: Vec<ClientFlag>,
+    /// How long `close` waits for tmux to let the client go before killing it.
+    pub exit_grace: Duration,
+}
+
+impl Default for ControlOptions {
+    fn default() -> Self {
+        ControlOptions {
+            timeout: Duration::from_secs(10),
+            flags: vec![ClientFlag::PauseAfter(DEFAULT_PAUSE_AFTER_SECS)],
+            exit_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// tmux pauses a pane for this client once its output is this many seconds
+/// behind; without `pause-after` tmux would instead disconnect a client
+/// that falls far behind. A prompt reader keeps the age near 0 ms.
+pub const DEFAULT_PAUSE_AFTER_SECS: u32 = 5;
+
+/// The session tmux attached the client to (from `%session-changed`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    pub session: SessionId,
+    pub name: String,
+}
+
+/// Names a command sent with `send`; its reply comes back as `ClientEvent::Reply`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ticket(u64);
+
+#[derive(Debug)]
+pub enum ClientEvent {
+    Notification(Notification),
+    /// The reply to a command sent with `send`: its body lines, or the error.
+    Reply {
+        ticket: Ticket,
+        result: Result<Vec<Vec<u8>>, ControlError>,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error("cannot run {bin}: {source}")]
+    Spawn {
+        bin: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("control client could not attach to session {session:?}: {message}")]
+    Attach { session: String, message: String },
+    #[error("`tmux {command}` got no reply within {} ms (control mode)", timeout.as_millis())]
+    Timeout { command: String, timeout: Duration },
+    #[error("`tmux {command}` failed: {message}")]
+    Command { command: String, message: String },
+    #[error("the control client is gone; `tmux {command}` was not answered")]
+    Closed { command: String },
+    #[error("cannot write to the control client: {0}")]
+    Write(std::io::Error),
+    #[error(transparent)]
+    Quote(#[from] QuoteError),
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+}
+
+/// Where a reply goes once it arrives.
+#[derive(Debug, PartialEq, Eq)]
+enum Delivery {
+    /// Into the event stream (`send`).
+    Event,
+    /// Into `held` for a waiting `run`.
+    Hold,
+    /// Nowhere: its `run` timed out.
+    Drop,
+}
+
+#[derive(Debug)]
+struct Pending {
+    ticket: Ticket,
+    command: String,
+    delivery: Delivery,
+    notifications_in_reply: bool,
+}
+
+type ReplyResult = Result<Vec<Vec<u8>>, ControlError>;
+
+pub struct ControlClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    parser: Parser,
+    /// Parsed, not yet handed to the owner, in tmux's order.
+    events: VecDeque<ClientEvent>,
+    /// Commands written and not yet answered, oldest first.
+    pending: VecDeque<Pending>,
+    held: HashMap<Ticket, ReplyResult>,
+    /// The attach's own reply block, until `attach` has read it.
+    attach_reply: Option<Reply>,
+    next_ticket: u64,
+    read_buf: Vec<u8>,
+    eof: bool,
+    exit_reason: Option<String>,
+    options: ControlOptions,
+    attached: Attached,
+}
+
+impl ControlClient {
+    /// Starts a control client attached to the session named exactly
+    /// `name`, and waits until tmux has attached it.
+    pub async fn attach(
+        tmux: &Tmux,
+        name: &str,
+        options: ControlOptions,
+    ) -> Result<ControlClient, ControlError> {
+        let mut command = tmux.command();
+        command.args(["-C", "attach-session"]);
+        if !options.flags.is_empty() {
+            command.args(["-f", &ClientFlag::list(&options.flags)]);
+        }
+        command
+            .args(["-t", &session_target(name)])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // tmux reports control-mode errors on stdout (`%error`, `%exit REASON`).
+            .stderr(Stdio::null())
+            // Not in tmuxd's process group: a Ctrl-C meant for tmuxd must not
+            // reach its clients before it closes them itself.
+            .process_group(0);
+        let mut child = command.spawn().map_err(|source| ControlError::Spawn {
+            bin: tmux.bin().to_owned(),
+            source,
+        })?;
+        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+        let stdout = stdout.expect("stdout is piped");
+        let mut client = ControlClient {
+            child,
+            stdin,
+            stdout,
+            parser: Parser::new(),
+            events: VecDeque::new(),
+            pending: VecDeque::new(),
+            held: HashMap::new(),
+            attach_reply: None,
+            next_ticket: 0,
+            read_buf: vec![0; READ_CHUNK],
+            eof: false,
+            exit_reason: None,
+            attached: Attached {
+                session: SessionId(0),
+                name: String::new(),
+            },
+            options,
+        };
+        let wait = client.options.timeout;
+        match timeout(wait, client.await_attach(name)).await {
+            Ok(Ok(attached)) => {
+                client.attached = attached;
+                Ok(client)
+            }
+            Ok(Err(e)) => {
+                client.close().await;
+                Err(e)
+            }
+            Err(_) => {
+                client.close().await;
+                Err(ControlError::Attach {
+                    session: name.to_owned(),
+                    message: format!("no answer within {} ms", wait.as_millis()),
+                })
+            }
+        }
+    }
+
+    /// Reads the attach's own reply block, then the `%session-changed` that
+    /// names the session. Other notifications stay queued for the owner.
+    async fn await_attach(&mut self, name: &str) -> Result<Attached, ControlError> {
+        let failed = |message: String| ControlError::Attach {
+            session: name.to_owned(),
+            message,
+        };
+        loop {
+            if let Some(reply) = &self.attach_reply {
+                if reply.failed {
+                    return Err(failed(reply.message()));
+                }
+                if let Some(attached) = self.take_session_changed() {
+                    return Ok(attached);
+                }
+            }
+            if self.eof {
+                let reason = self.exit_reason.clone();
+                return Err(failed(reason.unwrap_or_else(|| "tmux exited".to_owned())));
+            }
+            self.fill().await;
+        }
+    }
+
+    fn take_session_changed(&mut self) -> Option<Attached> {
+        let at = self.events.iter().position(|e| {
+            matches!(
+                e,
+                ClientEvent::Notification(Notification::SessionChanged { .. })
+            )
+        })?;
+        match self.events.remove(at) {
+            Some(ClientEvent::Notification(Notification::SessionChanged { session, name })) => {
+                Some(Attached { session, name })
+            }
+            _ => None,
+        }
+    }
+
+    /// The session tmux attached this client to.
+    pub fn attached(&self) -> &Attached {
+        &self.attached
+    }
+
+    /// The tmux client's pid (None once it has been waited for).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Why tmux said the client exited (`%exit REASON`), once it has.
+    pub fn exit_reason(&self) -> Option<&str> {
+        self.exit_reason.as_deref()
+    }
+
+    /// Whether tmux has closed the client's output (no more events after
+    /// the queued ones).
+    pub fn is_closed(&self) -> bool {
+        self.eof
+    }
+
+    /// The next notification or `send` reply, in tmux's order; `None` once
+    /// the client has exited and everything has been handed out.
+    /// Cancel-safe: use it in `select!`.
+    pub async fn next_event(&mut self) -> Option<ClientEvent> {
+        loop {
+            if let Some(event) = self.events.pop_front() {
+                return Some(event);
+            }
+            if self.eof {
+                return None;
+            }
+            self.fill().await;
+        }
+    }
+
+    /// Runs one command and waits for its reply (`options.timeout`).
+    /// Notifications read meanwhile are kept for `next_event`. Not
+    /// cancel-safe (a dropped call leaves a half-written line or an
+    /// orphaned reply): await it to the end, don't race it in `select!`.
+    pub async fn run<C: TmuxCommand>(&mut self, command: &C) -> Result<C::Output, ControlError> {
+        let deadline = Instant::now() + self.options.timeout;
+        let ticket = self
+            .write_command(command, Delivery::Hold, deadline)
+            .await?;
+        let body = match timeout_at(deadline, self.wait_held(ticket)).await {
+            Ok(result) => result?,
+            Err(_) => {
+                self.abandon(ticket);
+                return Err(ControlError::Timeout {
+                    command: describe(&command.args()),
+                    timeout: self.options.timeout,
+                });
+            }
+        };
+        Ok(command.parse(&body)?)
+    }
+
+    /// Writes a command without waiting; its reply arrives as
+    /// `ClientEvent::Reply` with this ticket, in order among the events.
+    pub async fn send<C: TmuxCommand>(&mut self, command: &C) -> Result<Ticket, ControlError> {
+        let deadline = Instant::now() + self.options.timeout;
+        self.write_command(command, Delivery::Event, deadline).await
+    }
+
+    /// Resumes a pane's output after `%pause` (re-seed its screen first:
+    /// what it wrote while paused is not sent).
+    pub async fn continue_pane(&mut self, pane: PaneId) -> Result<(), ControlError> {
+        self.run(&RefreshClient::Pane {
+            pane,
+            action: PaneAction::Continue,
+        })
+        .await
+    }
+
+    async fn write_command<C: TmuxCommand>(
+        &mut self,
+        command: &C,
+        delivery: Delivery,
+        deadline: Instant,
+    ) -> Result<Ticket, ControlError> {
+        let args = command.args();
+        let line = command_line(&args)?;
+        let closed = || ControlError::Closed {
+            command: describe(&args),
+        };
+        let stdin = self
+            .stdin
+            .as_mut()
+            .filter(|_| !self.eof)
+            .ok_or_else(closed)?;
+        match timeout_at(deadline, stdin.write_all(&line)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                self.stdin = None;
+                return Err(ControlError::Write(e));
+            }
+            Err(_) => {
+                // Part of a line may be out: tmux would read the next
+                // command as its tail. End the input instead.
+                self.stdin = None;
+                return Err(ControlError::Timeout {
+                    command: describe(&args),
+                    timeout: self.options.timeout,
+                });
+            }
+        }
+        let ticket = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        self.pending.push_back(Pending {
+            ticket,
+            command: describe(&args),
+            delivery,
+            notifications_in_reply: command.notifications_in_reply(),
+        });
+        Ok(ticket)
+    }
+
+    async fn wait_held(&mut self, ticket: Ticket) -> ReplyResult {
+        loop {
+            if let Some(result) = self.held.remove(&ticket) {
+                return result;
+            }
+            if self.eof {
+                return Err(ControlError::Closed {
+                    command: String::from("(reply lost)"),
+                });
+            }
+            self.fill().await;
+        }
+    }
+
+    fn abandon(&mut self, ticket: Ticket) {
+        self.held.remove(&ticket);
+        if let Some(pending) = self.pending.iter_mut().find(|p| p.ticket == ticket) {
+            pending.delivery = Delivery::Drop;
+        }
+    }
+
+    /// Reads what tmux has written (one read; cancel-safe) and sorts it.
+    async fn fill(&mut self) {
+        if self.eof {
+            return;
+        }
+        let read = self.stdout.read(&mut self.read_buf).await;
+        let mut parsed = Vec::new();
+        match read {
+            Ok(n) if n > 0 => self.parser.feed(&self.read_buf[..n], &mut parsed),
+            Ok(_) | Err(_) => {
+                if let Err(e) = read {
+                    tracing::warn!("reading tmux control client: {e}");
+                }
+                self.eof = true;
+                parsed.extend(self.parser.finish());
+            }
+        }
+        for event in parsed {
+            self.route(event);
+        }
+        if self.eof {
+            while let Some(pending) = self.pending.pop_front() {
+                let error = ControlError::Closed {
+                    command: pending.command.clone(),
+                };
+                self.deliver(pending, Err(error));
+            }
+        }
+    }
+
+    fn route(&mut self, event: Event) {
+        match event {
+            Event::Notification(note) => {
+                if let Notification::Exit { reason } = &note {
+                    self.exit_reason = reason.clone();
+                }
+                self.events.push_back(ClientEvent::Notification(note));
+            }
+            Event::Reply(reply) if !reply.from_client() => {
+                // The attach's own block, or output of a hook tmux ran.
+                if self.attach_reply.is_none() {
+                    self.attach_reply = Some(reply);
+                } else {
+                    tracing::debug!("tmux block not sent by tmuxd: {:?}", reply.message());
+                }
+            }
+            Event::Reply(reply) => match self.pending.pop_front() {
+                Some(pending) => self.deliver_reply(pending, reply),
+                None => tracing::warn!("tmux replied to a command tmuxd did not send"),
+            },
+        }
+    }
+
+    fn deliver_reply(&mut self, pending: Pending, mut reply: Reply) {
+        if pending.notifications_in_reply {
+            let (notes, body): (Vec<_>, Vec<_>) = std::mem::take(&mut reply.body)
+                .into_iter()
+                .partition(|line| line.first() == Some(&b'%'));
+            for line in notes {
+                let note = parse_notification(line);
+                self.events.push_back(ClientEvent::Notification(note));
+            }
+            reply.body = body;
+        }
+        let result = if reply.failed {
+            Err(ControlError::Command {
+                command: pending.command.clone(),
+                message: reply.message(),
+            })
+        } else {
+            Ok(reply.body)
+        };
+        self.deliver(pending, result);
+    }
+
+    fn deliver(&mut self, pending: Pending, result: ReplyResult) {
+        match pending.delivery {
+            Delivery::Event => self.events.push_back(ClientEvent::Reply {
+                ticket: pending.ticket,
+                result,
+            }),
+            Delivery::Hold => {
+                self.held.insert(pending.ticket, result);
+            }
+            Delivery::Drop => {}
+        }
+    }
+
+    /// Detaches cleanly: ends the client's input (tmux answers `%exit` and
+    /// lets the client go; the session and its panes are untouched), reads
+    /// to EOF, and waits for the process; after `exit_grace` it is killed
+    /// (and still waited for). Returns how the process ended.
+    pub async fn close(mut self) -> Option<ExitStatus> {
+        self.stdin = None;
+        let deadline = Instant::now() + self.options.exit_grace;
+        let drained = timeout_at(deadline, async {
+            while !self.eof {
+                self.fill().await;
+                self.events.clear();
+            }
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!("tmux control client did not exit after its input closed");
+        }
+        match timeout_at(deadline, self.child.wait()).await {
+            Ok(status) => status.ok(),
+            Err(_) => {
+                let _ = self.child.kill().await;
+                self.child.wait().await.ok()
+            }
+        }
+    }
+}
+
+/// A command for error messages: its words, cut short if huge.
+fn describe(args: &[String]) -> String {
+    const MAX: usize = 200;
+    let text = args.join(" ");
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut cut = MAX;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..cut], text.len())
+}
