@@ -54,10 +54,7 @@ pub async fn serve(
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
-    let auth = AuthPolicy {
-        token: config.auth.token.clone(),
-        read_token: config.auth.read_token.clone(),
-    };
+    let auth = AuthPolicy::new(config.auth.token.clone(), config.auth.read_token.clone());
     let state = AppState {
         supervisor: supervisor.clone(),
         started_at: Instant::now(),
