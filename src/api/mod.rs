@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 pub use auth::{Access, AuthPolicy};
 use auth::{Guard, Need};
 pub use error::ApiError;
+pub use health::TmuxProbe;
 pub use ws::StreamLimits;
 
 use crate::supervisor::Supervisor;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub started_at: Instant,
     pub auth: Arc<AuthPolicy>,
     pub streams: StreamLimits,
+    /// `tmux -V`, shared by health checks so they do not fork per request.
+    pub tmux_probe: TmuxProbe,
     /// Fires at shutdown: open streams close instead of holding the server.
     pub cancel: CancellationToken,
 }
