@@ -2,13 +2,11 @@
 //! without WebSocket upgrade headers, against the real daemon over HTTP.
 
 mod common;
-
-use std::io::{Read, Write};
-use std::net::TcpStream;
+mod wire;
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};
-use tungstenite::Message;
+use wire::{close_reason, next_json, send_json, ws_request};
 
 const RW: &str = "rw-secret-1f2e3d";
 const RO: &str = "ro-secret-9a8b7c";
@@ -162,62 +160,6 @@ fn expected(need: Need, credential: Credential, upgrade: bool) -> Option<u16> {
     }
 }
 
-/// One HTTP/1.1 exchange on a fresh connection, headers exactly as given.
-/// Returns the status and the body (empty for 101). Raw, so nothing adds or
-/// drops a header behind the test's back.
-fn exchange(base: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    exchange_with_body(base, method, path, headers, None)
-}
-
-fn exchange_with_body(
-    base: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&Value>,
-) -> (u16, String) {
-    let authority = base.strip_prefix("http://").unwrap();
-    let mut stream = TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let body = body.map(Value::to_string).unwrap_or_default();
-    let mut request = format!("{method} {path} HTTP/1.1\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        request += &format!("Host: {authority}\r\n");
-    }
-    for (name, value) in headers {
-        request += &format!("{name}: {value}\r\n");
-    }
-    if !body.is_empty() {
-        request += "Content-Type: application/json\r\n";
-    }
-    request += &format!("Content-Length: {}\r\n\r\n{body}", body.len());
-    stream.write_all(request.as_bytes()).unwrap();
-    read_response(&mut stream)
-}
-
-fn read_response(stream: &mut TcpStream) -> (u16, String) {
-    let mut buffer = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buffer.ends_with(b"\r\n\r\n") {
-        let n = stream.read(&mut byte).expect("the daemon answers");
-        assert!(n > 0, "connection closed mid-head: {buffer:?}");
-        buffer.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&buffer).into_owned();
-    let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let length = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse::<usize>().unwrap())
-        })
-        .unwrap_or(0);
-    let mut body = vec![0u8; if status == 101 { 0 } else { length }];
-    stream.read_exact(&mut body).unwrap();
-    (status, String::from_utf8_lossy(&body).into_owned())
-}
-
 fn headers_for(credential: Credential, upgrade: bool) -> Vec<(&'static str, &'static str)> {
     let mut headers = match credential {
         Credential::None => vec![],
@@ -243,7 +185,7 @@ fn check(base: &str, route: &Route, credential: Credential, upgrade: bool) -> Op
         true => route.handler.1,
     });
     let headers = headers_for(credential, upgrade);
-    let (status, body) = exchange_with_body(
+    let (status, body) = wire::exchange(
         base,
         route.method,
         &route.path,
@@ -423,7 +365,7 @@ fn without_a_token_every_route_refuses_foreign_hosts_and_origins() {
                 headers.extend_from_slice(extra);
                 let body = route.body.as_ref();
                 let (status, text) =
-                    exchange_with_body(&daemon.base, route.method, &route.path, &headers, body);
+                    wire::exchange(&daemon.base, route.method, &route.path, &headers, body);
                 if status != 403 {
                     wrong.push(format!(
                         "{} {} {extra:?} upgrade={upgrade}: {status} {text}",
@@ -442,40 +384,6 @@ fn without_a_token_every_route_refuses_foreign_hosts_and_origins() {
     assert_eq!(tmux.size("local"), (80, 24));
 }
 
-/// Reads text frames until one parses as JSON.
-fn next_json(socket: &mut tungstenite::WebSocket<impl Read + Write>) -> Value {
-    loop {
-        match socket.read().expect("the socket stays open") {
-            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
-            Message::Close(frame) => panic!("closed: {frame:?}"),
-            _ => {}
-        }
-    }
-}
-
-/// The close frame's reason, skipping anything sent before it.
-fn close_reason(socket: &mut tungstenite::WebSocket<impl Read + Write>) -> String {
-    loop {
-        match socket.read() {
-            Ok(Message::Close(Some(frame))) => return frame.reason.to_string(),
-            Ok(Message::Close(None)) => return String::new(),
-            Ok(_) => {}
-            Err(e) => panic!("no close frame: {e}"),
-        }
-    }
-}
-
-fn ws_request(daemon: &Daemon, path: &str, bearer: Option<&str>) -> tungstenite::http::Request<()> {
-    use tungstenite::client::IntoClientRequest;
-    let url = daemon.base.replace("http://", "ws://") + path;
-    let mut request = url.into_client_request().unwrap();
-    if let Some(token) = bearer {
-        let value = format!("Bearer {token}").parse().unwrap();
-        request.headers_mut().insert("Authorization", value);
-    }
-    request
-}
-
 #[test]
 fn a_websocket_gets_exactly_what_its_credentials_allow() {
     let tmux = TmuxServer::new();
@@ -488,14 +396,12 @@ fn a_websocket_gets_exactly_what_its_credentials_allow() {
         .to_owned();
     wait_for_text(&daemon, &id, "$");
     let stream = format!("/v1/sessions/{id}/stream");
-    let connect = |path: &str, bearer| tungstenite::connect(ws_request(&daemon, path, bearer));
+    let connect = |path: &str, bearer| tungstenite::connect(ws_request(&daemon.base, path, bearer));
 
     // No header: the first message must be auth; input first is refused and never typed.
     let (mut socket, _) = connect(&stream, None).unwrap();
     let input = json!({ "type": "input", "text": "echo SNEAKED-$((3*3))\r" });
-    socket
-        .send(Message::Text(input.to_string().into()))
-        .unwrap();
+    send_json(&mut socket, &input);
     assert!(close_reason(&mut socket).contains("authentication required"));
 
     // The read token, by first message or by header: watch, but no input or resize.
@@ -503,21 +409,17 @@ fn a_websocket_gets_exactly_what_its_credentials_allow() {
         let (mut socket, _) = connect(&stream, bearer).unwrap();
         if bearer.is_none() {
             let auth = json!({ "type": "auth", "token": RO });
-            socket.send(Message::Text(auth.to_string().into())).unwrap();
+            send_json(&mut socket, &auth);
         }
         assert_eq!(next_json(&mut socket)["type"], "ready");
-        socket
-            .send(Message::Text(input.to_string().into()))
-            .unwrap();
+        send_json(&mut socket, &input);
         let refused = next_json(&mut socket);
         assert!(
             refused["message"].as_str().unwrap().contains("read token"),
             "{refused}"
         );
         let resize = json!({ "type": "resize", "cols": 100, "rows": 30 });
-        socket
-            .send(Message::Text(resize.to_string().into()))
-            .unwrap();
+        send_json(&mut socket, &resize);
         let refused = next_json(&mut socket);
         assert!(
             refused["message"].as_str().unwrap().contains("read token"),
@@ -528,12 +430,10 @@ fn a_websocket_gets_exactly_what_its_credentials_allow() {
     // The read-write token by first message types.
     let (mut socket, _) = connect(&stream, None).unwrap();
     let auth = json!({ "type": "auth", "token": RW });
-    socket.send(Message::Text(auth.to_string().into())).unwrap();
+    send_json(&mut socket, &auth);
     assert_eq!(next_json(&mut socket)["type"], "ready");
     let typed = json!({ "type": "input", "text": "echo TYPED-$((4*4))\r" });
-    socket
-        .send(Message::Text(typed.to_string().into()))
-        .unwrap();
+    send_json(&mut socket, &typed);
     let lines = wait_for_text(&daemon, &id, "TYPED-16");
     assert!(!lines.iter().any(|l| l.contains("SNEAKED")), "{lines:?}");
     assert_eq!(
@@ -547,7 +447,7 @@ fn a_websocket_gets_exactly_what_its_credentials_allow() {
     let missing = "/v1/sessions/sess_999/screen";
     let (mut socket, _) = connect(missing, None).unwrap();
     let auth = json!({ "type": "auth", "token": RW });
-    socket.send(Message::Text(auth.to_string().into())).unwrap();
+    send_json(&mut socket, &auth);
     assert!(close_reason(&mut socket).contains("no session"));
     match connect(missing, Some(RW)) {
         Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 404),
@@ -555,67 +455,6 @@ fn a_websocket_gets_exactly_what_its_credentials_allow() {
     }
     let (mut socket, _) = connect(missing, None).unwrap();
     let auth = json!({ "type": "auth", "token": "wrong" });
-    socket.send(Message::Text(auth.to_string().into())).unwrap();
+    send_json(&mut socket, &auth);
     assert!(close_reason(&mut socket).contains("authentication required"));
-}
-
-/// `s` as the hex a frame dump would show it.
-fn hex(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-#[test]
-fn tokens_never_reach_the_log_even_at_trace_level() {
-    let tmux = TmuxServer::new();
-    let mut daemon = Daemon::start_with(
-        &tmux,
-        DaemonOptions {
-            env: vec![
-                ("TMUXD_TOKEN".into(), RW.into()),
-                ("TMUXD_READ_TOKEN".into(), RO.into()),
-                ("TMUXD_LOG".into(), "trace,tungstenite=trace".into()),
-            ],
-            ..Default::default()
-        },
-    );
-    let body = json!({ "command": common::SHELL });
-    let (_, created) = rw(&daemon, reqwest::Method::POST, "/v1/sessions", Some(body));
-    let id = created["session"]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let (status, _) = exchange(
-        &daemon.base,
-        "GET",
-        "/v1/sessions",
-        &[("Authorization", "Bearer ro-secret-9a8b7c")],
-    );
-    assert_eq!(status, 200);
-    for path in ["stream", "screen"] {
-        let path = format!("/v1/sessions/{id}/{path}");
-        let (mut socket, _) = tungstenite::connect(ws_request(&daemon, &path, None)).unwrap();
-        let auth = json!({ "type": "auth", "token": RW });
-        socket.send(Message::Text(auth.to_string().into())).unwrap();
-        next_json(&mut socket);
-        let (mut socket, _) = tungstenite::connect(ws_request(&daemon, &path, Some(RO))).unwrap();
-        next_json(&mut socket);
-    }
-    let (mut socket, _) = tungstenite::connect(ws_request(
-        &daemon,
-        &format!("/v1/sessions/{id}/stream"),
-        None,
-    ))
-    .unwrap();
-    let auth = json!({ "type": "auth", "token": RO });
-    socket.send(Message::Text(auth.to_string().into())).unwrap();
-    next_json(&mut socket);
-    drop(socket);
-    daemon.terminate();
-    let log = daemon.log();
-    assert!(log.contains("TRACE"), "the log is at trace level:\n{log}");
-    for token in [RW, RO] {
-        for form in [token.to_owned(), hex(token)] {
-            assert!(!log.contains(&form), "{form} in the log:\n{log}");
-        }
-    }
 }

@@ -3,8 +3,9 @@
 //! shutdown is prompt whatever is connected.
 
 mod common;
+mod wire;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
 use serde_json::json;
+use wire::{read_head, read_response, send_get, wait_closed};
 
 fn with_http(tmux: &TmuxServer, http: &str) -> Daemon {
     Daemon::start_with(
@@ -24,64 +26,7 @@ fn with_http(tmux: &TmuxServer, http: &str) -> Daemon {
 }
 
 fn connect(daemon: &Daemon) -> TcpStream {
-    TcpStream::connect(daemon.base.strip_prefix("http://").unwrap()).unwrap()
-}
-
-/// Writes a GET; `close` asks the server to end the connection after it.
-fn send_get(stream: &mut TcpStream, path: &str, close: bool) {
-    let connection = if close { "close" } else { "keep-alive" };
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: {connection}\r\n\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-}
-
-/// Reads one response's status and body (by Content-Length), or `None` if
-/// none arrives within `wait`.
-fn read_response(stream: &mut TcpStream, wait: Duration) -> Option<(u16, String)> {
-    stream.set_read_timeout(Some(wait)).unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            Ok(_) => panic!("closed before a response: {head:?}"),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                assert!(head.is_empty(), "a response stalled midway");
-                return None;
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-    let head = String::from_utf8(head).unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let length = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap())
-        })
-        .unwrap_or(0);
-    let mut body = vec![0u8; length];
-    stream.read_exact(&mut body).unwrap();
-    Some((status, String::from_utf8(body).unwrap()))
-}
-
-/// Waits for the server to close `stream`; returns how long that took.
-fn wait_closed(stream: &mut TcpStream) -> Duration {
-    let started = Instant::now();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut buffer = [0u8; 64];
-    match stream.read(&mut buffer) {
-        Ok(0) => {}
-        Ok(n) => panic!(
-            "expected a close, got {:?}",
-            String::from_utf8_lossy(&buffer[..n])
-        ),
-        Err(e) if e.kind() == ErrorKind::ConnectionReset => {}
-        Err(e) => panic!("not closed within {PATIENCE:?}: {e}"),
-    }
-    started.elapsed()
+    wire::connect(&daemon.base)
 }
 
 #[test]
@@ -186,7 +131,7 @@ fn sigterm_exits_promptly_with_silent_sockets_streams_and_feeds_open() {
     read_response(&mut kept_alive, PATIENCE).unwrap();
     let mut feed = connect(&daemon);
     send_get(&mut feed, "/v1/events", false);
-    assert_eq!(read_response_head(&mut feed), 200);
+    assert_eq!(read_head(&mut feed, PATIENCE).unwrap().0, 200);
     let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{id}/stream");
     let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
     socket.read().unwrap();
@@ -194,24 +139,6 @@ fn sigterm_exits_promptly_with_silent_sockets_streams_and_feeds_open() {
     let (status, took) = daemon.terminate();
     assert!(status.success(), "exit status {status:?}");
     assert!(took.as_secs_f64() < 3.0, "shutdown took {took:?}");
-}
-
-/// The status of a response whose body does not end (a feed).
-fn read_response_head(stream: &mut TcpStream) -> u16 {
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed: {head:?}");
-        head.push(byte[0]);
-    }
-    String::from_utf8(head)
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 /// A `tmux` that records each invocation's arguments, then runs the real one.
