@@ -26,12 +26,7 @@ pub async fn screen(
     Path(id): Path<String>,
     pending: PendingSocket,
 ) -> Result<Response, ApiError> {
-    ws::serve_session(
-        &state.clone(),
-        id.clone(),
-        pending,
-        move |socket, handle| serve(socket, state, id, handle),
-    )
+    ws::serve_session(state, id, pending, serve)
 }
 
 /// The first frame, and again whenever the size changes.
@@ -77,7 +72,7 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Val
 }
 
 /// Viewers only watch, so a read token is as good as a read-write one.
-async fn serve(socket: AuthenticatedSocket, state: AppState, id: String, handle: SessionHandle) {
+async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppState, id: String) {
     let socket = socket.into_inner();
     let _slot = match state.streams.acquire(&id) {
         Ok(slot) => slot,

@@ -30,12 +30,9 @@ pub async fn stream(
     pending: PendingSocket,
 ) -> Result<Response, ApiError> {
     let since = query.since;
-    ws::serve_session(
-        &state.clone(),
-        id.clone(),
-        pending,
-        move |socket, handle| serve(socket, state, id, handle, since),
-    )
+    ws::serve_session(state, id, pending, move |socket, handle, state, id| {
+        serve(socket, handle, state, id, since)
+    })
 }
 
 /// Frames sent per flush at most.
@@ -60,9 +57,9 @@ enum ClientMessage {
 
 async fn serve(
     socket: AuthenticatedSocket,
+    handle: SessionHandle,
     state: AppState,
     id: String,
-    handle: SessionHandle,
     since: Option<u64>,
 ) {
     let access = socket.access();

@@ -77,28 +77,29 @@ where
 /// Serves a session's WebSocket. A verified caller learns at once whether
 /// the session exists (404, before any upgrade); one that authenticates by
 /// first message learns it only after authenticating, so a caller without a
-/// token learns nothing about which sessions exist.
+/// token learns nothing about which sessions exist. `serve` gets the
+/// state and the id back with the socket and the session's handle.
 pub fn serve_session<F, Fut>(
-    state: &AppState,
+    state: AppState,
     id: String,
     pending: PendingSocket,
     serve: F,
 ) -> Result<Response, ApiError>
 where
-    F: FnOnce(AuthenticatedSocket, SessionHandle) -> Fut + Send + 'static,
+    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, String) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let known = match pending.is_verified() {
         true => Some(state.supervisor.handle(&id)?),
         false => None,
     };
-    let supervisor = state.supervisor.clone();
-    pending.upgrade(state.auth.clone(), move |socket| async move {
-        let handle = match known.map_or_else(|| supervisor.handle(&id), Ok) {
+    let policy = state.auth.clone();
+    pending.upgrade(policy, move |socket| async move {
+        let handle = match known.map_or_else(|| state.supervisor.handle(&id), Ok) {
             Ok((handle, _)) => handle,
             Err(e) => return close(socket.into_inner(), CLOSE_POLICY, &e.to_string()).await,
         };
-        serve(socket, handle).await
+        serve(socket, handle, state, id).await
     })
 }
 
