@@ -1,20 +1,18 @@
 //! `tmuxd serve`: wires the supervisor to the HTTP API and runs until the
 //! shutdown future fires. Tests call this same function.
 
+mod connections;
+
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::api::{self, AppState, AuthPolicy, StreamLimits};
+use crate::api::{self, AppState, AuthPolicy, StreamLimits, TmuxProbe};
 use crate::config::Config;
 use crate::supervisor::{Settings, Supervisor};
 use crate::tmux::{Socket, Tmux};
-
-/// Per-connection kernel send buffer.
-const SEND_BUFFER_BYTES: usize = 128 * 1024;
 
 /// How long open connections get to finish once shutdown starts.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -54,18 +52,17 @@ pub async fn serve(
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
-    let auth = AuthPolicy {
-        token: config.auth.token.clone(),
-        read_token: config.auth.read_token.clone(),
-    };
+    let auth = AuthPolicy::new(config.auth.token.clone(), config.auth.read_token.clone());
     let state = AppState {
         supervisor: supervisor.clone(),
         started_at: Instant::now(),
         auth: std::sync::Arc::new(auth),
         streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
+        tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
     };
     let app = api::router(state, config.http.max_body_bytes);
+    let limits = connections::Limits::from_config(&config.http);
     // Scripts and tests read the bound address (the port may have been 0) from this line.
     println!("tmuxd listening on http://{address}");
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");
@@ -75,23 +72,7 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    let listener = listener.tap_io(|tcp| {
-        // A fixed send buffer turns off the kernel's autotuning (up to 4 MiB):
-        // a client that stops reading then blocks its stream after a bounded
-        // amount of output, and is dropped, instead of the kernel quietly
-        // buffering megabytes for it.
-        if let Err(e) = socket2::SockRef::from(&*tcp).set_send_buffer_size(SEND_BUFFER_BYTES) {
-            tracing::debug!("cannot set the send buffer: {e}");
-        }
-    });
-    let server =
-        axum::serve(listener, app).with_graceful_shutdown(cancel.clone().cancelled_owned());
-    tokio::select! {
-        result = server => result.context("HTTP server failed")?,
-        _ = async { cancel.cancelled().await; tokio::time::sleep(DRAIN_TIMEOUT).await } => {
-            tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
-        }
-    }
+    connections::serve(listener, app, limits, cancel.clone(), DRAIN_TIMEOUT).await;
     cancel.cancel();
     tasks.close();
     supervisor.shutdown().await;

@@ -108,12 +108,24 @@ fn client_target(env: &Env) -> (String, Option<String>) {
     (base, token)
 }
 
+/// Dependencies that log message payloads at trace level (a WebSocket's
+/// auth message carries its token; input frames carry keystrokes): capped
+/// whatever `log` asks for, so no secret reaches the log at any level.
+const PAYLOAD_LOGGERS: [&str; 2] = ["tungstenite", "tokio_tungstenite"];
+
 fn init_logging(directive: &str) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
     let filter = tracing_subscriber::EnvFilter::try_new(directive)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let cap = PAYLOAD_LOGGERS.iter().fold(
+        Targets::new().with_default(LevelFilter::TRACE),
+        |targets, target| targets.with_target(*target, LevelFilter::DEBUG),
+    );
+    tracing_subscriber::registry()
+        .with(cap)
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .init();
 }
 

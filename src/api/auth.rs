@@ -1,99 +1,188 @@
-//! Who may talk to the daemon. Without a token only loopback clients may:
-//! the Host and Origin checks stop DNS rebinding and cross-site requests
-//! from a browser. With tokens, a bearer token is required (the read token
-//! allows GET and streams only); a WebSocket may instead authenticate with
-//! its first message.
+//! Who may talk to the daemon, decided per route group. Without a token only
+//! loopback clients may: the Host and Origin checks stop DNS rebinding and
+//! cross-site requests from a browser. With tokens, a bearer token is
+//! required (the read token allows GET only); the two WebSocket routes alone
+//! may instead authenticate with their first message.
+//!
+//! Each group of routes in `mod.rs` carries a [`Guard`] that states what it
+//! needs; handlers then take a proof of what was checked, which only this
+//! module can make: [`ReadWrite`] for anything that changes something, and
+//! [`PendingSocket`] whose upgrade yields an [`AuthenticatedSocket`] only
+//! after authentication.
 
-use axum::extract::{Request, State};
+mod socket;
+
+use std::fmt;
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+pub use socket::{AuthenticatedSocket, PendingSocket};
+
 use super::error::ApiError;
 
-/// Paths anyone who can connect may read.
-const OPEN_PATHS: [&str; 2] = ["/healthz", "/version"];
-
-#[derive(Clone, Debug, Default)]
+/// The tokens the daemon accepts; none means loopback clients only.
+#[derive(Clone, Default)]
 pub struct AuthPolicy {
-    pub token: Option<String>,
-    pub read_token: Option<String>,
+    token: Option<String>,
+    read_token: Option<String>,
 }
 
-/// What a request may do, as decided by the guard (a request extension).
+/// Tokens are secrets: never printed, not even by `{:?}`.
+impl fmt::Debug for AuthPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mask = |t: &Option<String>| t.as_ref().map(|_| "****");
+        f.debug_struct("AuthPolicy")
+            .field("token", &mask(&self.token))
+            .field("read_token", &mask(&self.read_token))
+            .finish()
+    }
+}
+
+/// What an authenticated caller may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
     /// Anything.
-    Full,
-    /// GET and streams; no input.
+    ReadWrite,
+    /// GET and watching streams; no input, no resize.
     ReadOnly,
-    /// A WebSocket without a bearer header: it must send
-    /// `{"type":"auth","token":"..."}` first (browsers cannot set headers).
-    WebSocketPending,
 }
 
-pub async fn guard(
-    State(policy): State<std::sync::Arc<AuthPolicy>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    match check(
-        &policy,
+/// What a group of routes requires of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Anyone who can connect (`/healthz`, `/version`).
+    Open,
+    /// The read or the read-write token; the read token for GET and HEAD only.
+    Read,
+    /// The read-write token.
+    Write,
+    /// A WebSocket route: a bearer token, or, with no Authorization header
+    /// at all, a WebSocket upgrade that must authenticate by first message.
+    Socket,
+}
+
+/// Proof that the request carried the read-write token (or, without
+/// tokens, came from loopback). Handlers that change anything take it.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadWrite(());
+
+/// How a WebSocket route's request got past its guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    /// By bearer header, or from loopback without tokens.
+    Verified(Access),
+    /// No header: the socket must send `{"type":"auth","token":...}` first.
+    FirstMessage,
+}
+
+/// What a guard let through, decided from the request head alone.
+#[derive(Debug, PartialEq, Eq)]
+enum Admission {
+    Caller(Access),
+    Socket(Gate),
+}
+
+/// The guard of one route group (`route_layer` in `mod.rs`).
+#[derive(Clone, Debug)]
+pub struct Guard {
+    policy: Arc<AuthPolicy>,
+    need: Need,
+}
+
+impl Guard {
+    pub fn new(policy: Arc<AuthPolicy>, need: Need) -> Self {
+        Guard { policy, need }
+    }
+}
+
+/// The middleware behind every [`Guard`]: refuses, or runs the route with
+/// the proof of what was checked.
+pub async fn require(State(guard): State<Guard>, mut request: Request, next: Next) -> Response {
+    let admission = admit(
+        &guard.policy,
+        guard.need,
         request.method(),
-        request.uri().path(),
         request.headers(),
-    ) {
-        Ok(access) => {
-            request.extensions_mut().insert(access);
-            next.run(request).await
+    );
+    match admission {
+        Ok(Admission::Caller(Access::ReadWrite)) => {
+            request.extensions_mut().insert(ReadWrite(()));
         }
-        Err(error) => error.into_response(),
+        Ok(Admission::Caller(Access::ReadOnly)) => {}
+        Ok(Admission::Socket(gate)) => {
+            request.extensions_mut().insert(gate);
+        }
+        Err(error) => return error.into_response(),
+    }
+    next.run(request).await
+}
+
+fn unauthorized(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+}
+
+fn forbidden(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+}
+
+fn admit(
+    policy: &AuthPolicy,
+    need: Need,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Result<Admission, ApiError> {
+    if policy.token.is_none() {
+        check_loopback(headers)?;
+        return Ok(match need {
+            Need::Socket => Admission::Socket(Gate::Verified(Access::ReadWrite)),
+            _ => Admission::Caller(Access::ReadWrite),
+        });
+    }
+    if need == Need::Open {
+        return Ok(Admission::Caller(Access::ReadOnly));
+    }
+    let access = match bearer(headers)? {
+        Some(presented) => policy
+            .access_for(presented)
+            .ok_or_else(|| unauthorized("invalid token"))?,
+        None if need == Need::Socket && is_websocket_upgrade(headers) => {
+            return Ok(Admission::Socket(Gate::FirstMessage));
+        }
+        None => return Err(unauthorized("missing bearer token")),
+    };
+    let reads = method == Method::GET || method == Method::HEAD;
+    match (need, access) {
+        (Need::Socket, access) => Ok(Admission::Socket(Gate::Verified(access))),
+        (_, Access::ReadWrite) => Ok(Admission::Caller(Access::ReadWrite)),
+        (Need::Read, Access::ReadOnly) if reads => Ok(Admission::Caller(Access::ReadOnly)),
+        (_, Access::ReadOnly) => Err(forbidden("the read token allows GET only")),
     }
 }
 
-fn check(
-    policy: &AuthPolicy,
-    method: &Method,
-    path: &str,
-    headers: &HeaderMap,
-) -> Result<Access, ApiError> {
-    if policy.token.is_none() {
-        return check_loopback(headers).map(|()| Access::Full);
-    }
-    if OPEN_PATHS.contains(&path) {
-        return Ok(Access::ReadOnly);
-    }
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let Some(presented) = presented else {
-        if is_websocket_upgrade(headers) {
-            return Ok(Access::WebSocketPending);
-        }
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing bearer token",
-        ));
+/// The bearer token, if an Authorization header was sent; any other kind
+/// of Authorization header is refused rather than ignored.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
     };
-    match (policy.access_for(presented), method == Method::GET) {
-        (Some(Access::Full), _) => Ok(Access::Full),
-        (Some(_), true) => Ok(Access::ReadOnly),
-        (Some(_), false) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "the read token allows GET only",
-        )),
-        (None, _) => Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "invalid token",
-        )),
-    }
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|token| Some(token.trim()))
+        .ok_or_else(|| unauthorized("expected Authorization: Bearer <token>"))
 }
 
 impl AuthPolicy {
+    pub fn new(token: Option<String>, read_token: Option<String>) -> Self {
+        AuthPolicy { token, read_token }
+    }
+
     /// What a presented token allows, compared in constant time.
     pub fn access_for(&self, presented: &str) -> Option<Access> {
         let matches = |t: &Option<String>| {
@@ -101,12 +190,22 @@ impl AuthPolicy {
                 .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()))
         };
         if matches(&self.token) {
-            Some(Access::Full)
+            Some(Access::ReadWrite)
         } else if matches(&self.read_token) {
             Some(Access::ReadOnly)
         } else {
             None
         }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ReadWrite {
+    type Rejection = ApiError;
+
+    /// Present only when this route's guard checked for the read-write token.
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let proof = parts.extensions.get::<ReadWrite>().copied();
+        proof.ok_or_else(|| forbidden("this needs the read-write token"))
     }
 }
 
@@ -118,19 +217,13 @@ fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
 }
 
 fn check_loopback(headers: &HeaderMap) -> Result<(), ApiError> {
-    let forbidden = |what: &str| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!("{what} is not a loopback address"),
-        )
-    };
+    let refuse = |what: &str| forbidden(format!("{what} is not a loopback address"));
     let host = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if !is_loopback_host(host) {
-        return Err(forbidden("Host"));
+        return Err(refuse("Host"));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
@@ -138,7 +231,7 @@ fn check_loopback(headers: &HeaderMap) -> Result<(), ApiError> {
             .strip_prefix("http://")
             .or_else(|| origin.strip_prefix("https://"));
         if !host.is_some_and(is_loopback_host) {
-            return Err(forbidden("Origin"));
+            return Err(refuse("Origin"));
         }
     }
     Ok(())
@@ -170,107 +263,4 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_hosts() {
-        for ok in [
-            "127.0.0.1",
-            "127.0.0.1:7420",
-            "localhost:1",
-            "[::1]",
-            "[::1]:80",
-            "localhost",
-        ] {
-            assert!(is_loopback_host(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "evil.com",
-            "127.0.0.1.evil.com",
-            "localhost.evil:80",
-            "[::1]x",
-            "127.0.0.1:",
-            "10.0.0.1:80",
-            "127.0.0.1:abc",
-        ] {
-            assert!(!is_loopback_host(bad), "{bad}");
-        }
-    }
-
-    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.clone(), v.parse().unwrap()))
-            .collect()
-    }
-
-    #[test]
-    fn no_token_means_loopback_only() {
-        let open = AuthPolicy::default();
-        let ok = headers(&[
-            (header::HOST, "127.0.0.1:9"),
-            (header::ORIGIN, "http://localhost:3000"),
-        ]);
-        assert!(check(&open, &Method::POST, "/v1/sessions", &ok).is_ok());
-        let rebound = headers(&[(header::HOST, "attacker.example")]);
-        assert_eq!(
-            check(&open, &Method::GET, "/", &rebound)
-                .unwrap_err()
-                .status,
-            StatusCode::FORBIDDEN
-        );
-        let cross_site = headers(&[
-            (header::HOST, "127.0.0.1"),
-            (header::ORIGIN, "https://evil.example"),
-        ]);
-        assert_eq!(
-            check(&open, &Method::GET, "/", &cross_site)
-                .unwrap_err()
-                .status,
-            StatusCode::FORBIDDEN
-        );
-        let null_origin = headers(&[(header::HOST, "127.0.0.1"), (header::ORIGIN, "null")]);
-        assert!(check(&open, &Method::GET, "/", &null_origin).is_err());
-    }
-
-    #[test]
-    fn tokens() {
-        let policy = AuthPolicy {
-            token: Some("rw".into()),
-            read_token: Some("ro".into()),
-        };
-        let bearer = |t: &str| headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))]);
-        assert!(check(&policy, &Method::POST, "/v1/sessions", &bearer("rw")).is_ok());
-        assert!(check(&policy, &Method::GET, "/v1/sessions", &bearer("ro")).is_ok());
-        assert_eq!(
-            check(&policy, &Method::POST, "/v1/sessions", &bearer("ro"))
-                .unwrap_err()
-                .status,
-            StatusCode::FORBIDDEN
-        );
-        assert_eq!(
-            check(&policy, &Method::GET, "/v1/sessions", &bearer("nope"))
-                .unwrap_err()
-                .status,
-            StatusCode::UNAUTHORIZED
-        );
-        assert_eq!(
-            check(&policy, &Method::GET, "/v1/sessions", &HeaderMap::new())
-                .unwrap_err()
-                .status,
-            StatusCode::UNAUTHORIZED
-        );
-        assert!(check(&policy, &Method::GET, "/healthz", &HeaderMap::new()).is_ok());
-        let access = |method: Method, h: HeaderMap| {
-            check(&policy, &method, "/v1/sessions/sess_1/stream", &h).unwrap()
-        };
-        assert_eq!(access(Method::POST, bearer("rw")), Access::Full);
-        assert_eq!(access(Method::GET, bearer("ro")), Access::ReadOnly);
-        let upgrade = headers(&[(header::UPGRADE, "websocket")]);
-        assert_eq!(access(Method::GET, upgrade), Access::WebSocketPending);
-        assert_eq!(policy.access_for("ro"), Some(Access::ReadOnly));
-        assert_eq!(policy.access_for("r"), None);
-    }
-}
+mod tests;

@@ -1,15 +1,21 @@
 //! Health, readiness, version and metrics.
 
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 use super::AppState;
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
 pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
-    let tmux = match state.supervisor.tmux().version().await {
+    let tmux = match tmux_version(&state).await {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
@@ -18,13 +24,19 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
 
 /// Ready when tmux can be run.
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    match state.supervisor.tmux().version().await {
+    match tmux_version(&state).await {
         Ok(_) => (StatusCode::OK, Json(json!({ "ready": true }))),
-        Err(e) => (
+        Err(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "ready": false, "reason": e.to_string() })),
+            Json(json!({ "ready": false, "reason": reason })),
         ),
     }
+}
+
+async fn tmux_version(state: &AppState) -> Result<String, String> {
+    let tmux = state.supervisor.tmux().clone();
+    let run = async move { tmux.version().await.map_err(|e| e.to_string()) };
+    state.tmux_probe.get(run).await
 }
 
 pub async fn version() -> Json<Value> {
@@ -39,4 +51,84 @@ pub async fn metrics(State(state): State<AppState>) -> String {
         "# HELP tmuxd_sessions Sessions tracked.\n# TYPE tmuxd_sessions gauge\ntmuxd_sessions {sessions}\n\
          # HELP tmuxd_uptime_seconds Seconds since the daemon started.\n# TYPE tmuxd_uptime_seconds gauge\ntmuxd_uptime_seconds {uptime:.3}\n"
     )
+}
+
+/// How long one `tmux -V` answer serves health and readiness checks.
+const PROBE_TTL: Duration = Duration::from_secs(1);
+
+/// When a probe finished, and what it said.
+type Outcome = (Instant, Result<String, String>);
+
+/// `tmux -V` for `/healthz` and `/readyz`, run at most once per
+/// [`PROBE_TTL`] however many ask: callers share the run in flight, then its
+/// answer until it is stale. Open endpoints must not fork per request.
+#[derive(Clone, Default)]
+pub struct TmuxProbe {
+    latest: Arc<Mutex<Option<Shared<BoxFuture<'static, Outcome>>>>>,
+}
+
+impl TmuxProbe {
+    /// The latest answer, or `run`'s if there is none in flight or fresh.
+    pub async fn get<F>(&self, run: F) -> Result<String, String>
+    where
+        F: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        let probe = {
+            let mut latest = self.latest.lock().expect("tmux probe lock");
+            match latest.as_ref() {
+                Some(probe) if is_current(probe.peek(), Instant::now()) => probe.clone(),
+                _ => {
+                    let probe = run.map(|answer| (Instant::now(), answer)).boxed().shared();
+                    *latest = Some(probe.clone());
+                    probe
+                }
+            }
+        };
+        probe.await.1
+    }
+}
+
+/// A probe still running, or one that finished less than [`PROBE_TTL`] ago.
+fn is_current(outcome: Option<&Outcome>, now: Instant) -> bool {
+    outcome.is_none_or(|(finished, _)| now.duration_since(*finished) < PROBE_TTL)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn concurrent_callers_share_the_run_in_flight() {
+        let probe = TmuxProbe::default();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let released = released.shared();
+        let asks = (0..200).map(|_| {
+            let (probe, runs, released) = (probe.clone(), runs.clone(), released.clone());
+            let run = async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _ = released.await;
+                Ok("tmux 3.3a".to_owned())
+            };
+            async move { probe.get(run).await }
+        });
+        // join! polls every ask (each finds the run in flight) before releasing it.
+        let (answers, ()) = tokio::join!(futures::future::join_all(asks), async {
+            let _ = release.send(());
+        });
+        assert!(answers.iter().all(|a| a.as_deref() == Ok("tmux 3.3a")));
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "one run for a burst");
+    }
+
+    #[test]
+    fn a_probe_is_current_while_running_and_for_its_ttl() {
+        let now = Instant::now();
+        let done = |ago: Duration| (now - ago, Ok(String::new()));
+        assert!(is_current(None, now));
+        assert!(is_current(Some(&done(Duration::ZERO)), now));
+        assert!(is_current(Some(&done(PROBE_TTL / 2)), now));
+        assert!(!is_current(Some(&done(PROBE_TTL)), now));
+    }
 }

@@ -1,5 +1,5 @@
-//! The HTTP API (api.md): routes, the auth guard, JSON errors, and the
-//! WebSocket and SSE streams.
+//! The HTTP API (api.md): routes grouped by the access they need, JSON
+//! errors, and the WebSocket and SSE streams.
 
 mod auth;
 mod error;
@@ -14,14 +14,17 @@ mod ws;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put};
+use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
 
 pub use auth::{Access, AuthPolicy};
+use auth::{Guard, Need};
 pub use error::ApiError;
+pub use health::TmuxProbe;
 pub use ws::StreamLimits;
 
 use crate::supervisor::Supervisor;
@@ -32,44 +35,63 @@ pub struct AppState {
     pub started_at: Instant,
     pub auth: Arc<AuthPolicy>,
     pub streams: StreamLimits,
+    /// `tmux -V`, shared by health checks so they do not fork per request.
+    pub tmux_probe: TmuxProbe,
     /// Fires at shutdown: open streams close instead of holding the server.
     pub cancel: CancellationToken,
 }
 
+/// Every route, grouped by what it needs; each group's guard decides who
+/// gets through before any handler runs, whatever headers a request carries.
+/// `tests/auth.rs` runs every route here with every kind of credential.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let auth = state.auth.clone();
-    Router::new()
-        .route("/v1/sessions", get(sessions::list).post(sessions::create))
-        .route("/v1/sessions/adopt", post(sessions::adopt))
-        .route(
-            "/v1/sessions/{id}",
-            get(sessions::get).delete(sessions::delete),
-        )
-        .route("/v1/sessions/{id}/input", post(sessions::input))
-        .route("/v1/sessions/{id}/resize", post(sessions::resize))
+    let guard =
+        |need| middleware::from_fn_with_state(Guard::new(state.auth.clone(), need), auth::require);
+    let open = Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/version", get(health::version))
+        .route_layer(guard(Need::Open));
+    let read = Router::new()
+        .route("/v1/sessions", get(sessions::list))
+        .route("/v1/sessions/{id}", get(sessions::get))
         .route("/v1/sessions/{id}/snapshot", get(sessions::snapshot))
         .route("/v1/sessions/{id}/scrollback", get(sessions::scrollback))
+        .route("/v1/events", get(events::events))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .route_layer(guard(Need::Read));
+    let write = Router::new()
+        .route("/v1/sessions", post(sessions::create))
+        .route("/v1/sessions/adopt", post(sessions::adopt))
+        .route("/v1/sessions/{id}", delete(sessions::delete))
+        .route("/v1/sessions/{id}/input", post(sessions::input))
+        .route("/v1/sessions/{id}/resize", post(sessions::resize))
         .route("/v1/sessions/{id}/wait", post(sessions::wait))
-        .route(
-            "/v1/sessions/{id}/thought",
-            axum::routing::put(sessions::thought),
-        )
+        .route("/v1/sessions/{id}/thought", put(sessions::thought))
+        .route_layer(guard(Need::Write));
+    // The only routes that take an upgrade without a bearer header; their
+    // handlers get a socket only once it has authenticated.
+    let sockets = Router::new()
         .route("/v1/sessions/{id}/stream", get(stream::stream))
         .route("/v1/sessions/{id}/screen", get(screen::screen))
-        .route("/v1/events", get(events::events))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/version", get(health::version))
-        .route("/metrics", get(health::metrics))
-        .fallback(|| async { ApiError::not_found("no such endpoint") })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "method not allowed on this endpoint",
-            )
-        })
+        .route_layer(guard(Need::Socket));
+    // Misses need a caller too: without a token nobody learns which paths exist.
+    let not_found = (|| async { ApiError::not_found("no such endpoint") }).layer(guard(Need::Read));
+    let method_not_allowed = (|| async {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "method not allowed on this endpoint",
+        )
+    })
+    .layer(guard(Need::Read));
+    Router::new()
+        .merge(open)
+        .merge(read)
+        .merge(write)
+        .merge(sockets)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(auth, auth::guard))
         .with_state(state)
 }

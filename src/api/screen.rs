@@ -6,16 +6,16 @@
 
 use std::time::Duration;
 
-use axum::extract::ws::{Message, WebSocket};
-use axum::extract::{Extension, Path, State};
+use axum::extract::ws::Message;
+use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::Access;
+use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Upgrade};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
@@ -24,13 +24,9 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Extension(access): Extension<Access>,
-    upgrade: Upgrade,
+    pending: PendingSocket,
 ) -> Result<Response, ApiError> {
-    let (handle, _) = state.supervisor.handle(&id)?;
-    Ok(upgrade
-        .accept()?
-        .on_upgrade(move |socket| serve(socket, state, id, handle, access)))
+    ws::serve_session(state, id, pending, serve)
 }
 
 /// The first frame, and again whenever the size changes.
@@ -75,16 +71,9 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Val
     }))
 }
 
-async fn serve(
-    socket: WebSocket,
-    state: AppState,
-    id: String,
-    handle: SessionHandle,
-    access: Access,
-) {
-    let Some((socket, _)) = ws::authenticate(socket, access, &state.auth).await else {
-        return;
-    };
+/// Viewers only watch, so a read token is as good as a read-write one.
+async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppState, id: String) {
+    let socket = socket.into_inner();
     let _slot = match state.streams.acquire(&id) {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,

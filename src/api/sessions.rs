@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
+use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use crate::session::{Region, SnapshotFormat};
@@ -33,6 +34,7 @@ pub struct CreateBody {
 }
 
 pub async fn create(
+    _: ReadWrite,
     State(state): State<AppState>,
     ApiJson(body): ApiJson<CreateBody>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
@@ -64,6 +66,7 @@ pub struct DeleteQuery {
 }
 
 pub async fn delete(
+    _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
@@ -80,6 +83,7 @@ pub struct AdoptBody {
 }
 
 pub async fn adopt(
+    _: ReadWrite,
     State(state): State<AppState>,
     ApiJson(body): ApiJson<AdoptBody>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
@@ -103,6 +107,7 @@ pub struct InputBody {
 }
 
 pub async fn input(
+    _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<InputBody>,
@@ -128,6 +133,7 @@ pub struct WaitBody {
 const DEFAULT_WAIT_MS: u64 = 30_000;
 
 pub async fn wait(
+    _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<WaitBody>,
@@ -148,6 +154,7 @@ pub struct ThoughtBody {
 }
 
 pub async fn thought(
+    _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ThoughtBody>,
@@ -173,6 +180,7 @@ pub struct ResizeBody {
 }
 
 pub async fn resize(
+    _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ResizeBody>,

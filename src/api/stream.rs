@@ -3,18 +3,18 @@
 
 use std::sync::atomic::Ordering;
 
-use axum::extract::ws::{Message, WebSocket};
-use axum::extract::{Extension, Path, State};
+use axum::extract::ws::Message;
+use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::AppState;
-use super::auth::Access;
+use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER, Upgrade};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER};
 use crate::session::{Chunk, Replay, SessionHandle};
 
 #[derive(Deserialize)]
@@ -27,13 +27,12 @@ pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StreamQuery>,
-    Extension(access): Extension<Access>,
-    upgrade: Upgrade,
+    pending: PendingSocket,
 ) -> Result<Response, ApiError> {
-    let (handle, _) = state.supervisor.handle(&id)?;
-    Ok(upgrade
-        .accept()?
-        .on_upgrade(move |socket| serve(socket, state, id, handle, query.since, access)))
+    let since = query.since;
+    ws::serve_session(state, id, pending, move |socket, handle, state, id| {
+        serve(socket, handle, state, id, since)
+    })
 }
 
 /// Frames sent per flush at most.
@@ -57,16 +56,14 @@ enum ClientMessage {
 }
 
 async fn serve(
-    socket: WebSocket,
+    socket: AuthenticatedSocket,
+    handle: SessionHandle,
     state: AppState,
     id: String,
-    handle: SessionHandle,
     since: Option<u64>,
-    access: Access,
 ) {
-    let Some((socket, access)) = ws::authenticate(socket, access, &state.auth).await else {
-        return;
-    };
+    let access = socket.access();
+    let socket = socket.into_inner();
     let _slot = match state.streams.acquire(&id) {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
@@ -153,7 +150,7 @@ async fn type_raw(
     access: Access,
     bytes: &[u8],
 ) -> Option<serde_json::Value> {
-    if access != Access::Full {
+    if access != Access::ReadWrite {
         return Some(error("the read token cannot send input"));
     }
     match state.supervisor.write_raw(id, bytes).await {
@@ -175,7 +172,7 @@ async fn control(
     match message {
         ClientMessage::Ping => Some(json!({ "type": "pong" })),
         ClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
-        ClientMessage::Resize { .. } if access != Access::Full => {
+        ClientMessage::Resize { .. } if access != Access::ReadWrite => {
             Some(error("the read token cannot resize"))
         }
         ClientMessage::Resize { cols, rows } => match state.supervisor.resize(id, cols, rows).await

@@ -1,49 +1,27 @@
-//! What the WebSocket endpoints share: first-message auth, connection
-//! limits, bounded sends and close reasons.
+//! What the WebSocket endpoints share: session lookup around
+//! authentication, connection limits, bounded sends and close reasons.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::FromRequestParts;
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::http::request::Parts;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
+use axum::response::Response;
 use futures::{Sink, SinkExt};
-use serde::Deserialize;
 
-use super::auth::{Access, AuthPolicy};
+use super::AppState;
+use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use crate::session::SessionHandle;
 
 /// A client that cannot take a frame within this long is too slow, and dropped.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a WebSocket has to send its auth message.
-const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Close codes (RFC 6455).
 pub const CLOSE_NORMAL: u16 = 1000;
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_POLICY: u16 = 1008;
 pub const CLOSE_TRY_LATER: u16 = 1013;
-
-/// A WebSocket upgrade that does not reject by itself, so a handler can
-/// answer 404 for a missing session before 400 for a missing upgrade.
-pub struct Upgrade(Result<WebSocketUpgrade, String>);
-
-impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let upgrade = WebSocketUpgrade::from_request_parts(parts, state).await;
-        Ok(Upgrade(upgrade.map_err(|e| e.body_text())))
-    }
-}
-
-impl Upgrade {
-    pub fn accept(self) -> Result<WebSocketUpgrade, ApiError> {
-        self.0
-            .map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))
-    }
-}
 
 /// The client gave up, or could not take a frame in time.
 #[derive(Debug)]
@@ -96,43 +74,33 @@ where
     let _ = send(&mut sink, Message::Close(Some(frame))).await;
 }
 
-#[derive(Deserialize)]
-struct AuthMessage {
-    #[serde(rename = "type")]
-    kind: String,
-    token: String,
-}
-
-/// Resolves a pending WebSocket's access from its first message; `None`
-/// means the socket was closed.
-pub async fn authenticate(
-    mut socket: WebSocket,
-    access: Access,
-    policy: &AuthPolicy,
-) -> Option<(WebSocket, Access)> {
-    if access != Access::WebSocketPending {
-        return Some((socket, access));
-    }
-    let first = tokio::time::timeout(AUTH_TIMEOUT, socket.recv()).await;
-    let granted = match first {
-        Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<AuthMessage>(&text)
-            .ok()
-            .filter(|m| m.kind == "auth")
-            .and_then(|m| policy.access_for(&m.token)),
-        _ => None,
+/// Serves a session's WebSocket. A verified caller learns at once whether
+/// the session exists (404, before any upgrade); one that authenticates by
+/// first message learns it only after authenticating, so a caller without a
+/// token learns nothing about which sessions exist. `serve` gets the
+/// state and the id back with the socket and the session's handle.
+pub fn serve_session<F, Fut>(
+    state: AppState,
+    id: String,
+    pending: PendingSocket,
+    serve: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, String) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let known = match pending.is_verified() {
+        true => Some(state.supervisor.handle(&id)?),
+        false => None,
     };
-    match granted {
-        Some(access) => Some((socket, access)),
-        None => {
-            close(
-                socket,
-                CLOSE_POLICY,
-                "authentication required: send {\"type\":\"auth\",\"token\":...} first",
-            )
-            .await;
-            None
-        }
-    }
+    let policy = state.auth.clone();
+    pending.upgrade(policy, move |socket| async move {
+        let handle = match known.map_or_else(|| state.supervisor.handle(&id), Ok) {
+            Ok((handle, _)) => handle,
+            Err(e) => return close(socket.into_inner(), CLOSE_POLICY, &e.to_string()).await,
+        };
+        serve(socket, handle, state, id).await
+    })
 }
 
 /// Counts open streams, per session and in all.

@@ -29,7 +29,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 25] = [
+const KEYS: [&str; 28] = [
     "bind", "data_dir", "log", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -37,6 +37,7 @@ const KEYS: [&str; 25] = [
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
+    "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
 ];
 
@@ -144,6 +145,14 @@ pub struct HttpConfig {
     pub max_streams_per_session: usize,
     /// Open WebSocket streams allowed in all.
     pub max_streams: usize,
+    /// Open TCP connections (WebSockets included); more wait to be accepted.
+    pub max_connections: usize,
+    /// A new connection must send its first request's headers within this
+    /// many milliseconds, or is closed.
+    pub header_read_timeout_ms: u64,
+    /// A kept-alive connection must send its next request's headers within
+    /// this many milliseconds of the last response, or is closed.
+    pub idle_timeout_ms: u64,
 }
 
 /// `[state]`: thresholds of the idle and attention states.
@@ -192,6 +201,9 @@ impl Config {
                 max_body_bytes: 4 * 1_048_576,
                 max_streams_per_session: 16,
                 max_streams: 256,
+                max_connections: 512,
+                header_read_timeout_ms: 10_000,
+                idle_timeout_ms: 60_000,
             },
             state: StateConfig {
                 attention_after_s: 300,
@@ -362,6 +374,9 @@ pub struct FileHttp {
     pub max_body_bytes: Option<usize>,
     pub max_streams_per_session: Option<usize>,
     pub max_streams: Option<usize>,
+    pub max_connections: Option<usize>,
+    pub header_read_timeout_ms: Option<u64>,
+    pub idle_timeout_ms: Option<u64>,
 }
 
 /// `[state]`
@@ -542,6 +557,9 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("http.max_body_bytes", http.max_body_bytes);
     take!("http.max_streams_per_session", http.max_streams_per_session);
     take!("http.max_streams", http.max_streams);
+    take!("http.max_connections", http.max_connections);
+    take!("http.header_read_timeout_ms", http.header_read_timeout_ms);
+    take!("http.idle_timeout_ms", http.idle_timeout_ms);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
@@ -609,7 +627,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 14] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 17] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -621,6 +639,9 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("http.max_body_bytes", c.http.max_body_bytes as u64, 1024..=67_108_864),
         ("http.max_streams_per_session", c.http.max_streams_per_session as u64, 1..=1024),
         ("http.max_streams", c.http.max_streams as u64, 1..=65_536),
+        ("http.max_connections", c.http.max_connections as u64, 2..=65_536),
+        ("http.header_read_timeout_ms", c.http.header_read_timeout_ms, 100..=600_000),
+        ("http.idle_timeout_ms", c.http.idle_timeout_ms, 100..=3_600_000),
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
         ("state.prompt_settle_ms", c.state.prompt_settle_ms, 10..=10_000),
@@ -633,6 +654,14 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
                 format!("must be between {low} and {high}, got {value}"),
             ));
         }
+    }
+    // Streams hold connections: leave room for plain requests beside them.
+    if c.http.max_connections <= c.http.max_streams {
+        let reason = format!(
+            "must be more than http.max_streams ({}), or open streams could starve requests",
+            c.http.max_streams
+        );
+        return Err(invalid("http.max_connections", reason));
     }
     Ok(())
 }
@@ -721,7 +750,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 25] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 28] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -751,6 +780,9 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 25] {
         ("http.max_body_bytes", num(c.http.max_body_bytes as u64)),
         ("http.max_streams_per_session", num(c.http.max_streams_per_session as u64)),
         ("http.max_streams", num(c.http.max_streams as u64)),
+        ("http.max_connections", num(c.http.max_connections as u64)),
+        ("http.header_read_timeout_ms", num(c.http.header_read_timeout_ms)),
+        ("http.idle_timeout_ms", num(c.http.idle_timeout_ms)),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),

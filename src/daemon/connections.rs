@@ -1,0 +1,268 @@
+//! The HTTP server's connections: a cap on how many are open at once, a
+//! deadline for each one's request headers, and one graceful shutdown.
+//! A silent client holds a connection for a bounded time and can hold at
+//! most the cap, never every file descriptor the daemon has.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::{Service, service_fn};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::HttpConfig;
+
+/// Per-connection kernel send buffer.
+const SEND_BUFFER_BYTES: usize = 128 * 1024;
+
+/// How long to pause accepting after an error such as running out of file
+/// descriptors (EMFILE), so the loop does not spin while nothing can succeed.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
+
+/// What bounds the connections (`[http]` in the config).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Open connections at most, upgraded ones included.
+    pub max_connections: usize,
+    /// From accept to the first request's complete headers.
+    pub header_read_timeout: Duration,
+    /// From a response to the next request's complete headers.
+    pub idle_timeout: Duration,
+}
+
+impl Limits {
+    /// The configured limits, the cap lowered to fit the open-file limit.
+    pub fn from_config(http: &HttpConfig) -> Self {
+        let max_connections = capped_by_fd_limit(http.max_connections, fd_soft_limit());
+        if max_connections < http.max_connections {
+            tracing::warn!(
+                "http.max_connections lowered from {} to {max_connections}: connections may use at most half the open-file limit",
+                http.max_connections
+            );
+        }
+        Limits {
+            max_connections,
+            header_read_timeout: Duration::from_millis(http.header_read_timeout_ms),
+            idle_timeout: Duration::from_millis(http.idle_timeout_ms),
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `cancel` fires; then stops accepting,
+/// lets open connections finish for up to `drain`, and closes the rest.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    cancel: CancellationToken,
+    drain: Duration,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let mut connections = JoinSet::new();
+    loop {
+        // At the cap, wait for a slot before accepting: further clients
+        // queue in the kernel's backlog instead of taking descriptors.
+        let slot = tokio::select! {
+            _ = cancel.cancelled() => break,
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+        };
+        let accepted = tokio::select! {
+            _ = cancel.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        while connections.try_join_next().is_some() {}
+        match accepted {
+            Ok((tcp, peer)) => {
+                tracing::trace!(%peer, "connection accepted");
+                let connection = serve_connection(tcp, slot, app.clone(), limits, cancel.clone());
+                connections.spawn(connection);
+            }
+            Err(e) if is_connection_error(&e) => {}
+            Err(e) => {
+                tracing::warn!("cannot accept a connection: {e}");
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                }
+            }
+        }
+    }
+    drop(listener);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(drain, drained).await.is_err() {
+        tracing::warn!("connections still open after {drain:?}; closing them");
+        connections.shutdown().await;
+    }
+}
+
+/// At most half the daemon's file descriptors go to connections: the rest
+/// are for tmux sessions, children and files, which must keep working
+/// whatever clients do.
+fn capped_by_fd_limit(configured: usize, fd_limit: Option<u64>) -> usize {
+    let half = fd_limit.map_or(usize::MAX, |limit| {
+        usize::try_from(limit / 2).unwrap_or(usize::MAX)
+    });
+    configured.min(half).max(1)
+}
+
+/// The soft RLIMIT_NOFILE; `None` when unlimited or unknown.
+fn fd_soft_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own.
+    let status = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (status == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+/// Errors of one connection, not of the listener.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// One connection: HTTP/1.1 with upgrades, closed if its first request's
+/// headers do not arrive within `header_read_timeout`. hyper's own
+/// header-read clock runs whenever the connection waits for a request head,
+/// from its start or from the last response, so it is the idle timeout.
+async fn serve_connection(
+    tcp: TcpStream,
+    slot: OwnedSemaphorePermit,
+    app: Router,
+    limits: Limits,
+    cancel: CancellationToken,
+) {
+    // A fixed send buffer turns off the kernel's autotuning (up to 4 MiB):
+    // a client that stops reading then blocks its stream after a bounded
+    // amount of output, and is dropped, instead of the kernel quietly
+    // buffering megabytes for it.
+    if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER_BYTES) {
+        tracing::debug!("cannot set the send buffer: {e}");
+    }
+    let requested = Arc::new(Notify::new());
+    let service = {
+        let requested = requested.clone();
+        let app = TowerToHyperService::new(app);
+        service_fn(move |request: hyper::Request<Incoming>| {
+            requested.notify_one();
+            app.call(request)
+        })
+    };
+    let io = TokioIo::new(Slotted { tcp, _slot: slot });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.idle_timeout)
+        .serve_connection(io, service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    let first_deadline = tokio::time::sleep(limits.header_read_timeout);
+    tokio::pin!(first_deadline);
+    let (mut requested_once, mut closing) = (false, false);
+    loop {
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!("connection ended: {e}");
+                }
+                return;
+            }
+            () = requested.notified(), if !requested_once => requested_once = true,
+            () = &mut first_deadline, if !requested_once => {
+                tracing::debug!("no request headers within {:?}; closing", limits.header_read_timeout);
+                return;
+            }
+            () = cancel.cancelled(), if !closing => {
+                // Idle connections close now; a request in flight finishes first.
+                connection.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
+}
+
+/// A connection's socket, holding its slot under the cap for as long as it
+/// is open: through an upgrade to a WebSocket too.
+struct Slotted {
+    tcp: TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Slotted {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Slotted {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_take_at_most_half_the_descriptors() {
+        #[rustfmt::skip]
+        let cases = [
+            (512, Some(1024), 512),
+            (512, Some(256), 128),
+            (512, None, 512),
+            (512, Some(1), 1),
+            (4, Some(65_536), 4),
+        ];
+        for (configured, limit, want) in cases {
+            assert_eq!(
+                capped_by_fd_limit(configured, limit),
+                want,
+                "{configured} {limit:?}"
+            );
+        }
+    }
+}
