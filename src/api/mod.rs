@@ -7,6 +7,7 @@ mod events;
 mod extract;
 mod health;
 mod screen;
+mod server;
 mod sessions;
 mod stream;
 mod ws;
@@ -57,6 +58,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/stream", get(stream::stream))
         .route("/v1/sessions/{id}/screen", get(screen::screen))
         .route("/v1/events", get(events::events))
+        .route("/v1/server", get(server::server))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/version", get(health::version))

@@ -5,6 +5,7 @@
 mod keys;
 mod names;
 mod panes;
+mod socket;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
