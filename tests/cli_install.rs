@@ -261,3 +261,89 @@ fn finding_8_doctor_does_a_round_trip() {
         "{text}"
     );
 }
+
+fn serve_with_config(toml: &str, env: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, toml).unwrap();
+    tmuxd_command(dir.path())
+        .args(["serve", "--config"])
+        .arg(&path)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bad_config_exits_78_naming_the_key() {
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        ("bogus_key = 1\n", &[], "bogus_key"),
+        ("max_sessions = \"many\"\n", &[], "max_sessions"),
+        ("max_sessions = 0\n", &[], "max_sessions"),
+        (
+            "[tmux]\nsocket_name = \"a\"\nsocket_path = \"/tmp/b\"\n",
+            &[],
+            "tmux.socket_path",
+        ),
+        ("bind = \"0.0.0.0:7420\"\n", &[], "bind"),
+        ("", &[("TMUXD_MAX_SESSIONS", "lots")], "max_sessions"),
+        (
+            "[discovery]\ninterval_ms = 1\n",
+            &[],
+            "discovery.interval_ms",
+        ),
+        (
+            "",
+            &[("TMUXD_LOG", "foo=bar=baz")],
+            "`log`: `foo=bar=baz` is not a log filter",
+        ),
+        ("log = \"tmuxd=loud\"\n", &[], "`log`"),
+    ];
+    for (toml, env, key) in cases {
+        let out = serve_with_config(toml, env);
+        assert_eq!(out.status.code(), Some(78), "{toml:?} {env:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(key),
+            "{toml:?}: stderr names {key}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn config_shows_effective_settings_and_sources_with_tokens_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "max_sessions = 9\n[auth]\ntoken = \"s3cret-token\"\n",
+    )
+    .unwrap();
+    let out = tmuxd_command(dir.path())
+        .args(["config", "--config"])
+        .arg(&path)
+        .args(["--bind", "127.0.0.1:9999", "--log-file", "/var/log/t.log"])
+        .env("TMUXD_LOG", "debug")
+        .output()
+        .unwrap();
+    let text = stdout_ok(out);
+    assert!(!text.contains("s3cret-token"), "{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+            .to_owned()
+    };
+    assert!(line("max_sessions").contains("config file"), "{text}");
+    assert!(line("bind").contains("flag"), "{text}");
+    assert!(line("log").contains("env"), "{text}");
+    let log_file = line("log_file");
+    assert!(
+        log_file.contains("\"/var/log/t.log\"") && log_file.ends_with("# flag --log-file"),
+        "{text}"
+    );
+    assert!(line("checkpoint_interval_s").contains("default"), "{text}");
+}

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Daemon, PATIENCE, SHELL, TmuxServer, tmuxd_bin, wait_for};
+use common::{Daemon, DaemonOptions, PATIENCE, SHELL, TmuxServer, tmuxd_bin, wait_for};
 use serde_json::json;
 
 fn shell(daemon: &Daemon, name: &str) -> String {
@@ -56,6 +56,44 @@ fn finding_2_attach_from_inside_tmux() {
             clients.lines().any(|l| l == want).then_some(())
         });
     }
+}
+
+/// `GET /v1/server` tells an authenticated client where tmux listens, and
+/// nobody else.
+#[test]
+fn the_server_endpoint_needs_a_token() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "[auth]\ntoken = \"rw\"\nread_token = \"ro\"\n".into(),
+            ..Default::default()
+        },
+    );
+    tmux.new_shell("running");
+    let (status, _) = daemon.get("/v1/server");
+    assert_eq!(status, 401);
+    let server: serde_json::Value = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/server", daemon.base))
+        .bearer_auth("ro")
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(server["bin"], "tmux");
+    assert_eq!(server["socket"]["name"], tmux.socket.as_str());
+    let path = server["socket"]["path"].as_str().unwrap();
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
+    assert_eq!(path, format!("/tmp/tmux-{uid}/{}", tmux.socket), "{server}");
+    assert!(
+        std::path::Path::new(path).exists(),
+        "tmux listens there: {server}"
+    );
+    assert!(
+        server["version"].as_str().unwrap().starts_with("tmux "),
+        "{server}"
+    );
 }
 
 /// Spawns a client with stdout piped and stderr captured.
