@@ -76,8 +76,9 @@ pub fn base_url(text: &str) -> Result<Url, ClientError> {
         ))
     };
     let url = Url::parse(&with_scheme).map_err(|e| bad(e.to_string()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(bad(format!("scheme {} is not http or https", url.scheme())));
+    // tmuxd serves plain HTTP, and this client is built without TLS.
+    if url.scheme() != "http" {
+        return Err(bad(format!("scheme {} is not http", url.scheme())));
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err(bad("no host".into()));
@@ -155,11 +156,7 @@ impl Client {
 
     /// The same address as a WebSocket URL.
     pub fn ws_url(&self, path: &str) -> String {
-        let http = self.url(path);
-        match http.strip_prefix("https://") {
-            Some(rest) => format!("wss://{rest}"),
-            None => format!("ws://{}", http.trim_start_matches("http://")),
-        }
+        format!("ws://{}", self.url(path).trim_start_matches("http://"))
     }
 
     pub fn token(&self) -> Option<&str> {
@@ -189,7 +186,6 @@ mod tests {
             ("127.0.0.1:7431", "http://127.0.0.1:7431/"),
             ("localhost:7420", "http://localhost:7420/"),
             ("http://127.0.0.1:1/", "http://127.0.0.1:1/"),
-            ("https://tmuxd.example", "https://tmuxd.example/"),
             ("[::1]:7420", "http://[::1]:7420/"),
             ("box", "http://box/"),
         ];
@@ -199,6 +195,7 @@ mod tests {
         for bad in [
             "",
             "ftp://host",
+            "https://tmuxd.example",
             "http://",
             "127.0.0.1:notaport",
             "http://a b",
@@ -210,11 +207,11 @@ mod tests {
     }
 
     #[test]
-    fn ws_urls_follow_the_scheme() {
+    fn ws_urls_keep_host_and_path() {
         let client = Client::new(base_url("127.0.0.1:9").unwrap(), None);
         assert_eq!(client.ws_url("/v1/x"), "ws://127.0.0.1:9/v1/x");
-        let client = Client::new(base_url("https://h/").unwrap(), None);
-        assert_eq!(client.ws_url("/v1/x"), "wss://h/v1/x");
+        let client = Client::new(base_url("http://h/prefix/").unwrap(), None);
+        assert_eq!(client.ws_url("/v1/x"), "ws://h/prefix/v1/x");
     }
 
     #[test]
