@@ -155,10 +155,10 @@ fn finding_1_sessions_by_name_and_ambiguity() {
     );
 }
 
-/// Finding 4: `--json` prints the API's shapes; tables for people; wait
-/// timeouts exit 3; bad flag values exit 2 before any request; durations.
+/// Finding 4: `--json` prints the API's shapes, tables for people; wait
+/// takes durations (`2h`, `none`) and a timeout exits 3.
 #[test]
-fn finding_4_json_tables_exit_codes_and_durations() {
+fn finding_4_json_tables_durations_and_wait_timeout() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let args = [
@@ -220,10 +220,16 @@ fn finding_4_json_tables_exit_codes_and_durations() {
     assert_eq!(adopted["session"]["session_id"], id.as_str());
     let adopted_table = stdout_ok(tmuxd(&daemon, &["rm", "j", "--kill"]));
     assert!(adopted_table.starts_with("ID"), "{adopted_table}");
+}
 
-    // Checked before any request: the daemon address is unreachable here.
+/// Finding 4: flag values are checked before any request (exit 2, listing
+/// what is allowed); an unreachable daemon is an error (exit 1).
+#[test]
+fn finding_4_flag_values_are_checked_first() {
+    let home = tempfile::tempdir().unwrap();
+    // Nothing listens here: a command that sent a request would exit 1.
     let nowhere = |args: &[&str]| {
-        tmuxd_command(daemon.home())
+        tmuxd_command(home.path())
             .env("TMUXD_URL", "http://127.0.0.1:1")
             .args(args)
             .output()
@@ -320,10 +326,9 @@ fn finding_5_help_url_and_token() {
     stdout_ok(tmuxd(&daemon, &["rm", "t", "--kill", "--token", "s3cret"]));
 }
 
-/// Finding 6: resize, scrollback, thought, `snap --pane active`, and `ls`
-/// with reason, queue and thought columns.
+/// Finding 6: resize, scrollback and `snap --pane active`.
 #[test]
-fn finding_6_the_cli_covers_the_api() {
+fn finding_6_resize_scrollback_and_active_pane() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let id = shell(&daemon, "cover");
@@ -348,6 +353,28 @@ fn finding_6_the_cli_covers_the_api() {
     ));
     assert_eq!(history["lines"].as_array().unwrap().len(), 5, "{history}");
 
+    tmux.run(&["split-window", "-h", "-t", "=cover:", SHELL]);
+    let active = wait_for("the split to show", || {
+        let snap = json_ok(tmuxd(
+            &daemon,
+            &["snap", "cover", "--pane", "active", "--json"],
+        ));
+        (snap["cols"].as_u64() < Some(100)).then_some(snap)
+    });
+    assert!(
+        active["pane"]["left"].as_u64() > Some(0),
+        "the right pane is active: {active}"
+    );
+    let window = json_ok(tmuxd(&daemon, &["snap", "cover", "--json"]));
+    assert_eq!(window["cols"], 100);
+}
+
+/// Finding 6: `thought` sets the status `ls` shows, beside state and reason.
+#[test]
+fn finding_6_thought_and_ls_columns() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = shell(&daemon, "cover");
     let thought = json_ok(tmuxd(
         &daemon,
         &[
@@ -382,21 +409,6 @@ fn finding_6_the_cli_covers_the_api() {
         row.contains(" idle ") && row.contains(&format!(" {reason} ")),
         "{reason} in {row}"
     );
-
-    tmux.run(&["split-window", "-h", "-t", "=cover:", SHELL]);
-    let active = wait_for("the split to show", || {
-        let snap = json_ok(tmuxd(
-            &daemon,
-            &["snap", "cover", "--pane", "active", "--json"],
-        ));
-        (snap["cols"].as_u64() < Some(100)).then_some(snap)
-    });
-    assert!(
-        active["pane"]["left"].as_u64() > Some(0),
-        "the right pane is active: {active}"
-    );
-    let window = json_ok(tmuxd(&daemon, &["snap", "cover", "--json"]));
-    assert_eq!(window["cols"], 100);
 }
 
 #[test]
