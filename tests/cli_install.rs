@@ -160,10 +160,14 @@ fn finding_8_fake_tmux_on_path_without_setup() {
     let path = path_with_fake_tmux(dir.path());
     // Its unique socket name only; the fake's server is ended below.
     let socket = TmuxServer::new();
+    // No FAKE_TMUX_DIR: the fake's default state dir goes under TMUX_TMPDIR,
+    // here a temp dir, so the test leaves nothing in /tmp.
+    let tmpdir = dir.path().display().to_string();
     let daemon = Daemon::start_with(
         &socket,
         DaemonOptions {
             path_env: Some(path.clone()),
+            env: vec![("TMUX_TMPDIR".into(), tmpdir.clone())],
             ..Default::default()
         },
     );
@@ -178,6 +182,7 @@ fn finding_8_fake_tmux_on_path_without_setup() {
     let id = stdout_ok(cli(&["new", "-q", "--name", "ci"]))
         .trim()
         .to_owned();
+    daemon.wait_for_snapshot(&id, "$");
     stdout_ok(cli(&["send", "ci", "--enter", "echo hello-$((2+3))"]));
     daemon.wait_for_snapshot(&id, "hello-5");
     stdout_ok(cli(&["rm", "ci", "--kill"]));
@@ -185,9 +190,15 @@ fn finding_8_fake_tmux_on_path_without_setup() {
         .args(["-L", &socket.socket, "kill-server"])
         .env_clear()
         .env("PATH", &path)
+        .env("TMUX_TMPDIR", &tmpdir)
         .output()
         .unwrap();
     assert!(!ended.status.success(), "no fake session was left behind");
+    // SAFETY: getuid(2) cannot fail.
+    let state = dir
+        .path()
+        .join(format!("fake-tmux-{}", unsafe { libc::getuid() }));
+    assert!(state.is_dir(), "the fake kept its state in its default dir");
 }
 
 fn doctor(home: &Path, tmux_bin: &str, path: Option<&str>) -> (bool, String) {
@@ -203,6 +214,9 @@ fn doctor(home: &Path, tmux_bin: &str, path: Option<&str>) -> (bool, String) {
         .arg(&config)
         .arg("--data-dir")
         .arg(home.join("data"));
+    // The probe's socket (and the fake's default state dir) under a temp
+    // dir rather than /tmp.
+    command.env("TMUX_TMPDIR", home);
     if let Some(path) = path {
         command.env("PATH", path);
     }
@@ -231,6 +245,18 @@ fn finding_8_doctor_does_a_round_trip() {
         text.contains("created, listed and killed a probe session"),
         "{text}"
     );
+    // SAFETY: getuid(2) cannot fail.
+    let probes = std::fs::read_dir(
+        dir.path()
+            .join(format!("tmux-{}", unsafe { libc::getuid() })),
+    );
+    let left: Vec<_> = probes
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "the probe's socket is removed: {left:?}");
 
     let path = path_with_fake_tmux(dir.path());
     let (ok, text) = doctor(dir.path(), "tmux", Some(&path));
