@@ -182,7 +182,6 @@ fn finding_8_fake_tmux_on_path_without_setup() {
     let id = stdout_ok(cli(&["new", "-q", "--name", "ci"]))
         .trim()
         .to_owned();
-    daemon.wait_for_snapshot(&id, "$");
     stdout_ok(cli(&["send", "ci", "--enter", "echo hello-$((2+3))"]));
     daemon.wait_for_snapshot(&id, "hello-5");
     stdout_ok(cli(&["rm", "ci", "--kill"]));
