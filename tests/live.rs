@@ -265,9 +265,13 @@ fn the_wait_command_line_blocks_until_the_state() {
         .args(["wait", &id, "--until", "idle", "--timeout", "300ms"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a timed-out wait has its own status"
+    );
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("timeout"),
+        String::from_utf8_lossy(&out.stderr).contains("timed out"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -287,7 +287,7 @@ fn the_cli_follows_events_and_watches_output() {
             .spawn()
             .unwrap()
     };
-    let mut events = spawn(&["events", "--since", "0"]);
+    let mut events = spawn(&["events", "--since", "0", "--json"]);
     let first = BufReader::new(events.stdout.take().unwrap())
         .lines()
         .next()

@@ -7,6 +7,7 @@ mod events;
 mod extract;
 mod health;
 mod screen;
+mod server;
 mod sessions;
 mod stream;
 mod ws;
@@ -57,6 +58,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/snapshot", get(sessions::snapshot))
         .route("/v1/sessions/{id}/scrollback", get(sessions::scrollback))
         .route("/v1/events", get(events::events))
+        .route("/v1/server", get(server::server))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
         .route_layer(guard(Need::Read));

@@ -1,25 +1,25 @@
 //! A small HTTP client for the daemon: base URL, bearer token, and the
-//! API's JSON errors turned into plain messages.
+//! API's JSON errors turned into plain messages with a hint where one helps.
 
-use reqwest::{Method, StatusCode};
+use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
+
+/// Where a command says to set the token, in every auth error.
+pub const TOKEN_HINT: &str = "set TMUXD_TOKEN or pass --token";
 
 pub struct Client {
     http: reqwest::Client,
-    base: String,
+    base: Url,
     token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error(
-        "cannot reach tmuxd at {base}: {source} (is `tmuxd serve` running? set TMUXD_URL to point elsewhere)"
+        "cannot reach tmuxd at {base}: {source} (is `tmuxd serve` running? set TMUXD_URL or pass --url to point elsewhere)"
     )]
-    Unreachable {
-        base: String,
-        source: reqwest::Error,
-    },
-    #[error("{message} ({code}, HTTP {status})")]
+    Unreachable { base: Url, source: reqwest::Error },
+    #[error("{message} ({code}, HTTP {}){}", status.as_u16(), auth_hint(*status))]
     Api {
         status: StatusCode,
         code: String,
@@ -27,34 +27,92 @@ pub enum ClientError {
     },
     #[error("unexpected answer from tmuxd: {0}")]
     Protocol(String),
+    /// A bad argument found before anything was sent (exit 2).
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
     Stream(String),
+    /// `wait` ran out of time (exit 3).
+    #[error("{0}")]
+    TimedOut(String),
+    /// Whoever read our output has gone: not an error (exit 0, quietly).
+    #[error("stdout closed")]
+    StdoutClosed,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ClientError {
+    /// The documented exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::StdoutClosed => 0,
+            ClientError::Usage(_) => 2,
+            ClientError::TimedOut(_) => 3,
+            _ => 1,
+        }
+    }
+}
+
+fn auth_hint(status: StatusCode) -> String {
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => format!("; {TOKEN_HINT}"),
+        _ => String::new(),
+    }
+}
+
+/// The daemon's base URL from `--url`/`TMUXD_URL`: `http://` is assumed
+/// when no scheme is given (`127.0.0.1:7420`).
+pub fn base_url(text: &str) -> Result<Url, ClientError> {
+    let text = text.trim();
+    let with_scheme = if text.contains("://") {
+        text.to_owned()
+    } else {
+        format!("http://{text}")
+    };
+    let bad = |why: String| {
+        ClientError::Usage(format!(
+            "--url/TMUXD_URL {text:?} is not a daemon address ({why}); use e.g. http://127.0.0.1:7420"
+        ))
+    };
+    let url = Url::parse(&with_scheme).map_err(|e| bad(e.to_string()))?;
+    // tmuxd serves plain HTTP, and this client is built without TLS.
+    if url.scheme() != "http" {
+        return Err(bad(format!("scheme {} is not http", url.scheme())));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("no host".into()));
+    }
+    Ok(url)
 }
 
 impl Client {
-    pub fn new(base: String, token: Option<String>) -> Self {
+    pub fn new(base: Url, token: Option<String>) -> Self {
         Client {
             http: reqwest::Client::new(),
-            base: base.trim_end_matches('/').to_owned(),
+            base,
             token,
         }
     }
 
+    /// `path` (starting with `/`, with any query) under the base URL.
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base.as_str().trim_end_matches('/'))
+    }
+
     /// Sends a request; a non-2xx answer becomes the API's error.
-    async fn send(
+    pub async fn send(
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        body: Option<&Value>,
     ) -> Result<reqwest::Response, ClientError> {
-        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        let mut request = self.http.request(method, self.url(path));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
         if let Some(body) = body {
-            request = request.json(&body);
+            request = request.json(body);
         }
         let response = request
             .send()
@@ -76,11 +134,12 @@ impl Client {
         })
     }
 
+    /// Sends a request and returns the JSON body of a successful answer.
     pub async fn request(
         &self,
         method: Method,
         path: &str,
-        body: Option<Value>,
+        body: Option<&Value>,
     ) -> Result<Value, ClientError> {
         let text = self
             .send(method, path, body)
@@ -90,51 +149,90 @@ impl Client {
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text))
     }
-}
 
-impl Client {
+    pub async fn get(&self, path: &str) -> Result<Value, ClientError> {
+        self.request(Method::GET, path, None).await
+    }
+
     /// The same address as a WebSocket URL.
     pub fn ws_url(&self, path: &str) -> String {
-        let base = self
-            .base
-            .strip_prefix("https://")
-            .map(|rest| format!("wss://{rest}"))
-            .or_else(|| {
-                self.base
-                    .strip_prefix("http://")
-                    .map(|rest| format!("ws://{rest}"))
-            })
-            .unwrap_or_else(|| self.base.clone());
-        format!("{base}{path}")
+        format!("ws://{}", self.url(path).trim_start_matches("http://"))
     }
 
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
     }
+}
 
-    /// Follows an SSE feed, calling `on_data` with each event's data line.
-    pub async fn follow_sse(
-        &self,
-        path: &str,
-        mut on_data: impl FnMut(&str),
-    ) -> Result<(), ClientError> {
-        let mut response = self.send(Method::GET, path, None).await?;
-        let mut pending = String::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?
-        {
-            pending.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = pending.find("\n\n") {
-                let block: String = pending.drain(..end + 2).collect();
-                for line in block.lines() {
-                    if let Some(data) = line.strip_prefix("data:") {
-                        on_data(data.trim_start());
-                    }
-                }
+/// Percent-encodes user input for a URL path segment or query value.
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
             }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        let ok = [
+            ("127.0.0.1:7431", "http://127.0.0.1:7431/"),
+            ("localhost:7420", "http://localhost:7420/"),
+            ("http://127.0.0.1:1/", "http://127.0.0.1:1/"),
+            ("[::1]:7420", "http://[::1]:7420/"),
+            ("box", "http://box/"),
+        ];
+        for (text, want) in ok {
+            assert_eq!(base_url(text).unwrap().as_str(), want, "{text}");
         }
-        Ok(())
+        for bad in [
+            "",
+            "ftp://host",
+            "https://tmuxd.example",
+            "http://",
+            "127.0.0.1:notaport",
+            "http://a b",
+        ] {
+            let err = base_url(bad).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad}");
+            assert!(err.to_string().contains("TMUXD_URL"), "{err}");
+        }
+    }
+
+    #[test]
+    fn ws_urls_keep_host_and_path() {
+        let client = Client::new(base_url("127.0.0.1:9").unwrap(), None);
+        assert_eq!(client.ws_url("/v1/x"), "ws://127.0.0.1:9/v1/x");
+        let client = Client::new(base_url("http://h/prefix/").unwrap(), None);
+        assert_eq!(client.ws_url("/v1/x"), "ws://h/prefix/v1/x");
+    }
+
+    #[test]
+    fn auth_errors_mention_the_token() {
+        let error = |status| ClientError::Api {
+            status,
+            code: "unauthorized".into(),
+            message: "missing bearer token".into(),
+        };
+        assert!(
+            error(StatusCode::UNAUTHORIZED)
+                .to_string()
+                .contains("TMUXD_TOKEN")
+        );
+        assert!(error(StatusCode::FORBIDDEN).to_string().contains("--token"));
+        assert!(!error(StatusCode::NOT_FOUND).to_string().contains("TOKEN"));
+    }
+
+    #[test]
+    fn encoding() {
+        assert_eq!(encode("sess_1"), "sess_1");
+        assert_eq!(encode("a/b c"), "a%2Fb%20c");
     }
 }

@@ -1,8 +1,17 @@
 //! `tmuxd doctor`: checks what the daemon needs and says what is wrong.
+//! tmux is checked by doing what the daemon does (create, list and kill a
+//! probe session) on a private socket, not by `tmux -V`, which a broken
+//! install or a misconfigured fake answers just as well.
+
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::daemon::tmux_from_config;
 use crate::store::{DataDir, StoreError};
+use crate::tmux::{NewSession, Socket, Tmux};
+
+/// The probe session's name on the private server.
+const PROBE: &str = "tmuxd-doctor-probe";
 
 /// Prints one line per check; true when all pass.
 pub async fn doctor(config: &Config) -> bool {
@@ -11,13 +20,9 @@ pub async fn doctor(config: &Config) -> bool {
         all_ok &= ok;
         println!("{} {what}: {detail}", if ok { "ok  " } else { "FAIL" });
     };
-    match tmux_from_config(config).version().await {
-        Ok(version) => report(
-            true,
-            "tmux",
-            format!("{version} ({})", config.tmux.bin.display()),
-        ),
-        Err(e) => report(false, "tmux", e.to_string()),
+    match tmux_round_trip(config).await {
+        Ok(detail) => report(true, "tmux", detail),
+        Err(detail) => report(false, "tmux", detail),
     }
     match DataDir::open(&config.data_dir) {
         Ok(_) => report(
@@ -52,4 +57,66 @@ pub async fn doctor(config: &Config) -> bool {
         auth,
     );
     all_ok
+}
+
+/// `tmux -V`, then a probe session created, listed and killed on a server of
+/// its own (the configured binary and tmux config, never the user's server).
+async fn tmux_round_trip(config: &Config) -> Result<String, String> {
+    let configured = tmux_from_config(config);
+    let bin = configured.bin().display().to_string();
+    let version = configured.version().await.map_err(|e| e.to_string())?;
+    let probe = Tmux::new(
+        configured.bin().to_owned(),
+        Socket::Name(format!("tmuxd-doctor-{}", std::process::id())),
+        config.tmux.config_file.clone(),
+        Duration::from_millis(config.tmux.command_timeout_ms),
+    );
+    let result = probe_session(&probe).await;
+    // Whatever happened, leave no server behind (it has only the probe),
+    // nor its socket file, which tmux leaves when its server exits.
+    let _ = probe.run(["kill-server"]).await;
+    // SAFETY: getuid(2) cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    let socket = probe.socket_path(std::env::var_os("TMUX_TMPDIR").as_deref(), uid);
+    let _ = std::fs::remove_file(socket);
+    match result {
+        Ok(()) => Ok(format!(
+            "{version} ({bin}): created, listed and killed a probe session on a private socket"
+        )),
+        Err(step) => Err(format!("{version} ({bin}) answers -V, but {step}")),
+    }
+}
+
+async fn probe_session(probe: &Tmux) -> Result<(), String> {
+    let request = NewSession {
+        name: PROBE,
+        cwd: None,
+        size: Some((80, 24)),
+        command: Some("sleep 30"),
+    };
+    probe
+        .new_session(&request)
+        .await
+        .map_err(|e| format!("cannot create a session: {e}"))?;
+    let panes = probe
+        .list_panes()
+        .await
+        .map_err(|e| format!("cannot list sessions: {e}"))?;
+    if !panes.iter().any(|p| p.session_name == PROBE) {
+        return Err(format!(
+            "the session it created is not listed ({} panes listed)",
+            panes.len()
+        ));
+    }
+    probe
+        .kill_session(PROBE)
+        .await
+        .map_err(|e| format!("cannot kill a session: {e}"))?;
+    // The server exits with its last session, so a failing list is fine too.
+    match probe.list_panes().await {
+        Ok(panes) if panes.iter().any(|p| p.session_name == PROBE) => {
+            Err("a killed session is still listed".to_owned())
+        }
+        _ => Ok(()),
+    }
 }

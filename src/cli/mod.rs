@@ -1,118 +1,71 @@
 //! The command line: `tmuxd serve` runs the daemon; the other subcommands
-//! are clients of a running daemon over HTTP.
+//! are clients of a running daemon over HTTP, or install helpers.
 
+mod args;
+mod attach;
 mod client;
-mod commands;
 mod doctor;
+mod duration;
+mod events;
+mod input;
+mod install;
+mod logging;
+mod output;
+mod pipe;
+mod resolve;
+mod screen;
+mod sessions;
+mod terminal;
+mod wait;
 mod watch;
 
-use std::path::PathBuf;
-
-use clap::{Args, Parser, Subcommand};
-
+pub use args::{Cli, Command, ServeArgs, ServiceCommand};
 pub use client::ClientError;
-pub use commands::run_client;
 pub use doctor::doctor;
+pub use logging::init_logging;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "tmuxd",
-    version,
-    about = "Supervise tmux sessions over HTTP, WebSocket and SSE"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
+use args::Connect;
+use client::{Client, base_url};
+
+use crate::config::{self, Env, Flags};
+
+/// Runs a command other than `serve`, `config` and `doctor`.
+pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> {
+    match command {
+        Command::Ls(args) => sessions::ls(&connect(&args.connect, env)?, args).await,
+        Command::Show(args) => sessions::show(&connect(&args.connect, env)?, args).await,
+        Command::New(args) => sessions::new(&connect(&args.connect, env)?, args).await,
+        Command::Adopt(args) => sessions::adopt(&connect(&args.connect, env)?, args).await,
+        Command::Rm(args) => sessions::rm(&connect(&args.connect, env)?, args).await,
+        Command::Send(args) => input::send(&connect(&args.connect, env)?, args).await,
+        Command::Keys(args) => input::keys(&connect(&args.connect, env)?, args).await,
+        Command::Resize(args) => input::resize(&connect(&args.connect, env)?, args).await,
+        Command::Thought(args) => input::thought(&connect(&args.connect, env)?, args).await,
+        Command::Snap(args) => screen::snap(&connect(&args.connect, env)?, args).await,
+        Command::Scrollback(args) => screen::scrollback(&connect(&args.connect, env)?, args).await,
+        Command::Wait(args) => wait::wait(&connect(&args.connect, env)?, args).await,
+        Command::Watch(args) => watch::watch(&connect(&args.connect, env)?, args).await,
+        Command::Events(args) => events::events(&connect(&args.connect, env)?, args).await,
+        Command::Attach(args) => attach::attach(&connect(&args.connect, env)?, args).await,
+        Command::Completions(args) => install::completions(args),
+        Command::Man(args) => install::man(args),
+        Command::Service(ServiceCommand::Install(args)) => install::service_install(args),
+        Command::Serve(_) | Command::Config(_) | Command::Doctor(_) => {
+            unreachable!("daemon commands are run by main")
+        }
+    }
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct ServeArgs {
-    /// Config file (TOML); default $TMUXD_CONFIG, else ~/.config/tmuxd/config.toml if present.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Address to listen on, ADDR:PORT (default 127.0.0.1:7420).
-    #[arg(long)]
-    pub bind: Option<String>,
-    /// Where the registry and event log live.
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Run the daemon.
-    Serve(ServeArgs),
-    /// Print the effective settings and where each came from.
-    Config(ServeArgs),
-    /// Check tmux, the data dir, the bind address and auth.
-    Doctor(ServeArgs),
-    /// List sessions.
-    Ls {
-        /// Print the API's JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Create a session: `tmuxd new --name build -- cargo build`.
-    New {
-        #[arg(long)]
-        name: Option<String>,
-        /// Working directory (absolute; default: tmux's).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
-        /// Text typed after start, then Enter.
-        #[arg(long)]
-        input: Option<String>,
-        /// The command to run instead of the shell.
-        #[arg(last = true)]
-        command: Vec<String>,
-    },
-    /// Stop tracking a session (it keeps running), or kill it with --kill.
-    Rm {
-        id: String,
-        #[arg(long)]
-        kill: bool,
-    },
-    /// Track an existing tmux session by name.
-    Adopt { name: String },
-    /// Type text into a session.
-    Send {
-        id: String,
-        text: String,
-        /// Press Enter after the text.
-        #[arg(long)]
-        enter: bool,
-        /// Queue the text until the session is next idle.
-        #[arg(long)]
-        when_idle: bool,
-    },
-    /// Send tmux key names: `tmuxd keys sess_1 C-c Up Enter`.
-    Keys {
-        id: String,
-        #[arg(required = true)]
-        keys: Vec<String>,
-    },
-    /// Wait until a session is idle, busy, needs attention, exits, or changes.
-    Wait {
-        id: String,
-        /// idle | busy | attention | exited | change
-        #[arg(long)]
-        until: String,
-        /// How long to wait: 30s, 500ms, 2m, 1h (default 30s).
-        #[arg(long, default_value = "30s")]
-        timeout: String,
-    },
-    /// Stream a session's output to stdout until Ctrl-C.
-    Watch { id: String },
-    /// Follow the event log (replaying from --since N).
-    Events {
-        #[arg(long)]
-        since: Option<u64>,
-    },
-    /// Print a session's screen.
-    Snap {
-        id: String,
-        /// Keep colors and attributes as escape sequences.
-        #[arg(long)]
-        ansi: bool,
-    },
+/// `--url`/`TMUXD_URL`, else the configured bind; `--token`/`TMUXD_TOKEN`,
+/// else the configured token. A broken config file is ignored here: the
+/// flags and environment may be all a client needs.
+fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
+    let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
+    let loaded = config::load(&Flags::default(), env).ok();
+    let url = given(&connect.url).unwrap_or_else(|| match &loaded {
+        Some(loaded) => loaded.config.bind.to_string(),
+        None => "127.0.0.1:7420".to_owned(),
+    });
+    let token = given(&connect.token).or_else(|| loaded.and_then(|l| l.config.auth.token));
+    Ok(Client::new(base_url(&url)?, token))
 }

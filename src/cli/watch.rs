@@ -1,50 +1,207 @@
-//! `tmuxd watch ID`: the session's output stream, written to stdout as it
-//! arrives, until the stream closes or Ctrl-C.
+//! `tmuxd watch SESSION`: the current screen, then the session's output as
+//! it arrives, until Ctrl-C, the session's end, or a closed stdout. The
+//! terminal is put back as it was on every way out; `--raw` writes the
+//! output bytes only.
 
-use std::io::Write;
+use std::io::IsTerminal;
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
+use reqwest::StatusCode;
 use serde_json::json;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::{self, Message};
 
-use super::client::{Client, ClientError};
+use super::args::WatchArgs;
+use super::client::{Client, ClientError, TOKEN_HINT, encode};
+use super::output::{print, write_stdout};
+use super::pipe::stdout_closed;
+use super::resolve::session_id;
+use super::terminal::{Modes, draw_snapshot, plain_snapshot};
 
-pub async fn watch(client: &Client, id: &str) -> Result<(), ClientError> {
-    let url = client.ws_url(&format!("/v1/sessions/{id}/stream"));
-    let (mut socket, _) = tokio_tungstenite::connect_async(url.as_str())
-        .await
-        .map_err(|e| ClientError::Stream(format!("cannot open {url}: {e}")))?;
-    if let Some(token) = client.token() {
-        let auth = json!({ "type": "auth", "token": token }).to_string();
-        socket
-            .send(Message::Text(auth.into()))
-            .await
-            .map_err(|e| ClientError::Stream(e.to_string()))?;
+/// What is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The screen first, then output; `terminal` when stdout is a terminal
+    /// (drawn in place, and reset at the end).
+    Screen {
+        terminal: bool,
+    },
+    Raw,
+    Json,
+}
+
+pub async fn watch(client: &Client, args: WatchArgs) -> Result<(), ClientError> {
+    let id = session_id(client, &args.target.session).await?;
+    let mode = match (args.raw, args.json) {
+        (true, _) => Mode::Raw,
+        (_, true) => Mode::Json,
+        _ => Mode::Screen {
+            terminal: std::io::stdout().is_terminal(),
+        },
+    };
+    let mut modes = Modes::default();
+    let result = tokio::select! {
+        result = show(client, &id, mode, &mut modes) => result,
+        () = stdout_closed() => Err(ClientError::StdoutClosed),
+        () = interrupted() => Ok(()),
+    };
+    if mode == (Mode::Screen { terminal: true }) {
+        let _ = write_stdout(&modes.restore_sequence());
     }
-    let mut stdout = std::io::stdout();
-    loop {
-        let message = tokio::select! {
-            message = socket.next() => message,
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        match message {
-            Some(Ok(Message::Binary(frame))) if frame.len() >= 8 => {
-                let _ = stdout.write_all(&frame[8..]);
-                let _ = stdout.flush();
+    result
+}
+
+async fn show(client: &Client, id: &str, mode: Mode, modes: &mut Modes) -> Result<(), ClientError> {
+    let since = match mode {
+        Mode::Screen { terminal } => {
+            let path = format!("/v1/sessions/{}/snapshot?format=ansi", encode(id));
+            let snapshot = client.get(&path).await?;
+            if terminal {
+                write_stdout(&draw_snapshot(&snapshot, modes))?;
+            } else {
+                write_stdout(&plain_snapshot(&snapshot))?;
             }
-            Some(Ok(Message::Text(text))) if text.contains("\"error\"") => {
-                eprintln!("tmuxd: {text}")
-            }
-            Some(Ok(Message::Close(frame))) => {
-                let reason = frame.map(|f| f.reason.to_string()).unwrap_or_default();
-                return match reason.as_str() {
-                    "" | "session ended" => Ok(()),
-                    _ => Err(ClientError::Stream(format!("stream closed: {reason}"))),
-                };
-            }
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(ClientError::Stream(e.to_string())),
-            None => return Ok(()),
+            snapshot["seq"].as_u64()
         }
+        Mode::Raw | Mode::Json => None,
+    };
+    stream(client, id, since, mode, modes).await
+}
+
+/// The output stream from after `since` (or live), until it closes.
+async fn stream(
+    client: &Client,
+    id: &str,
+    since: Option<u64>,
+    mode: Mode,
+    modes: &mut Modes,
+) -> Result<(), ClientError> {
+    let mut path = format!("/v1/sessions/{}/stream", encode(id));
+    if let Some(since) = since {
+        path.push_str(&format!("?since={since}"));
+    }
+    let mut socket = connect(client, &client.ws_url(&path)).await?;
+    while let Some(message) = socket.next().await {
+        let message = message.map_err(|e| ClientError::Stream(format!("the stream broke: {e}")))?;
+        match message {
+            Message::Binary(frame) if frame.len() >= 8 => {
+                let (seq, bytes) = frame.split_at(8);
+                match mode {
+                    Mode::Json => {
+                        let seq = u64::from_be_bytes(seq.try_into().unwrap_or_default());
+                        let data = String::from_utf8_lossy(bytes);
+                        print(&format!(
+                            "{}\n",
+                            json!({ "type": "output", "seq": seq, "data": data })
+                        ))?;
+                    }
+                    _ => {
+                        modes.observe(bytes);
+                        write_stdout(bytes)?;
+                    }
+                }
+            }
+            Message::Text(text) if mode == Mode::Json => print(&format!("{text}\n"))?,
+            Message::Text(text) if text.contains("replay_truncated") => {
+                eprintln!(
+                    "tmuxd: some output was no longer retained; the stream resumes after a gap"
+                )
+            }
+            Message::Close(frame) => {
+                let (code, reason) = frame.map_or((1000, String::new()), |f| {
+                    (u16::from(f.code), f.reason.to_string())
+                });
+                return closed(code, &reason);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Opens the WebSocket with the bearer token in the handshake, so a bad
+/// token is refused at once instead of after the first-message timeout.
+async fn connect(
+    client: &Client,
+    url: &str,
+) -> Result<
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    ClientError,
+> {
+    let mut request = url
+        .into_client_request()
+        .map_err(|e| ClientError::Usage(format!("bad stream URL {url}: {e}")))?;
+    if let Some(token) = client.token() {
+        let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            ClientError::Usage(format!(
+                "the token is not a valid header value; {TOKEN_HINT}"
+            ))
+        })?;
+        request.headers_mut().insert("authorization", value);
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        // Without a token the daemon may still want one: its close reason says so.
+        Ok((socket, _)) => Ok(socket),
+        Err(tungstenite::Error::Http(response)) => {
+            Err(handshake_refused(response.status(), response.body()))
+        }
+        Err(e) => Err(ClientError::Stream(format!("cannot open {url}: {e}"))),
+    }
+}
+
+fn handshake_refused(status: StatusCode, body: &Option<Vec<u8>>) -> ClientError {
+    let body: serde_json::Value = body
+        .as_deref()
+        .and_then(|b| serde_json::from_slice(b).ok())
+        .unwrap_or_default();
+    let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
+    ClientError::Api {
+        status,
+        code: field("code"),
+        message: field("message"),
+    }
+}
+
+/// How a close frame ends the command.
+fn closed(code: u16, reason: &str) -> Result<(), ClientError> {
+    match (code, reason) {
+        (_, "" | "session ended") => Ok(()),
+        (1008, reason) if reason.contains("auth") => Err(ClientError::Stream(format!(
+            "the stream was refused: {reason}; {TOKEN_HINT}"
+        ))),
+        (_, reason) => Err(ClientError::Stream(format!("the stream closed: {reason}"))),
+    }
+}
+
+/// Ctrl-C, SIGTERM or SIGHUP: end as the user asked, with the terminal reset.
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_reasons() {
+        assert!(closed(1000, "session ended").is_ok());
+        assert!(closed(1000, "").is_ok());
+        let auth = closed(1008, "authentication required: send ...").unwrap_err();
+        assert!(auth.to_string().contains("TMUXD_TOKEN"), "{auth}");
+        let other = closed(1013, "too many open streams").unwrap_err();
+        assert!(other.to_string().contains("too many open streams"));
     }
 }

@@ -29,8 +29,8 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 28] = [
-    "bind", "data_dir", "log", "max_sessions", "checkpoint_interval_s",
+const KEYS: [&str; 29] = [
+    "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude",
@@ -52,7 +52,11 @@ const ENV_VARS: [(&str, &str); 9] = [
 ];
 
 /// The `tmuxd serve` flag behind each key that has one.
-const FLAGS: [(&str, &str); 2] = [("bind", "--bind"), ("data_dir", "--data-dir")];
+const FLAGS: [(&str, &str); 3] = [
+    ("bind", "--bind"),
+    ("data_dir", "--data-dir"),
+    ("log_file", "--log-file"),
+];
 
 /// The effective, validated settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +67,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `tracing` filter directive, e.g. `info` or `tmuxd=debug,info`.
     pub log: String,
+    /// Logs go to this file (appended) instead of stderr.
+    pub log_file: Option<PathBuf>,
     /// Most sessions tracked at once; creating more answers 429.
     pub max_sessions: usize,
     /// Seconds between registry checkpoints to disk.
@@ -176,6 +182,7 @@ impl Config {
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 7420)),
             data_dir: default_data_dir(env),
             log: "info".to_owned(),
+            log_file: None,
             max_sessions: 256,
             checkpoint_interval_s: 30,
             auth: AuthConfig::default(),
@@ -247,6 +254,8 @@ pub struct Flags {
     pub bind: Option<String>,
     /// `--data-dir DIR`.
     pub data_dir: Option<PathBuf>,
+    /// `--log-file PATH`.
+    pub log_file: Option<PathBuf>,
 }
 
 /// Which layer an effective value came from.
@@ -303,6 +312,7 @@ pub struct FileConfig {
     pub bind: Option<SocketAddr>,
     pub data_dir: Option<PathBuf>,
     pub log: Option<String>,
+    pub log_file: Option<PathBuf>,
     pub max_sessions: Option<usize>,
     pub checkpoint_interval_s: Option<u64>,
     pub auth: FileAuth,
@@ -461,6 +471,7 @@ fn read_chosen(choice: &FileChoice) -> Result<Option<String>, ConfigError> {
 fn expand_home(layer: &mut FileConfig, env: &Env) -> Result<(), ConfigError> {
     let paths = [
         ("data_dir", &mut layer.data_dir),
+        ("log_file", &mut layer.log_file),
         ("tmux.bin", &mut layer.tmux.bin),
         ("tmux.socket_path", &mut layer.tmux.socket_path),
         ("tmux.config_file", &mut layer.tmux.config_file),
@@ -513,6 +524,7 @@ fn flag_layer(flags: &Flags) -> Result<FileConfig, ConfigError> {
         layer.bind = Some(addr);
     }
     layer.data_dir = flags.data_dir.clone();
+    layer.log_file = flags.log_file.clone();
     Ok(layer)
 }
 
@@ -535,6 +547,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("bind", bind);
     take!("data_dir", data_dir);
     take!("log", log);
+    take!("log_file", log_file, optional);
     take!("max_sessions", max_sessions);
     take!("checkpoint_interval_s", checkpoint_interval_s);
     take!("auth.token", auth.token, optional);
@@ -622,6 +635,10 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         return Err(invalid("data_dir", reason));
     }
     non_empty("log", c.log.trim())?;
+    check_log_filter(&c.log)?;
+    if let Some(path) = &c.log_file {
+        non_empty("log_file", path)?;
+    }
     check_auth(&c.auth, c.bind)?;
     check_tmux(&c.tmux)?;
     check_globs("discovery.include", &c.discovery.include)?;
@@ -671,6 +688,19 @@ fn non_empty(key: &str, value: impl AsRef<OsStr>) -> Result<(), ConfigError> {
         true => Err(invalid(key, "must not be empty")),
         false => Ok(()),
     }
+}
+
+/// The filter must parse as a whole: a typo would otherwise silence logs.
+fn check_log_filter(filter: &str) -> Result<(), ConfigError> {
+    tracing_subscriber::EnvFilter::builder()
+        .parse(filter)
+        .map(drop)
+        .map_err(|err| {
+            invalid(
+                "log",
+                format!("`{filter}` is not a log filter: {err} (e.g. info, tmuxd=debug,info)"),
+            )
+        })
 }
 
 fn check_auth(auth: &AuthConfig, bind: SocketAddr) -> Result<(), ConfigError> {
@@ -750,7 +780,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 28] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 29] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -761,6 +791,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 28] {
         ("bind", Some(text(&c.bind.to_string()))),
         ("data_dir", Some(path(&c.data_dir))),
         ("log", Some(text(&c.log))),
+        ("log_file", c.log_file.as_deref().map(path)),
         ("max_sessions", num(c.max_sessions as u64)),
         ("checkpoint_interval_s", num(c.checkpoint_interval_s)),
         ("auth.token", secret(&c.auth.token)),

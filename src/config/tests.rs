@@ -253,6 +253,11 @@ fn validate_checks_ranges_and_combinations() {
         ("[state]\nattention_after_s = 86401", Some(("state.attention_after_s", "got 86401"))),
         ("[state]\nidle_after_ms = 49", Some(("state.idle_after_ms", "got 49"))),
         ("log = \" \"", Some(("log", "must not be empty"))),
+        ("log = \"foo=bar=baz\"", Some(("log", "`foo=bar=baz` is not a log filter"))),
+        ("log = \"tmuxd=loud\"", Some(("log", "not a log filter"))),
+        ("log = \"tmuxd=debug,info\"", None),
+        ("log_file = \"\"", Some(("log_file", "must not be empty"))),
+        ("log_file = \"/var/log/tmuxd.log\"", None),
         ("data_dir = \"\"", Some(("data_dir", "HOME"))),
         ("[tmux]\nbin = \"\"", Some(("tmux.bin", "must not be empty"))),
         ("[tmux]\nsocket_name = \"\"", Some(("tmux.socket_name", "must not be empty"))),
@@ -436,5 +441,6 @@ fn example_file_lists_every_key_with_its_default() {
     config.tmux.socket_name = None;
     config.tmux.socket_path = None;
     config.tmux.config_file = None;
+    config.log_file = None;
     assert_eq!(config, Config::defaults(&home()));
 }

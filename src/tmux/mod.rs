@@ -8,6 +8,7 @@ mod input;
 mod keys;
 mod names;
 mod panes;
+mod socket;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -164,10 +165,6 @@ impl Tmux {
             session_target(name).into(),
         ]);
         argv
-    }
-
-    pub fn bin(&self) -> &Path {
-        &self.bin
     }
 
     /// `tmux` with the global options and a clean environment, for the

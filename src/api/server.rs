@@ -1,0 +1,28 @@
+//! `GET /v1/server`: which tmux binary and server socket the daemon uses,
+//! so a client can attach a terminal to the same server (`tmuxd attach`).
+//! Behind auth like every `/v1` route: the socket path is for the daemon's
+//! own users only.
+
+use axum::Json;
+use axum::extract::State;
+use serde_json::{Value, json};
+
+use super::AppState;
+use crate::tmux::Socket;
+
+pub async fn server(State(state): State<AppState>) -> Json<Value> {
+    let tmux = state.supervisor.tmux();
+    let tmpdir = std::env::var_os("TMUX_TMPDIR");
+    // SAFETY: getuid(2) cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    let name = match tmux.socket() {
+        Socket::Name(name) => Some(name.clone()),
+        Socket::Default | Socket::Path(_) => None,
+    };
+    let version = tmux.version().await.ok();
+    Json(json!({
+        "bin": tmux.bin(),
+        "socket": { "name": name, "path": tmux.socket_path(tmpdir.as_deref(), uid) },
+        "version": version,
+    }))
+}

@@ -1,0 +1,470 @@
+//! Every command, flag and argument of `tmuxd`, with the help text that
+//! `--help`, the man page and the shell completions are generated from.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::duration::WaitLimit;
+
+const AFTER_HELP: &str = "\
+Client commands reach the daemon at --url, else $TMUXD_URL, else the bind address of the
+config file (default http://127.0.0.1:7420), with --token, else $TMUXD_TOKEN, else auth.token
+of the config file. A URL without a scheme (127.0.0.1:7420) means http://.
+
+A SESSION is a session id (sess_3) or the exact name of its tmux session (build).
+
+Exit status: 0 success (also when whoever reads the output has gone, as `| head` does);
+1 error (the daemon is unreachable or refused, no such session); 2 usage (unknown flag,
+bad value, ambiguous SESSION; nothing was changed); 3 `wait` timed out;
+78 bad configuration (serve, config, doctor).";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tmuxd",
+    version,
+    about = "Supervise tmux sessions over HTTP, WebSocket and SSE",
+    after_help = AFTER_HELP
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Settings of the daemon commands (`serve`, `config`, `doctor`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// Config file (TOML); default $TMUXD_CONFIG, else ~/.config/tmuxd/config.toml if present.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on, ADDR:PORT (default 127.0.0.1:7420).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub bind: Option<String>,
+    /// Where the registry and event log live.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Append logs to this file instead of stderr (config key `log_file`).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+}
+
+/// Where the daemon is and how to authenticate (client commands).
+#[derive(Args, Debug, Clone, Default)]
+pub struct Connect {
+    /// The daemon's address: http://HOST:PORT, or HOST:PORT.
+    #[arg(long, env = "TMUXD_URL", value_name = "URL")]
+    pub url: Option<String>,
+    /// Bearer token (read-write, or the read token for read-only commands).
+    #[arg(
+        long,
+        env = "TMUXD_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+}
+
+/// `--json`, shared by the commands that print the API's answers.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct Format {
+    /// Print the API's JSON answer instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The session a command acts on.
+#[derive(Args, Debug, Clone)]
+pub struct Target {
+    /// Session id (sess_3) or exact tmux session name.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the daemon.
+    Serve(ServeArgs),
+    /// Print the effective settings and where each came from.
+    Config(ServeArgs),
+    /// Check tmux (a probe session on a private socket), the data dir, the bind address and auth.
+    Doctor(ServeArgs),
+    /// List sessions: id, name, state and why, size, queued inputs, command, cwd, thought.
+    Ls(LsArgs),
+    /// Show one session's summary.
+    Show(ShowArgs),
+    /// Create a session: `tmuxd new --name build -- cargo build`.
+    New(NewArgs),
+    /// Track an existing tmux session by name.
+    Adopt(AdoptArgs),
+    /// Stop tracking a session (its tmux session keeps running), or kill it with --kill.
+    Rm(RmArgs),
+    /// Type text into a session.
+    Send(SendArgs),
+    /// Press keys by their tmux names: `tmuxd keys build C-c Up Enter`.
+    Keys(KeysArgs),
+    /// Set a session's window size: `tmuxd resize build 120x40`.
+    Resize(ResizeArgs),
+    /// Publish a status line ("thought") for a session, e.g. from an agent's hook.
+    Thought(ThoughtArgs),
+    /// Print a session's screen.
+    Snap(SnapArgs),
+    /// Print the history above a session's screen, oldest line first.
+    Scrollback(ScrollbackArgs),
+    /// Wait until a session is idle, busy, needs attention, exits, or changes (exit 3 on timeout).
+    Wait(WaitArgs),
+    /// Show a session's screen, then its output as it comes, until Ctrl-C or the session ends.
+    Watch(WatchArgs),
+    /// Follow the event log: lifecycle and state changes of every session.
+    Events(EventsArgs),
+    /// Attach this terminal to a session with tmux itself (on the daemon's tmux server).
+    Attach(AttachArgs),
+    /// Print a shell completion script: `source <(tmuxd completions bash)`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man(ManArgs),
+    /// Run tmuxd as a systemd user service.
+    #[command(subcommand)]
+    Service(ServiceCommand),
+}
+
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct NewArgs {
+    /// tmux session name (default: the next free number).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Working directory (default: tmux's); a relative path is taken from here.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Text typed once the session has started, then Enter.
+    #[arg(long, value_name = "TEXT")]
+    pub input: Option<String>,
+    /// Window size, COLSxROWS (default: tmux's).
+    #[arg(long, value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: Option<(u16, u16)>,
+    /// Print only the new session's id.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+    /// The command to run instead of the shell, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AdoptArgs {
+    /// The tmux session's exact name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Reuse this id (default: the id it had before, else a new one).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Print only the session's id.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct RmArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Kill the tmux session too (default: detach; it keeps running and is not re-adopted).
+    #[arg(long)]
+    pub kill: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The text, typed literally.
+    #[arg(value_name = "TEXT")]
+    pub text: String,
+    /// Press Enter after the text.
+    #[arg(long)]
+    pub enter: bool,
+    /// Queue the input until the session is next idle (at its prompt).
+    #[arg(long)]
+    pub when_idle: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct KeysArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// tmux key names: Enter, C-c, Up, F5, M-x, BSpace...
+    #[arg(required = true, value_name = "KEY")]
+    pub keys: Vec<String>,
+    /// Queue the keys until the session is next idle (at its prompt).
+    #[arg(long)]
+    pub when_idle: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct ResizeArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The new window size, COLSxROWS (each 2..=1000).
+    #[arg(value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: (u16, u16),
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct ThoughtArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The status text (at most 16 KiB).
+    #[arg(value_name = "TEXT")]
+    pub text: String,
+    /// A short state label to go with it, e.g. `thinking` or `blocked`.
+    #[arg(long, value_name = "LABEL")]
+    pub state: Option<String>,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+/// Which part of the window a snapshot shows.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pane {
+    /// The whole window, every pane (default).
+    #[default]
+    Window,
+    /// Only the active pane, as `tmux capture-pane` shows it.
+    Active,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Keep colours and attributes as escape sequences.
+    #[arg(long)]
+    pub ansi: bool,
+    /// The whole window, or the active pane only.
+    #[arg(long, value_enum, default_value_t = Pane::Window)]
+    pub pane: Pane,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct ScrollbackArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// How many lines above the screen (default 100).
+    #[arg(long, value_name = "N")]
+    pub lines: Option<usize>,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+/// What `wait` waits for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// A shell at its prompt.
+    Idle,
+    /// A program running or output changing.
+    Busy,
+    /// A bell, or a program silent for long.
+    Attention,
+    /// The session has ended.
+    Exited,
+    /// Any change of state or reason after the request.
+    Change,
+}
+
+impl Until {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Until::Idle => "idle",
+            Until::Busy => "busy",
+            Until::Attention => "attention",
+            Until::Exited => "exited",
+            Until::Change => "change",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The state to wait for.
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub until: Until,
+    /// How long to wait: 500ms, 30s, 2m, 1h30m, or `none` (forever). Exit 3 when it runs out.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = WaitLimit::parse)]
+    pub timeout: WaitLimit,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Only the output bytes: no initial screen, no terminal reset at the end.
+    #[arg(long, conflicts_with = "json")]
+    pub raw: bool,
+    /// One JSON object per line: the stream's messages, and each output chunk as {"seq","data"}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    /// Replay the retained events after sequence number N first (0: all of them).
+    #[arg(long, value_name = "N")]
+    pub since: Option<u64>,
+    /// Print the retained events and stop instead of following.
+    #[arg(long)]
+    pub no_follow: bool,
+    /// One JSON event per line, as the API sends them.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct AttachArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Attach read-only (`tmux attach -r`): watch without typing into it.
+    #[arg(short, long)]
+    pub read_only: bool,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write tmuxd.1 and one tmuxd-COMMAND.1 per command here instead of printing tmuxd.1.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServiceCommand {
+    /// Write ~/.config/systemd/user/tmuxd.service and say how to enable it.
+    Install(ServiceArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServiceArgs {
+    /// Print the unit instead of writing it.
+    #[arg(long)]
+    pub print: bool,
+    /// Config file the service runs with (made absolute).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// `COLSxROWS`, e.g. `120x40`.
+fn parse_size(text: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("`{text}` is not a size like 120x40 (COLSxROWS)");
+    let (cols, rows) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let cols = cols.trim().parse().map_err(|_| bad())?;
+    let rows = rows.trim().parse().map_err(|_| bad())?;
+    Ok((cols, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_argument_is_described() {
+        fn check(command: &clap::Command, path: &str) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                assert!(
+                    arg.get_help().is_some_and(|h| !h.to_string().is_empty()),
+                    "{path} {id} has no help text"
+                );
+            }
+            for sub in command.get_subcommands() {
+                assert!(
+                    sub.get_about().is_some(),
+                    "{path} {} has no about",
+                    sub.get_name()
+                );
+                check(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        Cli::command().debug_assert();
+        check(&Cli::command(), "tmuxd");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("120x40"), Ok((120, 40)));
+        assert_eq!(parse_size("80X24"), Ok((80, 24)));
+        for bad in ["", "120", "x40", "120x", "-1x3", "70000x2", "1.5x2"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+}

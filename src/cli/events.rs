@@ -1,0 +1,125 @@
+//! `events`: the event log, followed over SSE (or one page with
+//! `--no-follow`), as aligned lines or the API's JSON.
+
+use serde_json::Value;
+
+use super::args::EventsArgs;
+use super::client::{Client, ClientError};
+use super::output::{print, print_json, text};
+use super::pipe::stdout_closed;
+
+pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError> {
+    if args.no_follow {
+        let since = args.since.unwrap_or(0);
+        let page = client
+            .get(&format!("/v1/events?format=json&since={since}"))
+            .await?;
+        if args.json {
+            return print_json(&page);
+        }
+        if page["truncated"].as_bool() == Some(true) {
+            eprintln!(
+                "tmuxd: events after {since} were no longer all retained; the oldest kept come first"
+            );
+        }
+        for event in page["events"].as_array().map_or(&[][..], Vec::as_slice) {
+            print(&event_line(event))?;
+        }
+        return Ok(());
+    }
+    let path = match args.since {
+        Some(since) => format!("/v1/events?since={since}"),
+        None => "/v1/events".to_owned(),
+    };
+    tokio::select! {
+        result = follow(client, &path, args.json) => result,
+        () = stdout_closed() => Err(ClientError::StdoutClosed),
+    }
+}
+
+/// Prints each SSE event as it arrives, until the daemon ends the feed.
+async fn follow(client: &Client, path: &str, json: bool) -> Result<(), ClientError> {
+    let mut response = client.send(reqwest::Method::GET, path, None).await?;
+    let mut pending = Vec::new();
+    loop {
+        let chunk = response
+            .chunk()
+            .await
+            .map_err(|e| ClientError::Stream(format!("the event feed broke: {e}")))?;
+        let Some(chunk) = chunk else { return Ok(()) };
+        pending.extend_from_slice(&chunk);
+        while let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
+            let block: Vec<u8> = pending.drain(..end + 2).collect();
+            print_block(&String::from_utf8_lossy(&block), json)?;
+        }
+    }
+}
+
+/// One SSE block: `event:` (absent for events), `id:`, `data:` lines.
+fn print_block(block: &str, json: bool) -> Result<(), ClientError> {
+    let mut kind = None;
+    let mut data = String::new();
+    for line in block.lines() {
+        if let Some(name) = line.strip_prefix("event:") {
+            kind = Some(name.trim().to_owned());
+        } else if let Some(part) = line.strip_prefix("data:") {
+            data.push_str(part.strip_prefix(' ').unwrap_or(part));
+        }
+    }
+    if data.is_empty() {
+        return Ok(());
+    }
+    if kind.as_deref() == Some("replay_truncated") {
+        eprintln!("tmuxd: some events after the requested seq were no longer retained: {data}");
+        return Ok(());
+    }
+    if json {
+        return print(&format!("{data}\n"));
+    }
+    match serde_json::from_str::<Value>(&data) {
+        Ok(event) => print(&event_line(&event)),
+        Err(_) => print(&format!("{data}\n")),
+    }
+}
+
+/// `SEQ  AT  KIND  SESSION  NAME  key=value...` with fixed-width leading columns.
+fn event_line(event: &Value) -> String {
+    let mut line = format!(
+        "{:>6}  {:<24}  {:<16}  {:<8}  {}",
+        event["seq"].to_string(),
+        text(&event["at"]),
+        text(&event["kind"]),
+        text(&event["session_id"]),
+        text(&event["tmux_name"]),
+    );
+    if let Some(fields) = event.as_object() {
+        let shown = ["seq", "at", "kind", "session_id", "tmux_name"];
+        for (key, value) in fields.iter().filter(|(k, _)| !shown.contains(&k.as_str())) {
+            let value = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            line.push_str(&format!("  {key}={value}"));
+        }
+    }
+    line.truncate(line.trim_end().len());
+    line.push('\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_lines() {
+        let event = serde_json::json!({
+            "seq": 7, "at": "2024-05-01T10:00:00.123Z", "kind": "session_state",
+            "session_id": "sess_2", "tmux_name": "build", "state": "idle", "reason": "foreground_process"
+        });
+        assert_eq!(
+            event_line(&event),
+            "     7  2024-05-01T10:00:00.123Z  session_state     sess_2    build  reason=foreground_process  state=idle\n"
+        );
+    }
+}

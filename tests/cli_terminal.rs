@@ -1,0 +1,271 @@
+//! The CLI and terminals: `attach` from inside a tmux pane (findings 2),
+//! closed pipes, `watch` starting with the screen and resetting the
+//! terminal (finding 3), on a real pty.
+
+mod common;
+
+use std::io::Read;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Daemon, DaemonOptions, PATIENCE, SHELL, TmuxServer, tmuxd_bin, wait_for};
+use serde_json::json;
+
+fn shell(daemon: &Daemon, name: &str) -> String {
+    let session = daemon.create(&json!({ "name": name, "command": SHELL }));
+    session["session_id"].as_str().unwrap().to_owned()
+}
+
+/// Finding 2: `tmuxd attach NAME` run inside a tmux pane ($TMUX set) lands a
+/// tmux client on the session, read-only with `--read-only`.
+#[test]
+fn finding_2_attach_from_inside_tmux() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    shell(&daemon, "target");
+    for (outer, flags, read_only) in [("outer", "", "0"), ("viewer", " --read-only", "1")] {
+        let command = format!(
+            "env TMUXD_URL={} {} attach target{flags}; echo attach-ended; sleep 600",
+            daemon.base,
+            tmuxd_bin()
+        );
+        tmux.new_session(outer, (80, 24), &command);
+        let tty = tmux.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={outer}:"),
+            "#{pane_tty}",
+        ]);
+        let want = format!("{} target {read_only}", tty.trim());
+        wait_for(&format!("a client on {want}"), || {
+            let clients = tmux.run(&[
+                "list-clients",
+                "-F",
+                "#{client_tty} #{session_name} #{client_readonly}",
+            ]);
+            if tmux
+                .capture(outer)
+                .iter()
+                .any(|l| l.contains("attach-ended"))
+            {
+                panic!("attach failed: {:?}", tmux.capture(outer));
+            }
+            clients.lines().any(|l| l == want).then_some(())
+        });
+    }
+}
+
+/// `GET /v1/server` tells an authenticated client where tmux listens, and
+/// nobody else.
+#[test]
+fn the_server_endpoint_needs_a_token() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "[auth]\ntoken = \"rw\"\nread_token = \"ro\"\n".into(),
+            ..Default::default()
+        },
+    );
+    tmux.new_shell("running");
+    let (status, _) = daemon.get("/v1/server");
+    assert_eq!(status, 401);
+    let server: serde_json::Value = reqwest::blocking::Client::new()
+        .get(format!("{}/v1/server", daemon.base))
+        .bearer_auth("ro")
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(server["bin"], "tmux");
+    assert_eq!(server["socket"]["name"], tmux.socket.as_str());
+    let path = server["socket"]["path"].as_str().unwrap();
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
+    assert_eq!(path, format!("/tmp/tmux-{uid}/{}", tmux.socket), "{server}");
+    assert!(
+        std::path::Path::new(path).exists(),
+        "tmux listens there: {server}"
+    );
+    assert!(
+        server["version"].as_str().unwrap().starts_with("tmux "),
+        "{server}"
+    );
+}
+
+/// Spawns a client with stdout piped and stderr captured.
+fn spawn_piped(daemon: &Daemon, args: &[&str]) -> Child {
+    daemon
+        .client()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads at least `n` bytes, then drops the reader as `head -c` does, and
+/// insists the command ends at once with success and without a panic.
+fn read_then_close(mut child: Child, n: usize) -> Vec<u8> {
+    let mut stdout = child.stdout.take().unwrap();
+    let mut got = vec![0; n];
+    stdout.read_exact(&mut got).unwrap();
+    drop(stdout);
+    wait_for_success(child);
+    got
+}
+
+/// The command ends on its own, with success and without a panic.
+fn wait_for_success(mut child: Child) {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > PATIENCE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running {PATIENCE:?} after its reader closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(!stderr.contains("panic"), "{stderr}");
+}
+
+/// Finding 3: `events | head` and `watch | head -c` end quietly once the
+/// reader has gone, even when nothing more is written.
+#[test]
+fn finding_3_closed_pipes_end_quietly() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = shell(&daemon, "piped");
+    daemon.wait_for_snapshot(&id, "$");
+    let (status, idle) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &json!({ "until": "idle", "timeout_ms": PATIENCE.as_millis() as u64 }),
+    );
+    assert_eq!(status, 200, "{idle}");
+    // Replay only the last event: then the feed is quiet, and only noticing
+    // the closed pipe (no write fails) can end the command.
+    let (_, page) = daemon.get("/v1/events?format=json");
+    let since = (page["next_seq"].as_u64().unwrap() - 2).to_string();
+    let events = spawn_piped(&daemon, &["events", "--since", &since, "--json"]);
+    let first = read_then_close(events, 10);
+    assert!(
+        first.starts_with(b"{"),
+        "{}",
+        String::from_utf8_lossy(&first)
+    );
+    let watch = spawn_piped(&daemon, &["watch", "piped"]);
+    let screen = read_then_close(watch, 1);
+    assert_eq!(screen, b"$", "the screen comes first");
+    // A session that prints nothing (no status line to redraw either): a
+    // raw watch whose reader has already gone must notice without writing.
+    tmux.run(&["set-option", "-g", "status", "off"]);
+    daemon.create(&json!({ "name": "quiet", "command": "sleep 600" }));
+    let mut raw = spawn_piped(&daemon, &["watch", "--raw", "quiet"]);
+    drop(raw.stdout.take());
+    wait_for_success(raw);
+}
+
+/// A pty pair: (master, slave).
+fn open_pty() -> (OwnedFd, OwnedFd) {
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty fills two fds, owned below.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+}
+
+/// Finding 3: on a terminal, `watch` draws the current screen first (the
+/// session prints nothing after it starts), and Ctrl-C leaves the terminal
+/// reset: scroll region, alternate screen, colours, cursor.
+#[test]
+fn finding_3_watch_shows_the_screen_and_resets_the_terminal() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let program = r"printf '\033[?1049h\033[3;10r\033[?25lALT-SCREEN-MARK'; exec sleep 600";
+    let id = daemon.create(&json!({ "name": "alt", "command": program }))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for("the alternate screen in the snapshot", || {
+        let (_, snap) = daemon.get(&format!("/v1/sessions/{id}/snapshot"));
+        let marked = snap["lines"].to_string().contains("ALT-SCREEN-MARK");
+        (marked && snap["alternate_screen"] == true).then_some(())
+    });
+
+    let (master, slave) = open_pty();
+    let mut command: Command = daemon.client();
+    command
+        .args(["watch", "alt"])
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    drop(command);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let reader = std::thread::spawn({
+        let seen = seen.clone();
+        move || {
+            let mut master = std::fs::File::from(master);
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once the child, the last holder of the slave, exits.
+            while let Ok(n @ 1..) = master.read(&mut buf) {
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        }
+    });
+    let contains = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    wait_for("the screen drawn by watch", || {
+        contains(&seen.lock().unwrap(), b"ALT-SCREEN-MARK").then_some(())
+    });
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    let seen = seen.lock().unwrap();
+    let mark = seen
+        .windows(15)
+        .position(|w| w == b"ALT-SCREEN-MARK")
+        .unwrap();
+    let (before, after) = seen.split_at(mark);
+    assert!(
+        contains(before, b"\x1b[?1049h"),
+        "the session's screen is the alternate one"
+    );
+    for reset in [&b"\x1b[r"[..], b"\x1b[?1049l", b"\x1b[0m", b"\x1b[?25h"] {
+        assert!(
+            contains(after, reset),
+            "{:?} after the screen: {:?}",
+            String::from_utf8_lossy(reset),
+            String::from_utf8_lossy(after)
+        );
+    }
+}
