@@ -173,6 +173,7 @@ impl ControlClient {
             // Not in tmuxd's process group: a Ctrl-C meant for tmuxd must not
             // reach its clients before it closes them itself.
             .process_group(0);
+        die_with_parent(&mut command);
         let mut child = command.spawn().map_err(|source| ControlError::Spawn {
             bin: tmux.bin().to_owned(),
             source,
@@ -487,7 +488,9 @@ impl ControlClient {
     /// Detaches cleanly: ends the client's input (tmux answers `%exit` and
     /// lets the client go; the session and its panes are untouched), reads
     /// to EOF, and waits for the process; after `exit_grace` it is killed
-    /// (and still waited for). Returns how the process ended.
+    /// (and still waited for). Returns how the process ended: tmux's client
+    /// exits 1 once any command it ran failed (a parse error does not
+    /// count), so the status says little about the detach itself.
     pub async fn close(mut self) -> Option<ExitStatus> {
         self.stdin = None;
         let deadline = Instant::now() + self.options.exit_grace;
@@ -510,6 +513,35 @@ impl ControlClient {
         }
     }
 }
+
+/// If tmuxd dies (even by SIGKILL) the tmux client must die too. Its pipes
+/// close, but tmux 3.3a does not drop a control client whose stdout pipe
+/// broke while output was pending: it keeps it attached forever (the pane
+/// freezes without `pause-after`, `kill-server` hangs, the server never
+/// exits). The client process exiting is what makes the server let go.
+/// Linux delivers SIGTERM on the death of the spawning *thread*, so spawn
+/// from a thread that lives as long as the client (a runtime worker).
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = std::process::id();
+    // SAFETY: only async-signal-safe calls (prctl, getppid, raise) run
+    // between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() as u32 != parent {
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut tokio::process::Command) {}
 
 /// A command for error messages: its words, cut short if huge.
 fn describe(args: &[String]) -> String {
