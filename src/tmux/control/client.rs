@@ -2,17 +2,21 @@
 //! its owner polls: commands go in as lines, replies are matched to them in
 //! order, notifications and pane output come out of `next_event` in the
 //! order tmux sent them. No task or thread of its own: the owner's
-//! `select!` drives the reads, so when the owner is slow tmux sees a slow
-//! client and pauses panes (`pause-after`) instead of tmuxd buffering.
+//! `select!` drives the reads, so tmuxd never buffers more than one read.
+//! The owner must keep polling: tmux 3.3a answers a client that stops
+//! reading by no longer reading the pane (its program blocks, and a human
+//! watching sees it freeze) until the client reads again; `pause-after`
+//! turns that into a `%pause` for this client only when tmux notices the
+//! age of what it holds, which it may not do until the client reads again.
 //!
 //! Transport: pipes, not a PTY. tmux 3.3a accepts a control client whose
 //! stdin and stdout are pipes (the server reads and writes those fds
 //! itself), and pipes carry the protocol byte for byte: no echo to turn
 //! off, no ONLCR turning `\n` into `\r\n`, no `-CC` DCS wrapper, no
 //! terminal size that could ever be mistaken for a client size. Closing
-//! stdin is a clean detach (`%exit`, then EOF); if tmuxd dies the pipes
-//! close and tmux drops the client the same way. Nothing written here ever
-//! reaches a pane except through `send-keys`.
+//! stdin is a clean detach (`%exit`, then EOF). If tmuxd dies the tmux
+//! client dies with it (see `spawn`), and tmux drops it. Nothing written
+//! here ever reaches a pane except through `send-keys`.
 //!
 //! Ordering: tmux writes a pane's `%output` before the reply of any command
 //! that ran after the output was read, so a capture's reply sits at the
@@ -21,20 +25,20 @@
 //! gives an owner the reply's exact place among the events.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use super::ids::SessionId;
+use super::error::ControlError;
+use super::ids::{PaneId, SessionId};
 use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
-use super::quote::{QuoteError, command_line};
-use crate::tmux::command::{ClientFlag, PaneAction, ParseError, RefreshClient, TmuxCommand};
-use crate::tmux::control::PaneId;
-use crate::tmux::{Tmux, session_target};
+use super::quote::command_line;
+use super::spawn::spawn_client;
+use crate::tmux::Tmux;
+use crate::tmux::command::{ClientFlag, PaneAction, RefreshClient, TmuxCommand};
 
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -61,9 +65,11 @@ impl Default for ControlOptions {
     }
 }
 
-/// tmux pauses a pane for this client once its output is this many seconds
-/// behind; without `pause-after` tmux would instead disconnect a client
-/// that falls far behind. A prompt reader keeps the age near 0 ms.
+/// With `pause-after=N`, once tmux notices that output it holds for this
+/// client is N seconds old it stops sending that pane (`%pause`) instead of
+/// holding the pane back; the owner re-seeds and continues it. Without the
+/// flag a client that stops reading freezes the pane for everyone. A prompt
+/// reader sees ages of 0-2 ms (measured with a 300,000-line flood).
 pub const DEFAULT_PAUSE_AFTER_SECS: u32 = 5;
 
 /// The session tmux attached the client to (from `%session-changed`).
@@ -85,29 +91,6 @@ pub enum ClientEvent {
         ticket: Ticket,
         result: Result<Vec<Vec<u8>>, ControlError>,
     },
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ControlError {
-    #[error("cannot run {bin}: {source}")]
-    Spawn {
-        bin: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("control client could not attach to session {session:?}: {message}")]
-    Attach { session: String, message: String },
-    #[error("`tmux {command}` got no reply within {} ms (control mode)", timeout.as_millis())]
-    Timeout { command: String, timeout: Duration },
-    #[error("`tmux {command}` failed: {message}")]
-    Command { command: String, message: String },
-    #[error("the control client is gone; `tmux {command}` was not answered")]
-    Closed { command: String },
-    #[error("cannot write to the control client: {0}")]
-    Write(std::io::Error),
-    #[error(transparent)]
-    Quote(#[from] QuoteError),
-    #[error(transparent)]
-    Parse(#[from] ParseError),
 }
 
 /// Where a reply goes once it arrives.
@@ -159,25 +142,7 @@ impl ControlClient {
         name: &str,
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
-        let mut command = tmux.command();
-        command.args(["-C", "attach-session"]);
-        if !options.flags.is_empty() {
-            command.args(["-f", &ClientFlag::list(&options.flags)]);
-        }
-        command
-            .args(["-t", &session_target(name)])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            // tmux reports control-mode errors on stdout (`%error`, `%exit REASON`).
-            .stderr(Stdio::null())
-            // Not in tmuxd's process group: a Ctrl-C meant for tmuxd must not
-            // reach its clients before it closes them itself.
-            .process_group(0);
-        die_with_parent(&mut command);
-        let mut child = command.spawn().map_err(|source| ControlError::Spawn {
-            bin: tmux.bin().to_owned(),
-            source,
-        })?;
+        let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
         let mut client = ControlClient {
@@ -513,35 +478,6 @@ impl ControlClient {
         }
     }
 }
-
-/// If tmuxd dies (even by SIGKILL) the tmux client must die too. Its pipes
-/// close, but tmux 3.3a does not drop a control client whose stdout pipe
-/// broke while output was pending: it keeps it attached forever (the pane
-/// freezes without `pause-after`, `kill-server` hangs, the server never
-/// exits). The client process exiting is what makes the server let go.
-/// Linux delivers SIGTERM on the death of the spawning *thread*, so spawn
-/// from a thread that lives as long as the client (a runtime worker).
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut tokio::process::Command) {
-    let parent = std::process::id();
-    // SAFETY: only async-signal-safe calls (prctl, getppid, raise) run
-    // between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before prctl took effect.
-            if libc::getppid() as u32 != parent {
-                libc::raise(libc::SIGTERM);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut tokio::process::Command) {}
 
 /// A command for error messages: its words, cut short if huge.
 fn describe(args: &[String]) -> String {
