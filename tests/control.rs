@@ -418,6 +418,8 @@ async fn the_server_dying_ends_the_client() {
 mod death;
 #[path = "control/detach.rs"]
 mod detach;
+#[path = "control/events.rs"]
+mod events;
 #[path = "control/input.rs"]
 mod input;
 #[path = "control/latency.rs"]
