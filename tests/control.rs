@@ -198,6 +198,17 @@ async fn replies_match_requests_and_errors_carry_tmux_text() {
             .contains("unknown command")
     );
     assert_eq!(replies[2], (third, Ok(vec![b"three".to_vec()])));
+    // A run dropped while it waits loses only its own reply.
+    let dropped = DisplayMessage {
+        target: None,
+        format: "dropped".into(),
+    };
+    let _ = tokio::time::timeout(Duration::ZERO, client.run(&dropped)).await;
+    let after = DisplayMessage {
+        target: None,
+        format: "after".into(),
+    };
+    assert_eq!(client.run(&after).await.unwrap(), "after");
     // tmux's client exits 1 once any command failed; it exited, that is all.
     assert!(client.close().await.is_some());
 }

@@ -18,11 +18,13 @@
 //! client dies with it (see `spawn`), and tmux drops it. Nothing written
 //! here ever reaches a pane except through `send-keys`.
 //!
-//! Ordering: tmux writes a pane's `%output` before the reply of any command
-//! that ran after the output was read, so a capture's reply sits at the
-//! right place in the stream. `run` keeps the notifications it reads while
-//! waiting and hands them out later, in order; `send` + `ClientEvent::Reply`
-//! gives an owner the reply's exact place among the events.
+//! Ordering: tmux queues a pane's `%output` when it reads (and parses) the
+//! pane's bytes, and a reply behind everything already queued. So output
+//! before a `capture-pane` reply is already in the capture, and output
+//! after it is not: to seed a screen, `send` the capture, skip that pane's
+//! output until `ClientEvent::Reply`, apply the capture, then apply what
+//! follows. `run` keeps the notifications it reads while waiting for
+//! `next_event`, in order, but cannot say which came after its reply.
 
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitStatus;
@@ -128,6 +130,9 @@ pub struct ControlClient {
     attach_reply: Option<Reply>,
     next_ticket: u64,
     read_buf: Vec<u8>,
+    /// A line is being written; still set at the next write means that
+    /// write was cancelled part way.
+    writing: bool,
     eof: bool,
     exit_reason: Option<String>,
     options: ControlOptions,
@@ -156,6 +161,7 @@ impl ControlClient {
             attach_reply: None,
             next_ticket: 0,
             read_buf: vec![0; READ_CHUNK],
+            writing: false,
             eof: false,
             exit_reason: None,
             attached: Attached {
@@ -260,10 +266,13 @@ impl ControlClient {
     }
 
     /// Runs one command and waits for its reply (`options.timeout`).
-    /// Notifications read meanwhile are kept for `next_event`. Not
-    /// cancel-safe (a dropped call leaves a half-written line or an
-    /// orphaned reply): await it to the end, don't race it in `select!`.
+    /// Notifications read meanwhile are kept for `next_event`. Meant to be
+    /// awaited to the end, not raced in `select!`: a call dropped while
+    /// waiting only loses its reply, but one dropped mid-write leaves a
+    /// partial line, so the client's input is closed (tmux never runs half
+    /// a command) and every later command fails with `Closed`.
     pub async fn run<C: TmuxCommand>(&mut self, command: &C) -> Result<C::Output, ControlError> {
+        self.forget_cancelled_runs();
         let deadline = Instant::now() + self.options.timeout;
         let ticket = self
             .write_command(command, Delivery::Hold, deadline)
@@ -309,13 +318,17 @@ impl ControlClient {
         let closed = || ControlError::Closed {
             command: describe(&args),
         };
+        if self.writing {
+            self.stdin = None;
+        }
         let stdin = self
             .stdin
             .as_mut()
             .filter(|_| !self.eof)
             .ok_or_else(closed)?;
+        self.writing = true;
         match timeout_at(deadline, stdin.write_all(&line)).await {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => self.writing = false,
             Ok(Err(e)) => {
                 self.stdin = None;
                 return Err(ControlError::Write(e));
@@ -352,6 +365,17 @@ impl ControlClient {
                 });
             }
             self.fill().await;
+        }
+    }
+
+    /// `&mut self` means no other `run` is waiting: a reply held for one
+    /// belongs to a call that was dropped.
+    fn forget_cancelled_runs(&mut self) {
+        self.held.clear();
+        for pending in &mut self.pending {
+            if pending.delivery == Delivery::Hold {
+                pending.delivery = Delivery::Drop;
+            }
         }
     }
 
@@ -491,4 +515,33 @@ fn describe(args: &[String]) -> String {
         cut -= 1;
     }
     format!("{}... ({} bytes)", &text[..cut], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tmux::command::DisplayMessage;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// The actor runs in `tokio::spawn`: the client and its futures must be Send.
+    #[allow(dead_code)]
+    fn client_and_its_futures_are_send(client: &mut ControlClient) {
+        assert_send(client);
+        assert_send(&client.next_event());
+        let command = DisplayMessage {
+            target: None,
+            format: String::new(),
+        };
+        assert_send(&client.run(&command));
+        assert_send(&client.send(&command));
+    }
+
+    #[test]
+    fn long_commands_are_cut_short_in_messages() {
+        let args = vec!["send-keys".to_owned(), "é".repeat(300)];
+        let text = describe(&args);
+        assert!(text.len() < 260 && text.ends_with("(610 bytes)"), "{text}");
+        assert_eq!(describe(&["a".into(), "b".into()]), "a b");
+    }
 }
