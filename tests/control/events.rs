@@ -163,3 +163,74 @@ async fn detach_on_destroy_off_moves_the_client_to_another_session() {
     assert!(server.has_session("second"));
     client.close().await;
 }
+
+/// What a screen seed relies on: output that arrives before a capture's
+/// reply is already in the capture, and output after it is not.
+#[tokio::test]
+async fn a_capture_reply_splits_the_output_stream_exactly() {
+    let server = TmuxServer::new();
+    triggered_session(
+        &server,
+        "count",
+        "i=0; while :; do i=$((i+1)); echo $i; sleep 0.002; done",
+    );
+    let tmux = tmux_for(&server);
+    let pane = pane_of(&server, "count");
+    let mut client = attach(&tmux, "count").await;
+    let enter = SendKeys {
+        target: Target::Pane(pane),
+        keys: vec!["Enter".into()],
+    };
+    client.run(&enter).await.unwrap();
+    collect_output(&mut client, pane, b"\r\n20\r\n").await;
+    let numbers = |bytes: &[u8]| -> Vec<u64> {
+        String::from_utf8_lossy(bytes)
+            .split("\r\n")
+            .filter_map(|n| n.parse().ok())
+            .collect()
+    };
+    for _ in 0..20 {
+        let ticket = client
+            .send(&CapturePane::screen(Target::Pane(pane)))
+            .await
+            .unwrap();
+        let mut before = Vec::new();
+        let capture = loop {
+            match client.next_event().await.unwrap() {
+                ClientEvent::Reply { ticket: t, result } if t == ticket => break result.unwrap(),
+                ClientEvent::Notification(Notification::ExtendedOutput { data, .. }) => {
+                    before.extend(data)
+                }
+                _ => {}
+            }
+        };
+        let last_captured = capture
+            .iter()
+            .rev()
+            .find_map(|line| String::from_utf8_lossy(line).trim().parse::<u64>().ok())
+            .expect("a number on screen");
+        let mut after = Vec::new();
+        while numbers(&after).len() < 2 {
+            if let Some(ClientEvent::Notification(Notification::ExtendedOutput { data, .. })) =
+                client.next_event().await
+            {
+                after.extend(data);
+            }
+        }
+        assert!(
+            numbers(&before).iter().all(|&n| n <= last_captured),
+            "{before:?} vs {last_captured}"
+        );
+        let first_after = String::from_utf8_lossy(&after)
+            .split("\r\n")
+            .next()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            first_after,
+            (last_captured + 1).to_string(),
+            "after {last_captured}: {after:?}"
+        );
+    }
+    client.close().await;
+}
