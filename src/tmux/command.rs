@@ -40,14 +40,15 @@ impl ParseError {
     }
 }
 
-/// What a command acts on. Names are matched exactly (`=name`), never as a
-/// prefix or pattern; ids are the surest (they survive renames).
+/// What a command acts on. Names are matched exactly, never as a prefix or
+/// pattern; ids are the surest (they survive renames).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// `=NAME`: the session of exactly this name.
+    /// `=NAME:`: the session of exactly this name, and where tmux wants a
+    /// window or pane, its current window and active pane. (Plain `=NAME`
+    /// only works where tmux expects a session: `send-keys -t =NAME` says
+    /// "can't find pane", `set-option -t =NAME` "no such session".)
     Session(String),
-    /// `=NAME:`: the active pane of the session's current window.
-    ActivePane(String),
     SessionId(SessionId),
     Window(WindowId),
     Pane(PaneId),
@@ -56,8 +57,7 @@ pub enum Target {
 impl Target {
     pub fn to_arg(&self) -> String {
         match self {
-            Target::Session(name) => format!("={name}"),
-            Target::ActivePane(name) => format!("={name}:"),
+            Target::Session(name) => format!("={name}:"),
             Target::SessionId(id) => id.to_string(),
             Target::Window(id) => id.to_string(),
             Target::Pane(id) => id.to_string(),
@@ -262,6 +262,8 @@ impl TmuxCommand for CapturePane {
 
 /// `display-message -p -t T -- FORMAT`: one format expanded by tmux. The
 /// format is a format: `#` sequences in it are expanded, by design.
+/// tmux 3.3 does not fail on a missing target: it expands the format with
+/// no session, so this cannot tell whether a target exists.
 #[derive(Clone, Debug)]
 pub struct DisplayMessage {
     pub target: Option<Target>,

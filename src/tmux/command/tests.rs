@@ -13,7 +13,7 @@ fn argv_of_each_command() {
     let table: Vec<(Vec<String>, &str)> = vec![
         (
             SendKeys {
-                target: Target::ActivePane("a b".into()),
+                target: Target::Session("a b".into()),
                 keys: vec!["C-c".into(), "Enter".into()],
             }
             .args(),
@@ -88,7 +88,7 @@ fn argv_of_each_command() {
                 format: "f".into(),
             }
             .args(),
-            "list-panes -t =s -F f",
+            "list-panes -t =s: -F f",
         ),
         (
             ResizeWindow {
@@ -104,7 +104,7 @@ fn argv_of_each_command() {
                 target: Target::Session("x".into()),
             }
             .args(),
-            "kill-session -t =x",
+            "kill-session -t =x:",
         ),
         (
             SetOption {
@@ -113,7 +113,7 @@ fn argv_of_each_command() {
                 value: Some("v w".into()),
             }
             .args(),
-            "set-option -t =x -- @k v w",
+            "set-option -t =x: -- @k v w",
         ),
         (
             SetOption {

@@ -2,39 +2,45 @@
 //! its owner polls: commands go in as lines, replies are matched to them in
 //! order, notifications and pane output come out of `next_event` in the
 //! order tmux sent them. No task or thread of its own: the owner's
-//! `select!` drives the reads, so when the owner is slow tmux sees a slow
-//! client and pauses panes (`pause-after`) instead of tmuxd buffering.
+//! `select!` drives the reads, so tmuxd never buffers more than one read.
+//! The owner must keep polling: tmux 3.3a answers a client that stops
+//! reading by no longer reading the pane (its program blocks, and a human
+//! watching sees it freeze) until the client reads again; `pause-after`
+//! turns that into a `%pause` for this client only when tmux notices the
+//! age of what it holds, which it may not do until the client reads again.
 //!
 //! Transport: pipes, not a PTY. tmux 3.3a accepts a control client whose
 //! stdin and stdout are pipes (the server reads and writes those fds
 //! itself), and pipes carry the protocol byte for byte: no echo to turn
 //! off, no ONLCR turning `\n` into `\r\n`, no `-CC` DCS wrapper, no
 //! terminal size that could ever be mistaken for a client size. Closing
-//! stdin is a clean detach (`%exit`, then EOF); if tmuxd dies the pipes
-//! close and tmux drops the client the same way. Nothing written here ever
-//! reaches a pane except through `send-keys`.
+//! stdin is a clean detach (`%exit`, then EOF). If tmuxd dies the tmux
+//! client dies with it (see `spawn`), and tmux drops it. Nothing written
+//! here ever reaches a pane except through `send-keys`.
 //!
-//! Ordering: tmux writes a pane's `%output` before the reply of any command
-//! that ran after the output was read, so a capture's reply sits at the
-//! right place in the stream. `run` keeps the notifications it reads while
-//! waiting and hands them out later, in order; `send` + `ClientEvent::Reply`
-//! gives an owner the reply's exact place among the events.
+//! Ordering: tmux queues a pane's `%output` when it reads (and parses) the
+//! pane's bytes, and a reply behind everything already queued. So output
+//! before a `capture-pane` reply is already in the capture, and output
+//! after it is not: to seed a screen, `send` the capture, skip that pane's
+//! output until `ClientEvent::Reply`, apply the capture, then apply what
+//! follows. `run` keeps the notifications it reads while waiting for
+//! `next_event`, in order, but cannot say which came after its reply.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use super::ids::SessionId;
+use super::error::ControlError;
+use super::ids::{PaneId, SessionId};
 use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
-use super::quote::{QuoteError, command_line};
-use crate::tmux::command::{ClientFlag, PaneAction, ParseError, RefreshClient, TmuxCommand};
-use crate::tmux::control::PaneId;
-use crate::tmux::{Tmux, session_target};
+use super::quote::command_line;
+use super::spawn::spawn_client;
+use crate::tmux::Tmux;
+use crate::tmux::command::{ClientFlag, PaneAction, RefreshClient, TmuxCommand};
 
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -61,9 +67,11 @@ impl Default for ControlOptions {
     }
 }
 
-/// tmux pauses a pane for this client once its output is this many seconds
-/// behind; without `pause-after` tmux would instead disconnect a client
-/// that falls far behind. A prompt reader keeps the age near 0 ms.
+/// With `pause-after=N`, once tmux notices that output it holds for this
+/// client is N seconds old it stops sending that pane (`%pause`) instead of
+/// holding the pane back; the owner re-seeds and continues it. Without the
+/// flag a client that stops reading freezes the pane for everyone. A prompt
+/// reader sees ages of 0-2 ms (measured with a 300,000-line flood).
 pub const DEFAULT_PAUSE_AFTER_SECS: u32 = 5;
 
 /// The session tmux attached the client to (from `%session-changed`).
@@ -85,29 +93,6 @@ pub enum ClientEvent {
         ticket: Ticket,
         result: Result<Vec<Vec<u8>>, ControlError>,
     },
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ControlError {
-    #[error("cannot run {bin}: {source}")]
-    Spawn {
-        bin: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("control client could not attach to session {session:?}: {message}")]
-    Attach { session: String, message: String },
-    #[error("`tmux {command}` got no reply within {} ms (control mode)", timeout.as_millis())]
-    Timeout { command: String, timeout: Duration },
-    #[error("`tmux {command}` failed: {message}")]
-    Command { command: String, message: String },
-    #[error("the control client is gone; `tmux {command}` was not answered")]
-    Closed { command: String },
-    #[error("cannot write to the control client: {0}")]
-    Write(std::io::Error),
-    #[error(transparent)]
-    Quote(#[from] QuoteError),
-    #[error(transparent)]
-    Parse(#[from] ParseError),
 }
 
 /// Where a reply goes once it arrives.
@@ -145,6 +130,9 @@ pub struct ControlClient {
     attach_reply: Option<Reply>,
     next_ticket: u64,
     read_buf: Vec<u8>,
+    /// A line is being written; still set at the next write means that
+    /// write was cancelled part way.
+    writing: bool,
     eof: bool,
     exit_reason: Option<String>,
     options: ControlOptions,
@@ -159,24 +147,7 @@ impl ControlClient {
         name: &str,
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
-        let mut command = tmux.command();
-        command.args(["-C", "attach-session"]);
-        if !options.flags.is_empty() {
-            command.args(["-f", &ClientFlag::list(&options.flags)]);
-        }
-        command
-            .args(["-t", &session_target(name)])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            // tmux reports control-mode errors on stdout (`%error`, `%exit REASON`).
-            .stderr(Stdio::null())
-            // Not in tmuxd's process group: a Ctrl-C meant for tmuxd must not
-            // reach its clients before it closes them itself.
-            .process_group(0);
-        let mut child = command.spawn().map_err(|source| ControlError::Spawn {
-            bin: tmux.bin().to_owned(),
-            source,
-        })?;
+        let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
         let mut client = ControlClient {
@@ -190,6 +161,7 @@ impl ControlClient {
             attach_reply: None,
             next_ticket: 0,
             read_buf: vec![0; READ_CHUNK],
+            writing: false,
             eof: false,
             exit_reason: None,
             attached: Attached {
@@ -294,10 +266,13 @@ impl ControlClient {
     }
 
     /// Runs one command and waits for its reply (`options.timeout`).
-    /// Notifications read meanwhile are kept for `next_event`. Not
-    /// cancel-safe (a dropped call leaves a half-written line or an
-    /// orphaned reply): await it to the end, don't race it in `select!`.
+    /// Notifications read meanwhile are kept for `next_event`. Meant to be
+    /// awaited to the end, not raced in `select!`: a call dropped while
+    /// waiting only loses its reply, but one dropped mid-write leaves a
+    /// partial line, so the client's input is closed (tmux never runs half
+    /// a command) and every later command fails with `Closed`.
     pub async fn run<C: TmuxCommand>(&mut self, command: &C) -> Result<C::Output, ControlError> {
+        self.forget_cancelled_runs();
         let deadline = Instant::now() + self.options.timeout;
         let ticket = self
             .write_command(command, Delivery::Hold, deadline)
@@ -343,13 +318,17 @@ impl ControlClient {
         let closed = || ControlError::Closed {
             command: describe(&args),
         };
+        if self.writing {
+            self.stdin = None;
+        }
         let stdin = self
             .stdin
             .as_mut()
             .filter(|_| !self.eof)
             .ok_or_else(closed)?;
+        self.writing = true;
         match timeout_at(deadline, stdin.write_all(&line)).await {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => self.writing = false,
             Ok(Err(e)) => {
                 self.stdin = None;
                 return Err(ControlError::Write(e));
@@ -386,6 +365,17 @@ impl ControlClient {
                 });
             }
             self.fill().await;
+        }
+    }
+
+    /// `&mut self` means no other `run` is waiting: a reply held for one
+    /// belongs to a call that was dropped.
+    fn forget_cancelled_runs(&mut self) {
+        self.held.clear();
+        for pending in &mut self.pending {
+            if pending.delivery == Delivery::Hold {
+                pending.delivery = Delivery::Drop;
+            }
         }
     }
 
@@ -487,7 +477,9 @@ impl ControlClient {
     /// Detaches cleanly: ends the client's input (tmux answers `%exit` and
     /// lets the client go; the session and its panes are untouched), reads
     /// to EOF, and waits for the process; after `exit_grace` it is killed
-    /// (and still waited for). Returns how the process ended.
+    /// (and still waited for). Returns how the process ended: tmux's client
+    /// exits 1 once any command it ran failed (a parse error does not
+    /// count), so the status says little about the detach itself.
     pub async fn close(mut self) -> Option<ExitStatus> {
         self.stdin = None;
         let deadline = Instant::now() + self.options.exit_grace;
@@ -523,4 +515,33 @@ fn describe(args: &[String]) -> String {
         cut -= 1;
     }
     format!("{}... ({} bytes)", &text[..cut], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tmux::command::DisplayMessage;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// The actor runs in `tokio::spawn`: the client and its futures must be Send.
+    #[allow(dead_code)]
+    fn client_and_its_futures_are_send(client: &mut ControlClient) {
+        assert_send(client);
+        assert_send(&client.next_event());
+        let command = DisplayMessage {
+            target: None,
+            format: String::new(),
+        };
+        assert_send(&client.run(&command));
+        assert_send(&client.send(&command));
+    }
+
+    #[test]
+    fn long_commands_are_cut_short_in_messages() {
+        let args = vec!["send-keys".to_owned(), "é".repeat(300)];
+        let text = describe(&args);
+        assert!(text.len() < 260 && text.ends_with("(610 bytes)"), "{text}");
+        assert_eq!(describe(&["a".into(), "b".into()]), "a b");
+    }
 }

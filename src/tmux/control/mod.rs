@@ -3,15 +3,18 @@
 //! `tmux -C attach-session` child and matches replies to commands.
 
 mod client;
+mod error;
 mod ids;
 mod layout;
+mod notification;
 mod protocol;
 pub mod quote;
+mod spawn;
 
 pub use client::{
-    Attached, ClientEvent, ControlClient, ControlError, ControlOptions, DEFAULT_PAUSE_AFTER_SECS,
-    Ticket,
+    Attached, ClientEvent, ControlClient, ControlOptions, DEFAULT_PAUSE_AFTER_SECS, Ticket,
 };
+pub use error::ControlError;
 pub use ids::{IdError, PaneId, SessionId, WindowId};
 pub use layout::{CellContent, LayoutCell, LayoutError, layout_checksum, parse_layout};
 pub use protocol::{

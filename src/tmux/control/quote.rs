@@ -21,10 +21,21 @@ pub enum QuoteError {
     Empty,
 }
 
-/// Bytes that need no quoting anywhere in a command line. `%` and `=` are
-/// safe past the command name (the only place `NAME=value` means anything).
+/// Bytes that need no quoting inside a word. `=` is safe past the command
+/// name (the only place `NAME=value` means anything).
 fn is_plain(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"-_./:=@%,+^".contains(&byte)
+}
+
+/// A word that may go bare. An unquoted word starting with `%` is read as
+/// a directive (`%if`, `%hidden`) unless the rest is digits (`%12`), so
+/// `%0:continue` must be quoted.
+fn is_plain_word(arg: &[u8]) -> bool {
+    match arg {
+        [] => false,
+        [b'%', rest @ ..] => !rest.is_empty() && rest.iter().all(u8::is_ascii_digit),
+        _ => arg.iter().copied().all(is_plain),
+    }
 }
 
 /// One argument, quoted for tmux's parser.
@@ -32,7 +43,7 @@ pub fn quote_arg(arg: &[u8]) -> Result<String, QuoteError> {
     if arg.contains(&0) {
         return Err(QuoteError::Nul);
     }
-    if !arg.is_empty() && arg.iter().copied().all(is_plain) {
+    if is_plain_word(arg) {
         return Ok(String::from_utf8_lossy(arg).into_owned());
     }
     match std::str::from_utf8(arg) {
@@ -107,6 +118,10 @@ mod tests {
         let table: &[(&[u8], &str)] = &[
             (b"send-keys", "send-keys"),
             (b"%12", "%12"),
+            (b"%12:continue", "'%12:continue'"),
+            (b"%if", "'%if'"),
+            (b"%", "'%'"),
+            (b"a%b", "a%b"),
             (b"=my-session:", "=my-session:"),
             (b"", "''"),
             (b"a b", "'a b'"),

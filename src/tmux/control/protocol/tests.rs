@@ -2,6 +2,7 @@
 //! 3.3a (`fixtures/control/session.txt`), and split-anywhere checks.
 
 use super::*;
+use crate::tmux::control::{PaneId, SessionId, WindowId};
 use Notification as N;
 
 fn parse_all(chunks: &[&[u8]]) -> Vec<Event> {
