@@ -1,6 +1,7 @@
-//! Golden screens: byte streams a tmux client received (recorded from real
-//! tmux) fed through the same `Screen` the session actor uses, compared with
-//! what tmux itself showed at that moment. No tmux needed to check them.
+//! Golden screens: what a session actor receives for a pane (recorded from
+//! real tmux over a control client: seeds, then the pane's own output) fed
+//! through the same `PaneScreen` the actor uses, compared with what tmux
+//! itself showed at that moment. No tmux needed to check them.
 //!
 //! Regenerate with real tmux (see `docs/fidelity.md`):
 //! `TMUXD_RECORD_FIXTURES=all cargo test --test fidelity_golden -- --ignored --nocapture`
@@ -14,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tmuxd::session::{Layout, PaneFacts, Region, Screen, SnapshotFormat};
+use tmuxd::session::{
+    Captured, PaneScreen, PaneState, Region, SnapshotFormat, WindowGeometry, compose_snapshot,
+};
 use tmuxd::tmux::PaneRect;
 
 use common::{TmuxServer, trim_lines};
@@ -73,48 +76,70 @@ fn every_fixture_directory_has_a_test() {
     assert_eq!(dirs, cases, "fixtures/screens and the golden! list differ");
 }
 
-fn layout_at(meta: &Value, entry: &Value) -> Layout {
-    Layout {
-        cols: entry["cols"].as_u64().unwrap() as u16,
-        rows: entry["rows"].as_u64().unwrap() as u16,
-        status_lines: meta["status_lines"].as_u64().unwrap() as u16,
-        status_top: meta["status_top"].as_bool().unwrap(),
-    }
-}
-
-fn rect(value: &Value) -> PaneRect {
+fn state_of(value: &Value) -> PaneState {
     let n = |k: &str| value[k].as_u64().unwrap() as u16;
-    PaneRect {
-        left: n("left"),
-        top: n("top"),
+    let flag = |k: &str| value[k].as_bool().unwrap();
+    PaneState {
         cols: n("cols"),
         rows: n("rows"),
+        cursor_x: n("cursor_x"),
+        cursor_y: n("cursor_y"),
+        cursor_visible: flag("cursor_visible"),
+        alternate_on: flag("alternate_on"),
+        scroll_upper: n("scroll_upper"),
+        scroll_lower: n("scroll_lower"),
+        origin_mode: flag("origin_mode"),
+        title: value["title"].as_str().unwrap().to_owned(),
     }
 }
 
-/// Replays `output.bin` through `Screen`, applying each recorded layout at
-/// the byte where tmuxd would have resized its client.
+fn state_json(state: &PaneState) -> Value {
+    json!({
+        "cols": state.cols, "rows": state.rows,
+        "cursor_x": state.cursor_x, "cursor_y": state.cursor_y,
+        "cursor_visible": state.cursor_visible, "alternate_on": state.alternate_on,
+        "scroll_upper": state.scroll_upper, "scroll_lower": state.scroll_lower,
+        "origin_mode": state.origin_mode, "title": state.title,
+    })
+}
+
+/// Replays the fixture as the actor would: each seed replaces the pane's
+/// screen at the byte where it was taken, output in between is fed.
 fn check_fixture(case: &str) {
     let dir = fixtures_dir().join(case);
     let read =
         |file: &str| std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{case}/{file}: {e}"));
     let meta: Value = serde_json::from_slice(&read("layout.json")).unwrap();
     let output = read("output.bin");
-    let layouts = meta["layouts"].as_array().unwrap();
-    let mut screen = Screen::new(layout_at(&meta, &layouts[0]));
+    let mut pane = PaneScreen::new(1, 1);
     let mut fed = 0;
-    for entry in &layouts[1..] {
-        let at = entry["at_byte"].as_u64().unwrap() as usize;
-        screen.process(&output[fed..at]);
+    let mut state = PaneState::default();
+    for seed in meta["seeds"].as_array().unwrap() {
+        let at = seed["at_byte"].as_u64().unwrap() as usize;
+        pane.process(&output[fed..at]);
         fed = at;
-        screen.set_layout(layout_at(&meta, entry));
+        state = state_of(&seed["state"]);
+        let captured = Captured {
+            normal: read(seed["normal"].as_str().unwrap()),
+            alternate: seed["alternate"].as_str().map(read),
+        };
+        pane.seed(&state, &captured);
     }
-    screen.process(&output[fed..]);
-    let facts = PaneFacts {
-        active_pane: Some(rect(&meta["active_pane"])),
-        ..PaneFacts::default()
+    pane.process(&output[fed..]);
+    let rect = PaneRect {
+        left: 0,
+        top: 0,
+        cols: state.cols,
+        rows: state.rows,
     };
-    let text = screen.snapshot(SnapshotFormat::Text, Region::ActivePane, &facts);
+    let geometry = WindowGeometry {
+        cols: state.cols,
+        rows: state.rows,
+        panes: vec![(0, rect)],
+        active: 0,
+    };
+    let panes = std::collections::BTreeMap::from([(0, &pane)]);
+    let text = compose_snapshot(&geometry, &panes, SnapshotFormat::Text, Region::ActivePane);
     let expected = String::from_utf8(read("expected.txt")).unwrap();
     let expected = trim_lines(expected.lines().map(str::to_owned).collect());
     assert_eq!(
@@ -135,16 +160,15 @@ fn check_fixture(case: &str) {
         expected_cursor,
         "{case}: cursor differs from tmux"
     );
-    if let Ok(expected_ansi) = std::fs::read_to_string(dir.join("expected_ansi.txt")) {
-        let ours = screen.snapshot(SnapshotFormat::Ansi, Region::ActivePane, &facts);
-        let tmux_lines: Vec<String> = expected_ansi.lines().map(str::to_owned).collect();
-        let (ours, theirs) = (
-            ansi::screen_runs(&ours.lines),
-            ansi::screen_runs(&tmux_lines),
-        );
-        if let Some(diff) = ansi::first_difference(&ours, &theirs) {
-            panic!("{case}: attributes differ from tmux at {diff}");
-        }
+    let expected_ansi = String::from_utf8(read("expected_ansi.txt")).unwrap();
+    let ours = compose_snapshot(&geometry, &panes, SnapshotFormat::Ansi, Region::ActivePane);
+    let tmux_lines: Vec<String> = expected_ansi.lines().map(str::to_owned).collect();
+    let (ours, theirs) = (
+        ansi::screen_runs(&ours.lines),
+        ansi::screen_runs(&tmux_lines),
+    );
+    if let Some(diff) = ansi::first_difference(&ours, &theirs) {
+        panic!("{case}: attributes differ from tmux at {diff}");
     }
 }
 
@@ -219,53 +243,48 @@ fn record(scenario: &Scenario) {
     let tmux = TmuxServer::new();
     let name = "rec";
     create_session(&tmux, scenario, name);
-    let status = scenario.status.lines();
-    let mut size = tmux.size(name);
-    let mut recorder = Recorder::attach(&tmux, name, size.0, size.1 + status);
+    let recorder = Recorder::attach(&tmux, name);
     recorder.wait_quiet(Duration::from_millis(150));
-    let mut layouts = vec![json!({"at_byte": 0, "cols": size.0, "rows": size.1})];
     for step in scenario.steps {
         scenarios::run_step(&tmux, step, name);
-        let now = tmux.size(name);
-        if now != size {
-            // What tmuxd does when it learns the new size: resize its PTY.
-            recorder.wait_quiet(Duration::from_millis(100));
-            layouts.push(json!({"at_byte": recorder.len(), "cols": now.0, "rows": now.1}));
-            recorder.resize(now.0, now.1 + status);
-            size = now;
-        }
     }
-    let (bytes, view) = loop {
+    let (output, seeds, view) = loop {
         recorder.wait_quiet(Duration::from_millis(200));
         let before = recorder.len();
         let view = tmux_view(&tmux, &format!("={name}:"));
         if recorder.len() == before {
-            break (recorder.bytes(), view);
+            break (recorder.output(), recorder.seeds(), view);
         }
     };
-    let pane = tmux.run(&[
-        "display-message",
-        "-p",
-        "-t",
-        &format!("={name}:"),
-        "#{pane_left} #{pane_top} #{pane_width} #{pane_height}",
-    ]);
-    let p: Vec<u16> = pane
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
+    let dir = fixtures_dir().join(scenario.name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let seeds: Vec<Value> = seeds
+        .iter()
+        .enumerate()
+        .map(|(n, seed)| {
+            let normal = format!("seed-{n}-normal.bin");
+            write(&dir, &normal, &seed.captured.normal);
+            let alternate = seed.captured.alternate.as_ref().map(|bytes| {
+                let file = format!("seed-{n}-alternate.bin");
+                write(&dir, &file, bytes);
+                file
+            });
+            json!({
+                "at_byte": seed.at_byte,
+                "state": state_json(&seed.state),
+                "normal": normal,
+                "alternate": alternate,
+            })
+        })
         .collect();
     let meta = json!({
         "case": scenario.name,
-        "status_lines": status,
-        "status_top": scenario.status.top(),
-        "layouts": layouts,
-        "active_pane": {"left": p[0], "top": p[1], "cols": p[2], "rows": p[3]},
+        "seeds": seeds,
         "cursor": {"row": view.cursor.0, "col": view.cursor.1},
         "tmux_version": tmux.run(&["-V"]).trim(),
     });
-    let dir = fixtures_dir().join(scenario.name);
-    std::fs::create_dir_all(&dir).unwrap();
-    write(&dir, "output.bin", &bytes);
+    write(&dir, "output.bin", &output);
     write(
         &dir,
         "layout.json",

@@ -1,5 +1,8 @@
-//! `GET /v1/sessions/{id}/stream`: the session's raw output as sequenced
-//! binary frames, with resume from a sequence number, and input back.
+//! `GET /v1/sessions/{id}/stream`: one pane's raw output (every byte its
+//! program wrote, in order) as sequenced binary frames, with resume from a
+//! sequence number, and input back. The pane is the active one when the
+//! stream opens, or `?pane=%N`; sequence numbers count the session's output
+//! of all panes, so a pane's frames may skip numbers.
 
 use std::sync::atomic::Ordering;
 
@@ -21,6 +24,8 @@ use crate::session::{Chunk, Replay, SessionHandle};
 #[serde(deny_unknown_fields)]
 pub struct StreamQuery {
     since: Option<u64>,
+    /// `%N` (or `N`): which pane; the active one when absent.
+    pane: Option<String>,
 }
 
 pub async fn stream(
@@ -30,9 +35,22 @@ pub async fn stream(
     pending: PendingSocket,
 ) -> Result<Response, ApiError> {
     let since = query.since;
+    let pane = match query.pane.as_deref().map(parse_pane) {
+        Some(Some(pane)) => Some(pane),
+        Some(None) => return Err(ApiError::bad_request("pane must be %N or N")),
+        None => None,
+    };
     ws::serve_session(state, id, pending, move |socket, handle, state, id| {
-        serve(socket, handle, state, id, since)
+        serve(socket, handle, state, id, (since, pane))
     })
+}
+
+fn parse_pane(text: &str) -> Option<u32> {
+    let digits = text.strip_prefix('%').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// Frames sent per flush at most.
@@ -60,7 +78,7 @@ async fn serve(
     handle: SessionHandle,
     state: AppState,
     id: String,
-    since: Option<u64>,
+    (since, pane): (Option<u64>, Option<u32>),
 ) {
     let access = socket.access();
     let socket = socket.into_inner();
@@ -68,7 +86,7 @@ async fn serve(
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
     };
-    let Ok(subscription) = handle.subscribe(since).await else {
+    let Ok(subscription) = handle.subscribe(since, pane).await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;
     };
     let (mut tx, mut rx) = socket.split();
@@ -83,6 +101,7 @@ async fn serve(
         "type": "ready",
         "latest_seq": subscription.latest_seq,
         "replay_from": replay_from,
+        "pane": format!("%{}", subscription.pane),
         "cols": subscription.cols,
         "rows": subscription.rows,
     });

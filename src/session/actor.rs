@@ -1,45 +1,107 @@
-//! The actor loop: PTY output in, commands in, answers out. It owns all of
-//! a session's terminal state; nothing here is shared or locked.
+//! The actor loop: control-client events in, commands in, answers out. It
+//! owns the session's control client, each pane's screen, the output log
+//! and the state tracker; nothing here is shared or locked.
+//!
+//! Screens are fed with the bytes each pane's program wrote (`%output`).
+//! When tmuxd attaches, the window's layout changes, or tmux paused a pane,
+//! the window's panes are re-seeded: one `list-panes` for geometry, cursor
+//! and modes, then a `capture-pane` per pane. tmux answers commands in
+//! order with the output it read before them, so a pane's output that
+//! arrives before its capture's reply is already in the capture and is not
+//! fed again; output after it is.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-use super::foreground;
-use super::pty::{ClientPty, PtyError};
-use super::redraw::RedrawWatch;
+use super::foreground::{self, Running};
+use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
-use super::screen::{Layout, PaneFacts, Screen};
 use super::state::{Detector, Signal, StateView};
+use super::window::{self, WindowGeometry};
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ActorSummary, Chunk, ClientExit, ClientExited, LiveOutput,
-    SessionCmd, Snapshot, Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ActorSummary, ClientExited, Input, LiveOutput, SessionCmd,
+    Snapshot, Subscription, Transport,
 };
-use crate::tmux::SessionView;
+use crate::tmux::command::{
+    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, SendHex, SendKeys, SendLiteral, Target,
+    TmuxCommand, WindowPanes,
+};
+use crate::tmux::control::{
+    ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
+};
 
-/// Bytes read from the PTY at a time.
-const READ_BUFFER: usize = 64 * 1024;
+/// Bytes of literal text or raw input per `send-keys` over the control
+/// client: small commands keep tmux responsive to everyone else while a
+/// long paste is typed.
+const TEXT_CHUNK_BYTES: usize = 8 * 1024;
+const HEX_CHUNK_BYTES: usize = 2 * 1024;
 
-/// Output kept to read the client's exit message from.
-const TAIL_BYTES: usize = 256;
+/// How long the foreground facts read from /proc are reused.
+const RUNNING_FRESH: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// A stream subscriber: its queue, the bytes in it, and the flag set when
-/// it overflowed.
+/// A stream subscriber: its pane, its queue, the bytes in it, and the flag
+/// set when it overflowed.
 struct Subscriber {
-    tx: mpsc::UnboundedSender<Chunk>,
+    pane: u32,
+    tx: mpsc::UnboundedSender<super::Chunk>,
     queued: Arc<AtomicUsize>,
     overflowed: Arc<AtomicBool>,
+}
+
+/// One pane of the current window.
+struct Pane {
+    screen: PaneScreen,
+    pid: Option<u32>,
+    /// Captures asked for and not yet answered; output is not fed meanwhile.
+    seeding: Option<Seed>,
+}
+
+/// A re-seed in flight: tmux's state of the pane and what came back so far.
+struct Seed {
+    state: PaneState,
+    captured: Captured,
+    replies_left: u8,
+}
+
+/// What a command sent over the control client was for.
+enum Purpose {
+    /// The current window's panes, to lay it out and seed them.
+    Window,
+    /// A pane's rows (`alternate`: the normal screen behind the alternate one).
+    Capture { pane: u32, alternate: bool },
+    /// One piece of an input request.
+    Input { job: u64 },
+    /// A command whose reply someone waits for.
+    Reply(oneshot::Sender<Result<(), String>>),
+    /// Nothing waits; a failure is only logged.
+    Quiet,
+}
+
+/// An input request being typed in pieces.
+struct InputJob {
+    pieces_left: usize,
+    error: Option<String>,
+    reply: oneshot::Sender<Result<(), String>>,
 }
 
 struct SessionActor {
     session_id: String,
     actor_id: u64,
-    view: SessionView,
-    screen: Screen,
-    /// Hash of the window's text, to tell real changes from redraw noise.
+    tmux_name: String,
+    window: WindowGeometry,
+    panes: BTreeMap<u32, Pane>,
+    /// A window look is in flight; `look_again` asks for another after it.
+    looking: bool,
+    look_again: bool,
+    purposes: BTreeMap<Ticket, Purpose>,
+    jobs: BTreeMap<u64, InputJob>,
+    next_job: u64,
+    /// Hash of the window's text, to tell real changes from cursor moves.
     screen_hash: u64,
     ring: ReplayRing,
     detector: Detector,
@@ -48,29 +110,29 @@ struct SessionActor {
     subscribers: Vec<Subscriber>,
     config: ActorConfig,
     events: mpsc::UnboundedSender<ActorEvent>,
+    sessions_changed: Arc<Notify>,
     client_gone: bool,
-    /// The last bytes of output, where the client's exit message lands.
-    tail: Vec<u8>,
-    redraws: RedrawWatch,
-    layout_hint: Arc<Notify>,
+    running: Option<(std::time::Instant, Running)>,
 }
 
-pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Result<(), PtyError> {
-    let layout = layout_of(&spec.view);
-    let pty = ClientPty::spawn(
-        &spec.attach_argv,
-        &spec.env_remove,
-        layout.cols,
-        layout.client_rows(),
-    )?;
+pub(super) async fn start(
+    spec: ActorSpec,
+    inbox: mpsc::Receiver<SessionCmd>,
+) -> Result<(), ControlError> {
+    let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
     let detector = Detector::new(Utc::now(), spec.config.timing);
-    let screen = Screen::new(layout);
-    let actor = SessionActor {
+    let mut actor = SessionActor {
         session_id: spec.session_id,
         actor_id: spec.actor_id,
-        view: spec.view,
-        screen_hash: screen.content_hash(),
-        screen,
+        tmux_name: spec.tmux_name,
+        window: WindowGeometry::default(),
+        panes: BTreeMap::new(),
+        looking: false,
+        look_again: false,
+        purposes: BTreeMap::new(),
+        jobs: BTreeMap::new(),
+        next_job: 0,
+        screen_hash: 0,
         ring: ReplayRing::new(spec.config.replay_bytes),
         state_tx: watch::channel(detector.view()).0,
         output_tx: watch::channel(0).0,
@@ -78,22 +140,33 @@ pub(super) fn start(spec: ActorSpec, inbox: mpsc::Receiver<SessionCmd>) -> Resul
         subscribers: Vec::new(),
         config: spec.config,
         events: spec.events,
+        sessions_changed: spec.sessions_changed,
         client_gone: false,
-        tail: Vec::with_capacity(TAIL_BYTES * 2),
-        redraws: RedrawWatch::default(),
-        layout_hint: spec.layout_hint,
+        running: None,
     };
-    tokio::spawn(actor.run(pty, inbox));
-    Ok(())
-}
-
-fn layout_of(view: &SessionView) -> Layout {
-    Layout {
-        cols: view.cols,
-        rows: view.rows,
-        status_lines: view.status_lines,
-        status_top: view.status_top,
+    // The first look is awaited, so the session's summary has its size
+    // from the start; the captures it asks for are answered in the loop.
+    let rows = client
+        .run(&WindowPanes {
+            session: actor.tmux_name.clone(),
+        })
+        .await;
+    match rows {
+        Ok(rows) if !rows.is_empty() => actor.lay_out(rows, &mut client).await,
+        Ok(_) => {}
+        Err(e) => {
+            client.close().await;
+            return Err(e);
+        }
     }
+    // The screen tmux shows now counts as the first output: a session that
+    // prints nothing more is judged from it (quiet, its foreground).
+    actor.signal(Signal::Output {
+        bytes: &[],
+        changed: true,
+    });
+    tokio::spawn(actor.run(client, inbox));
+    Ok(())
 }
 
 /// Sleeps until `deadline`, or forever when there is none.
@@ -108,36 +181,30 @@ async fn until(deadline: Option<DateTime<Utc>>) {
 }
 
 impl SessionActor {
-    async fn run(mut self, pty: ClientPty, mut inbox: mpsc::Receiver<SessionCmd>) {
-        let mut buf = vec![0u8; READ_BUFFER];
+    async fn run(mut self, mut client: ControlClient, mut inbox: mpsc::Receiver<SessionCmd>) {
         loop {
             let deadline = self.detector.next_deadline();
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
-                        pty.close().await;
+                        client.close().await;
                         let _ = reply.send(());
                         return;
                     }
-                    Some(cmd) => self.serve(cmd, &pty).await,
+                    Some(cmd) => self.serve(cmd, &mut client).await,
                     None => break,
                 },
-                read = pty.read(&mut buf), if !self.client_gone => match read {
-                    Ok(0) | Err(_) => self.on_client_gone(),
-                    Ok(n) => {
-                        // Under a flood, take everything readable now: fewer,
-                        // larger chunks and one screen check for all of it.
-                        let n = n + pty.read_ready(&mut buf[n..]);
-                        self.ingest(&buf[..n]);
-                    }
+                event = client.next_event(), if !self.client_gone => match event {
+                    Some(event) => self.on_event(event, &mut client).await,
+                    None => self.on_client_gone(),
                 },
-                _ = until(deadline) => self.look_again(),
+                _ = until(deadline) => self.look_at_foreground(),
             }
         }
-        pty.close().await;
+        client.close().await;
     }
 
-    async fn serve(&mut self, cmd: SessionCmd, pty: &ClientPty) {
+    async fn serve(&mut self, cmd: SessionCmd, client: &mut ControlClient) {
         match cmd {
             SessionCmd::Snapshot {
                 format,
@@ -147,40 +214,24 @@ impl SessionActor {
                 let snapshot = Snapshot {
                     session_id: self.session_id.clone(),
                     seq: self.ring.latest_seq(),
-                    screen: self.screen.snapshot(format, region, &self.pane_facts()),
+                    screen: window::snapshot(&self.window, &self.screens(), format, region),
                 };
                 let _ = reply.send(snapshot);
             }
             SessionCmd::Summary { reply } => {
                 let _ = reply.send(self.summary());
             }
-            SessionCmd::NoteInput => self.signal(Signal::Input),
-            SessionCmd::UpdateView { view } => self.update_view(view, pty),
-            SessionCmd::Subscribe { since, reply } => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let queued = Arc::new(AtomicUsize::new(0));
-                let overflowed = Arc::new(AtomicBool::new(false));
-                let live = LiveOutput::new(rx, queued.clone());
-                let replay = match since {
-                    Some(since) => self.ring.since(since),
-                    None => Replay::Complete(Vec::new()),
+            SessionCmd::Type { input, reply } => self.type_input(input, reply, client).await,
+            SessionCmd::Resize { cols, rows, reply } => {
+                let resize = ResizeWindow {
+                    target: Target::Session(self.tmux_name.clone()),
+                    cols,
+                    rows,
                 };
-                if !self.client_gone {
-                    self.subscribers.push(Subscriber {
-                        tx,
-                        queued,
-                        overflowed: overflowed.clone(),
-                    });
-                }
-                let layout = self.screen.layout();
-                let _ = reply.send(Subscription {
-                    replay,
-                    live,
-                    overflowed,
-                    latest_seq: self.ring.latest_seq(),
-                    cols: layout.cols,
-                    rows: layout.rows,
-                });
+                self.send(client, &resize, Purpose::Reply(reply)).await;
+            }
+            SessionCmd::Subscribe { since, pane, reply } => {
+                let _ = reply.send(self.subscribe(since, pane));
             }
             SessionCmd::WatchState { reply } => {
                 let _ = reply.send(self.state_tx.subscribe());
@@ -192,32 +243,112 @@ impl SessionActor {
         }
     }
 
-    fn ingest(&mut self, bytes: &[u8]) {
-        self.screen.process(bytes);
-        // A third of the client's rows or more redrawn at once: maybe a new
-        // size, window or layout (see `redraw`).
-        let min_rows = usize::from(self.screen.layout().client_rows() / 3).max(2);
-        if self
-            .redraws
-            .feed(bytes, min_rows, std::time::Instant::now())
+    /// The screens by pane id, for composing a snapshot.
+    fn screens(&self) -> BTreeMap<u32, &PaneScreen> {
+        self.panes.iter().map(|(id, p)| (*id, &p.screen)).collect()
+    }
+
+    /// Sends a command; its reply comes back as an event with this purpose.
+    async fn send<C: TmuxCommand>(
+        &mut self,
+        client: &mut ControlClient,
+        command: &C,
+        purpose: Purpose,
+    ) {
+        match client.send(command).await {
+            Ok(ticket) => {
+                self.purposes.insert(ticket, purpose);
+            }
+            Err(e) => self.settle(purpose, Err(e.to_string())),
+        }
+    }
+
+    /// Asks tmux for the current window's panes (once at a time; a change
+    /// seen meanwhile asks again when the answer is in).
+    async fn look(&mut self, client: &mut ControlClient) {
+        if self.looking {
+            self.look_again = true;
+            return;
+        }
+        self.looking = true;
+        let command = WindowPanes {
+            session: self.tmux_name.clone(),
+        };
+        self.send(client, &command, Purpose::Window).await;
+    }
+
+    async fn on_event(&mut self, event: ClientEvent, client: &mut ControlClient) {
+        match event {
+            ClientEvent::Notification(notification) => {
+                self.on_notification(notification, client).await
+            }
+            ClientEvent::Reply { ticket, result } => {
+                let Some(purpose) = self.purposes.remove(&ticket) else {
+                    return;
+                };
+                match purpose {
+                    Purpose::Window => self.on_window(result, client).await,
+                    Purpose::Capture { pane, alternate } => {
+                        self.on_capture(pane, alternate, result)
+                    }
+                    other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
+                }
+            }
+        }
+    }
+
+    async fn on_notification(&mut self, notification: Notification, client: &mut ControlClient) {
+        match notification {
+            Notification::Output { pane, data }
+            | Notification::ExtendedOutput { pane, data, .. } => self.ingest(pane, data),
+            Notification::Pause { pane } => {
+                // What the pane writes while paused never comes: tell
+                // subscribers, re-seed its screen, then resume it.
+                self.gap(pane.0);
+                self.look(client).await;
+                self.send(client, &RefreshClient::continue_pane(pane), Purpose::Quiet)
+                    .await;
+            }
+            Notification::LayoutChange { .. }
+            | Notification::WindowAdd { .. }
+            | Notification::WindowClose { .. }
+            | Notification::SessionWindowChanged { .. }
+            | Notification::WindowPaneChanged { .. } => self.look(client).await,
+            Notification::SessionsChanged => self.sessions_changed.notify_one(),
+            _ => {}
+        }
+    }
+
+    /// A pane's output: logged for streams whatever the screen's state, and
+    /// fed to the pane's screen once it is seeded.
+    fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
+        let id = pane.0;
+        if let Some(slot) = self.panes.get_mut(&id)
+            && slot.seeding.is_none()
         {
-            self.layout_hint.notify_one();
+            let bells = slot.screen.process(&data);
+            let changed = if id == self.window.active {
+                let hash = slot.screen.content_hash();
+                let changed = hash != self.screen_hash;
+                self.screen_hash = hash;
+                changed
+            } else {
+                true
+            };
+            self.signal(Signal::Output {
+                bytes: &data,
+                changed: changed || bells > 0,
+            });
         }
-        let hash = self.screen.content_hash();
-        let changed = hash != self.screen_hash;
-        self.screen_hash = hash;
-        self.signal(Signal::Output { bytes, changed });
-        self.tail
-            .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL_BYTES)..]);
-        if self.tail.len() > TAIL_BYTES {
-            self.tail.drain(..self.tail.len() - TAIL_BYTES);
-        }
-        let chunk = self.ring.push(Bytes::copy_from_slice(bytes));
+        let chunk = self.ring.push(id, Bytes::from(data));
         self.output_tx.send_replace(chunk.seq);
         // A subscriber whose queue is full is dropped, never waited on.
         let limit = self.config.subscriber_queue_bytes;
         let size = chunk.bytes.len();
         self.subscribers.retain(|s| {
+            if s.pane != id {
+                return !s.tx.is_closed();
+            }
             if s.queued.fetch_add(size, Ordering::Relaxed) + size > limit {
                 s.overflowed.store(true, Ordering::Relaxed);
                 return false;
@@ -226,11 +357,248 @@ impl SessionActor {
         });
     }
 
+    /// Output of `pane` was skipped (tmux paused it): its subscribers are
+    /// closed as overflowed, so they reconnect and learn of the gap.
+    fn gap(&mut self, pane: u32) {
+        tracing::warn!(session_id = %self.session_id, pane, "tmux paused the pane's output: re-seeding its screen");
+        self.subscribers.retain(|s| {
+            if s.pane == pane {
+                s.overflowed.store(true, Ordering::Relaxed);
+                return false;
+            }
+            true
+        });
+    }
+
+    async fn on_window(
+        &mut self,
+        result: Result<Vec<Vec<u8>>, ControlError>,
+        client: &mut ControlClient,
+    ) {
+        self.looking = false;
+        let rows = result.map_err(|e| e.to_string()).and_then(|body| {
+            WindowPanes {
+                session: String::new(),
+            }
+            .parse(&body)
+            .map_err(|e| e.to_string())
+        });
+        match rows {
+            Ok(rows) if !rows.is_empty() => self.lay_out(rows, client).await,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::debug!(session_id = %self.session_id, "looking at the window failed: {e}")
+            }
+        }
+        if std::mem::take(&mut self.look_again) {
+            self.look(client).await;
+        }
+    }
+
+    /// Takes tmux's view of the window and re-seeds every pane in it.
+    async fn lay_out(&mut self, rows: Vec<PaneRow>, client: &mut ControlClient) {
+        let first = &rows[0];
+        self.window = WindowGeometry {
+            cols: first.window_cols,
+            rows: first.window_rows,
+            panes: rows.iter().map(|r| (r.pane.0, r.rect)).collect(),
+            active: rows.iter().find(|r| r.active).unwrap_or(first).pane.0,
+        };
+        self.panes
+            .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
+        for row in rows {
+            let state = PaneState {
+                cols: row.rect.cols,
+                rows: row.rect.rows,
+                cursor_x: row.cursor_x,
+                cursor_y: row.cursor_y,
+                cursor_visible: row.cursor_visible,
+                alternate_on: row.alternate_on,
+                scroll_upper: row.scroll_upper,
+                scroll_lower: row.scroll_lower,
+                origin_mode: row.origin_mode,
+                title: row.title,
+            };
+            let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
+                screen: PaneScreen::new(state.cols, state.rows),
+                pid: row.pid,
+                seeding: None,
+            });
+            pane.pid = row.pid;
+            pane.seeding = Some(Seed {
+                replies_left: 1 + u8::from(state.alternate_on),
+                state,
+                captured: Captured::default(),
+            });
+            let alternate = row.alternate_on;
+            self.capture(client, row.pane, false).await;
+            if alternate {
+                self.capture(client, row.pane, true).await;
+            }
+        }
+    }
+
+    async fn capture(&mut self, client: &mut ControlClient, pane: PaneId, alternate: bool) {
+        // With the alternate screen on, `-a` captures the normal screen behind it.
+        let command = CaptureSeed { pane, alternate };
+        let purpose = Purpose::Capture {
+            pane: pane.0,
+            alternate,
+        };
+        self.send(client, &command, purpose).await;
+    }
+
+    fn on_capture(
+        &mut self,
+        pane: u32,
+        alternate: bool,
+        result: Result<Vec<Vec<u8>>, ControlError>,
+    ) {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return;
+        };
+        let Some(seed) = slot.seeding.as_mut() else {
+            return;
+        };
+        let text = result.map(|lines| lines.join(&b'\n')).unwrap_or_default();
+        match (seed.state.alternate_on, alternate) {
+            // On the alternate screen, the plain capture is what shows.
+            (true, false) => seed.captured.alternate = Some(text),
+            _ => seed.captured.normal = text,
+        }
+        seed.replies_left = seed.replies_left.saturating_sub(1);
+        if seed.replies_left > 0 {
+            return;
+        }
+        if let Some(seed) = slot.seeding.take() {
+            slot.screen.seed(&seed.state, &seed.captured);
+        }
+        if pane == self.window.active {
+            self.screen_hash = slot.screen.content_hash();
+        }
+    }
+
+    async fn type_input(
+        &mut self,
+        input: Input,
+        reply: oneshot::Sender<Result<(), String>>,
+        client: &mut ControlClient,
+    ) {
+        self.signal(Signal::Input);
+        let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
+        if pieces.is_empty() {
+            let _ = reply.send(Ok(()));
+            return;
+        }
+        let job = self.next_job;
+        self.next_job += 1;
+        self.jobs.insert(
+            job,
+            InputJob {
+                pieces_left: pieces.len(),
+                error: None,
+                reply,
+            },
+        );
+        for piece in pieces {
+            let purpose = Purpose::Input { job };
+            match piece {
+                Piece::Text(c) => self.send(client, &c, purpose).await,
+                Piece::Hex(c) => self.send(client, &c, purpose).await,
+                Piece::Keys(c) => self.send(client, &c, purpose).await,
+            }
+        }
+    }
+
+    /// A command's reply reached the one who waits for it.
+    fn settle(&mut self, purpose: Purpose, result: Result<(), String>) {
+        match purpose {
+            Purpose::Reply(reply) => {
+                let _ = reply.send(result);
+            }
+            Purpose::Input { job } => {
+                let Some(entry) = self.jobs.get_mut(&job) else {
+                    return;
+                };
+                entry.pieces_left -= 1;
+                if let Err(e) = result {
+                    entry.error.get_or_insert(e);
+                }
+                if entry.pieces_left == 0
+                    && let Some(done) = self.jobs.remove(&job)
+                {
+                    let _ = done.reply.send(done.error.map_or(Ok(()), Err));
+                }
+            }
+            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } => {
+                if let Err(e) = result {
+                    tracing::debug!(session_id = %self.session_id, "tmux command failed: {e}");
+                }
+            }
+        }
+    }
+
+    fn subscribe(&mut self, since: Option<u64>, pane: Option<u32>) -> Subscription {
+        let pane = pane.unwrap_or(self.window.active);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let live = LiveOutput::new(rx, queued.clone());
+        let replay = match since {
+            Some(since) => match self.ring.since(since) {
+                Replay::Complete(c) => Replay::Complete(only_pane(c, pane)),
+                Replay::Truncated(c) => Replay::Truncated(only_pane(c, pane)),
+            },
+            None => Replay::Complete(Vec::new()),
+        };
+        if !self.client_gone {
+            self.subscribers.push(Subscriber {
+                pane,
+                tx,
+                queued,
+                overflowed: overflowed.clone(),
+            });
+        }
+        Subscription {
+            replay,
+            live,
+            overflowed,
+            latest_seq: self.ring.latest_seq(),
+            pane,
+            cols: self.window.cols,
+            rows: self.window.rows,
+        }
+    }
+
     /// A deadline passed: see who holds the terminal now, then let time tell.
-    fn look_again(&mut self) {
-        let foreground = foreground::probe(self.view.pid, &self.view.current_command);
+    fn look_at_foreground(&mut self) {
+        let running = self.running();
+        let foreground = foreground::probe(self.active_pid(), &running.command);
         self.signal(Signal::Foreground(foreground));
         self.signal(Signal::Tick);
+    }
+
+    fn active_pid(&self) -> Option<u32> {
+        self.panes.get(&self.window.active).and_then(|p| p.pid)
+    }
+
+    /// What the active pane runs, from /proc, reused for a moment.
+    fn running(&mut self) -> Running {
+        let now = std::time::Instant::now();
+        if let Some((at, running)) = &self.running
+            && now.duration_since(*at) < RUNNING_FRESH
+        {
+            return running.clone();
+        }
+        let running = self
+            .active_pid()
+            .and_then(foreground::running)
+            .unwrap_or(Running {
+                command: String::new(),
+                cwd: String::new(),
+            });
+        self.running = Some((now, running.clone()));
+        running
     }
 
     /// Feeds the detector; a changed state goes to waiters and the supervisor.
@@ -248,46 +616,33 @@ impl SessionActor {
     fn on_client_gone(&mut self) {
         self.client_gone = true;
         self.subscribers.clear();
+        for (_, purpose) in std::mem::take(&mut self.purposes) {
+            self.settle(purpose, Err("the session's tmux client has gone".into()));
+        }
         self.signal(Signal::Exit);
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
-            why: ClientExit::from_output_tail(&self.tail),
         }));
     }
 
-    fn update_view(&mut self, view: SessionView, pty: &ClientPty) {
-        let layout = layout_of(&view);
-        if layout != self.screen.layout() {
-            if let Err(e) = pty.resize(layout.cols, layout.client_rows()) {
-                tracing::warn!(session_id = %self.session_id, "resizing the client PTY failed: {e}");
-            }
-            self.screen.set_layout(layout);
-            self.screen_hash = self.screen.content_hash();
-        }
-        self.view = view;
-    }
-
-    fn pane_facts(&self) -> PaneFacts {
-        PaneFacts {
-            title: self.view.title.clone(),
-            alternate_on: self.view.alternate_on,
-            active_pane: self.view.active_pane,
-        }
-    }
-
-    fn summary(&self) -> ActorSummary {
+    fn summary(&mut self) -> ActorSummary {
         let state = self.detector.view();
-        let layout = self.screen.layout();
+        let running = self.running();
+        let title = self
+            .panes
+            .get(&self.window.active)
+            .map(|p| p.screen.title().to_owned())
+            .unwrap_or_default();
         ActorSummary {
             state: state.state,
             state_reason: state.reason,
             state_since: state.since,
-            current_command: self.view.current_command.clone(),
-            cwd: self.view.cwd.clone(),
-            title: self.view.title.clone(),
-            cols: layout.cols,
-            rows: layout.rows,
+            current_command: running.command,
+            cwd: running.cwd,
+            title,
+            cols: self.window.cols,
+            rows: self.window.rows,
             last_activity_at: self.detector.last_activity(),
             transport: if self.client_gone {
                 Transport::Disconnected
@@ -302,4 +657,42 @@ impl SessionActor {
             latest_seq: self.ring.latest_seq(),
         }
     }
+}
+
+/// One `send-keys` of an input request.
+enum Piece {
+    Text(SendLiteral),
+    Hex(SendHex),
+    Keys(SendKeys),
+}
+
+/// Text, then raw bytes, then keys, as `send-keys` commands small enough
+/// for tmux to take one at a time.
+fn pieces(input: Input, target: &Target) -> Vec<Piece> {
+    let text = input.text.filter(|t| !t.is_empty());
+    let bytes = input.bytes.filter(|b| !b.is_empty());
+    let mut pieces: Vec<Piece> = text
+        .map(|t| SendLiteral::chunked(target, &t, TEXT_CHUNK_BYTES))
+        .unwrap_or_default()
+        .into_iter()
+        .map(Piece::Text)
+        .collect();
+    if let Some(bytes) = bytes {
+        pieces.extend(
+            SendHex::chunked(target, &bytes, HEX_CHUNK_BYTES)
+                .into_iter()
+                .map(Piece::Hex),
+        );
+    }
+    if !input.keys.is_empty() {
+        pieces.push(Piece::Keys(SendKeys {
+            target: target.clone(),
+            keys: input.keys,
+        }));
+    }
+    pieces
+}
+
+fn only_pane(chunks: Vec<super::Chunk>, pane: u32) -> Vec<super::Chunk> {
+    chunks.into_iter().filter(|c| c.pane == pane).collect()
 }

@@ -39,6 +39,31 @@ fn from_proc(pid: u32) -> Option<Foreground> {
     })
 }
 
+/// What a pane's terminal runs now, as tmux's `pane_current_command` and
+/// `pane_current_path` would say, read from /proc without asking tmux: the
+/// leader of the terminal's foreground process group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub command: String,
+    pub cwd: String,
+}
+
+pub fn running(pane_pid: u32) -> Option<Running> {
+    let stat = std::fs::read_to_string(format!("/proc/{pane_pid}/stat")).ok()?;
+    let (_, tpgid) = parse_stat(&stat)?;
+    let leader = if tpgid > 0 { tpgid as u32 } else { pane_pid };
+    let read = |pid: u32| {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+        Some(Running {
+            command: comm.trim_end().to_owned(),
+            cwd: cwd.to_string_lossy().into_owned(),
+        })
+    };
+    // The group's leader may have exited while the group lives on.
+    read(leader).or_else(|| read(pane_pid))
+}
+
 /// (pgrp, tpgid) from a /proc/PID/stat line; the command name may hold
 /// spaces and parentheses, so fields are read after the last `)`.
 fn parse_stat(stat: &str) -> Option<(i64, i64)> {
@@ -65,6 +90,18 @@ mod tests {
         assert_eq!(probe(None, "bash"), Foreground::Shell);
         assert_eq!(probe(None, "sleep"), Foreground::Other);
         assert_eq!(probe(None, ""), Foreground::Unknown);
+    }
+
+    #[test]
+    fn running_reads_this_process() {
+        let me = running(std::process::id()).expect("our own /proc entry");
+        assert!(!me.command.is_empty());
+        assert_eq!(
+            me.cwd,
+            std::env::current_dir().unwrap().to_string_lossy(),
+            "{me:?}"
+        );
+        assert_eq!(running(u32::MAX), None);
     }
 
     #[test]

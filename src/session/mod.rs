@@ -1,28 +1,30 @@
-//! One actor per tmux session: it owns the PTY of tmuxd's tmux client, the
-//! parsed screen, the replay ring and the state tracker. Everyone else talks
-//! to it through a cloneable `SessionHandle`.
+//! One actor per tmux session: it owns tmuxd's control client for the
+//! session, each pane's parsed screen, the output log and the state
+//! tracker. Everyone else talks to it through a cloneable `SessionHandle`.
 
 mod actor;
+mod ansi;
 mod foreground;
-mod pty;
-mod redraw;
+mod pane;
 mod replay;
-mod screen;
 mod state;
+mod window;
 
-use std::ffi::OsString;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-pub use pty::PtyError;
+pub use pane::{Captured, PaneScreen, PaneState};
 pub use replay::{Chunk, Replay};
-pub use screen::{Cursor, Layout, PaneFacts, Region, Screen, ScreenSnapshot, SnapshotFormat};
 pub use state::{SessionState, StateReason, StateView, Timing};
+pub use window::{
+    Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry, snapshot as compose_snapshot,
+};
 
-use crate::tmux::SessionView;
+use crate::tmux::Tmux;
+use crate::tmux::control::{ControlError, ControlOptions};
 
 /// Requests an actor serves; each carries its own reply channel.
 pub enum SessionCmd {
@@ -36,15 +38,25 @@ pub enum SessionCmd {
     Summary {
         reply: oneshot::Sender<ActorSummary>,
     },
-    /// Fresh facts from the discovery tick (size, status line, command, cwd).
-    UpdateView { view: SessionView },
-    /// A stream of output chunks after `since`, with replay from the ring.
+    /// Types into the active pane (text, raw bytes, then keys), in order
+    /// with every other input; answers once tmux took all of it.
+    Type {
+        input: Input,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Resizes the session's current window.
+    Resize {
+        cols: u16,
+        rows: u16,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// A stream of one pane's output chunks after `since` (the active pane
+    /// unless given), with replay from the log.
     Subscribe {
         since: Option<u64>,
+        pane: Option<u32>,
         reply: oneshot::Sender<Subscription>,
     },
-    /// Someone typed into the session through tmux (clears attention).
-    NoteInput,
     /// The state as it changes, for waiters.
     WatchState {
         reply: oneshot::Sender<watch::Receiver<StateView>>,
@@ -93,14 +105,24 @@ pub struct ActorSummary {
     pub latest_seq: u64,
 }
 
-/// A live output stream: replayed chunks first, then `live` until the
-/// session ends or the subscriber falls behind (then `live` closes and
-/// `overflowed` is set).
+/// What to type: literal text, raw bytes for the program, tmux key names.
+#[derive(Clone, Debug, Default)]
+pub struct Input {
+    pub text: Option<String>,
+    pub bytes: Option<Vec<u8>>,
+    pub keys: Vec<String>,
+}
+
+/// A live output stream of one pane: replayed chunks first, then `live`
+/// until the session ends or the subscriber falls behind or tmux skipped
+/// some of the pane's output (then `live` closes and `overflowed` is set).
 pub struct Subscription {
     pub replay: Replay,
     pub live: LiveOutput,
     pub overflowed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub latest_seq: u64,
+    /// The pane streamed (`%N` without the `%`).
+    pub pane: u32,
     pub cols: u16,
     pub rows: u16,
 }
@@ -152,42 +174,14 @@ pub enum ActorEvent {
     },
 }
 
-/// Sent to the supervisor when an actor's client has gone away.
+/// Sent to the supervisor when an actor's client has gone away: the
+/// session ended, the server went away, or someone detached the client
+/// (tmux 3.3 gives no reason); the supervisor asks tmux which.
 #[derive(Debug)]
 pub struct ClientExited {
     pub session_id: String,
     /// Which actor of this session ended (a session is re-attached with a new one).
     pub actor_id: u64,
-    pub why: ClientExit,
-}
-
-/// Why the tmux client left, from the message it prints as it exits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientExit {
-    /// `[exited]`: the session ended.
-    SessionEnded,
-    /// `[server exited]`: the whole tmux server went away.
-    ServerExited,
-    /// `[detached ...]`: someone detached tmuxd's client; the session lives.
-    Detached,
-    /// Anything else (killed client, lost terminal, failed attach).
-    Unknown,
-}
-
-impl ClientExit {
-    /// Reads the exit message from the last bytes the client printed.
-    pub fn from_output_tail(tail: &[u8]) -> ClientExit {
-        let has = |needle: &[u8]| tail.windows(needle.len()).any(|w| w == needle);
-        if has(b"[server exited") {
-            ClientExit::ServerExited
-        } else if has(b"[exited]") {
-            ClientExit::SessionEnded
-        } else if has(b"[detached") {
-            ClientExit::Detached
-        } else {
-            ClientExit::Unknown
-        }
-    }
 }
 
 /// Settings every actor shares.
@@ -202,14 +196,14 @@ pub struct ActorConfig {
 pub struct ActorSpec {
     pub session_id: String,
     pub actor_id: u64,
-    pub view: SessionView,
-    pub attach_argv: Vec<OsString>,
-    pub env_remove: Vec<OsString>,
+    pub tmux: Tmux,
+    pub tmux_name: String,
+    pub control: ControlOptions,
     pub config: ActorConfig,
     pub events: mpsc::UnboundedSender<ActorEvent>,
-    /// Woken when tmux redraws the client: the window's geometry may have
-    /// changed, so discovery should look now rather than at its next tick.
-    pub layout_hint: Arc<Notify>,
+    /// Woken when tmux says sessions were created or destroyed, so
+    /// discovery looks now rather than at its next sweep.
+    pub sessions_changed: Arc<Notify>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -225,10 +219,11 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
-    /// Starts the tmux client on a PTY and the actor task that owns it.
-    pub fn spawn(spec: ActorSpec) -> Result<SessionHandle, PtyError> {
+    /// Attaches a control client to the session and starts the actor
+    /// task that owns it.
+    pub async fn spawn(spec: ActorSpec) -> Result<SessionHandle, ControlError> {
         let (tx, rx) = mpsc::channel(INBOX);
-        actor::start(spec, rx)?;
+        actor::start(spec, rx).await?;
         Ok(SessionHandle { tx })
     }
 
@@ -258,18 +253,23 @@ impl SessionHandle {
         self.ask(|reply| SessionCmd::Summary { reply }).await
     }
 
-    pub async fn subscribe(&self, since: Option<u64>) -> Result<Subscription, ActorGone> {
-        self.ask(|reply| SessionCmd::Subscribe { since, reply })
+    pub async fn subscribe(
+        &self,
+        since: Option<u64>,
+        pane: Option<u32>,
+    ) -> Result<Subscription, ActorGone> {
+        self.ask(|reply| SessionCmd::Subscribe { since, pane, reply })
             .await
     }
 
-    /// Never waits: a busy actor skips this tick's update and gets the next.
-    pub fn update_view(&self, view: SessionView) {
-        let _ = self.tx.try_send(SessionCmd::UpdateView { view });
+    /// Types `input` into the active pane; `Err` carries tmux's refusal.
+    pub async fn type_input(&self, input: Input) -> Result<Result<(), String>, ActorGone> {
+        self.ask(|reply| SessionCmd::Type { input, reply }).await
     }
 
-    pub fn note_input(&self) {
-        let _ = self.tx.try_send(SessionCmd::NoteInput);
+    pub async fn resize(&self, cols: u16, rows: u16) -> Result<Result<(), String>, ActorGone> {
+        self.ask(|reply| SessionCmd::Resize { cols, rows, reply })
+            .await
     }
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {

@@ -5,10 +5,13 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-/// One read from the PTY. `seq` counts chunks from 1 and never repeats.
+/// Bytes one pane wrote, as one `%output` brought them. `seq` counts chunks
+/// of the whole session from 1 and never repeats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
     pub seq: u64,
+    /// The pane (`%N`) that wrote them.
+    pub pane: u32,
     pub bytes: Bytes,
 }
 
@@ -45,10 +48,11 @@ impl ReplayRing {
 
     /// Appends a chunk, evicting the oldest ones past capacity (the newest
     /// chunk is always kept, even if it alone is larger).
-    pub fn push(&mut self, bytes: Bytes) -> Chunk {
+    pub fn push(&mut self, pane: u32, bytes: Bytes) -> Chunk {
         self.latest_seq += 1;
         let chunk = Chunk {
             seq: self.latest_seq,
+            pane,
             bytes,
         };
         self.bytes += chunk.bytes.len();
@@ -90,7 +94,7 @@ mod tests {
     fn resumes_and_truncates() {
         let mut ring = ReplayRing::new(10);
         for text in ["abcd", "efgh", "ijkl"] {
-            ring.push(Bytes::from(text));
+            ring.push(0, Bytes::from(text));
         }
         // 12 bytes > 10: chunk 1 evicted.
         assert_eq!(ring.latest_seq(), 3);
@@ -110,12 +114,13 @@ mod tests {
     #[test]
     fn oversized_chunk_is_kept_alone() {
         let mut ring = ReplayRing::new(4);
-        ring.push(Bytes::from("ab"));
-        ring.push(Bytes::from("0123456789"));
+        ring.push(0, Bytes::from("ab"));
+        ring.push(0, Bytes::from("0123456789"));
         assert_eq!(
             ring.since(1),
             Replay::Complete(vec![Chunk {
                 seq: 2,
+                pane: 0,
                 bytes: Bytes::from("0123456789")
             }])
         );

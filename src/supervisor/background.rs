@@ -12,8 +12,8 @@ use tokio_util::task::TaskTracker;
 use super::Supervisor;
 use super::lifecycle::EndReason;
 use super::plan::{Known, plan_discovery};
-use crate::session::{ActorEvent, ClientExit, ClientExited};
-use crate::tmux::session_views;
+use crate::session::{ActorEvent, ClientExited};
+use crate::tmux::{SessionStatus, session_views};
 
 pub(super) fn spawn_loops(
     supervisor: &Supervisor,
@@ -40,35 +40,37 @@ pub(super) fn spawn_loops(
     ));
 }
 
-/// Discovery every `discovery_interval`, and early when an actor saw tmux
-/// redraw its client (a resize, another window, a split): one `list-panes -a`
-/// then serves every session, so snapshots follow a new geometry within
-/// milliseconds. Early ticks are spaced by `EARLY_DISCOVERY_GAP`, so a
-/// program that redraws all the time costs at most one call per gap.
+/// Discovery when tmux says sessions changed (`%sessions-changed`, which
+/// every actor's control client hears), else a sweep: every
+/// `discovery_interval` while no control client is attached to hear
+/// anything, and every `SAFETY_SWEEP` as a safety net otherwise.
 async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
-    let hint = supervisor.inner.layout_hint.clone();
-    let mut ticks = tokio::time::interval(supervisor.inner.settings.discovery_interval);
-    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    ticks.tick().await;
-    let mut last = tokio::time::Instant::now();
+    let changed = supervisor.inner.sessions_changed.clone();
+    let poll = supervisor.inner.settings.discovery_interval;
     loop {
-        tokio::select! {
+        let listening = supervisor.session_count() > 0;
+        let period = if listening {
+            SAFETY_SWEEP.max(poll)
+        } else {
+            poll
+        };
+        let sweep = tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = ticks.tick() => {}
-            _ = hint.notified() => {
-                tokio::select! {
-                    _ = cancel.cancelled() => return,
-                    _ = tokio::time::sleep_until(last + EARLY_DISCOVERY_GAP) => {}
-                }
-            }
+            _ = changed.notified() => false,
+            _ = tokio::time::sleep(period) => listening,
+        };
+        let adopted = supervisor.discover().await;
+        if sweep && adopted > 0 {
+            tracing::warn!(
+                adopted,
+                "the safety sweep found sessions no tmux event announced"
+            );
         }
-        supervisor.discover().await;
-        last = tokio::time::Instant::now();
     }
 }
 
-/// Least time between two discovery ticks that a redraw brought forward.
-const EARLY_DISCOVERY_GAP: std::time::Duration = std::time::Duration::from_millis(200);
+/// How often discovery looks anyway while control clients listen for changes.
+const SAFETY_SWEEP: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Runs `work` every `period` until cancelled; a slow run delays the next
 /// instead of piling up.
@@ -149,24 +151,20 @@ impl Supervisor {
                 _ => return Ok(()),
             }
         };
-        let alive = match exit.why {
-            ClientExit::ServerExited => false,
-            _ => match self.tmux().has_session(&name).await {
-                Ok(alive) => alive,
-                Err(e) => {
-                    tracing::warn!(tmux_name = %name, "cannot tell whether the session lives: {e}");
-                    return Err(exit);
-                }
-            },
-        };
-        if alive {
-            self.reattach(id, exit.actor_id).await;
-        } else {
-            let reason = match exit.why {
-                ClientExit::ServerExited => EndReason::TmuxServerGone,
-                _ => EndReason::ProcessExit,
-            };
-            self.end(id, Some(exit.actor_id), reason).await;
+        match self.tmux().session_status(&name).await {
+            Ok(SessionStatus::Alive) => self.reattach(id, exit.actor_id).await,
+            Ok(SessionStatus::Gone) => {
+                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                    .await
+            }
+            Ok(SessionStatus::NoServer) => {
+                self.end(id, Some(exit.actor_id), EndReason::TmuxServerGone)
+                    .await
+            }
+            Err(e) => {
+                tracing::warn!(tmux_name = %name, "cannot tell whether the session lives: {e}");
+                return Err(exit);
+            }
         }
         Ok(())
     }
@@ -174,13 +172,14 @@ impl Supervisor {
     /// One discovery tick: restore persisted sessions once tmux answers,
     /// refresh every actor's view, adopt new sessions, forget detached ones
     /// that are gone.
-    pub(super) async fn discover(&self) {
+    /// Returns how many sessions it adopted.
+    pub(super) async fn discover(&self) -> usize {
         let looked_at = std::time::Instant::now();
         let panes = match self.tmux().list_panes().await {
             Ok(panes) => panes,
             Err(e) => {
                 tracing::warn!("discovery: {e}");
-                return;
+                return 0;
             }
         };
         let live = session_views(&panes);
@@ -188,7 +187,7 @@ impl Supervisor {
         if let Some(file) = pending {
             self.restore(file, &live).await;
         }
-        let (plan, handles) = {
+        let plan = {
             let mut registry = self.registry();
             registry.seen_names = live.keys().cloned().collect();
             let known = Known {
@@ -217,27 +216,17 @@ impl Supervisor {
                 registry.detached.remove(name);
             }
             registry.ended.retain(|_, at| *at >= looked_at);
-            let handles: Vec<_> = plan
-                .update
-                .iter()
-                .filter_map(|(id, view)| {
-                    registry
-                        .sessions
-                        .get(id)
-                        .map(|e| (e.handle.clone(), view.clone()))
-                })
-                .collect();
-            (plan, handles)
+            plan
         };
-        for (handle, view) in handles {
-            handle.update_view(view);
-        }
-        for name in &plan.adopt {
-            self.adopt_discovered(live[name].clone()).await;
-        }
+        let adoptions = plan
+            .adopt
+            .iter()
+            .map(|name| self.adopt_discovered(live[name].clone()));
+        futures::future::join_all(adoptions).await;
         if !plan.forget_detached.is_empty() {
             let _ = self.persist().await;
         }
+        plan.adopt.len()
     }
 
     async fn checkpoint(&self) {

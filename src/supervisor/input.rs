@@ -15,7 +15,7 @@ use super::{
 };
 use crate::session::{SessionHandle, SessionState, StateView};
 use crate::store::{EventKind, NewEvent, QueuedInput, Thought};
-use crate::tmux::{Tmux, TmuxError, validate_key};
+use crate::tmux::validate_key;
 
 /// Longest wait a client may ask for.
 pub const MAX_WAIT_MS: u64 = 3_600_000;
@@ -54,9 +54,7 @@ impl Supervisor {
                 .await;
         }
         let typist = self.typist(session_id)?;
-        typist
-            .type_in(self.tmux(), text, &input.keys, input.submit)
-            .await?;
+        typist.type_in(text, &input.keys, input.submit).await?;
         Ok(InputOutcome {
             delivered: true,
             queued: false,
@@ -68,10 +66,12 @@ impl Supervisor {
     pub async fn write_raw(&self, session_id: &str, bytes: &[u8]) -> Result<(), SupervisorError> {
         check_input_size("input", bytes.len())?;
         let typist = self.typist(session_id)?;
-        let _turn = typist.turn.lock().await;
-        let typed = self.tmux().send_bytes(&typist.tmux_name, bytes).await;
-        typist.handle.note_input();
-        typed.map_err(|e| typist.gone_or(e))
+        typist
+            .type_raw(crate::session::Input {
+                bytes: Some(bytes.to_vec()),
+                ..Default::default()
+            })
+            .await
     }
 
     /// Who types into a session, and the lock that keeps each request's
@@ -217,7 +217,7 @@ impl Supervisor {
             }
         };
         let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
-        let typed = typist.type_in(self.tmux(), text, &[], item.submit).await;
+        let typed = typist.type_in(text, &[], item.submit).await;
         let name = typist.tmux_name;
         if let Some(entry) = self.registry().sessions.get_mut(&id) {
             entry.delivering = false;
@@ -370,14 +370,14 @@ impl Supervisor {
     }
 }
 
-/// What typing into one session needs: its tmux name, its actor (told that
-/// input arrived) and its turn lock.
+/// What typing into one session needs: its actor (which types over its
+/// control client, in order with everything else it sends) and a turn lock.
 pub(super) struct Typist {
     session_id: String,
     tmux_name: String,
     handle: SessionHandle,
-    /// Held while one request is typed, so long input sent in pieces is never
-    /// interleaved with another request's.
+    /// Held while one request is typed, so a queued item's text and its
+    /// Enter are never split by another request.
     turn: Arc<tokio::sync::Mutex<()>>,
 }
 
@@ -385,37 +385,28 @@ impl Typist {
     /// Text, then keys, then Enter, in this session's turn.
     pub(super) async fn type_in(
         &self,
-        tmux: &Tmux,
         text: Option<&str>,
         keys: &[String],
         submit: bool,
     ) -> Result<(), SupervisorError> {
-        let _turn = self.turn.lock().await;
-        let typed = async {
-            if let Some(text) = text {
-                tmux.send_text(&self.tmux_name, text).await?;
-            }
-            if !keys.is_empty() {
-                tmux.send_keys(&self.tmux_name, keys).await?;
-            }
-            if submit {
-                tmux.send_keys(&self.tmux_name, &["Enter".to_owned()])
-                    .await?;
-            }
-            Ok(())
+        let mut keys = keys.to_vec();
+        if submit {
+            keys.push("Enter".to_owned());
         }
-        .await;
-        self.handle.note_input();
-        typed.map_err(|e| self.gone_or(e))
+        self.type_raw(crate::session::Input {
+            text: text.map(str::to_owned),
+            bytes: None,
+            keys,
+        })
+        .await
     }
 
-    /// A session that ended while it was typed into is gone (404), not a
-    /// tmux failure.
-    fn gone_or(&self, error: TmuxError) -> SupervisorError {
-        if error.is_missing_session() {
-            SupervisorError::Gone(self.session_id.clone())
-        } else {
-            error.into()
-        }
+    async fn type_raw(&self, input: crate::session::Input) -> Result<(), SupervisorError> {
+        let _turn = self.turn.lock().await;
+        self.handle
+            .type_input(input)
+            .await
+            .map_err(SupervisorError::gone(&self.session_id))?
+            .map_err(|message| super::tmux_refused(&self.session_id, "send-keys", message))
     }
 }

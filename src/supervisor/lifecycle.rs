@@ -15,6 +15,7 @@ use super::{
 use crate::session::SessionState;
 use crate::session::{ActorSpec, SessionHandle};
 use crate::store::{EventKind, NewEvent, QueuedInput};
+use crate::tmux::control::{ControlError, ControlOptions};
 use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
@@ -129,7 +130,7 @@ impl Supervisor {
         };
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
             let typed = match self.typist(&summary.session_id) {
-                Ok(typist) => typist.type_in(self.tmux(), Some(input), &[], true).await,
+                Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };
             if let Err(e) = typed {
@@ -341,7 +342,7 @@ impl Supervisor {
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(reservation.id, actor_id, view) {
+        let handle = match self.spawn_actor(reservation.id, actor_id, &view.name).await {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
@@ -389,22 +390,27 @@ impl Supervisor {
         summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
     }
 
-    pub(super) fn spawn_actor(
+    /// Attaches a control client to tmux session `name` and starts its actor.
+    pub(super) async fn spawn_actor(
         &self,
         id: u64,
         actor_id: u64,
-        view: SessionView,
-    ) -> Result<SessionHandle, crate::session::PtyError> {
+        name: &str,
+    ) -> Result<SessionHandle, ControlError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
             actor_id,
-            attach_argv: self.tmux().attach_argv(&view.name),
-            view,
-            env_remove: crate::tmux::child_env_removals(),
+            tmux: self.tmux().clone(),
+            tmux_name: name.to_owned(),
+            control: ControlOptions {
+                timeout: self.inner.settings.command_timeout,
+                ..ControlOptions::default()
+            },
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
-            layout_hint: self.inner.layout_hint.clone(),
+            sessions_changed: self.inner.sessions_changed.clone(),
         })
+        .await
     }
 
     fn record(&self, event: NewEvent, entry: &Entry) {

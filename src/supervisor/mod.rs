@@ -46,6 +46,8 @@ pub struct Settings {
     pub filter: NameFilter,
     pub actor: ActorConfig,
     pub max_scrollback_lines: usize,
+    /// How long a tmux command may take, forked or over a control client.
+    pub command_timeout: Duration,
 }
 
 impl Settings {
@@ -70,6 +72,7 @@ impl Settings {
                 },
             },
             max_scrollback_lines: config.session.max_scrollback_lines,
+            command_timeout: Duration::from_millis(config.tmux.command_timeout_ms),
         }
     }
 }
@@ -87,7 +90,7 @@ struct Inner {
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
     /// Actors wake this when tmux redrew their client (see `session::redraw`).
-    layout_hint: Arc<Notify>,
+    sessions_changed: Arc<Notify>,
 }
 
 impl Supervisor {
@@ -114,7 +117,7 @@ impl Supervisor {
                 persistence,
                 events,
                 next_actor_id: AtomicU64::new(1),
-                layout_hint: Arc::new(Notify::new()),
+                sessions_changed: Arc::new(Notify::new()),
             }),
         };
         supervisor.discover().await;
@@ -215,17 +218,12 @@ impl Supervisor {
         rows: u16,
     ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
-        let (handle, name) = self.handle(session_id)?;
-        self.tmux()
-            .resize_window(&name, cols, rows)
+        let (handle, _) = self.handle(session_id)?;
+        let resized = handle
+            .resize(cols, rows)
             .await
-            .map_err(|e| match e.is_missing_session() {
-                true => SupervisorError::Gone(session_id.to_owned()),
-                false => e.into(),
-            })?;
-        if let Some(view) = self.view_of(&name).await? {
-            handle.update_view(view);
-        }
+            .map_err(SupervisorError::gone(session_id))?;
+        resized.map_err(|message| tmux_refused(session_id, "resize-window", message))?;
         self.get(session_id).await
     }
 
@@ -292,6 +290,25 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
         )));
     }
     Ok(())
+}
+
+/// What tmux's refusal of a command sent through a session's actor means:
+/// the session (or its client) went away meanwhile (404), or tmux said no.
+pub(crate) fn tmux_refused(session_id: &str, command: &str, message: String) -> SupervisorError {
+    let gone = [
+        "can't find",
+        "no current target",
+        "client has gone",
+        "control client is gone",
+    ];
+    if gone.iter().any(|g| message.contains(g)) {
+        SupervisorError::Gone(session_id.to_owned())
+    } else {
+        SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
+            command: command.to_owned(),
+            stderr: message,
+        })
+    }
 }
 
 /// Refuses input longer than `MAX_INPUT_BYTES` before anything is typed.

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Supervisor;
-use super::lifecycle::{Attach, EndReason, default_view};
+use super::lifecycle::{Attach, EndReason};
 use super::registry::Reservation;
 use crate::store::{EventKind, NewEvent, RegistryFile};
 use crate::tmux::SessionView;
@@ -42,14 +42,8 @@ impl Supervisor {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
-        let view = self
-            .view_of(&name)
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| default_view(&name));
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, view) {
+        let handle = match self.spawn_actor(id, new_actor_id, &name).await {
             Ok(handle) => handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");

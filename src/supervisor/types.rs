@@ -3,8 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::session::{ActorGone, ActorSummary, PtyError};
+use crate::session::{ActorGone, ActorSummary};
 use crate::store::{StoreError, Thought};
+use crate::tmux::control::ControlError;
 use crate::tmux::{KeyError, NameError, TmuxError};
 
 /// A session as clients see it (api.md "Session summary"): what the
@@ -138,7 +139,7 @@ pub enum SupervisorError {
     #[error(transparent)]
     Tmux(#[from] TmuxError),
     #[error(transparent)]
-    Attach(#[from] PtyError),
+    Attach(#[from] ControlError),
     #[error("session {0} ended while the request was being served")]
     Gone(String),
     #[error("{what} is {size} bytes; at most {max} are accepted")]

@@ -260,6 +260,33 @@ impl TmuxCommand for CapturePane {
     }
 }
 
+/// `capture-pane -p -e -N [-a -q] -t PANE`: a pane's visible rows as a
+/// re-seed needs them: colours and attributes (carried from row to row),
+/// trailing blanks kept (a coloured blank is visible); with `alternate`,
+/// the normal screen saved behind a program on the alternate one.
+#[derive(Clone, Debug)]
+pub struct CaptureSeed {
+    pub pane: PaneId,
+    pub alternate: bool,
+}
+
+impl TmuxCommand for CaptureSeed {
+    type Output = Vec<Vec<u8>>;
+
+    fn args(&self) -> Vec<String> {
+        let mut args = owned(&["capture-pane", "-p", "-e", "-N"]);
+        if self.alternate {
+            args.extend(["-a".to_owned(), "-q".to_owned()]);
+        }
+        args.extend(["-t".to_owned(), self.pane.to_string()]);
+        args
+    }
+
+    fn parse(&self, lines: &[Vec<u8>]) -> Result<Self::Output, ParseError> {
+        Ok(lines.to_vec())
+    }
+}
+
 /// `display-message -p -t T -- FORMAT`: one format expanded by tmux. The
 /// format is a format: `#` sequences in it are expanded, by design.
 /// tmux 3.3 does not fail on a missing target: it expands the format with
@@ -354,10 +381,12 @@ impl TmuxCommand for ListPaneInfo {
 }
 
 mod server;
+mod window;
 pub use server::{
     ClientFlag, KillSession, ListSessions, OptionScope, PaneAction, RefreshClient, ResizeWindow,
     SessionSummary, SetOption, ShowOptions,
 };
+pub use window::{PaneRow, WindowPanes};
 
 #[cfg(test)]
 mod tests;

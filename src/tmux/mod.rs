@@ -101,6 +101,15 @@ impl TmuxError {
     }
 }
 
+/// What became of a session, as tmux answers `has-session`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionStatus {
+    Alive,
+    Gone,
+    /// No tmux server runs any more.
+    NoServer,
+}
+
 /// What `new-session` needs; tmux picks the defaults for what is `None`.
 #[derive(Clone, Debug, Default)]
 pub struct NewSession<'a> {
@@ -285,6 +294,17 @@ impl Tmux {
             args.extend(["--".into(), command.into()]);
         }
         self.run(args).await.map(drop)
+    }
+
+    /// Whether a session of exactly this name exists, and if not, whether
+    /// the whole server is gone.
+    pub async fn session_status(&self, name: &str) -> Result<SessionStatus, TmuxError> {
+        match self.run(["has-session", "-t", &session_target(name)]).await {
+            Ok(_) => Ok(SessionStatus::Alive),
+            Err(TmuxError::NoServer { .. }) => Ok(SessionStatus::NoServer),
+            Err(e) if e.is_missing_session() => Ok(SessionStatus::Gone),
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether a session of exactly this name exists. No server means no.

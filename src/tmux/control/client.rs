@@ -82,7 +82,7 @@ pub struct Attached {
 }
 
 /// Names a command sent with `send`; its reply comes back as `ClientEvent::Reply`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ticket(u64);
 
 #[derive(Debug)]

@@ -61,11 +61,10 @@ fn push_color(params: &mut Vec<String>, color: Color, base: u8) {
     }
 }
 
-/// Columns `left..left + cols` of `row`. Trailing cells that show nothing
-/// (blank, default colours) are left out; the line ends with a reset when
-/// it set any attribute.
-pub(super) fn ansi_row(screen: &vt100::Screen, row: u16, left: u16, cols: u16) -> String {
-    let cells: Vec<(Pen, String)> = (left..left.saturating_add(cols))
+/// The cells of columns `left..left + cols` of `row`, blanks as spaces, a
+/// wide character once (its continuation cell left out).
+fn cells(screen: &vt100::Screen, row: u16, left: u16, cols: u16) -> Vec<(Pen, String)> {
+    (left..left.saturating_add(cols))
         .filter_map(|col| screen.cell(row, col))
         .filter(|cell| !cell.is_wide_continuation())
         .map(|cell| {
@@ -76,11 +75,47 @@ pub(super) fn ansi_row(screen: &vt100::Screen, row: u16, left: u16, cols: u16) -
             };
             (Pen::of(cell), text)
         })
+        .collect()
+}
+
+/// Columns `left..left + cols` of `row` as plain text; with `trim`,
+/// trailing blanks are left out, else the slice keeps its full width.
+pub(super) fn text_row(
+    screen: &vt100::Screen,
+    row: u16,
+    left: u16,
+    cols: u16,
+    trim: bool,
+) -> String {
+    let line: String = cells(screen, row, left, cols)
+        .into_iter()
+        .map(|(_, text)| text)
         .collect();
-    let shown = cells
-        .iter()
-        .rposition(|(pen, text)| *pen != Pen::default() || text != " ")
-        .map_or(0, |last| last + 1);
+    if trim {
+        line.trim_end_matches(' ').to_owned()
+    } else {
+        line
+    }
+}
+
+/// Columns `left..left + cols` of `row`. With `trim`, trailing cells that
+/// show nothing (blank, default colours) are left out; the line ends with a
+/// reset when it set any attribute.
+pub(super) fn ansi_row(
+    screen: &vt100::Screen,
+    row: u16,
+    left: u16,
+    cols: u16,
+    trim: bool,
+) -> String {
+    let cells = cells(screen, row, left, cols);
+    let shown = match trim {
+        true => cells
+            .iter()
+            .rposition(|(pen, text)| *pen != Pen::default() || text != " ")
+            .map_or(0, |last| last + 1),
+        false => cells.len(),
+    };
     let mut line = String::new();
     let mut pen = Pen::default();
     for (cell_pen, text) in &cells[..shown] {
@@ -104,7 +139,7 @@ mod tests {
         let size = |n| std::num::NonZeroU16::new(n).unwrap();
         let mut parser = vt100::Parser::new(size(2), size(20), 0);
         parser.process(bytes);
-        ansi_row(parser.screen(), 0, left, cols)
+        ansi_row(parser.screen(), 0, left, cols, true)
     }
 
     #[test]

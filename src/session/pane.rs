@@ -1,0 +1,287 @@
+//! One pane's screen: a `vt100` parser the size of the pane, fed with the
+//! bytes the pane's program wrote (`%output`), and re-seeded from tmux's own
+//! state when tmuxd attaches or after output was skipped (a pause).
+
+use std::io::Write;
+use std::num::NonZeroU16;
+
+/// What tmux knows about a pane's terminal beyond its text, read with one
+/// `list-panes` format when seeding (see `tmux::command::PANE_STATE_FORMAT`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PaneState {
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor_x: u16,
+    pub cursor_y: u16,
+    pub cursor_visible: bool,
+    pub alternate_on: bool,
+    /// The scroll region, inclusive rows.
+    pub scroll_upper: u16,
+    pub scroll_lower: u16,
+    pub origin_mode: bool,
+    pub title: String,
+}
+
+/// The text tmux captured for a seed: `capture-pane -p -e -N`, one line per
+/// row with SGR sequences that carry over from line to line.
+#[derive(Clone, Debug, Default)]
+pub struct Captured {
+    /// The normal screen (when the alternate one is on, `capture-pane -a`).
+    pub normal: Vec<u8>,
+    /// The alternate screen, when a program is on it.
+    pub alternate: Option<Vec<u8>>,
+}
+
+/// Terminal events the parser reports besides screen contents.
+#[derive(Default)]
+struct TermEvents {
+    title: Option<String>,
+    bells: u64,
+}
+
+impl vt100::Callbacks for TermEvents {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title = Some(String::from_utf8_lossy(title).into_owned());
+    }
+
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.bells += 1;
+    }
+}
+
+pub struct PaneScreen {
+    parser: vt100::Parser<TermEvents>,
+    /// The title tmux had when the pane was seeded; the program's own OSC
+    /// title replaces it.
+    seeded_title: String,
+}
+
+fn parser(cols: u16, rows: u16) -> vt100::Parser<TermEvents> {
+    let size = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
+    vt100::Parser::new_with_callbacks(size(rows), size(cols), 0, TermEvents::default())
+}
+
+impl PaneScreen {
+    pub fn new(cols: u16, rows: u16) -> Self {
+        PaneScreen {
+            parser: parser(cols, rows),
+            seeded_title: String::new(),
+        }
+    }
+
+    /// Feeds the program's bytes; returns how many bells rang in them.
+    pub fn process(&mut self, bytes: &[u8]) -> u64 {
+        let before = self.parser.callbacks().bells;
+        let mut rest = bytes;
+        while let Some((at, len)) = find_alternate_on(rest) {
+            // vt100 gives the alternate screen a cursor of its own, at the
+            // top left; xterm and tmux keep the cursor where it was.
+            self.parser.process(&rest[..at]);
+            let (row, col) = self.parser.screen().cursor_position();
+            self.parser.process(&rest[at..at + len]);
+            let col = col.min(self.size().0.saturating_sub(1));
+            self.parser
+                .process(format!("\x1b[{};{}H", row + 1, col + 1).as_bytes());
+            rest = &rest[at + len..];
+        }
+        self.parser.process(rest);
+        self.parser.callbacks().bells - before
+    }
+
+    pub fn size(&self) -> (u16, u16) {
+        let (rows, cols) = self.parser.screen().size();
+        (cols.get(), rows.get())
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        if self.size() != (cols, rows) {
+            let size = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
+            self.parser.set_size(size(rows), size(cols));
+        }
+    }
+
+    /// Starts over from what tmux shows: its captured rows, cursor and modes.
+    pub fn seed(&mut self, state: &PaneState, captured: &Captured) {
+        self.parser = parser(state.cols, state.rows);
+        self.parser.process(&seed_bytes(state, captured));
+        self.seeded_title = state.title.clone();
+    }
+
+    pub fn screen(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    pub fn title(&self) -> &str {
+        self.parser
+            .callbacks()
+            .title
+            .as_deref()
+            .unwrap_or(&self.seeded_title)
+    }
+
+    /// A hash of the pane's text: changes when what a person would read
+    /// changes, not when only the cursor moves.
+    pub fn content_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let (cols, _) = self.size();
+        for row in self.parser.screen().rows(0, cols) {
+            row.hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+}
+
+/// Where the first switch to the alternate screen (`CSI ? 1049 h`, `1047`,
+/// `47`) starts in `bytes`, and its length.
+fn find_alternate_on(bytes: &[u8]) -> Option<(usize, usize)> {
+    const SWITCHES: [&[u8]; 3] = [b"\x1b[?1049h", b"\x1b[?1047h", b"\x1b[?47h"];
+    SWITCHES
+        .iter()
+        .filter_map(|switch| {
+            bytes
+                .windows(switch.len())
+                .position(|w| w == *switch)
+                .map(|at| (at, switch.len()))
+        })
+        .min()
+}
+
+/// The bytes that draw `captured` on a fresh terminal of the pane's size and
+/// put the cursor, scroll region and modes where tmux has them. Each row is
+/// placed with a cursor move, so a full-width row cannot wrap into the next;
+/// attributes carry across rows, as `capture-pane -e` writes them.
+pub fn seed_bytes(state: &PaneState, captured: &Captured) -> Vec<u8> {
+    let mut out = Vec::new();
+    draw_rows(&mut out, &captured.normal, state.rows);
+    if let Some(alternate) = &captured.alternate {
+        out.extend_from_slice(b"\x1b[0m\x1b[?1049h\x1b[H\x1b[2J");
+        draw_rows(&mut out, alternate, state.rows);
+    }
+    out.extend_from_slice(b"\x1b[0m");
+    let full_region = state.scroll_upper == 0 && state.scroll_lower + 1 >= state.rows;
+    if !full_region && state.scroll_lower > state.scroll_upper {
+        let _ = write!(
+            out,
+            "\x1b[{};{}r",
+            state.scroll_upper + 1,
+            state.scroll_lower + 1
+        );
+    }
+    let mut row = state.cursor_y;
+    if state.origin_mode {
+        out.extend_from_slice(b"\x1b[?6h");
+        row = row.saturating_sub(state.scroll_upper);
+    }
+    let _ = write!(out, "\x1b[{};{}H", row + 1, state.cursor_x + 1);
+    if !state.cursor_visible {
+        out.extend_from_slice(b"\x1b[?25l");
+    }
+    out
+}
+
+fn draw_rows(out: &mut Vec<u8>, text: &[u8], rows: u16) {
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    for (row, line) in text
+        .split(|&b| b == b'\n')
+        .take(usize::from(rows))
+        .enumerate()
+    {
+        let _ = write!(out, "\x1b[{};1H", row + 1);
+        out.extend_from_slice(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(cols: u16, rows: u16) -> PaneState {
+        PaneState {
+            cols,
+            rows,
+            cursor_visible: true,
+            scroll_lower: rows - 1,
+            ..PaneState::default()
+        }
+    }
+
+    fn text(pane: &PaneScreen) -> Vec<String> {
+        let (cols, _) = pane.size();
+        pane.screen()
+            .rows(0, cols)
+            .map(|r| r.trim_end().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn seed_draws_rows_cursor_and_carried_attributes() {
+        let mut pane = PaneScreen::new(80, 24);
+        let captured = Captured {
+            normal: b"\x1b[31mred red\nstill red\x1b[0m plain\n0123456789\n".to_vec(),
+            alternate: None,
+        };
+        let mut at = state(10, 4);
+        (at.cursor_x, at.cursor_y) = (3, 2);
+        pane.seed(&at, &captured);
+        assert_eq!(text(&pane), ["red red", "still red", "0123456789", ""]);
+        let screen = pane.screen();
+        assert_eq!(screen.cell(1, 0).unwrap().fgcolor(), vt100::Color::Idx(1));
+        assert_eq!(screen.cell(1, 10).map(|c| c.fgcolor()), None);
+        assert_eq!(screen.cursor_position(), (2, 3));
+        assert!(!screen.hide_cursor());
+    }
+
+    #[test]
+    fn seed_restores_the_alternate_screen_and_its_exit() {
+        let mut pane = PaneScreen::new(10, 3);
+        let captured = Captured {
+            normal: b"$ vim\n".to_vec(),
+            alternate: Some(b"~\n~ editing\n".to_vec()),
+        };
+        let mut at = state(10, 3);
+        at.alternate_on = true;
+        at.cursor_visible = false;
+        pane.seed(&at, &captured);
+        assert!(pane.screen().alternate_screen());
+        assert!(pane.screen().hide_cursor());
+        assert_eq!(text(&pane), ["~", "~ editing", ""]);
+        pane.process(b"\x1b[?1049l");
+        assert_eq!(text(&pane), ["$ vim", "", ""]);
+    }
+
+    #[test]
+    fn seed_keeps_the_scroll_region() {
+        let mut pane = PaneScreen::new(10, 4);
+        let mut at = state(10, 4);
+        (at.scroll_upper, at.scroll_lower, at.cursor_y) = (1, 2, 2);
+        let captured = Captured {
+            normal: b"top\na\nb\nbottom\n".to_vec(),
+            alternate: None,
+        };
+        pane.seed(&at, &captured);
+        pane.process(b"\nc");
+        assert_eq!(text(&pane), ["top", "b", "c", "bottom"]);
+    }
+
+    #[test]
+    fn the_alternate_screen_keeps_the_cursor_where_it_was() {
+        let mut pane = PaneScreen::new(20, 5);
+        pane.process(b"$ one\r\n$ two\r\n$ \x1b[?1049hon alt");
+        assert!(pane.screen().alternate_screen());
+        assert_eq!(text(&pane), ["", "", "  on alt", "", ""]);
+        pane.process(b"\x1b[?1049l");
+        assert_eq!(text(&pane)[..3], ["$ one", "$ two", "$"]);
+    }
+
+    #[test]
+    fn titles_and_bells() {
+        let mut pane = PaneScreen::new(10, 2);
+        let mut at = state(10, 2);
+        at.title = "host".into();
+        pane.seed(&at, &Captured::default());
+        assert_eq!(pane.title(), "host");
+        assert_eq!(pane.process(b"\x07x\x07\x1b]2;mine\x07"), 2);
+        assert_eq!(pane.title(), "mine");
+    }
+}
