@@ -60,7 +60,7 @@ fn check(
     if policy.token.is_none() {
         return check_loopback(headers).map(|()| Access::Full);
     }
-    if OPEN_PATHS.contains(&path) {
+    if OPEN_PATHS.contains(&path) || crate::web::is_open_path(path) {
         return Ok(Access::ReadOnly);
     }
     let presented = headers

@@ -61,6 +61,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/version", get(health::version))
         .route("/metrics", get(health::metrics))
+        .merge(crate::web::routes())
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
