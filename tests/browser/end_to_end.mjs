@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import {
-  BASE, api, check, createSession, expectedCells, firstDifference, input, launch, log,
+  BASE, SHELL, api, check, createSession, expectedCells, firstDifference, input, launch, log,
   renderedCells, rowTexts, waitFor, waitForRow, watchPage,
 } from './lib.mjs';
 
@@ -52,7 +52,9 @@ async function run(page) {
   await bell(page, id, other);
   await resume(page);
   await phone(page, id);
+  await actions(page);
   await kill(page, id);
+  await endedByItself(page);
 }
 
 /** Backspace, arrows, End, Ctrl+C reach the shell as keys. */
@@ -148,6 +150,19 @@ async function bell(page, id, other) {
   log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd")`);
 }
 
+/** A session whose program exits stays on the wall, faded, with the reason, until dismissed. */
+async function endedByItself(page) {
+  const id = await createSession('dash-exit');
+  await page.waitForSelector(tile(id));
+  tmuxSendKeys('dash-exit', ['exit', 'Enter']);
+  await page.waitForSelector(`${tile(id)}.ended`);
+  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
+  check(state.includes('ended'), `the tile says it ended: ${state}`);
+  await page.click(`${tile(id)} .dismiss`);
+  await page.waitForSelector(tile(id), { state: 'detached' });
+  log(`a session that exited by itself stayed as "${state}" until dismissed`);
+}
+
 /** Types into a session through the test's private tmux server (not through tmuxd). */
 function tmuxSendKeys(name, keys) {
   check(TMUX_SOCKET, 'TMUXD_TEST_TMUX_SOCKET is set');
@@ -192,8 +207,38 @@ async function phone(page, id) {
   log('phone width: one column; soft Left, Ctrl and Enter keys typed');
 }
 
+/** New session, queued input, detach and adopt, all from the page. */
+async function actions(page) {
+  await page.click('#back');
+  await page.click('#new-session');
+  await page.fill('#new-form input[name=name]', 'dash-new');
+  await page.fill('#new-form input[name=command]', SHELL);
+  await page.click('#new-form button[value=ok]');
+  await page.waitForFunction(() => location.hash.startsWith('#/s/'));
+  const id = decodeURIComponent(new URL(page.url()).hash.slice(4));
+  await waitFor('the new session prompt', async () => (await rowTexts(page, SCREEN)).includes('$'));
+  await page.fill('#queue-text', 'echo queued-ok');
+  await page.click('#queue-form button[type=submit]');
+  await waitForRow(page, SCREEN, 'the queued input to run', (r) => r === 'queued-ok');
+  const status = await page.textContent('#queue-status');
+  check(/queued|typed/.test(status), `queue status: ${status}`);
+
+  await page.click('#detach-btn');
+  await page.click('#confirm-ok');
+  await page.waitForSelector(tile(id), { state: 'detached' });
+  tmuxSendKeys('dash-new', ['echo still-alive', 'Enter']);
+  await page.click('#adopt-session');
+  await page.fill('#adopt-form input[name=tmux_name]', 'dash-new');
+  await page.click('#adopt-form button[value=ok]');
+  await page.waitForSelector(tile(id));
+  await waitFor('the adopted session still running', async () =>
+    (await rowTexts(page, `${tile(id)} .thumb`)).includes('still-alive'));
+  log(`created ${id} from the page, queued input ran (${status}), detached it and adopted it back`);
+}
+
 /** Kill from the page, with its confirm; the tile leaves the wall. */
 async function kill(page, id) {
+  await page.click(tile(id));
   await page.click('#kill-btn');
   await page.waitForSelector('#confirm-dialog[open]');
   await page.click('#confirm-ok');

@@ -122,15 +122,9 @@ export class SessionView {
   }
 
   onKey(e) {
-    if (e.key === 'Escape' && this.lastEscape && e.timeStamp - this.lastEscape < 400) {
-      this.lastEscape = 0;
-      this.onLeave();
-      return;
-    }
     const action = translateKey(e, this.sticky);
     if (!action) return;
     e.preventDefault();
-    if (e.key === 'Escape') this.lastEscape = e.timeStamp;
     this.clearSticky();
     this.type(action);
   }
