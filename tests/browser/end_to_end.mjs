@@ -14,7 +14,19 @@ const tile = (id) => `#wall .tile[data-session-id="${id}"]`;
 
 export async function endToEnd() {
   const { context, cleanup } = await launch();
+  await context.grantPermissions(['notifications', 'clipboard-read', 'clipboard-write'], { origin: BASE });
   const page = await context.newPage();
+  // Headless chromium shows no notifications; record what the page asks to show.
+  await page.addInitScript(() => {
+    const Real = window.Notification;
+    window.notificationsShown = [];
+    window.Notification = class extends Real {
+      constructor(title, options) {
+        super(title, options);
+        window.notificationsShown.push(title);
+      }
+    };
+  });
   const messages = watchPage(page, 'dashboard');
   try {
     await run(page);
@@ -48,6 +60,7 @@ async function run(page) {
   await editingKeys(page);
   await specialKeys(page);
   await paste(page);
+  await copyAndScrollback(page, id);
   await rowsEqualSnapshot(page, id);
   await bell(page, id, other);
   await resume(page);
@@ -106,6 +119,30 @@ async function paste(page) {
   log('a two-line paste ran both lines');
 }
 
+/** Copy text puts the screen on the clipboard; Scrollback shows lines above it. */
+async function copyAndScrollback(page, id) {
+  await page.click('#copy-btn');
+  const copied = await waitFor('the clipboard', async () => {
+    const text = await page.evaluate(() => navigator.clipboard.readText());
+    return text.includes('paste-2') && text;
+  });
+  check(copied.split('\n').includes('paste-1'), `the copied screen has its lines: ${copied}`);
+  await page.keyboard.type('seq 1 60');
+  await page.keyboard.press('Enter');
+  await waitForRow(page, SCREEN, 'seq to finish', (r) => r === '60');
+  await page.click('#scrollback-btn');
+  const history = await waitFor('the scrollback', async () => {
+    const text = await page.textContent('#scrollback');
+    return text.split('\n').includes('10') && text;
+  });
+  const { body } = await api('GET', `/v1/sessions/${id}/scrollback?lines=2000`);
+  check(history === body.lines.join('\n'), 'the scrollback shown is the daemon\'s');
+  await page.click('#scrollback-btn');
+  check(await page.isHidden('#scrollback'), 'Scrollback toggles off');
+  await page.locator('#session-screen').click();
+  log('Copy text and Scrollback show the screen and the history');
+}
+
 /** The page's cells (text, column, colours, attributes) and cursor equal the daemon's snapshot. */
 async function rowsEqualSnapshot(page, id) {
   const printf = String.raw`clear; printf '\e[1;31mbold-red\e[0m \e[3;32mital-green\e[0m \e[4;94munder-brightblue\e[0m \e[7minverse\e[0m \e[7;33;44minv-colour\e[0m\n\e[38;5;208mcolour208\e[0m \e[48;5;22mbg22\e[0m \e[38;2;10;200;250mtruecolour\e[0m \e[48;2;90;0;90mtrue-bg\e[0m \e[100mbright-bg\e[0m\n宽字符 wide ✅ emoji e\u0301 combining │ box\n'`;
@@ -144,10 +181,12 @@ async function bell(page, id, other) {
   await page.waitForSelector(`${tile(id)}.attention`);
   check(await firstTile() === id, 'the session needing attention sorts first');
   await waitFor('the title count', async () => (await page.title()) === '(1) tmuxd');
+  const shown = await page.evaluate(() => window.notificationsShown);
+  check(shown.includes('dash-a needs attention'), `a notification was shown: ${JSON.stringify(shown)}`);
   const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
   check(state.includes('attention') && state.includes('bell'), `tile state says why: ${state}`);
   await page.selectOption('#sort', 'activity');
-  log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd")`);
+  log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd"; notified)`);
 }
 
 /** A session whose program exits stays on the wall, faded, with the reason, until dismissed. */

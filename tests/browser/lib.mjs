@@ -44,6 +44,7 @@ export async function launch(extraArgs = []) {
       ...extraArgs,
     ],
   });
+  context.setDefaultTimeout(PATIENCE_MS);
   const cleanup = async () => {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });

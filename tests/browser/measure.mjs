@@ -8,8 +8,8 @@ import {
 
 const SESSIONS = 50;
 const HEAP_TARGET_BYTES = 50 * 1024 * 1024;
-const BASELINE_MS = 5_000;
-const MEASURE_MS = 15_000;
+const BASELINE_MS = 4_000;
+const MEASURE_MS = 10_000;
 const PRINTER = String.raw`bash --norc -c 'i=0; while :; do i=$((i+1)); printf "\e[32m%s\e[0m line %d \e[1mprinting\e[0m\n" "$(date +%T)" $i; sleep 0.02; done'`;
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -10,6 +10,8 @@ import { ScreenFeed } from './screen.js';
 import { ago } from './wall.js';
 
 const SCROLLBACK_LINES = 2000;
+/** Smallest scale of the open screen (13px text at 0.7 is about 9px). */
+const MIN_SCALE = 0.7;
 const $ = (id) => document.getElementById(id);
 
 export class SessionView {
@@ -34,8 +36,9 @@ export class SessionView {
       this.readOnly = e.target.checked;
       this.focus();
     });
-    $('copy-btn').addEventListener('click', () => this.copy());
-    $('scrollback-btn').addEventListener('click', () => this.toggleScrollback());
+    // Keys keep going to the session after a toolbar button.
+    $('copy-btn').addEventListener('click', () => this.copy().then(() => this.focus()));
+    $('scrollback-btn').addEventListener('click', () => this.toggleScrollback().then(() => this.focus()));
     $('detach-btn').addEventListener('click', () => this.remove('detach'));
     $('kill-btn').addEventListener('click', () => this.remove('kill'));
     $('queue-form').addEventListener('submit', (e) => {
@@ -48,12 +51,17 @@ export class SessionView {
       const text = e.clipboardData.getData('text/plain');
       if (text) this.type({ text: pasteText(text) });
     });
-    // Characters that arrive without a usable keydown (IME, phone keyboards).
-    this.keyboard.addEventListener('input', () => {
+    // Characters that arrive without a usable keydown (phone keyboards), and
+    // composed text (IME) once composition ends.
+    const takeTyped = () => {
       const text = this.keyboard.value;
       this.keyboard.value = '';
       if (text) this.type({ text: pasteText(text) });
+    };
+    this.keyboard.addEventListener('input', (e) => {
+      if (!e.isComposing) takeTyped();
     });
+    this.keyboard.addEventListener('compositionend', takeTyped);
     this.keyboard.addEventListener('focus', () => this.host.classList.add('focused'));
     this.keyboard.addEventListener('blur', () => this.host.classList.remove('focused'));
     this.host.addEventListener('mouseup', () => {
@@ -112,12 +120,15 @@ export class SessionView {
     this.keyboard.focus({ preventScroll: true });
   }
 
-  /** As wide as the page allows, up to twice the natural size, keeping the soft keys in view. */
+  /**
+   * As wide as the page allows, up to twice the natural size, keeping the
+   * soft keys in view; on a phone not below a readable size (it scrolls).
+   */
   fit() {
     if (!this.feed) return;
     const view = this.feed.view;
     const room = window.innerHeight - this.host.getBoundingClientRect().top - 110;
-    const scale = view.fit(this.host.clientWidth - 2, Math.max(200, room), 2);
+    const scale = view.fit(this.host.clientWidth - 2, Math.max(200, room), 2, MIN_SCALE);
     this.host.style.height = `${Math.ceil(view.el.offsetHeight * scale) + 2}px`;
   }
 

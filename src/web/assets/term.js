@@ -265,12 +265,16 @@ export class ScreenView {
     return lines.join('\n');
   }
 
-  /** Scales the screen to fit `width` x `height` (never above `max`); returns the scale. */
-  fit(width, height, max = 1) {
+  /**
+   * Scales the screen to fit `width` x `height`, within `min`..`max`
+   * (below `min` the host scrolls instead); returns the scale.
+   */
+  fit(width, height, max = 1, min = 0) {
     const naturalWidth = this.el.offsetWidth;
     const naturalHeight = this.el.offsetHeight;
     if (!naturalWidth || !naturalHeight) return 1;
-    const scale = Math.min(max, width / naturalWidth, height ? height / naturalHeight : Infinity);
+    const fits = Math.min(max, width / naturalWidth, height ? height / naturalHeight : Infinity);
+    const scale = Math.max(min, fits);
     this.el.style.transform = scale === 1 ? '' : `scale(${scale})`;
     return scale;
   }

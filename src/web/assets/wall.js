@@ -188,7 +188,8 @@ export class Wall {
     this.container.append(created.root);
     this.visibility.observe(created.root);
     this.resizes.observe(created.thumb);
-    if (summary.state === 'attention') this.onAttention(created);
+    // No notification for a session first seen needing attention (a page
+    // load would raise one per session); the title counts it.
     return created;
   }
 
