@@ -232,6 +232,9 @@ fn screenshots() {
     run_scenario(
         "screenshots",
         &daemon,
-        &[("TMUXD_SCREENSHOT_DIR", docs.to_str().unwrap())],
+        &[
+            ("TMUXD_SCREENSHOT_DIR", docs.to_str().unwrap()),
+            ("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str()),
+        ],
     );
 }

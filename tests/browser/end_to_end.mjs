@@ -2,14 +2,12 @@
 // against the daemon's snapshot, a bell, the event feed's resume, phone
 // width, and killing a session from the page.
 
-import { execFileSync } from 'node:child_process';
 import {
   BASE, SHELL, api, check, createSession, expectedCells, firstDifference, input, launch, log,
-  renderedCells, rowTexts, waitFor, waitForRow, watchPage,
+  renderedCells, rowTexts, tmuxSendKeys, waitFor, waitForRow, watchPage,
 } from './lib.mjs';
 
 const SCREEN = '#session-screen';
-const TMUX_SOCKET = process.env.TMUXD_TEST_TMUX_SOCKET;
 const tile = (id) => `#wall .tile[data-session-id="${id}"]`;
 
 export async function endToEnd() {
@@ -186,7 +184,12 @@ async function bell(page, id, other) {
   const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
   check(state.includes('attention') && state.includes('bell'), `tile state says why: ${state}`);
   await page.selectOption('#sort', 'activity');
-  log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd"; notified)`);
+  await page.fill('#filter', '0-oth');
+  await page.waitForSelector(tile(id), { state: 'hidden' });
+  check(await page.isVisible(tile(other)), 'the filter keeps the matching session');
+  await page.fill('#filter', '');
+  await page.waitForSelector(tile(id), { state: 'visible' });
+  log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd"; notified); the filter box filters`);
 }
 
 /** A session whose program exits stays on the wall, faded, with the reason, until dismissed. */
@@ -200,15 +203,6 @@ async function endedByItself(page) {
   await page.click(`${tile(id)} .dismiss`);
   await page.waitForSelector(tile(id), { state: 'detached' });
   log(`a session that exited by itself stayed as "${state}" until dismissed`);
-}
-
-/** Types into a session through the test's private tmux server (not through tmuxd). */
-function tmuxSendKeys(name, keys) {
-  check(TMUX_SOCKET, 'TMUXD_TEST_TMUX_SOCKET is set');
-  execFileSync('tmux', ['-L', TMUX_SOCKET, 'send-keys', '-t', `=${name}:`, ...keys], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
 }
 
 /** The event feed resumes after a drop from the last event seen (Last-Event-ID). */

@@ -2,6 +2,7 @@
 // playwright-core, the daemon's API over HTTP, polling with a deadline, and
 // reading the cells a page renders (text, column, colours, attributes).
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { chromium } from 'playwright-core';
 export const BASE = required('TMUXD_URL');
 export const SHELL = required('TMUXD_TEST_SHELL');
 export const TOKEN = process.env.TMUXD_TEST_TOKEN || '';
+const TMUX_SOCKET = process.env.TMUXD_TEST_TMUX_SOCKET;
 /** As long as the Rust harness waits for anything (common::PATIENCE). */
 export const PATIENCE_MS = 60_000;
 
@@ -104,6 +106,15 @@ export async function waitFor(what, probe, timeoutMs = PATIENCE_MS) {
     if (Date.now() > deadline) throw new Failure(`timed out waiting for ${what}${error ? ` (last error: ${error.message})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Types into a session through the test's private tmux server (not through tmuxd). */
+export function tmuxSendKeys(name, keys) {
+  check(TMUX_SOCKET, 'TMUXD_TEST_TMUX_SOCKET is set');
+  execFileSync('tmux', ['-L', TMUX_SOCKET, 'send-keys', '-t', `=${name}:`, ...keys], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** Waits until some rendered row under `selector` passes `test`; a failure shows the rows. */

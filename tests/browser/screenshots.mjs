@@ -4,12 +4,15 @@
 
 import path from 'node:path';
 import {
-  BASE, api, check, createSession, input, launch, log, waitFor,
+  BASE, api, check, createSession, input, launch, log, tmuxSendKeys, waitFor,
 } from './lib.mjs';
 
-const BUILD = String.raw`bash --norc -c 'n=0; while :; do n=$((n+1)); printf "\e[1;32m   Compiling\e[0m crate-%03d v0.%d.0\n" $n $((n % 9)); sleep 0.4; done'`;
+const BUILD = String.raw`python3 -c 'import time
+for n in range(1, 10**6):
+    print(f"\x1b[1;32m   Compiling\x1b[0m crate-{n:03} v0.{n % 9}.0", flush=True)
+    time.sleep(0.4)'`;
 
-const AGENT = String.raw`bash --norc -c 'printf "\e[1mPlan:\e[0m migrate the schema, then backfill\n  1. add column \e[36musers.plan\e[0m\n  2. backfill from \e[36mbilling\e[0m\n\e[33m? Run the migration now?\e[0m [y/N] \a"; read answer'`;
+const AGENT = String.raw`bash --norc -c 'read go; printf "\e[1mPlan:\e[0m migrate the schema, then backfill\n  1. add column \e[36musers.plan\e[0m\n  2. backfill from \e[36mbilling\e[0m\n\e[33m? Run the migration now?\e[0m [y/N] \a"; read answer'`;
 
 export async function screenshots() {
   const dir = process.env.TMUXD_SCREENSHOT_DIR;
@@ -21,8 +24,10 @@ export async function screenshots() {
   const monitor = await createSession('monitor', 'top -d 1');
   const python = await createSession('python', 'python3 -q');
   await input(python, { text: 'print("\\N{CJK UNIFIED IDEOGRAPH-4F60}\\N{CJK UNIFIED IDEOGRAPH-597D}", [n * n for n in range(8)])', submit: true });
-  // The bell comes from the program, not from input (input clears attention).
+  // The bell comes from the program once tmuxd is attached (create returns
+  // then), prompted through tmux, not tmuxd's input (which clears attention).
   const agent = await createSession('agent', AGENT);
+  tmuxSendKeys('agent', ['Enter']);
   const thought = await api('PUT', `/v1/sessions/${agent}/thought`, { text: 'waiting for approval to run the migration', state: 'waiting' });
   check(thought.status === 200, `thought: ${thought.status}`);
 
