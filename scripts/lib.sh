@@ -34,3 +34,31 @@ ensure_test_programs() {
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
+
+# Debian's chromium for the dashboard's browser tests (tests/dashboard.rs);
+# they fail, never skip, without it. apt runs only when it is missing.
+ensure_chromium() {
+  if [ -x "${TMUXD_CHROMIUM:-/usr/bin/chromium}" ]; then return 0; fi
+  echo "chromium not found; installing Debian's chromium with apt-get" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  [ -x /usr/bin/chromium ] || { echo "could not install chromium" >&2; return 1; }
+}
+
+# playwright-core (the browser tests' driver, no browser of its own) from
+# tests/browser/package-lock.json; `npm ci` runs when it is missing or the
+# lockfile changed. Node 20 or later is needed.
+ensure_browser_driver() {
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$major" -lt 20 ] || ! command -v npm >/dev/null 2>&1; then
+    echo "the browser tests need node >= 20 and npm (found node major $major)" >&2
+    return 1
+  fi
+  local dir=tests/browser
+  if [ -d "$dir/node_modules/playwright-core" ] &&
+    [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+}

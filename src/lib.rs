@@ -8,3 +8,4 @@ pub mod session;
 pub mod store;
 pub mod supervisor;
 pub mod tmux;
+pub mod web;

@@ -56,6 +56,9 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
     vec![
         route("GET", "/healthz", Need::Open, None, (200, 200)),
         route("GET", "/version", Need::Open, None, (200, 200)),
+        route("GET", "/", Need::Open, None, (200, 200)),
+        route("GET", "/assets/app.js", Need::Open, None, (200, 200)),
+        route("GET", "/v1/server", Need::Read, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/sessions", Need::Read, None, (200, 200)),

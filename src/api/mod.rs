@@ -51,6 +51,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/version", get(health::version))
+        .merge(crate::web::routes())
         .route_layer(guard(Need::Open));
     let read = Router::new()
         .route("/v1/sessions", get(sessions::list))

@@ -1,0 +1,226 @@
+// The dashboard's entry point: asks for a token when the daemon needs one,
+// then wires the wall, the event feed, the open session, notifications and
+// the page's routes (`#/` the wall, `#/s/<id>` one session).
+
+import { api, probeAccess, setToken, token } from './api.js';
+import { formDialog } from './dialogs.js';
+import { EventFeed } from './events.js';
+import { SessionView } from './session.js';
+import { Wall } from './wall.js';
+
+const LIST_REFRESH_MS = 5000;
+const REFRESH_DEBOUNCE_MS = 150;
+const $ = (id) => document.getElementById(id);
+
+let access = 'login';
+let wall = null;
+let feed = null;
+let sessionView = null;
+let refreshTimer = null;
+let pollTimer = null;
+
+function banner(text) {
+  $('banner').textContent = text || '';
+  $('banner').hidden = !text;
+}
+
+function setAccess(value) {
+  access = value;
+  document.body.classList.toggle('readonly', access === 'read');
+  $('readonly-badge').hidden = access !== 'read';
+  $('logout').hidden = !token();
+}
+
+async function boot() {
+  let found;
+  try {
+    found = await probeAccess();
+  } catch (e) {
+    banner(`tmuxd refused the page: ${e.message}`);
+    return;
+  }
+  if (found === 'login') return showLogin('');
+  setAccess(found);
+  start();
+}
+
+function showLogin(error) {
+  stop();
+  $('login').hidden = false;
+  $('wall').hidden = true;
+  $('session').hidden = true;
+  $('empty').hidden = true;
+  $('login-error').textContent = error;
+  $('login-token').focus();
+}
+
+async function login(event) {
+  event.preventDefault();
+  setToken($('login-token').value);
+  let found;
+  try {
+    found = await probeAccess();
+  } catch (e) {
+    $('login-error').textContent = e.message;
+    return;
+  }
+  if (found === 'login') {
+    setToken('');
+    $('login-error').textContent = 'tmuxd refused that token';
+    return;
+  }
+  $('login').hidden = true;
+  $('login-token').value = '';
+  setAccess(found);
+  start();
+}
+
+function start() {
+  $('login').hidden = true;
+  wall = new Wall($('wall'), {
+    onOpen: (id) => { location.hash = `#/s/${encodeURIComponent(id)}`; },
+    onChange: wallChanged,
+    onAttention: notify,
+  });
+  sessionView = sessionView || new SessionView({
+    onLeave: () => { location.hash = '#/'; },
+    onReadOnly: () => setAccess('read'),
+  });
+  feed = new EventFeed({
+    onEvent,
+    onConnected: scheduleRefresh,
+    onStatus: (text, live) => {
+      $('conn').textContent = live ? 'live' : text;
+      $('conn').className = `conn ${live ? 'live' : 'down'}`;
+    },
+    onRefused: () => showLogin('tmuxd refused the token'),
+  });
+  feed.start();
+  pollTimer = setInterval(scheduleRefresh, LIST_REFRESH_MS);
+  route();
+  // A hook for tests: cut the event feed as a network failure would.
+  window.tmuxdDashboard = { dropEvents: () => feed.drop(), lastEventSeq: () => feed.lastSeq };
+}
+
+function stop() {
+  if (feed) feed.stop();
+  feed = null;
+  clearInterval(pollTimer);
+  if (wall) for (const id of [...wall.tiles.keys()]) wall.remove(id);
+  wall = null;
+  if (sessionView) sessionView.close();
+}
+
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refresh, REFRESH_DEBOUNCE_MS);
+}
+
+async function refresh() {
+  if (!wall) return;
+  try {
+    const { sessions } = await api.list();
+    if (!wall) return;
+    wall.setSessions(sessions);
+    banner('');
+    if (sessionView.id) sessionView.update(wall.get(sessionView.id)?.summary);
+  } catch (e) {
+    if (e.status === 401) showLogin('tmuxd refused the token');
+    else banner(e.message);
+  }
+}
+
+function onEvent(event) {
+  if (!wall) return;
+  if (event.type === 'replay_truncated') return scheduleRefresh();
+  const reread = wall.applyEvent(event);
+  if (sessionView.id && event.session_id === sessionView.id) {
+    const tile = wall.get(sessionView.id);
+    if (tile) sessionView.update(tile.summary);
+    if (event.kind === 'session_deleted' || event.kind === 'session_detached') sessionView.ended(event.reason);
+  }
+  if (reread) scheduleRefresh();
+}
+
+function wallChanged() {
+  const n = wall.attentionCount();
+  document.title = n ? `(${n}) tmuxd` : 'tmuxd';
+  $('empty').hidden = wall.tiles.size > 0 || !$('session').hidden;
+}
+
+function notify(tile) {
+  if (!('Notification' in window) || Notification.permission !== 'granted') return;
+  if (!document.hidden && sessionView.id === tile.id) return;
+  const s = tile.summary;
+  const note = new Notification(`${s.tmux_name} needs attention`, {
+    body: [s.state_reason, s.current_command, s.thought && s.thought.text].filter(Boolean).join(' · '),
+    tag: `tmuxd-${s.session_id}`,
+    icon: '/assets/icon.svg',
+  });
+  note.addEventListener('click', () => {
+    window.focus();
+    location.hash = `#/s/${encodeURIComponent(s.session_id)}`;
+  });
+}
+
+function setupNotifyButton() {
+  const button = $('notify');
+  const show = () => {
+    const supported = 'Notification' in window;
+    button.hidden = !supported || Notification.permission === 'denied';
+    button.textContent = supported && Notification.permission === 'granted' ? 'Notifications on' : 'Notify';
+    button.disabled = supported && Notification.permission === 'granted';
+  };
+  button.addEventListener('click', async () => {
+    await Notification.requestPermission();
+    show();
+  });
+  show();
+}
+
+function route() {
+  if (!wall) return;
+  const match = location.hash.match(/^#\/s\/(.+)$/);
+  const id = match ? decodeURIComponent(match[1]) : null;
+  if (id) {
+    $('wall').hidden = true;
+    $('empty').hidden = true;
+    $('session').hidden = false;
+    if (sessionView.id !== id) {
+      const tile = wall.get(id);
+      const summary = tile ? tile.summary : { session_id: id, tmux_name: id, state: '' };
+      sessionView.open(id, summary, { readOnly: access === 'read' });
+    }
+  } else {
+    sessionView.close();
+    $('session').hidden = true;
+    $('wall').hidden = false;
+    wallChanged();
+  }
+}
+
+function setupControls() {
+  $('login-form').addEventListener('submit', login);
+  $('filter').addEventListener('input', (e) => wall && wall.setFilter(e.target.value));
+  $('sort').addEventListener('change', (e) => wall && wall.setSort(e.target.value));
+  $('logout').addEventListener('click', () => {
+    setToken('');
+    showLogin('');
+  });
+  $('new-session').addEventListener('click', () => formDialog('new-dialog', async (values) => {
+    const body = {};
+    for (const key of ['name', 'cwd', 'command']) if (values[key].trim()) body[key] = values[key].trim();
+    const { session } = await api.create(body);
+    scheduleRefresh();
+    location.hash = `#/s/${encodeURIComponent(session.session_id)}`;
+  }));
+  $('adopt-session').addEventListener('click', () => formDialog('adopt-dialog', async (values) => {
+    await api.adopt(values.tmux_name.trim());
+    scheduleRefresh();
+  }));
+  window.addEventListener('hashchange', route);
+  setupNotifyButton();
+}
+
+setupControls();
+boot();

@@ -1,0 +1,55 @@
+// The README's pictures: the wall with sessions busy, idle, needing
+// attention and in an editor, and one open session. Written to
+// $TMUXD_SCREENSHOT_DIR (tests/dashboard.rs passes docs/).
+
+import path from 'node:path';
+import {
+  BASE, api, check, createSession, input, launch, log, tmuxSendKeys, waitFor,
+} from './lib.mjs';
+
+const BUILD = String.raw`python3 -c 'import time
+for n in range(1, 10**6):
+    print(f"\x1b[1;32m   Compiling\x1b[0m crate-{n:03} v0.{n % 9}.0", flush=True)
+    time.sleep(0.4)'`;
+
+const AGENT = String.raw`bash --norc -c 'read go; printf "\e[1mPlan:\e[0m migrate the schema, then backfill\n  1. add column \e[36musers.plan\e[0m\n  2. backfill from \e[36mbilling\e[0m\n\e[33m? Run the migration now?\e[0m [y/N] \a"; read answer'`;
+
+export async function screenshots() {
+  const dir = process.env.TMUXD_SCREENSHOT_DIR;
+  check(dir, 'TMUXD_SCREENSHOT_DIR is set');
+  const build = await createSession('build', BUILD);
+  const shell = await createSession('shell');
+  await input(shell, { text: String.raw`ls -l --color=always /usr/share/doc | head -12`, submit: true });
+  const editor = await createSession('editor', 'vim -u NONE -c "syntax on" -c "set number" tests/browser/lib.mjs');
+  const monitor = await createSession('monitor', 'top -d 1');
+  const python = await createSession('python', 'python3 -q');
+  await input(python, { text: 'print("\\N{CJK UNIFIED IDEOGRAPH-4F60}\\N{CJK UNIFIED IDEOGRAPH-597D}", [n * n for n in range(8)])', submit: true });
+  // The bell comes from the program once tmuxd is attached (create returns
+  // then), prompted through tmux, not tmuxd's input (which clears attention).
+  const agent = await createSession('agent', AGENT);
+  tmuxSendKeys('agent', ['Enter']);
+  const thought = await api('PUT', `/v1/sessions/${agent}/thought`, { text: 'waiting for approval to run the migration', state: 'waiting' });
+  check(thought.status === 200, `thought: ${thought.status}`);
+
+  const { context, cleanup } = await launch();
+  try {
+    const page = await context.newPage();
+    await page.goto(`${BASE}/`);
+    await page.waitForSelector(`.tile[data-session-id="${agent}"].attention`);
+    for (const id of [build, shell, editor, monitor, python, agent]) {
+      await waitFor(`${id} thumbnail`, () => page.$eval(`.tile[data-session-id="${id}"] .term`, (t) => t.textContent.trim().length > 0));
+    }
+    await waitFor('the editor and monitor to draw', async () => {
+      const { body } = await api('GET', '/v1/sessions');
+      const byId = Object.fromEntries(body.sessions.map((s) => [s.session_id, s]));
+      return byId[editor].current_command === 'vim' && byId[monitor].current_command === 'top';
+    });
+    await page.screenshot({ path: path.join(dir, 'dashboard.png') });
+    await page.click(`.tile[data-session-id="${editor}"]`);
+    await waitFor('the editor full size', () => page.$eval('#session-screen .term', (t) => t.textContent.includes('~') || t.textContent.includes('import')));
+    await page.screenshot({ path: path.join(dir, 'dashboard-session.png') });
+    log(`wrote ${dir}/dashboard.png and dashboard-session.png`);
+  } finally {
+    await cleanup();
+  }
+}

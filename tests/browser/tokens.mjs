@@ -1,0 +1,100 @@
+// With tokens: the page is refused until the token is entered (kept in
+// session storage, never in a URL); a read token gives a read-only page.
+
+import {
+  BASE, TOKEN, api, check, createSession, launch, log, rowTexts, waitFor, watchPage,
+} from './lib.mjs';
+
+const READ_TOKEN = process.env.TMUXD_TEST_READ_TOKEN;
+const tile = (id) => `#wall .tile[data-session-id="${id}"]`;
+
+export async function tokens() {
+  check(TOKEN && READ_TOKEN, 'TMUXD_TEST_TOKEN and TMUXD_TEST_READ_TOKEN are set');
+  const id = await createSession('dash-secret');
+  const { context, cleanup } = await launch();
+  try {
+    await fullToken(context, id);
+    await readToken(context, id);
+  } finally {
+    await cleanup();
+  }
+}
+
+/** Watches every request: none may carry a token in its URL. */
+function requestsOf(page) {
+  const urls = [];
+  page.on('request', (r) => urls.push(`${r.method()} ${r.url()}`));
+  return urls;
+}
+
+async function fullToken(context, id) {
+  const page = await context.newPage();
+  const messages = watchPage(page, 'full');
+  const urls = requestsOf(page);
+  try {
+    await page.goto(`${BASE}/`);
+    await page.waitForSelector('#login:not([hidden])');
+    check(await page.$(tile(id)) === null, 'no session is shown before the token');
+    const { status } = await api('GET', '/v1/sessions', undefined, '');
+    check(status === 401, `the API refuses a request without the token (${status})`);
+
+    await page.fill('#login-token', 'not-the-token');
+    await page.click('#login-form button[type=submit]');
+    await waitFor('the refusal', async () => (await page.textContent('#login-error')).includes('refused'));
+    check(await page.$(tile(id)) === null, 'still nothing shown with a wrong token');
+    log('refused before the token and with a wrong one');
+
+    await page.fill('#login-token', TOKEN);
+    await page.click('#login-form button[type=submit]');
+    await page.waitForSelector(tile(id));
+    await waitFor('the thumbnail (WebSocket auth by first message)', async () =>
+      (await rowTexts(page, `${tile(id)} .thumb`)).some((r) => r.startsWith('$')));
+    check(!(await page.$eval('body', (b) => b.classList.contains('readonly'))), 'a full token gives a writable page');
+    check(await page.isVisible('#new-session'), 'New session is offered');
+    check(await page.evaluate(() => sessionStorage.getItem('tmuxd.token')) === TOKEN, 'the token is kept in sessionStorage');
+
+    await page.reload();
+    await page.waitForSelector(tile(id));
+    check(await page.isHidden('#login'), 'no second prompt after a reload (same tab)');
+    const leaked = urls.filter((u) => u.includes(TOKEN));
+    check(leaked.length === 0, `the token appears in no URL: ${leaked}`);
+    log(`the token was entered once; ${urls.length} requests, none with the token in the URL`);
+  } finally {
+    if (messages.length) log(messages.join('\n'));
+    await page.close();
+  }
+}
+
+async function readToken(context, id) {
+  const page = await context.newPage();
+  const messages = watchPage(page, 'read');
+  const writes = [];
+  page.on('request', (r) => { if (r.url().includes('/input')) writes.push(r.url()); });
+  try {
+    // sessionStorage is per tab: a new tab asks again.
+    await page.goto(`${BASE}/`);
+    await page.waitForSelector('#login:not([hidden])');
+    await page.fill('#login-token', READ_TOKEN);
+    await page.click('#login-form button[type=submit]');
+    await page.waitForSelector(tile(id));
+    await page.waitForSelector('body.readonly');
+    check(await page.isVisible('#readonly-badge'), 'the page says read-only');
+    check(await page.isHidden('#new-session'), 'no New session button');
+    await page.click(tile(id));
+    await waitFor('the open session screen', async () => (await rowTexts(page, '#session-screen')).includes('$'));
+    check(await page.isHidden('#kill-btn'), 'no Kill button');
+    check(await page.isHidden('#detach-btn'), 'no Detach button');
+    check(await page.isHidden('#queue-form'), 'no queued input');
+    await page.keyboard.type('echo nope');
+    await page.keyboard.press('Enter');
+    // Any input request would be issued before this one, so it would be seen by now.
+    const marker = page.waitForResponse((r) => r.url().includes('/scrollback'));
+    await page.click('#scrollback-btn');
+    await marker;
+    check(writes.length === 0, `typing sends nothing with a read token (${writes})`);
+    log('a read token gives a read-only page (no write controls, keys not sent)');
+  } finally {
+    if (messages.length) log(messages.join('\n'));
+    await page.close();
+  }
+}

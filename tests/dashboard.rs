@@ -1,0 +1,240 @@
+//! The dashboard at `/`: its assets and headers over HTTP, and the page
+//! itself in headless Chromium (Debian's `chromium`, driven by
+//! `playwright-core` from `tests/browser/`) against the real daemon and a
+//! private tmux server. `scripts/test` installs Chromium and the npm
+//! packages; without them these tests fail, naming what is missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
+
+/// One browser at a time: the machine has two cores.
+static BROWSER: Mutex<()> = Mutex::new(());
+
+const TOKEN: &str = "dashboard-test-token";
+const READ_TOKEN: &str = "dashboard-test-read-token";
+
+fn browser_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+fn chromium() -> PathBuf {
+    std::env::var_os("TMUXD_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+}
+
+/// Fails, never skips, when something the browser tests need is missing.
+fn require_browser_tools() {
+    let node = Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|o| o.status.success()),
+        "node is not installed: run scripts/test, which installs what the browser tests need"
+    );
+    assert!(
+        chromium().exists(),
+        "no chromium at {}: run scripts/test (it installs Debian's chromium) or set TMUXD_CHROMIUM",
+        chromium().display()
+    );
+    assert!(
+        browser_dir().join("node_modules/playwright-core").exists(),
+        "tests/browser/node_modules is missing: run scripts/test (it runs `npm ci` there)"
+    );
+}
+
+/// Runs one scenario of `tests/browser/dashboard.mjs` against `daemon`;
+/// returns its output, or panics with it.
+fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String {
+    require_browser_tools();
+    let _one_at_a_time = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let started = Instant::now();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new("node")
+        .arg("dashboard.mjs")
+        .arg(scenario)
+        .current_dir(browser_dir())
+        .env("TMUXD_URL", &daemon.base)
+        .env("TMUXD_PID", daemon.pid().to_string())
+        .env("TMUXD_TEST_SHELL", common::SHELL)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(log.reopen().unwrap())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .expect("spawn node");
+    // The script's own waits are bounded by PATIENCE each; this bounds the whole.
+    let deadline = started + PATIENCE * 4;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+    match status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(status) => panic!("browser scenario {scenario} failed ({status}):\n{output}"),
+        None => panic!("browser scenario {scenario} did not finish in time:\n{output}"),
+    }
+    println!(
+        "browser scenario {scenario}: {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    output
+}
+
+#[test]
+fn page_and_assets_are_served_with_a_strict_policy() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let http = reqwest::blocking::Client::new();
+    let page = http.get(format!("{}/", daemon.base)).send().unwrap();
+    assert_eq!(page.status(), 200);
+    let headers = page.headers().clone();
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "connect-src 'self'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+    assert!(!csp.contains("unsafe"), "{csp}");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    let html = page.text().unwrap();
+    assert!(html.contains(r#"<script type="module" src="/assets/app.js">"#));
+    assert!(!html.contains("<script>"), "no inline script");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "nothing from elsewhere"
+    );
+
+    let script = http
+        .get(format!("{}/assets/app.js", daemon.base))
+        .send()
+        .unwrap();
+    assert_eq!(script.status(), 200);
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let etag = script.headers()["etag"].clone();
+    let again = http
+        .get(format!("{}/assets/app.js", daemon.base))
+        .header("If-None-Match", etag)
+        .send()
+        .unwrap();
+    assert_eq!(again.status(), 304, "unchanged assets revalidate");
+    let missing = http
+        .get(format!("{}/assets/nope.js", daemon.base))
+        .send()
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let foreign = http
+        .get(format!("{}/", daemon.base))
+        .header("Host", "attacker.example")
+        .send()
+        .unwrap();
+    assert_eq!(foreign.status(), 403, "no token: loopback Host only");
+}
+
+#[test]
+fn with_a_token_the_page_loads_but_the_api_does_not() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(&tmux, token_options());
+    let http = reqwest::blocking::Client::new();
+    for path in ["/", "/assets/app.js", "/assets/style.css"] {
+        let response = http.get(format!("{}{path}", daemon.base)).send().unwrap();
+        assert_eq!(response.status(), 200, "{path} needs no token");
+    }
+    let api = http
+        .get(format!("{}/v1/sessions", daemon.base))
+        .send()
+        .unwrap();
+    assert_eq!(api.status(), 401);
+}
+
+fn token_options() -> DaemonOptions {
+    DaemonOptions {
+        extra_config: format!("[auth]\ntoken = {TOKEN:?}\nread_token = {READ_TOKEN:?}\n"),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn browser_wall_open_type_render_bell_resume_phone_kill() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario(
+        "end-to-end",
+        &daemon,
+        &[("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str())],
+    );
+    assert!(
+        !tmux.has_session("dash-a"),
+        "killed from the page: the tmux session is gone"
+    );
+    assert!(tmux.has_session("dash-0-other"), "the other session lives");
+}
+
+#[test]
+fn browser_refused_until_the_token_and_read_only_with_the_read_token() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(&tmux, token_options());
+    run_scenario(
+        "tokens",
+        &daemon,
+        &[
+            ("TMUXD_TEST_TOKEN", TOKEN),
+            ("TMUXD_TEST_READ_TOKEN", READ_TOKEN),
+        ],
+    );
+    let typed = tmux.capture("dash-secret");
+    assert!(
+        !typed.iter().any(|l| l.contains("nope")),
+        "the read-only page typed nothing: {typed:?}"
+    );
+}
+
+/// 50 live sessions, one printing: the page's JS heap (≤ 50 MB) and the
+/// daemon's CPU. The numbers are printed for BENCHMARKS.md.
+#[test]
+fn browser_fifty_sessions_heap_and_daemon_cpu() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let output = run_scenario("measure-fifty", &daemon, &[]);
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("MEASUREMENT "))
+        .expect("the scenario reports its measurement");
+    eprintln!("{line}");
+}
+
+/// Regenerates docs/dashboard.png and docs/dashboard-session.png:
+/// `cargo test --test dashboard -- --ignored screenshots`.
+#[test]
+#[ignore = "writes docs/*.png; run by hand"]
+fn screenshots() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    run_scenario(
+        "screenshots",
+        &daemon,
+        &[
+            ("TMUXD_SCREENSHOT_DIR", docs.to_str().unwrap()),
+            ("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str()),
+        ],
+    );
+}
