@@ -620,9 +620,13 @@ impl SessionActor {
             self.settle(purpose, Err("the session's tmux client has gone".into()));
         }
         self.signal(Signal::Exit);
+        let program_ended = self
+            .active_pid()
+            .is_some_and(|pid| !foreground::is_running(pid));
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
+            program_ended,
         }));
     }
 

@@ -157,6 +157,11 @@ impl Supervisor {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
+            // tmux exits with its last session: that is the program's end.
+            Ok(SessionStatus::NoServer) if exit.program_ended => {
+                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                    .await
+            }
             Ok(SessionStatus::NoServer) => {
                 self.end(id, Some(exit.actor_id), EndReason::TmuxServerGone)
                     .await

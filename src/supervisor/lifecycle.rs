@@ -14,9 +14,10 @@ use super::{
 };
 use crate::session::SessionState;
 use crate::session::{ActorSpec, SessionHandle};
+use crate::session::{ActorSummary, StateReason, Transport};
 use crate::store::{EventKind, NewEvent, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
-use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
+use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
@@ -346,7 +347,14 @@ impl Supervisor {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
-                return Err(e.into());
+                let gone = matches!(
+                    self.tmux().session_status(&view.name).await,
+                    Ok(SessionStatus::Gone | SessionStatus::NoServer)
+                );
+                return match gone {
+                    true => Ok(self.ended_at_once(&reservation, &view, created_at, event)),
+                    false => Err(e.into()),
+                };
             }
         };
         let entry = Entry {
@@ -388,6 +396,50 @@ impl Supervisor {
         };
         let _ = self.persist().await;
         summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
+    }
+
+    /// A session whose program ended before a client could attach: its
+    /// creation and its end are both recorded, and its creator still gets
+    /// a summary (exited).
+    fn ended_at_once(
+        &self,
+        reservation: &Reservation,
+        view: &SessionView,
+        created_at: DateTime<Utc>,
+        event: NewEvent,
+    ) -> SessionSummary {
+        let session_id = format_id(reservation.id);
+        let record = |event: NewEvent| {
+            self.inner.persistence.record(
+                event
+                    .session_id(&session_id)
+                    .tmux_name(&reservation.tmux_name),
+            );
+        };
+        record(event);
+        record(NewEvent::new(EventKind::SessionDeleted).reason(EndReason::ProcessExit.as_str()));
+        let now = Utc::now();
+        SessionSummary {
+            session_id: session_id.clone(),
+            tmux_name: reservation.tmux_name.clone(),
+            created_at,
+            queued_inputs: 0,
+            thought: None,
+            actor: ActorSummary {
+                state: SessionState::Exited,
+                state_reason: StateReason::ProcessExit,
+                state_since: now,
+                current_command: String::new(),
+                cwd: String::new(),
+                title: String::new(),
+                cols: view.cols,
+                rows: view.rows,
+                last_activity_at: None,
+                transport: Transport::Disconnected,
+                subscribers: 0,
+                latest_seq: 0,
+            },
+        }
     }
 
     /// Attaches a control client to tmux session `name` and starts its actor.
