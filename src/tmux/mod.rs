@@ -9,6 +9,7 @@ mod keys;
 mod names;
 mod panes;
 mod socket;
+mod tag;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
