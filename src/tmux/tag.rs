@@ -12,29 +12,17 @@ use super::{LIST_PANES_FORMAT, PaneInfo, Tmux, TmuxError, parse_list_panes, sess
 const TAG_VARIABLE: &str = "tmuxd_id";
 
 impl Tmux {
-    /// Marks the session with `id`.
-    pub async fn set_session_tag(&self, name: &str, id: &str) -> Result<(), TmuxError> {
-        let target = session_target(name);
-        self.run(["set-environment", "-h", "-t", &target, TAG_VARIABLE, id])
-            .await
-            .map(drop)
-    }
-
     /// Marks many sessions in one tmux call: `(name, id)` pairs. tmux stops
     /// at the first session that is gone, so callers treat it as best effort.
     pub async fn set_session_tags(&self, tags: &[(String, String)]) -> Result<(), TmuxError> {
-        let mut args: Vec<String> = Vec::new();
-        for (name, id) in tags {
-            if !args.is_empty() {
-                args.push(";".to_owned());
-            }
-            args.extend(["set-environment", "-h", "-t"].map(str::to_owned));
-            args.extend([session_target(name), TAG_VARIABLE.to_owned(), id.clone()]);
-        }
-        if args.is_empty() {
+        if tags.is_empty() {
             return Ok(());
         }
-        self.run(args).await.map(drop)
+        let commands: Vec<Vec<String>> = tags
+            .iter()
+            .map(|(name, id)| set_tag_args(name, id))
+            .collect();
+        self.run_sequence(&commands).await.map(drop)
     }
 
     /// Marks the session with `id`, then lists every pane as `list_panes`
@@ -44,21 +32,9 @@ impl Tmux {
         name: &str,
         id: &str,
     ) -> Result<Vec<PaneInfo>, TmuxError> {
-        let target = session_target(name);
+        let list = ["list-panes", "-a", "-F", LIST_PANES_FORMAT].map(str::to_owned);
         let out = self
-            .run([
-                "set-environment",
-                "-h",
-                "-t",
-                &target,
-                TAG_VARIABLE,
-                id,
-                ";",
-                "list-panes",
-                "-a",
-                "-F",
-                LIST_PANES_FORMAT,
-            ])
+            .run_sequence(&[set_tag_args(name, id), list.to_vec()])
             .await?;
         Ok(parse_list_panes(&out))
     }
@@ -78,6 +54,13 @@ impl Tmux {
             Err(e) => Err(e),
         }
     }
+}
+
+fn set_tag_args(name: &str, id: &str) -> Vec<String> {
+    let target = session_target(name);
+    ["set-environment", "-h", "-t", &target, TAG_VARIABLE, id]
+        .map(str::to_owned)
+        .to_vec()
 }
 
 fn parse_tag(out: &str) -> Option<String> {
