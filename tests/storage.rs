@@ -72,18 +72,6 @@ fn sessions_in_reverse_order(daemon: &Daemon) -> BTreeMap<String, String> {
     before
 }
 
-/// Waits until tmux carries each session's id (hidden variable `tmuxd_id`, set in the
-/// background after a create).
-fn wait_for_tags(tmux: &TmuxServer, ids: &BTreeMap<String, String>) {
-    for (name, id) in ids {
-        wait_for(&format!("{name} to carry {id}"), || {
-            let target = format!("={name}");
-            let out = tmux.output(&["show-environment", "-h", "-t", &target, "tmuxd_id"]);
-            (String::from_utf8_lossy(&out.stdout).trim() == format!("tmuxd_id={id}")).then_some(())
-        });
-    }
-}
-
 /// After a restart that lost data: an old id names its old session or
 /// nothing, never another one; a thought stays with its session; new ids are
 /// above every old one.
@@ -133,18 +121,19 @@ fn ids_are_not_reassigned_after_registry_json_is_deleted() {
     let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     let before = sessions_in_reverse_order(&daemon);
-    wait_for_tags(&tmux, &before);
-    // Hidden: no program in the session gets it.
-    let visible = tmux.run(&["show-environment", "-t", "=alpha"]);
-    assert!(!visible.contains("tmuxd_id"), "{visible}");
     daemon.terminate();
 
     std::fs::remove_file(data.path().join("registry.json")).unwrap();
     let daemon = Daemon::start_with(&tmux, options());
     assert_no_id_reassigned(&daemon, &before);
-    // tmux carries each session's id, so a lost registry loses none of them.
+    // tmux carries each session's id, so a lost registry loses none of them;
+    // hidden, so no program in the session gets it.
     assert_eq!(ids_by_name(&daemon)["alpha"], "sess_3");
     assert_eq!(ids_by_name(&daemon)["zeta"], "sess_1");
+    let hidden = tmux.run(&["show-environment", "-h", "-t", "=alpha", "tmuxd_id"]);
+    assert_eq!(hidden.trim(), "tmuxd_id=sess_3");
+    let visible = tmux.run(&["show-environment", "-t", "=alpha"]);
+    assert!(!visible.contains("tmuxd_id"), "{visible}");
 }
 
 #[test]
@@ -154,23 +143,18 @@ fn ids_are_not_reassigned_when_only_the_event_log_remembers_them() {
     let options = || DaemonOptions::in_dir(data.path());
     let mut daemon = Daemon::start_with(&tmux, options());
     let before = sessions_in_reverse_order(&daemon);
-    wait_for_tags(&tmux, &before);
     daemon.kill9();
 
     // Everything but the event log is gone or damaged, and the sessions
-    // carry no mark of tmuxd (as under a tmux that has no user options).
+    // carry no mark of tmuxd (as under the fake tmux, which cannot hold one).
     std::fs::write(data.path().join("registry.json"), "{\"version\":1,\"nex").unwrap();
     for file in ["thoughts.json", "counters.json"] {
         let _ = std::fs::remove_file(data.path().join(file));
     }
     for name in before.keys() {
-        tmux.run(&[
-            "set-environment",
-            "-u",
-            "-t",
-            &format!("={name}"),
-            "tmuxd_id",
-        ]);
+        // Set by the create call itself; absent on a tmuxd that sets none.
+        let target = format!("={name}");
+        let _ = tmux.output(&["set-environment", "-u", "-t", &target, "tmuxd_id"]);
     }
     let daemon = Daemon::start_with(&tmux, options());
     assert_no_id_reassigned(&daemon, &before);
