@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -160,6 +161,40 @@ fn ids_are_not_reassigned_when_only_the_event_log_remembers_them() {
     assert_no_id_reassigned(&daemon, &before);
 }
 
+/// The highest seq on disk and the time of the newest event, skipping the
+/// lines an earlier damage left (the daemon skips them too).
+fn newest_on_disk(data: &Path) -> (u64, DateTime<Utc>) {
+    let text = std::fs::read_to_string(data.join("events.jsonl")).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    let highest = events.iter().filter_map(|e| e["seq"].as_u64()).max();
+    let at = |e: &Value| serde_json::from_value::<DateTime<Utc>>(e["at"].clone()).unwrap();
+    let newest = events.iter().map(at).max();
+    (highest.unwrap(), newest.unwrap())
+}
+
+/// After `damage`, every event of the new run (and the next one) is
+/// numbered above every seq handed out before.
+fn assert_numbering_goes_on(
+    daemon: &Daemon,
+    (highest, last_at, damage): (u64, DateTime<Utc>, &str),
+) {
+    let next = next_seq(daemon);
+    assert!(next > highest, "{damage}: next seq {next} after {highest}");
+    let (_, page) = daemon.get("/v1/events?format=json&since=0");
+    for event in page["events"].as_array().unwrap() {
+        let at: DateTime<Utc> = serde_json::from_value(event["at"].clone()).unwrap();
+        if at > last_at {
+            assert!(
+                event["seq"].as_u64().unwrap() > highest,
+                "{damage}: {event} reuses a seq up to {highest}"
+            );
+        }
+    }
+}
+
 #[test]
 fn event_seq_never_goes_back_when_the_event_log_is_damaged() {
     let tmux = TmuxServer::new();
@@ -188,23 +223,23 @@ fn event_seq_never_goes_back_when_the_event_log_is_damaged() {
         }),
         ("deleted", |path| std::fs::remove_file(path).unwrap()),
     ];
-    let mut highest_seen = 0;
+    // (highest seq handed out, when the last event was, the damage since)
+    let mut before: Option<(u64, DateTime<Utc>, &str)> = None;
     for (round, (damage, apply)) in damages.iter().enumerate() {
         let mut daemon = Daemon::start_with(&tmux, options());
-        let next = next_seq(&daemon);
-        assert!(
-            next > highest_seen,
-            "{damage}: next seq {next} after {highest_seen}"
-        );
+        if let Some(before) = before {
+            assert_numbering_goes_on(&daemon, before);
+        }
         daemon.create(&json!({ "name": format!("s{round}"), "command": common::SHELL }));
         put_thought(&daemon, &ids_by_name(&daemon)[&format!("s{round}")], "x");
-        highest_seen = next_seq(&daemon) - 1;
         daemon.terminate();
+        let (highest, last_at) = newest_on_disk(data.path());
+        before = Some((highest, last_at, damage));
         apply(&events);
     }
     let daemon = Daemon::start_with(&tmux, options());
-    let next = next_seq(&daemon);
-    assert!(next > highest_seen, "next seq {next} after {highest_seen}");
+    assert_numbering_goes_on(&daemon, before.unwrap());
+    let highest_seen = before.unwrap().0;
 
     // A client resuming from the last seq it saw gets what happens next.
     let response = reqwest::blocking::Client::builder()
