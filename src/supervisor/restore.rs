@@ -127,8 +127,9 @@ impl Supervisor {
                 }
             }
         }
-        // Marked again in one call: sessions a tmuxd before the marks
-        // attached get theirs, a renamed one keeps its own.
+        // One tmux call marks them all. The marks of sessions the registry
+        // knows were not read (setting them is cheaper than reading them);
+        // this also marks those an older tmuxd attached.
         self.tag_sessions(marks);
         let _ = self.persist().await;
     }
