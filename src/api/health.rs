@@ -12,23 +12,39 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::AppState;
+use crate::supervisor::StorageReport;
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
+/// `status` is `degraded` while writes to the data dir keep failing
+/// (`storage` says which and why); still 200, as a restart would not help.
 pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
-    Json(json!({ "status": "ok", "tmux": tmux, "sessions": state.supervisor.session_count() }))
+    let storage = state.supervisor.storage_report();
+    Json(json!({
+        "status": storage.status,
+        "tmux": tmux,
+        "sessions": state.supervisor.session_count(),
+        "storage": storage,
+    }))
 }
 
-/// Ready when tmux can be run.
+/// Ready when tmux can be run. Degraded storage keeps the daemon ready: it
+/// serves every request and event from memory and writes them once the disk
+/// recovers, so an orchestrator should keep routing to it (and alert on
+/// `storage`).
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    let storage = state.supervisor.storage_report();
     match tmux_version(&state).await {
-        Ok(_) => (StatusCode::OK, Json(json!({ "ready": true }))),
+        Ok(_) => (
+            StatusCode::OK,
+            Json(json!({ "ready": true, "storage": storage })),
+        ),
         Err(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "ready": false, "reason": reason })),
+            Json(json!({ "ready": false, "reason": reason, "storage": storage })),
         ),
     }
 }
@@ -49,7 +65,19 @@ pub async fn metrics(State(state): State<AppState>) -> String {
     let uptime = state.started_at.elapsed().as_secs_f64();
     format!(
         "# HELP tmuxd_sessions Sessions tracked.\n# TYPE tmuxd_sessions gauge\ntmuxd_sessions {sessions}\n\
-         # HELP tmuxd_uptime_seconds Seconds since the daemon started.\n# TYPE tmuxd_uptime_seconds gauge\ntmuxd_uptime_seconds {uptime:.3}\n"
+         # HELP tmuxd_uptime_seconds Seconds since the daemon started.\n# TYPE tmuxd_uptime_seconds gauge\ntmuxd_uptime_seconds {uptime:.3}\n{}",
+        storage_metrics(&state.supervisor.storage_report())
+    )
+}
+
+fn storage_metrics(storage: &StorageReport) -> String {
+    let degraded = u8::from(storage.status != "ok");
+    format!(
+        "# HELP tmuxd_storage_degraded 1 while writes to the data dir keep failing (retried; see /healthz).\n# TYPE tmuxd_storage_degraded gauge\ntmuxd_storage_degraded {degraded}\n\
+         # HELP tmuxd_events_unwritten Events served but not yet on disk.\n# TYPE tmuxd_events_unwritten gauge\ntmuxd_events_unwritten {}\n\
+         # HELP tmuxd_events_lost_total Events dropped before reaching the disk.\n# TYPE tmuxd_events_lost_total counter\ntmuxd_events_lost_total {}\n\
+         # HELP tmuxd_storage_write_failures_total Failed write attempts to the data dir.\n# TYPE tmuxd_storage_write_failures_total counter\ntmuxd_storage_write_failures_total {}\n",
+        storage.unwritten_events, storage.lost_events, storage.failed_writes
     )
 }
 

@@ -51,6 +51,8 @@ pub(super) struct Attach {
     pub(super) cwd: Option<String>,
     /// Input still queued from before (a restart or a detach).
     pub(super) queue: Vec<QueuedInput>,
+    /// tmux already carries the session's id (see `tags`).
+    pub(super) tagged: bool,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -103,9 +105,9 @@ impl Supervisor {
             }
         }
         let name = reservation.tmux_name.clone();
-        let view = match self.view_of(&name).await {
-            Ok(view) => view.unwrap_or_else(|| default_view(&name)),
-            Err(_) => default_view(&name),
+        let (view, tagged) = match self.view_tagging(&name, reservation.id).await {
+            Ok((view, tagged)) => (view.unwrap_or_else(|| default_view(&name)), tagged),
+            Err(_) => (default_view(&name), false),
         };
         let attach = Attach {
             reservation,
@@ -114,6 +116,7 @@ impl Supervisor {
             command: request.command.clone(),
             cwd: request.cwd.clone(),
             queue: Vec::new(),
+            tagged,
         };
         let summary = match self
             .attach(
@@ -158,9 +161,9 @@ impl Supervisor {
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
             )));
         }
-        let view = match self.view_of(tmux_name).await {
-            Ok(Some(view)) => view,
-            Ok(None) => {
+        let (view, tagged) = match self.view_tagging(tmux_name, reservation.id).await {
+            Ok((Some(view), tagged)) => (view, tagged),
+            Ok((None, _)) => {
                 self.release(&reservation);
                 return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned()));
             }
@@ -169,7 +172,8 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        self.adopt_with_view(reservation, view, "api_adopt").await
+        self.adopt_with_view(reservation, view, tagged, "api_adopt")
+            .await
     }
 
     /// Adopts a session discovery found; a full registry skips it.
@@ -182,7 +186,10 @@ impl Supervisor {
             }
             Err(_) => return,
         };
-        if let Err(e) = self.adopt_with_view(reservation, view, "discovered").await {
+        if let Err(e) = self
+            .adopt_with_view(reservation, view, false, "discovered")
+            .await
+        {
             tracing::warn!("adopting a discovered session failed: {e}");
         }
     }
@@ -191,6 +198,7 @@ impl Supervisor {
         &self,
         reservation: Reservation,
         view: SessionView,
+        tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
         let known = self
@@ -205,6 +213,7 @@ impl Supervisor {
             command: known.as_ref().and_then(|k| k.command.clone()),
             cwd: known.as_ref().and_then(|k| k.cwd.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
+            tagged,
         };
         self.attach(
             attach,
@@ -338,6 +347,7 @@ impl Supervisor {
             command,
             cwd,
             queue,
+            tagged,
         } = attach;
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
@@ -376,6 +386,9 @@ impl Supervisor {
         // Asked before the entry is visible: a session that ends at once is
         // reaped right away, and its creator still gets its summary.
         let actor = entry.handle.summary().await;
+        if !tagged {
+            self.tag_sessions(vec![(reservation.tmux_name.clone(), reservation.id)]);
+        }
         self.record(event, &entry);
         for item in &interrupted {
             self.record(dropped_input(item, "interrupted"), &entry);

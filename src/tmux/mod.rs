@@ -9,6 +9,7 @@ mod keys;
 mod names;
 mod panes;
 mod socket;
+mod tag;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -208,12 +209,32 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&stdout).into_owned())
     }
 
+    /// Runs several commands in one tmux call (one fork), each argument
+    /// escaped as `run` does, with real `;` separators between them. tmux
+    /// stops at the first command that fails.
+    pub async fn run_sequence(&self, commands: &[Vec<String>]) -> Result<String, TmuxError> {
+        let mut args: Vec<OsString> = Vec::new();
+        for command in commands {
+            if !args.is_empty() {
+                args.push(";".into());
+            }
+            args.extend(command.iter().map(|a| argv_arg(a.as_ref())));
+        }
+        let stdout = self.run_escaped(args).await?;
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
+    }
+
     async fn run_bytes<I, S>(&self, args: I) -> Result<Vec<u8>, TmuxError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| argv_arg(a.as_ref())).collect();
+        self.run_escaped(args).await
+    }
+
+    /// Runs argv words already escaped (see `argv_arg`).
+    async fn run_escaped(&self, args: Vec<OsString>) -> Result<Vec<u8>, TmuxError> {
         let command_line = args
             .iter()
             .map(|a| a.to_string_lossy())
