@@ -294,6 +294,8 @@ impl Tmux {
     }
 
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<(), TmuxError> {
+        // A new session is announced to every control client (see `control::handshake`).
+        let _turn = control::handshake::turn().await;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
             "-d".into(),
@@ -338,6 +340,7 @@ impl Tmux {
     }
 
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
+        let _turn = control::handshake::turn().await;
         self.run(["kill-session", "-t", &session_target(name)])
             .await
             .map(drop)

@@ -147,6 +147,9 @@ impl ControlClient {
         name: &str,
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
+        // Until the attach is confirmed, a notification to every control
+        // client could crash tmux (see `handshake`).
+        let _turn = super::handshake::turn().await;
         let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
@@ -177,11 +180,11 @@ impl ControlClient {
                 Ok(client)
             }
             Ok(Err(e)) => {
-                client.close().await;
+                client.close_in_turn().await;
                 Err(e)
             }
             Err(_) => {
-                client.close().await;
+                client.close_in_turn().await;
                 Err(ControlError::Attach {
                     session: name.to_owned(),
                     message: format!("no answer within {} ms", wait.as_millis()),
@@ -480,7 +483,14 @@ impl ControlClient {
     /// (and still waited for). Returns how the process ended: tmux's client
     /// exits 1 once any command it ran failed (a parse error does not
     /// count), so the status says little about the detach itself.
-    pub async fn close(mut self) -> Option<ExitStatus> {
+    pub async fn close(self) -> Option<ExitStatus> {
+        // Its `%client-detached` goes to every control client (see `handshake`).
+        let _turn = super::handshake::turn().await;
+        self.close_in_turn().await
+    }
+
+    /// `close` for a caller that already holds the handshake turn.
+    async fn close_in_turn(mut self) -> Option<ExitStatus> {
         self.stdin = None;
         let deadline = Instant::now() + self.options.exit_grace;
         let drained = timeout_at(deadline, async {
