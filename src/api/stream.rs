@@ -141,7 +141,7 @@ async fn serve(
                     }
                 }
                 None if subscription.overflowed.load(Ordering::Relaxed) => {
-                    return ws::close(tx, CLOSE_POLICY, "too slow: output queue overflowed; reconnect with since").await;
+                    return ws::close(tx, CLOSE_POLICY, "output skipped (this client fell behind, or tmux paused the pane); reconnect with since").await;
                 }
                 None => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
             },
