@@ -122,6 +122,16 @@ fn wait_state(daemon: &Daemon, id: &str, until: &str) -> Value {
     body["session"].clone()
 }
 
+/// Waits for `needle` on the screen, then for the fake shell's next prompt
+/// (its OSC 133 marker): what is typed next then meets the shell, not the
+/// command that just printed. (Typed ahead, it would be echoed before the
+/// prompt and again after it, as on a real terminal.)
+fn settle(daemon: &Daemon, id: &str, needle: &str) -> Vec<String> {
+    let lines = daemon.wait_for_snapshot(id, needle);
+    wait_state(daemon, id, "idle");
+    lines
+}
+
 fn summary(daemon: &Daemon, id: &str) -> Value {
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
     assert_eq!(status, 200, "{body}");
@@ -267,7 +277,7 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
     );
     let streamed = read_until(&mut stream, "out-42\r\n");
     assert!(streamed.contains("echo out-$((6*7))\r\n"), "{streamed:?}");
-    let lines = daemon.wait_for_snapshot(&id, "out-42");
+    let lines = settle(&daemon, &id, "out-42");
     let at = lines.iter().position(|l| l == "$ echo out-$((6*7))");
     let at = at.unwrap_or_else(|| panic!("the echo on the prompt line: {lines:?}"));
     assert_eq!(lines[at + 1], "out-42", "{lines:?}");
@@ -284,14 +294,27 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
     // shell's line discipline drops.
     input(&daemon, &id, json!({ "text": "echo up", "keys": ["Up"] }));
     input(&daemon, &id, json!({ "text": "-ok", "submit": true }));
-    daemon.wait_for_snapshot(&id, "up-ok");
+    settle(&daemon, &id, "up-ok");
 
     // Raw bytes on the stream go to the pane as typed.
     stream
         .send(Message::Binary(b"echo raw-$((1+1))\r".to_vec().into()))
         .unwrap();
     read_until(&mut stream, "raw-2\r\n");
-    daemon.wait_for_snapshot(&id, "raw-2");
+    settle(&daemon, &id, "raw-2");
+
+    // Lines scrolled off the 20-row screen come from forked capture-pane.
+    input(&daemon, &id, json!({ "text": "seq 1 50", "submit": true }));
+    let lines = settle(&daemon, &id, "50");
+    assert!(!lines.iter().any(|l| l == "1"), "{lines:?}");
+    let (status, history) = daemon.get(&format!("/v1/sessions/{id}/scrollback?lines=500"));
+    assert_eq!(status, 200, "{history}");
+    let history = history["lines"].as_array().unwrap();
+    assert!(history.iter().any(|l| l == "1"), "{history:?}");
+    assert!(
+        history.iter().any(|l| l == "$ echo out-$((6*7))"),
+        "{history:?}"
+    );
 
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/resize"),
@@ -316,7 +339,7 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
             && (snap["cols"].as_u64(), snap["rows"].as_u64()) == (Some(100), Some(30));
         let kept = snap["lines"]
             .as_array()
-            .is_some_and(|l| l.iter().any(|l| l == "out-42"));
+            .is_some_and(|l| l.iter().any(|l| l == "50"));
         (sized && kept).then_some(())
     });
 
@@ -362,7 +385,7 @@ fn a_detached_fake_session_lives_on_and_is_adopted_again() {
         &id,
         json!({ "text": "echo before-$((3*3))", "submit": true }),
     );
-    daemon.wait_for_snapshot(&id, "before-9");
+    settle(&daemon, &id, "before-9");
 
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}"));
     assert_eq!(status, 200, "{body}");
