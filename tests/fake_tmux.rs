@@ -4,6 +4,8 @@
 //! streamed, resized, killed, reaped, detached and adopted end to end.
 
 mod common;
+#[path = "fake_tmux/protocol.rs"]
+mod protocol;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
