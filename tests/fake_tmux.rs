@@ -359,12 +359,19 @@ fn fake_sessions_that_end_on_their_own_are_reaped() {
     let fake = Fake::new();
     let daemon = fake.daemon();
     let shell = id_of(&daemon.create(&json!({ "name": "shell" })));
-    let job = id_of(&daemon.create(&json!({
-        "name": "job",
-        "command": "read -r line; echo got-$line; read -r again",
-    })));
+    // The command ends in `;`, which tmuxd escapes (`\;`) for the fork.
+    let command = "read -r line; echo got-$line; read -r again;";
+    let job = id_of(&daemon.create(&json!({ "name": "job", "command": command })));
     input(&daemon, &job, json!({ "text": "first", "submit": true }));
     daemon.wait_for_snapshot(&job, "got-first");
+    let started = fake.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        "=job:",
+        "#{pane_start_command}",
+    ]);
+    assert_eq!(started.trim_end(), command);
     input(&daemon, &job, json!({ "text": "second", "submit": true }));
     input(&daemon, &shell, json!({ "text": "exit", "submit": true }));
     for (id, name) in [(&shell, "shell"), (&job, "job")] {
