@@ -43,6 +43,10 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let tasks = TaskTracker::new();
     let cancel = CancellationToken::new();
+    tmux_from_config(&config)
+        .check_version()
+        .await
+        .map_err(anyhow::Error::msg)?;
     let supervisor = Supervisor::start(
         tmux_from_config(&config),
         Settings::from_config(&config),
