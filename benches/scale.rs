@@ -277,9 +277,13 @@ fn main() {
         .map(|n| n.to_string())
         .collect::<Vec<_>>()
         .join("\r\n");
-    while !bytes.windows(7).any(|w| w == b"\r\n300000") {
+    loop {
         if let tungstenite::Message::Binary(data) = socket.read().unwrap() {
             bytes.extend_from_slice(&data[8..]);
+        }
+        let tail = &bytes[bytes.len().saturating_sub(64)..];
+        if tail.windows(8).any(|w| w == b"\r\n300000") {
+            break;
         }
     }
     let text = String::from_utf8_lossy(&bytes);
