@@ -53,8 +53,6 @@ pub(super) struct Attach {
     pub(super) queue: Vec<QueuedInput>,
     /// tmux already carries the session's id (see `tags`).
     pub(super) tagged: bool,
-    /// tmuxd created it just now (no need to wait for a quiet server).
-    pub(super) created: bool,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -119,7 +117,6 @@ impl Supervisor {
             cwd: request.cwd.clone(),
             queue: Vec::new(),
             tagged,
-            created: true,
         };
         let summary = match self
             .attach(
@@ -217,7 +214,6 @@ impl Supervisor {
             cwd: known.as_ref().and_then(|k| k.cwd.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
             tagged,
-            created: false,
         };
         self.attach(
             attach,
@@ -352,16 +348,12 @@ impl Supervisor {
             cwd,
             queue,
             tagged,
-            created,
         } = attach;
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self
-            .spawn_actor(reservation.id, actor_id, &view.name, !created)
-            .await
-        {
+        let handle = match self.spawn_actor(reservation.id, actor_id, &view.name).await {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
@@ -464,15 +456,15 @@ impl Supervisor {
     }
 
     /// Attaches a control client to tmux session `name` and starts its actor.
-    /// `quiet`: wait for a quiet server first (sessions others made; see
-    /// `tmux::control::handshake`). A session tmuxd just created needs no
-    /// wait: the only notification its creation caused is already past.
+    /// Attaches once the server has been quiet a moment (see
+    /// `tmux::control::handshake`), sessions tmuxd just created included: a
+    /// program that ends at once closes its session, and that notification
+    /// must not meet the handshake.
     pub(super) async fn spawn_actor(
         &self,
         id: u64,
         actor_id: u64,
         name: &str,
-        quiet: bool,
     ) -> Result<SessionHandle, ControlError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
@@ -481,7 +473,6 @@ impl Supervisor {
             tmux_name: name.to_owned(),
             control: ControlOptions {
                 timeout: self.inner.settings.command_timeout,
-                wait_for_quiet: quiet,
                 ..ControlOptions::default()
             },
             config: self.inner.settings.actor.clone(),

@@ -45,7 +45,7 @@ impl Supervisor {
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, &name, true).await {
+        let handle = match self.spawn_actor(id, new_actor_id, &name).await {
             Ok(handle) => handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
@@ -157,7 +157,6 @@ impl Supervisor {
             queue: session.queued_inputs,
             // Marked by the caller, all at once.
             tagged: true,
-            created: false,
         };
         self.attach(attach, event).await.map(drop)
     }

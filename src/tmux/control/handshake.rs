@@ -18,7 +18,8 @@
 //! handshake. Other clients' actions it can only see coming: every control
 //! client hears those notifications, so an attach waits until the server
 //! has been quiet for `QUIET` (at most `MAX_WAIT`), which keeps handshakes
-//! out of bursts (a script creating sessions, someone switching panes).
+//! out of bursts (a script creating sessions, someone switching panes, a
+//! program that ends as soon as its session was created).
 //! What remains is an action landing within the few milliseconds of a
 //! handshake after a quiet spell; see the README.
 
