@@ -446,18 +446,7 @@ impl SessionActor {
         self.panes
             .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
         for row in rows {
-            let state = PaneState {
-                cols: row.rect.cols,
-                rows: row.rect.rows,
-                cursor_x: row.cursor_x,
-                cursor_y: row.cursor_y,
-                cursor_visible: row.cursor_visible,
-                alternate_on: row.alternate_on,
-                scroll_upper: row.scroll_upper,
-                scroll_lower: row.scroll_lower,
-                origin_mode: row.origin_mode,
-                title: row.title,
-            };
+            let state = PaneState::of_row(&row);
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
                 screen: PaneScreen::new(state.cols, state.rows),
                 pid: row.pid,

@@ -22,6 +22,24 @@ pub struct PaneState {
     pub title: String,
 }
 
+impl PaneState {
+    /// What `list-panes` said of a pane, as a seed needs it.
+    pub fn of_row(row: &crate::tmux::command::PaneRow) -> Self {
+        PaneState {
+            cols: row.rect.cols,
+            rows: row.rect.rows,
+            cursor_x: row.cursor_x,
+            cursor_y: row.cursor_y,
+            cursor_visible: row.cursor_visible,
+            alternate_on: row.alternate_on,
+            scroll_upper: row.scroll_upper,
+            scroll_lower: row.scroll_lower,
+            origin_mode: row.origin_mode,
+            title: row.title.clone(),
+        }
+    }
+}
+
 /// The text tmux captured for a seed: `capture-pane -p -e -N`, one line per
 /// row with SGR sequences that carry over from line to line.
 #[derive(Clone, Debug, Default)]

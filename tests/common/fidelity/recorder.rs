@@ -213,18 +213,7 @@ async fn record(
 /// Asks for the pane's rows, as the actor does (the normal screen behind an
 /// alternate one too).
 async fn capture(client: &mut ControlClient, row: &PaneRow) -> Waiting {
-    let state = PaneState {
-        cols: row.rect.cols,
-        rows: row.rect.rows,
-        cursor_x: row.cursor_x,
-        cursor_y: row.cursor_y,
-        cursor_visible: row.cursor_visible,
-        alternate_on: row.alternate_on,
-        scroll_upper: row.scroll_upper,
-        scroll_lower: row.scroll_lower,
-        origin_mode: row.origin_mode,
-        title: row.title.clone(),
-    };
+    let state = PaneState::of_row(row);
     let pane: PaneId = row.pane;
     let normal = client
         .send(&CaptureSeed {
