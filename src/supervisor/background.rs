@@ -166,9 +166,10 @@ impl Supervisor {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
-            // tmux exits with its last session: when that was this one and
-            // its program had ended, the program's end is the reason.
-            Ok(SessionStatus::NoServer) if exit.program_ended && alone => {
+            // tmux exits with its last session: when that was the only one
+            // tmuxd tracked, its program's end is the reason (a server
+            // killed under several sessions ends them all at once).
+            Ok(SessionStatus::NoServer) if alone => {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
