@@ -4,7 +4,6 @@
 
 pub mod command;
 pub mod control;
-mod input;
 mod keys;
 mod names;
 mod panes;
@@ -155,26 +154,6 @@ impl Tmux {
             args.extend(["-f".into(), file.into()]);
         }
         args
-    }
-
-    /// The full argv (program first) of the client tmuxd keeps attached to a
-    /// session. `ignore-size` keeps this client from resizing the window for
-    /// the humans attached to it. `-T RGB` tells tmux this client shows
-    /// truecolor: xterm-256color's terminfo does not say so, and tmux would
-    /// otherwise send the nearest 256-colour index instead of what the
-    /// program drew (`capture-pane -e` keeps the RGB value).
-    pub fn attach_argv(&self, name: &str) -> Vec<OsString> {
-        let mut argv: Vec<OsString> = vec![self.bin.clone().into()];
-        argv.extend(self.global_args());
-        argv.extend(["-T".into(), "RGB".into()]);
-        argv.extend([
-            "attach-session".into(),
-            "-f".into(),
-            "ignore-size".into(),
-            "-t".into(),
-            session_target(name).into(),
-        ]);
-        argv
     }
 
     /// `tmux` with the global options and a clean environment, for the
@@ -346,43 +325,6 @@ impl Tmux {
             .map(drop)
     }
 
-    /// Types `text` literally into the session's active pane, in pieces
-    /// tmux accepts, in order. It goes to the program in the pane, never
-    /// through tmux's key table.
-    pub async fn send_text(&self, name: &str, text: &str) -> Result<(), TmuxError> {
-        let target = pane_target(name);
-        for chunk in input::literal_chunks(text) {
-            self.run(["send-keys", "-t", &target, "-l", "--", chunk])
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// Writes raw bytes to the program in the pane (`send-keys -H`), as if
-    /// typed on its terminal: a prefix key or a binding means nothing here.
-    pub async fn send_bytes(&self, name: &str, bytes: &[u8]) -> Result<(), TmuxError> {
-        let target = pane_target(name);
-        for chunk in bytes.chunks(input::HEX_CHUNK_BYTES) {
-            let mut args = vec![
-                "send-keys".to_owned(),
-                "-t".into(),
-                target.clone(),
-                "-H".into(),
-            ];
-            args.extend(chunk.iter().map(|b| format!("{b:02x}")));
-            self.run(args).await?;
-        }
-        Ok(())
-    }
-
-    /// Sends tmux key names (`Enter`, `C-c`, ...), validated beforehand.
-    pub async fn send_keys(&self, name: &str, keys: &[String]) -> Result<(), TmuxError> {
-        let target = pane_target(name);
-        let mut args = vec!["send-keys", "-t", &target];
-        args.extend(keys.iter().map(String::as_str));
-        self.run(args).await.map(drop)
-    }
-
     /// Lines of the active pane, joined wrapped lines (`-J`), trailing
     /// spaces trimmed.
     pub async fn capture_pane(
@@ -407,21 +349,6 @@ impl Tmux {
             ])
             .await?;
         Ok(out.lines().map(|l| l.trim_end().to_owned()).collect())
-    }
-
-    pub async fn resize_window(&self, name: &str, cols: u16, rows: u16) -> Result<(), TmuxError> {
-        let target = pane_target(name);
-        self.run([
-            "resize-window",
-            "-t",
-            &target,
-            "-x",
-            &cols.to_string(),
-            "-y",
-            &rows.to_string(),
-        ])
-        .await
-        .map(drop)
     }
 
     /// Refuses a tmux too old for control mode (3.2 added what tmuxd uses:

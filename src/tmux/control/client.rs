@@ -55,9 +55,6 @@ pub struct ControlOptions {
     pub flags: Vec<ClientFlag>,
     /// How long `close` waits for tmux to let the client go before killing it.
     pub exit_grace: Duration,
-    /// Attach only once the server has been quiet a moment (see
-    /// `handshake`): for sessions someone else just made, likely in a burst.
-    pub wait_for_quiet: bool,
 }
 
 impl Default for ControlOptions {
@@ -66,7 +63,6 @@ impl Default for ControlOptions {
             timeout: Duration::from_secs(10),
             flags: vec![ClientFlag::PauseAfter(DEFAULT_PAUSE_AFTER_SECS)],
             exit_grace: Duration::from_secs(2),
-            wait_for_quiet: true,
         }
     }
 }
@@ -153,10 +149,7 @@ impl ControlClient {
     ) -> Result<ControlClient, ControlError> {
         // Until the attach is confirmed, a notification to every control
         // client could crash tmux (see `handshake`): wait for a quiet moment.
-        let _turn = match options.wait_for_quiet {
-            true => super::handshake::quiet_turn().await,
-            false => super::handshake::turn().await,
-        };
+        let _turn = super::handshake::quiet_turn().await;
         let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
