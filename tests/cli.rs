@@ -7,21 +7,11 @@ mod common;
 
 use std::process::Output;
 
-use common::{Daemon, DaemonOptions, SHELL, TmuxServer, tmuxd_command, wait_for};
+use common::{Daemon, DaemonOptions, SHELL, TmuxServer, stdout_ok, tmuxd_command, wait_for};
 use serde_json::{Value, json};
 
 fn tmuxd(daemon: &Daemon, args: &[&str]) -> Output {
     daemon.client().args(args).output().unwrap()
-}
-
-fn stdout_ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "failed ({:?}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 fn json_ok(output: Output) -> Value {

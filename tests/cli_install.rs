@@ -4,21 +4,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{Daemon, DaemonOptions, TmuxServer, tmuxd_bin, tmuxd_command};
+use common::{
+    Daemon, DaemonOptions, TmuxServer, fake_tmux_dir, path_with_fake_tmux, stdout_ok, tmuxd_bin,
+    tmuxd_command,
+};
 use serde_json::json;
-
-fn stdout_ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "failed ({:?}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 fn run(home: &Path, args: &[&str]) -> Output {
     tmuxd_command(home).args(args).output().unwrap()
@@ -132,26 +125,6 @@ fn finding_7_logs_without_colour_and_to_a_file() {
     assert!(!daemon.log().contains("tmuxd serving"), "{}", daemon.log());
 }
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-tmux")
-}
-
-/// The fake tmux's directory first, then every system program but tmux.
-fn path_with_fake_tmux(dir: &Path) -> String {
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for system in ["/usr/local/bin", "/usr/bin", "/bin"] {
-        for entry in std::fs::read_dir(system).into_iter().flatten().flatten() {
-            let name = entry.file_name();
-            if name == "tmux" || bin.join(&name).exists() {
-                continue;
-            }
-            let _ = std::os::unix::fs::symlink(entry.path(), bin.join(&name));
-        }
-    }
-    format!("{}:{}", fixture_dir().display(), bin.display())
-}
-
 /// Finding 8: the fake tmux simply put first on PATH (no FAKE_TMUX_DIR)
 /// serves a daemon driven by the CLI, as the README tells CI users.
 #[test]
@@ -185,7 +158,7 @@ fn finding_8_fake_tmux_on_path_without_setup() {
     stdout_ok(cli(&["send", "ci", "--enter", "echo hello-$((2+3))"]));
     daemon.wait_for_snapshot(&id, "hello-5");
     stdout_ok(cli(&["rm", "ci", "--kill"]));
-    let ended = Command::new(fixture_dir().join("tmux"))
+    let ended = Command::new(fake_tmux_dir().join("tmux"))
         .args(["-L", &socket.socket, "kill-server"])
         .env_clear()
         .env("PATH", &path)

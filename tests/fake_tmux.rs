@@ -8,36 +8,16 @@ mod common;
 mod protocol;
 
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use common::{Daemon, DaemonOptions, TmuxServer, fake_tmux_dir, path_with_fake_tmux, wait_for};
 use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-tmux")
-}
-
-/// A directory linking every program in /usr/bin and /bin except tmux.
-fn path_without_tmux(dir: &Path) -> String {
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for system in ["/usr/local/bin", "/usr/bin", "/bin"] {
-        for entry in std::fs::read_dir(system).into_iter().flatten().flatten() {
-            let name = entry.file_name();
-            if name == "tmux" || bin.join(&name).exists() {
-                continue;
-            }
-            let _ = std::os::unix::fs::symlink(entry.path(), bin.join(&name));
-        }
-    }
-    format!("{}:{}", fixture_dir().display(), bin.display())
-}
 
 /// A fake tmux server: its state dir and socket name, ended on drop.
 struct Fake {
@@ -53,14 +33,14 @@ impl Fake {
         let dir = tempfile::tempdir().unwrap();
         Fake {
             socket: TmuxServer::new(),
-            path: path_without_tmux(dir.path()),
+            path: path_with_fake_tmux(dir.path()),
             state: dir.path().join("fake-state"),
             _dir: dir,
         }
     }
 
     fn output(&self, args: &[&str]) -> Output {
-        Command::new(fixture_dir().join("tmux"))
+        Command::new(fake_tmux_dir().join("tmux"))
             .args(["-L", &self.socket.socket])
             .args(args)
             .env("FAKE_TMUX_DIR", &self.state)
@@ -205,7 +185,7 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&which.stdout).trim(),
-        fixture_dir().join("tmux").display().to_string()
+        fake_tmux_dir().join("tmux").display().to_string()
     );
     let daemon = fake.daemon();
     let (status, health) = daemon.get("/healthz");

@@ -464,3 +464,36 @@ impl Drop for Daemon {
         }
     }
 }
+
+/// Its stdout, insisting the command succeeded.
+pub fn stdout_ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "failed ({:?}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Where the shipped fake tmux lives.
+pub fn fake_tmux_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-tmux")
+}
+
+/// A PATH with the fake tmux first, then links to every system program but
+/// the real tmux (made under `dir`), so nothing can reach real tmux.
+pub fn path_with_fake_tmux(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for system in ["/usr/local/bin", "/usr/bin", "/bin"] {
+        for entry in std::fs::read_dir(system).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            if name == "tmux" || bin.join(&name).exists() {
+                continue;
+            }
+            let _ = std::os::unix::fs::symlink(entry.path(), bin.join(&name));
+        }
+    }
+    format!("{}:{}", fake_tmux_dir().display(), bin.display())
+}

@@ -13,7 +13,8 @@ use tmuxd::tmux::control::{
 };
 use tmuxd::tmux::{Socket, Tmux};
 
-use super::{Fake, fixture_dir};
+use super::Fake;
+use super::common::fake_tmux_dir;
 use crate::common::{PATIENCE, wait_for};
 
 /// The fake as tmuxd runs it, its state dir and PATH set by a wrapper (the
@@ -24,7 +25,7 @@ fn tmux_for(fake: &Fake, dir: &Path) -> Tmux {
         "#!/bin/sh\nFAKE_TMUX_DIR='{}' PATH='{}' exec '{}' \"$@\"\n",
         fake.state.display(),
         fake.path,
-        fixture_dir().join("tmux").display()
+        fake_tmux_dir().join("tmux").display()
     );
     std::fs::write(&wrapper, script).unwrap();
     let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
