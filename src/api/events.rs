@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
 
@@ -70,6 +71,8 @@ pub async fn events(
         last: since,
         truncated,
         cancel: state.cancel.clone(),
+        _counted: state.metrics.subscriber(StreamKind::Events),
+        metrics: state.metrics.clone(),
     };
     let stream = futures::stream::unfold(feed, Feed::next);
     Ok(Sse::new(stream)
@@ -86,6 +89,9 @@ struct Feed {
     /// Events after `since` were already dropped: say so first.
     truncated: bool,
     cancel: CancellationToken,
+    /// Counts this stream as a subscriber until the client goes.
+    _counted: SubscriberGuard,
+    metrics: Metrics,
 }
 
 impl Feed {
@@ -103,6 +109,7 @@ impl Feed {
                 }
                 self.last = event.seq;
                 let data = serde_json::to_string(&event).unwrap_or_default();
+                self.metrics.bytes_sent(StreamKind::Events, data.len());
                 return Some((
                     Ok(SseEvent::default().id(event.seq.to_string()).data(data)),
                     self,

@@ -1,4 +1,4 @@
-//! Health, readiness, version and metrics.
+//! Health, readiness and version.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -41,16 +41,6 @@ async fn tmux_version(state: &AppState) -> Result<String, String> {
 
 pub async fn version() -> Json<Value> {
     Json(json!({ "version": env!("CARGO_PKG_VERSION") }))
-}
-
-/// Prometheus text format.
-pub async fn metrics(State(state): State<AppState>) -> String {
-    let sessions = state.supervisor.session_count();
-    let uptime = state.started_at.elapsed().as_secs_f64();
-    format!(
-        "# HELP tmuxd_sessions Sessions tracked.\n# TYPE tmuxd_sessions gauge\ntmuxd_sessions {sessions}\n\
-         # HELP tmuxd_uptime_seconds Seconds since the daemon started.\n# TYPE tmuxd_uptime_seconds gauge\ntmuxd_uptime_seconds {uptime:.3}\n"
-    )
 }
 
 /// How long one `tmux -V` answer serves health and readiness checks.

@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod metrics;
 mod screen;
 mod server;
 mod sessions;
@@ -13,7 +14,6 @@ mod stream;
 mod ws;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
@@ -28,18 +28,19 @@ pub use error::ApiError;
 pub use health::TmuxProbe;
 pub use ws::StreamLimits;
 
+use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
 
 #[derive(Clone)]
 pub struct AppState {
     pub supervisor: Supervisor,
-    pub started_at: Instant,
     pub auth: Arc<AuthPolicy>,
     pub streams: StreamLimits,
     /// `tmux -V`, shared by health checks so they do not fork per request.
     pub tmux_probe: TmuxProbe,
     /// Fires at shutdown: open streams close instead of holding the server.
     pub cancel: CancellationToken,
+    pub metrics: Metrics,
 }
 
 /// Every route, grouped by what it needs; each group's guard decides who
@@ -61,7 +62,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/events", get(events::events))
         .route("/v1/server", get(server::server))
         .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+        .route("/metrics", get(metrics::metrics))
         .route_layer(guard(Need::Read));
     let write = Router::new()
         .route("/v1/sessions", post(sessions::create))
@@ -88,6 +89,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         )
     })
     .layer(guard(Need::Read));
+    let track_http = middleware::from_fn_with_state(state.metrics.clone(), metrics::track_http);
     Router::new()
         .merge(open)
         .merge(read)
@@ -96,5 +98,6 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(track_http)
         .with_state(state)
 }

@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::metrics::StreamKind;
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
@@ -74,22 +75,26 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Val
 /// Viewers only watch, so a read token is as good as a read-write one.
 async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppState, id: String) {
     let socket = socket.into_inner();
-    let _slot = match state.streams.acquire(&id) {
+    let _slot = match state
+        .streams
+        .acquire_for(&id, &state.metrics, StreamKind::Screen)
+    {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
     };
     let Ok(mut output) = handle.watch_output().await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;
     };
-    let (mut tx, mut rx) = socket.split();
+    let (tx, mut rx) = socket.split();
+    let mut tx = Outbox::new(tx, &state.metrics, StreamKind::Screen);
     let mut shown: Option<Snapshot> = None;
     loop {
         output.borrow_and_update();
         let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi, Region::Window).await else {
-            return ws::close(tx, CLOSE_NORMAL, "session ended").await;
+            return tx.close(CLOSE_NORMAL, "session ended").await;
         };
         if let Some(frame) = diff_frame(shown.as_ref(), &snapshot)
-            && ws::send_json(&mut tx, &frame).await.is_err()
+            && tx.send_json(&frame).await.is_err()
         {
             return;
         }
@@ -100,16 +105,16 @@ async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppSta
         let mut paused = false;
         loop {
             tokio::select! {
-                _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+                _ = state.cancel.cancelled() => return tx.close(CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
                 _ = &mut pause, if !paused => paused = true,
                 changed = output.changed(), if paused => match changed {
                     Ok(()) => break,
-                    Err(_) => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+                    Err(_) => return tx.close(CLOSE_NORMAL, "session ended").await,
                 },
                 message = rx.next() => match message {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
                     Some(Ok(Message::Text(text))) if text.contains("\"ping\"") => {
-                        if ws::send_json(&mut tx, &json!({ "type": "pong" })).await.is_err() {
+                        if tx.send_json(&json!({ "type": "pong" })).await.is_err() {
                             return;
                         }
                     }

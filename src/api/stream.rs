@@ -17,7 +17,8 @@ use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 
 #[derive(Deserialize)]
@@ -82,14 +83,18 @@ async fn serve(
 ) {
     let access = socket.access();
     let socket = socket.into_inner();
-    let _slot = match state.streams.acquire(&id) {
+    let _slot = match state
+        .streams
+        .acquire_for(&id, &state.metrics, StreamKind::Output)
+    {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
     };
     let Ok(subscription) = handle.subscribe(since, pane).await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;
     };
-    let (mut tx, mut rx) = socket.split();
+    let (tx, mut rx) = socket.split();
+    let mut tx = Outbox::new(tx, &state.metrics, StreamKind::Output);
     let (replay, truncated) = match subscription.replay {
         Replay::Complete(chunks) => (chunks, false),
         Replay::Truncated(chunks) => (chunks, true),
@@ -105,28 +110,26 @@ async fn serve(
         "cols": subscription.cols,
         "rows": subscription.rows,
     });
-    if ws::send_json(&mut tx, &ready).await.is_err() {
+    if tx.send_json(&ready).await.is_err() {
         return;
     }
     if truncated
-        && ws::send_json(
-            &mut tx,
-            &json!({ "type": "replay_truncated", "oldest_seq": replay_from }),
-        )
-        .await
-        .is_err()
+        && tx
+            .send_json(&json!({ "type": "replay_truncated", "oldest_seq": replay_from }))
+            .await
+            .is_err()
     {
         return;
     }
     for chunk in &replay {
-        if ws::send(&mut tx, frame(chunk)).await.is_err() {
+        if tx.send(frame(chunk)).await.is_err() {
             return;
         }
     }
     let mut live = subscription.live;
     loop {
         tokio::select! {
-            _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+            _ = state.cancel.cancelled() => return tx.close(CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
             chunk = live.recv() => match chunk {
                 Some(chunk) => {
                     // Whatever else is queued goes out in the same flush.
@@ -135,15 +138,15 @@ async fn serve(
                         let Some(next) = live.try_recv() else { break };
                         batch.push(frame(&next));
                     }
-                    if ws::send_all(&mut tx, batch).await.is_err() {
+                    if tx.send_all(batch).await.is_err() {
                         // Not reading: the socket is dropped, the session goes on.
                         return;
                     }
                 }
                 None if subscription.overflowed.load(Ordering::Relaxed) => {
-                    return ws::close(tx, CLOSE_POLICY, "too slow: output queue overflowed; reconnect with since").await;
+                    return tx.drop_overflowed("too slow: output queue overflowed; reconnect with since").await;
                 }
-                None => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+                None => return tx.close(CLOSE_NORMAL, "session ended").await,
             },
             message = rx.next() => {
                 let reply = match message {
@@ -153,7 +156,7 @@ async fn serve(
                     Some(Ok(_)) => None,
                 };
                 if let Some(reply) = reply
-                    && ws::send_json(&mut tx, &reply).await.is_err()
+                    && tx.send_json(&reply).await.is_err()
                 {
                     return;
                 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use crate::metrics::{Metrics, StoreFile};
 use crate::store::{
     DataDir, Event, EventLog, Loaded, NewEvent, RegistryFile, StoreError, ThoughtsFile,
 };
@@ -36,12 +37,16 @@ pub struct Persistence {
     events: Mutex<EventLog>,
     live_events: broadcast::Sender<Event>,
     writes: mpsc::UnboundedSender<QueuedWrite>,
+    metrics: Metrics,
 }
 
 impl Persistence {
     /// Locks the data dir and loads the registry and thoughts; a corrupt
     /// file is moved aside and an empty one used. Starts the writer task.
-    pub fn open(data_dir: &Path) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
+    pub fn open(
+        data_dir: &Path,
+        metrics: Metrics,
+    ) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
         let dir = Arc::new(DataDir::open(data_dir)?);
         let registry = load_or_empty(&dir, &dir.registry_path(), RegistryFile::empty)?;
         let thoughts = load_or_empty(&dir, &dir.thoughts_path(), ThoughtsFile::empty)?;
@@ -53,12 +58,13 @@ impl Persistence {
             );
         }
         let (writes, queue) = mpsc::unbounded_channel();
-        tokio::spawn(write_files(dir.clone(), queue));
+        tokio::spawn(write_files(dir.clone(), queue, metrics.clone()));
         let persistence = Persistence {
             _data_dir: dir,
             events: Mutex::new(events),
             live_events: broadcast::channel(EVENT_BROADCAST).0,
             writes,
+            metrics,
         };
         Ok((persistence, registry, thoughts))
     }
@@ -85,10 +91,14 @@ impl Persistence {
         let mut log = self.events.lock().expect("event log lock");
         match log.append(event) {
             Ok(event) => {
+                let kind = serde_json::to_value(event.kind).unwrap_or_default();
+                let kind = kind.as_str().unwrap_or("");
+                self.metrics.event_appended(kind, event.reason.as_deref());
                 let _ = self.live_events.send(event.clone());
                 Some(event)
             }
             Err(e) => {
+                self.metrics.persisted(StoreFile::Events, false);
                 tracing::error!("cannot append to the event log: {e}");
                 None
             }
@@ -139,7 +149,11 @@ fn load_or_empty<T: serde::de::DeserializeOwned>(
     })
 }
 
-async fn write_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedReceiver<QueuedWrite>) {
+async fn write_files(
+    dir: Arc<DataDir>,
+    mut queue: mpsc::UnboundedReceiver<QueuedWrite>,
+    metrics: Metrics,
+) {
     while let Some(first) = queue.recv().await {
         // Everything queued meanwhile is older than the last of its kind: write only those.
         let (mut registry, mut thoughts) = (None, None);
@@ -151,13 +165,17 @@ async fn write_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedReceiver<Queue
             }
             waiting.push(write.done);
         }
-        let dir = dir.clone();
+        let (dir, metrics) = (dir.clone(), metrics.clone());
         let written = tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
             if let Some(file) = registry {
-                dir.save_json(&dir.registry_path(), &file)?;
+                let saved = dir.save_json(&dir.registry_path(), &file);
+                metrics.persisted(StoreFile::Registry, saved.is_ok());
+                saved?;
             }
             if let Some(file) = thoughts {
-                dir.save_json(&dir.thoughts_path(), &file)?;
+                let saved = dir.save_json(&dir.thoughts_path(), &file);
+                metrics.persisted(StoreFile::Thoughts, saved.is_ok());
+                saved?;
             }
             Ok(())
         })
