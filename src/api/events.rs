@@ -11,33 +11,16 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::json;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::model::{self, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
-
-#[derive(Deserialize, Default, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-enum Format {
-    #[default]
-    Sse,
-    Json,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EventsQuery {
-    since: Option<u64>,
-    #[serde(default)]
-    format: Format,
-}
 
 pub async fn events(
     State(state): State<AppState>,
@@ -56,9 +39,13 @@ pub async fn events(
     };
     let supervisor = state.supervisor.clone();
     let since = query.since.or(last_event_id);
-    if query.format == Format::Json {
+    if query.format == Some(EventsFormat::Json) {
         let (events, truncated) = supervisor.events_since(since.unwrap_or(0));
-        let page = json!({ "events": events, "truncated": truncated, "next_seq": supervisor.next_event_seq() });
+        let page = EventsPage {
+            events: events.into_iter().map(model::Event::from).collect(),
+            truncated,
+            next_seq: supervisor.next_event_seq(),
+        };
         return Ok(Json(page).into_response());
     }
     // Without a starting point, follow from now on.
@@ -99,7 +86,8 @@ impl Feed {
         if std::mem::take(&mut self.truncated) {
             let notice = SseEvent::default()
                 .event("replay_truncated")
-                .data(json!({ "since": self.last }).to_string());
+                .json_data(ReplayTruncatedNotice { since: self.last })
+                .unwrap_or_default();
             return Some((Ok(notice), self));
         }
         loop {
@@ -108,10 +96,10 @@ impl Feed {
                     continue;
                 }
                 self.last = event.seq;
-                let data = serde_json::to_string(&event).unwrap_or_default();
+                let data = serde_json::to_string(&model::Event::from(event)).unwrap_or_default();
                 self.metrics.bytes_sent(StreamKind::Events, data.len());
                 return Some((
-                    Ok(SseEvent::default().id(event.seq.to_string()).data(data)),
+                    Ok(SseEvent::default().id(self.last.to_string()).data(data)),
                     self,
                 ));
             }

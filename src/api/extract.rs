@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use super::model::ErrorCode;
 
 /// A JSON body; rejections become `bad_request` or `payload_too_large`.
 pub struct ApiJson<T>(pub T);
@@ -26,8 +27,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 fn json_rejection(rejection: JsonRejection) -> ApiError {
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             "request body is larger than http.max_body_bytes",
         ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {

@@ -8,28 +8,41 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
-use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::AppState;
+use super::model::{Health, Readiness, VersionInfo};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
-pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
+pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
-    Json(json!({ "status": "ok", "tmux": tmux, "sessions": state.supervisor.session_count() }))
+    Json(Health {
+        status: "ok".to_owned(),
+        tmux,
+        sessions: state.supervisor.session_count(),
+    })
 }
 
 /// Ready when tmux can be run.
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     match tmux_version(&state).await {
-        Ok(_) => (StatusCode::OK, Json(json!({ "ready": true }))),
-        Err(reason) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "ready": false, "reason": reason })),
-        ),
+        Ok(_) => {
+            let ready = Readiness {
+                ready: true,
+                reason: None,
+            };
+            (StatusCode::OK, Json(ready))
+        }
+        Err(reason) => {
+            let ready = Readiness {
+                ready: false,
+                reason: Some(reason),
+            };
+            (StatusCode::SERVICE_UNAVAILABLE, Json(ready))
+        }
     }
 }
 
@@ -39,8 +52,10 @@ async fn tmux_version(state: &AppState) -> Result<String, String> {
     state.tmux_probe.get(run).await
 }
 
-pub async fn version() -> Json<Value> {
-    Json(json!({ "version": env!("CARGO_PKG_VERSION") }))
+pub async fn version() -> Json<VersionInfo> {
+    Json(VersionInfo {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
 }
 
 /// How long one `tmux -V` answer serves health and readiness checks.

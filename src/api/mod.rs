@@ -7,6 +7,7 @@ mod events;
 mod extract;
 mod health;
 mod metrics;
+pub mod model;
 mod screen;
 mod server;
 mod sessions;
@@ -17,7 +18,6 @@ use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
-use axum::http::StatusCode;
 use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
@@ -26,6 +26,7 @@ pub use auth::{Access, AuthPolicy};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
+use model::ErrorCode;
 pub use ws::StreamLimits;
 
 use crate::metrics::Metrics;
@@ -83,8 +84,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let not_found = (|| async { ApiError::not_found("no such endpoint") }).layer(guard(Need::Read));
     let method_not_allowed = (|| async {
         ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             "method not allowed on this endpoint",
         )
     })

@@ -10,11 +10,11 @@ use axum::extract::ws::Message;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use super::model::{RowChange, ScreenMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
@@ -31,21 +31,21 @@ pub async fn screen(
 }
 
 /// The first frame, and again whenever the size changes.
-fn full_frame(snapshot: &Snapshot) -> Value {
-    json!({
-        "type": "screen",
-        "seq": snapshot.seq,
-        "cols": snapshot.screen.cols,
-        "rows": snapshot.screen.rows,
-        "cursor": snapshot.screen.cursor,
-        "title": snapshot.screen.title,
-        "alternate_screen": snapshot.screen.alternate_screen,
-        "lines": snapshot.screen.lines,
-    })
+fn full_frame(snapshot: &Snapshot) -> ScreenMessage {
+    let screen = &snapshot.screen;
+    ScreenMessage::Screen {
+        seq: snapshot.seq,
+        cols: screen.cols,
+        rows: screen.rows,
+        cursor: screen.cursor.clone().into(),
+        title: screen.title.clone(),
+        alternate_screen: screen.alternate_screen,
+        lines: screen.lines.clone(),
+    }
 }
 
 /// What changed since `previous`, or `None` if nothing a viewer sees did.
-pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Value> {
+pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<ScreenMessage> {
     let Some(previous) = previous else {
         return Some(full_frame(current));
     };
@@ -53,23 +53,25 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Val
     if (before.cols, before.rows) != (now.cols, now.rows) || before.lines.len() != now.lines.len() {
         return Some(full_frame(current));
     }
-    let changed: Vec<Value> = now
+    let changed: Vec<RowChange> = now
         .lines
         .iter()
         .enumerate()
         .filter(|(i, line)| before.lines.get(*i) != Some(line))
-        .map(|(i, line)| json!({ "row": i, "line": line }))
+        .map(|(row, line)| RowChange {
+            row,
+            line: line.clone(),
+        })
         .collect();
     if changed.is_empty() && before.cursor == now.cursor && before.title == now.title {
         return None;
     }
-    Some(json!({
-        "type": "rows",
-        "seq": current.seq,
-        "cursor": now.cursor,
-        "title": now.title,
-        "rows": changed,
-    }))
+    Some(ScreenMessage::Rows {
+        seq: current.seq,
+        cursor: now.cursor.clone().into(),
+        title: now.title.clone(),
+        rows: changed,
+    })
 }
 
 /// Viewers only watch, so a read token is as good as a read-write one.
@@ -114,7 +116,7 @@ async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppSta
                 message = rx.next() => match message {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
                     Some(Ok(Message::Text(text))) if text.contains("\"ping\"") => {
-                        if tx.send_json(&json!({ "type": "pong" })).await.is_err() {
+                        if tx.send_json(&ScreenMessage::Pong).await.is_err() {
                             return;
                         }
                     }
@@ -150,21 +152,28 @@ mod tests {
         }
     }
 
+    fn changed_rows(frame: Option<ScreenMessage>) -> Vec<RowChange> {
+        match frame {
+            Some(ScreenMessage::Rows { rows, .. }) => rows,
+            other => panic!("expected rows, got {other:?}"),
+        }
+    }
+
     #[test]
     fn frames_carry_only_what_changed() {
         let first = snapshot(&["a", "b", "c"], 0);
-        assert_eq!(diff_frame(None, &first).unwrap()["type"], "screen");
+        let full = |frame| matches!(frame, Some(ScreenMessage::Screen { .. }));
+        assert!(full(diff_frame(None, &first)));
         assert_eq!(diff_frame(Some(&first), &first), None);
         let edited = snapshot(&["a", "B", "c"], 0);
-        let frame = diff_frame(Some(&first), &edited).unwrap();
-        assert_eq!(frame["type"], "rows");
-        assert_eq!(frame["rows"], json!([{ "row": 1, "line": "B" }]));
+        let row = RowChange {
+            row: 1,
+            line: "B".into(),
+        };
+        assert_eq!(changed_rows(diff_frame(Some(&first), &edited)), vec![row]);
         let moved = snapshot(&["a", "b", "c"], 4);
-        assert_eq!(diff_frame(Some(&first), &moved).unwrap()["rows"], json!([]));
+        assert_eq!(changed_rows(diff_frame(Some(&first), &moved)), vec![]);
         let resized = snapshot(&["a", "b"], 0);
-        assert_eq!(
-            diff_frame(Some(&first), &resized).unwrap()["type"],
-            "screen"
-        );
+        assert!(full(diff_frame(Some(&first), &resized)));
     }
 }

@@ -10,24 +10,15 @@ use axum::extract::ws::Message;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
-use serde::Deserialize;
-use serde_json::json;
 
 use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::model::{StreamClientMessage, StreamQuery, StreamServerMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StreamQuery {
-    since: Option<u64>,
-    /// `%N` (or `N`): which pane; the active one when absent.
-    pane: Option<String>,
-}
 
 pub async fn stream(
     State(state): State<AppState>,
@@ -65,15 +56,6 @@ fn frame(chunk: &Chunk) -> Message {
     Message::Binary(data.into())
 }
 
-/// What a client may send as text.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-enum ClientMessage {
-    Input { text: String },
-    Resize { cols: u16, rows: u16 },
-    Ping,
-}
-
 async fn serve(
     socket: AuthenticatedSocket,
     handle: SessionHandle,
@@ -102,20 +84,21 @@ async fn serve(
     let replay_from = replay
         .first()
         .map_or(subscription.latest_seq + 1, |c| c.seq);
-    let ready = json!({
-        "type": "ready",
-        "latest_seq": subscription.latest_seq,
-        "replay_from": replay_from,
-        "pane": format!("%{}", subscription.pane),
-        "cols": subscription.cols,
-        "rows": subscription.rows,
-    });
+    let ready = StreamServerMessage::Ready {
+        latest_seq: subscription.latest_seq,
+        replay_from,
+        pane: format!("%{}", subscription.pane),
+        cols: subscription.cols,
+        rows: subscription.rows,
+    };
     if tx.send_json(&ready).await.is_err() {
         return;
     }
     if truncated
         && tx
-            .send_json(&json!({ "type": "replay_truncated", "oldest_seq": replay_from }))
+            .send_json(&StreamServerMessage::ReplayTruncated {
+                oldest_seq: replay_from,
+            })
             .await
             .is_err()
     {
@@ -171,7 +154,7 @@ async fn type_raw(
     id: &str,
     access: Access,
     bytes: &[u8],
-) -> Option<serde_json::Value> {
+) -> Option<StreamServerMessage> {
     if access != Access::ReadWrite {
         return Some(error("the read token cannot send input"));
     }
@@ -186,25 +169,28 @@ async fn control(
     id: &str,
     access: Access,
     text: &str,
-) -> Option<serde_json::Value> {
-    let message = match serde_json::from_str::<ClientMessage>(text) {
+) -> Option<StreamServerMessage> {
+    let message = match serde_json::from_str::<StreamClientMessage>(text) {
         Ok(message) => message,
         Err(e) => return Some(error(&format!("bad message: {e}"))),
     };
     match message {
-        ClientMessage::Ping => Some(json!({ "type": "pong" })),
-        ClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
-        ClientMessage::Resize { .. } if access != Access::ReadWrite => {
+        StreamClientMessage::Ping => Some(StreamServerMessage::Pong),
+        StreamClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
+        StreamClientMessage::Resize { .. } if access != Access::ReadWrite => {
             Some(error("the read token cannot resize"))
         }
-        ClientMessage::Resize { cols, rows } => match state.supervisor.resize(id, cols, rows).await
-        {
-            Ok(_) => None,
-            Err(e) => Some(error(&e.to_string())),
-        },
+        StreamClientMessage::Resize { cols, rows } => {
+            match state.supervisor.resize(id, cols, rows).await {
+                Ok(_) => None,
+                Err(e) => Some(error(&e.to_string())),
+            }
+        }
     }
 }
 
-fn error(message: &str) -> serde_json::Value {
-    json!({ "type": "error", "message": message })
+fn error(message: &str) -> StreamServerMessage {
+    StreamServerMessage::Error {
+        message: message.to_owned(),
+    }
 }
