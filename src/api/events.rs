@@ -17,11 +17,22 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{self, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
+use super::model::{self, ErrorBody, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
 
+#[utoipa::path(get, path = "/v1/events", tag = "events",
+    params(EventsQuery,
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this seq (when `since` is absent)")),
+    responses(
+        (status = 200, description = "With `format=json`: the retained events after `since` as one page. \
+Otherwise a Server-Sent Events stream that stays open: each event is `id: <seq>` and `data: <Event as JSON>`; \
+when events after `since` are no longer retained, an event named `replay_truncated` comes first with \
+`data: {\"since\": N}` (ReplayTruncatedNotice); a comment line every 15 s keeps the connection alive. \
+Without `since` nor `Last-Event-ID` the stream starts with the next event.",
+            content((EventsPage = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "`bad_request`: a bad query or Last-Event-ID", body = ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<EventsQuery>,

@@ -14,6 +14,8 @@ use super::AppState;
 use super::model::{Health, Readiness, VersionInfo};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
+#[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
+    responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does", body = Health)))]
 pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
@@ -27,6 +29,10 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
 }
 
 /// Ready when tmux can be run.
+#[utoipa::path(get, path = "/readyz", tag = "daemon",
+    responses(
+        (status = 200, description = "tmux can be run", body = Readiness),
+        (status = 503, description = "tmux cannot be run", body = Readiness)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     match tmux_version(&state).await {
         Ok(_) => {
@@ -52,6 +58,8 @@ async fn tmux_version(state: &AppState) -> Result<String, String> {
     state.tmux_probe.get(run).await
 }
 
+#[utoipa::path(get, path = "/version", tag = "daemon", security(()),
+    responses((status = 200, description = "The daemon's version", body = VersionInfo)))]
 pub async fn version() -> Json<VersionInfo> {
     Json(VersionInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -17,6 +17,9 @@ const UNMATCHED: &str = "unmatched";
 
 /// The registry as OpenMetrics text; session states and queued inputs are
 /// counted now, from the actors' current summaries.
+#[utoipa::path(get, path = "/metrics", tag = "daemon",
+    responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the README's Metrics section)",
+        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let sessions = state.supervisor.list().await;
     let states: Vec<String> = sessions

@@ -8,6 +8,7 @@ mod extract;
 mod health;
 mod metrics;
 pub mod model;
+pub mod openapi;
 mod screen;
 mod server;
 mod sessions;
@@ -64,6 +65,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/server", get(server::server))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
+        .route("/v1/openapi.json", get(openapi::openapi))
         .route_layer(guard(Need::Read));
     let write = Router::new()
         .route("/v1/sessions", post(sessions::create))

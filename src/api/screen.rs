@@ -14,7 +14,7 @@ use futures::StreamExt;
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::model::{RowChange, ScreenMessage};
+use super::model::{ErrorBody, RowChange, ScreenMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
@@ -22,6 +22,16 @@ use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
+#[utoipa::path(get, path = "/v1/sessions/{id}/screen", tag = "streams",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    description = "A WebSocket for viewers (authenticated as the stream is). The server sends ScreenMessage as JSON text: \
+`screen` (the whole screen, lines with SGR colors) first and whenever the size changes, then `rows` with only the \
+changed rows, at most ~30 frames a second, always from the current screen; `pong` answers `{\"type\":\"ping\"}`. \
+A read token is enough: viewers only watch.",
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 400, description = "`bad_request`: no WebSocket upgrade", body = ErrorBody),
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,

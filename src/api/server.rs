@@ -10,6 +10,8 @@ use super::AppState;
 use super::model::{ServerInfo, ServerSocket};
 use crate::tmux::Socket;
 
+#[utoipa::path(get, path = "/v1/server", tag = "daemon",
+    responses((status = 200, description = "The tmux binary and server socket the daemon uses", body = ServerInfo)))]
 pub async fn server(State(state): State<AppState>) -> Json<ServerInfo> {
     let tmux = state.supervisor.tmux();
     let tmpdir = std::env::var_os("TMUX_TMPDIR");

@@ -10,9 +10,9 @@ use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use super::model::{
-    AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, InputRequest, InputResponse,
-    ResizeRequest, ScrollbackQuery, ScrollbackResponse, SessionEnvelope, SessionList, Snapshot,
-    SnapshotQuery, ThoughtRequest, ThoughtResponse, WaitRequest,
+    AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
+    InputResponse, ResizeRequest, ScrollbackQuery, ScrollbackResponse, SessionEnvelope,
+    SessionList, Snapshot, SnapshotQuery, ThoughtRequest, ThoughtResponse, WaitRequest,
 };
 use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
@@ -30,6 +30,8 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
     })
 }
 
+#[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
+    responses((status = 200, description = "Live sessions, sorted by id number", body = SessionList)))]
 pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
     let sessions = state.supervisor.list().await;
     Json(SessionList {
@@ -37,6 +39,16 @@ pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
     })
 }
 
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
+    request_body = CreateSessionRequest,
+    responses(
+        (status = 201, description = "Created and attached", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`, `invalid_name`, `invalid_cwd`", body = ErrorBody),
+        (status = 409, description = "`name_taken`", body = ErrorBody),
+        (status = 429, description = "`capacity_exceeded`", body = ErrorBody),
+        (status = 500, description = "`attach_failed`, `internal`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`: tmux refused", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn create(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -58,6 +70,11 @@ pub async fn create(
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    responses(
+        (status = 200, description = "The session", body = SessionEnvelope),
+        (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -65,6 +82,13 @@ pub async fn get(
     Ok(envelope(state.supervisor.get(&id).await?))
 }
 
+#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`"), DeleteQuery),
+    responses(
+        (status = 200, description = "No longer tracked", body = DeleteResponse),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`: tmux refused the kill", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn delete(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -76,6 +100,16 @@ pub async fn delete(
     Ok(Json(outcome.into()))
 }
 
+#[utoipa::path(post, path = "/v1/sessions/adopt", tag = "sessions",
+    request_body = AdoptRequest,
+    responses(
+        (status = 201, description = "Tracked (its old id reused if it had one)", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`, `invalid_name`", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such tmux session", body = ErrorBody),
+        (status = 409, description = "`already_tracked`", body = ErrorBody),
+        (status = 429, description = "`capacity_exceeded`", body = ErrorBody),
+        (status = 500, description = "`attach_failed`, `internal`", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn adopt(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -88,6 +122,16 @@ pub async fn adopt(
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
+#[utoipa::path(post, path = "/v1/sessions/{id}/input", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    request_body = InputRequest,
+    responses(
+        (status = 200, description = "Typed, or queued until idle", body = InputResponse),
+        (status = 400, description = "`bad_request`, `invalid_keys`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: more than 1 MiB of input", body = ErrorBody),
+        (status = 429, description = "`queue_full`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody)))]
 pub async fn input(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -104,6 +148,14 @@ pub async fn input(
     Ok(Json(outcome.into()))
 }
 
+#[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    request_body = WaitRequest,
+    responses(
+        (status = 200, description = "The condition holds", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 408, description = "`timeout`", body = ErrorBody)))]
 pub async fn wait(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -117,6 +169,15 @@ pub async fn wait(
     ))
 }
 
+#[utoipa::path(put, path = "/v1/sessions/{id}/thought", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    request_body = ThoughtRequest,
+    responses(
+        (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`", body = ErrorBody),
+        (status = 500, description = "`internal`: could not persist", body = ErrorBody)))]
 pub async fn thought(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -138,6 +199,14 @@ pub async fn thought(
     }))
 }
 
+#[utoipa::path(post, path = "/v1/sessions/{id}/resize", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    request_body = ResizeRequest,
+    responses(
+        (status = 200, description = "Resized", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`: out of bounds", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody)))]
 pub async fn resize(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -148,6 +217,12 @@ pub async fn resize(
     Ok(envelope(session))
 }
 
+#[utoipa::path(get, path = "/v1/sessions/{id}/snapshot", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`"), SnapshotQuery),
+    responses(
+        (status = 200, description = "The parsed screen, from memory", body = Snapshot),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub async fn snapshot(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -161,6 +236,14 @@ pub async fn snapshot(
     Ok(Json(snapshot.into()))
 }
 
+#[utoipa::path(get, path = "/v1/sessions/{id}/scrollback", tag = "sessions",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`"), ScrollbackQuery),
+    responses(
+        (status = 200, description = "History above the screen", body = ScrollbackResponse),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn scrollback(
     State(state): State<AppState>,
     Path(id): Path<String>,

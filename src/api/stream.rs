@@ -15,11 +15,26 @@ use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{StreamClientMessage, StreamQuery, StreamServerMessage};
+use super::model::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 
+#[utoipa::path(get, path = "/v1/sessions/{id}/stream", tag = "streams",
+    params(("id" = String, Path, description = "The session id, `sess_<n>`"), StreamQuery),
+    description = "A WebSocket (send the upgrade headers) carrying one pane's raw output. \
+With tokens configured, authenticate with the bearer header, or send no Authorization header and make the first \
+message `{\"type\":\"auth\",\"token\":...}` (SocketAuth) within 5 s. \
+The server sends, as text, StreamServerMessage: `ready` first (`latest_seq`, `replay_from`, `pane`, `cols`, `rows`), \
+`replay_truncated` when output after `since` is no longer retained, `pong`, `error`; and binary frames \
+`[u64 seq, big-endian][output bytes]`, replayed after `since`, then live. Sequence numbers count the output of all \
+panes, so one pane's frames may skip numbers. The client sends binary frames (raw input for the pane; not with the \
+read token) or text StreamClientMessage: `input`, `resize`, `ping`. Close codes: 1000 session ended, 1001 shutdown, \
+1008 refused auth or output queue overflowed (reconnect with `since`), 1013 too many open streams.",
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 400, description = "`bad_request`: no WebSocket upgrade, or a bad query", body = ErrorBody),
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,
