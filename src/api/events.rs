@@ -31,7 +31,7 @@ Otherwise a Server-Sent Events stream that stays open: each event is `id: <seq>`
 when events after `since` are no longer retained, an event named `replay_truncated` comes first with \
 `data: {\"since\": N}` (ReplayTruncatedNotice); a comment line every 15 s keeps the connection alive. \
 Without `since` nor `Last-Event-ID` the stream starts with the next event.",
-            content((EventsPage = "application/json"), (String = "text/event-stream"))),
+            content((EventsPage = "application/json"), (model::ServerSentEvent = "text/event-stream"))),
         (status = 400, description = "`bad_request`: a bad query or Last-Event-ID", body = ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,

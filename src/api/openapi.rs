@@ -56,6 +56,10 @@ with `auth.token` every route but /healthz, /version and the dashboard needs \
     ),
     components(schemas(
         model::ErrorCode,
+        model::EventsFormat,
+        model::SnapshotFormat,
+        model::SnapshotPane,
+        model::DeleteMode,
         model::Event,
         model::EventKind,
         model::ReplayTruncatedNotice,
@@ -105,7 +109,8 @@ fn dashboard() {}
 
 /// Documents `src/web`'s files; the route itself lives there.
 #[utoipa::path(get, path = "/assets/{name}", tag = "dashboard", security(()),
-    params(("name" = String, Path, description = "A file of the dashboard (`app.js`, `style.css`...)")),
+    params(("name" = String, Path, example = "app.js",
+        description = "A file of the dashboard (`app.js`, `style.css`...)")),
     responses(
         (status = 200, description = "The file, with its content type", content_type = "*/*", body = String),
         (status = 404, description = "`not_found`", body = model::ErrorBody)))]

@@ -23,7 +23,7 @@ use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/screen", tag = "streams",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     description = "A WebSocket for viewers (authenticated as the stream is). The server sends ScreenMessage as JSON text: \
 `screen` (the whole screen, lines with SGR colors) first and whenever the size changes, then `rows` with only the \
 changed rows, at most ~30 frames a second, always from the current screen; `pong` answers `{\"type\":\"ping\"}`. \

@@ -71,7 +71,7 @@ pub async fn create(
 }
 
 #[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     responses(
         (status = 200, description = "The session", body = SessionEnvelope),
         (status = 404, description = "`not_found`", body = ErrorBody)))]
@@ -83,7 +83,7 @@ pub async fn get(
 }
 
 #[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`"), DeleteQuery),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), DeleteQuery),
     responses(
         (status = 200, description = "No longer tracked", body = DeleteResponse),
         (status = 404, description = "`not_found`", body = ErrorBody),
@@ -123,7 +123,7 @@ pub async fn adopt(
 }
 
 #[utoipa::path(post, path = "/v1/sessions/{id}/input", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = InputRequest,
     responses(
         (status = 200, description = "Typed, or queued until idle", body = InputResponse),
@@ -149,7 +149,7 @@ pub async fn input(
 }
 
 #[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = WaitRequest,
     responses(
         (status = 200, description = "The condition holds", body = SessionEnvelope),
@@ -170,7 +170,7 @@ pub async fn wait(
 }
 
 #[utoipa::path(put, path = "/v1/sessions/{id}/thought", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = ThoughtRequest,
     responses(
         (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
@@ -200,7 +200,7 @@ pub async fn thought(
 }
 
 #[utoipa::path(post, path = "/v1/sessions/{id}/resize", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = ResizeRequest,
     responses(
         (status = 200, description = "Resized", body = SessionEnvelope),
@@ -218,7 +218,7 @@ pub async fn resize(
 }
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/snapshot", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`"), SnapshotQuery),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), SnapshotQuery),
     responses(
         (status = 200, description = "The parsed screen, from memory", body = Snapshot),
         (status = 400, description = "`bad_request`", body = ErrorBody),
@@ -237,7 +237,7 @@ pub async fn snapshot(
 }
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/scrollback", tag = "sessions",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`"), ScrollbackQuery),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScrollbackQuery),
     responses(
         (status = 200, description = "History above the screen", body = ScrollbackResponse),
         (status = 400, description = "`bad_request`", body = ErrorBody),

@@ -21,7 +21,7 @@ use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/stream", tag = "streams",
-    params(("id" = String, Path, description = "The session id, `sess_<n>`"), StreamQuery),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), StreamQuery),
     description = "A WebSocket (send the upgrade headers) carrying one pane's raw output. \
 With tokens configured, authenticate with the bearer header, or send no Authorization header and make the first \
 message `{\"type\":\"auth\",\"token\":...}` (SocketAuth) within 5 s. \

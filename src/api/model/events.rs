@@ -82,3 +82,17 @@ pub struct EventsPage {
 pub struct ReplayTruncatedNotice {
     pub since: u64,
 }
+
+/// One Server-Sent Event of `GET /v1/events`, as a client's SSE parser
+/// hands it over: `id` is the event's seq, `data` its JSON (an Event); an
+/// event named `replay_truncated` carries a ReplayTruncatedNotice instead.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ServerSentEvent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `message` (the default) or `replay_truncated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// JSON text: an Event, or a ReplayTruncatedNotice.
+    pub data: String,
+}

@@ -15,7 +15,9 @@ mod sessions;
 mod streams;
 
 pub use error::{ErrorBody, ErrorCode, ErrorDetail};
-pub use events::{Event, EventKind, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
+pub use events::{
+    Event, EventKind, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
+};
 pub use health::{Health, Readiness, ServerInfo, ServerSocket, VersionInfo};
 pub use sessions::{
     AdoptRequest, CreateSessionRequest, Cursor, DeleteMode, DeleteQuery, DeleteResponse,

@@ -119,9 +119,11 @@ pub struct CreateSessionRequest {
     pub initial_input: Option<String>,
     /// Window width (2..=1000, with `rows`; at most 250,000 cells).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 2, maximum = 1000)]
     pub cols: Option<u16>,
     /// Window height (2..=1000, with `cols`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 2, maximum = 1000)]
     pub rows: Option<u16>,
 }
 
@@ -129,6 +131,7 @@ pub struct CreateSessionRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdoptRequest {
+    #[schema(min_length = 1)]
     pub tmux_name: String,
     /// The id it had before, if it was tracked (only a known old id is reused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,11 +181,13 @@ pub enum When {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputRequest {
-    /// Typed literally (at most 1 MiB).
+    /// Typed literally (at most 1 MiB, no NUL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "echo hello")]
     pub text: Option<String>,
     /// tmux key names: `Enter`, `C-c`, `Up`, `F5`...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(example = json!(["Up", "Enter"]))]
     pub keys: Vec<String>,
     /// Enter after the text and keys.
     #[serde(default)]
@@ -204,8 +209,10 @@ pub struct InputResponse {
 #[serde(deny_unknown_fields)]
 pub struct ResizeRequest {
     /// 2..=1000; `cols * rows` at most 250,000.
+    #[schema(minimum = 2, maximum = 1000)]
     pub cols: u16,
     /// 2..=1000.
+    #[schema(minimum = 2, maximum = 1000)]
     pub rows: u16,
 }
 
@@ -228,6 +235,7 @@ pub struct WaitRequest {
     pub until: Until,
     /// Default 30000, at most 3600000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(maximum = 3_600_000)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -327,6 +335,7 @@ pub struct Snapshot {
 #[into_params(parameter_in = Query)]
 pub struct ScrollbackQuery {
     /// How many lines (1..=`session.max_scrollback_lines`, default 100).
+    #[param(minimum = 1)]
     pub lines: Option<usize>,
 }
 

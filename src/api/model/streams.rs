@@ -14,6 +14,7 @@ pub struct StreamQuery {
     /// Replay output after this seq from the retained ring.
     pub since: Option<u64>,
     /// `%N` (or `N`): which pane; the active one when absent.
+    #[param(pattern = "^%?[0-9]+$")]
     pub pane: Option<String>,
 }
 
