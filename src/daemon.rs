@@ -44,6 +44,10 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let tasks = TaskTracker::new();
     let cancel = CancellationToken::new();
+    tmux_from_config(&config)
+        .check_version()
+        .await
+        .map_err(anyhow::Error::msg)?;
     let metrics = Metrics::new();
     let supervisor = Supervisor::start(
         tmux_from_config(&config).with_metrics(metrics.clone()),

@@ -64,10 +64,19 @@ pub enum StreamKind {
 pub enum DropReason {
     /// It did not take a frame within the send timeout.
     SlowClient,
-    /// The session's output queue for it overflowed.
-    QueueOverflow,
+    /// Its output had to be skipped: it fell behind, or tmux paused the pane.
+    OutputSkipped,
     /// Refused: too many open streams.
     StreamLimit,
+}
+
+/// What `set_storage` reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StorageHealth {
+    pub degraded: bool,
+    pub unwritten_events: usize,
+    pub lost_events: u64,
+    pub failed_writes: u64,
 }
 
 /// The files tmuxd persists.
@@ -106,8 +115,10 @@ struct Inner {
     bytes_sent: Family<StreamLabels, Counter>,
     dropped: Family<DropLabels, Counter>,
     writes: Family<FileLabels, Counter>,
-    write_failures: Family<FileLabels, Counter>,
-    degraded: Family<FileLabels, Gauge>,
+    storage_degraded: Gauge,
+    write_failures: Counter,
+    events_unwritten: Gauge,
+    events_lost: Counter,
     notifications: Counter,
     notification_failures: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
@@ -144,8 +155,10 @@ impl Metrics {
             bytes_sent: Family::default(),
             dropped: Family::default(),
             writes: Family::default(),
-            write_failures: Family::default(),
-            degraded: Family::default(),
+            storage_degraded: Gauge::default(),
+            write_failures: Counter::default(),
+            events_unwritten: Gauge::default(),
+            events_lost: Counter::default(),
             notifications: Counter::default(),
             notification_failures: Counter::default(),
             uptime: Gauge::default(),
@@ -193,7 +206,7 @@ impl Metrics {
         self.inner.queued_inputs.set(queued as i64);
     }
 
-    /// An event was appended to the log; `kind` and `reason` as recorded.
+    /// An event was numbered and served; `kind` and `reason` as recorded.
     /// A session's end (`session_deleted`, `session_detached`) also counts
     /// by its reason.
     pub fn event_appended(&self, kind: &str, reason: Option<&str>) {
@@ -209,7 +222,6 @@ impl Metrics {
             .events_appended
             .get_or_create(&KindLabels { kind })
             .inc();
-        self.persisted(StoreFile::Events, true);
     }
 
     /// One tmux command finished.
@@ -287,20 +299,27 @@ impl Metrics {
         self.inner.dropped.get_or_create(&labels).inc();
     }
 
-    /// One write of a persisted file, and whether it landed. A failed write
-    /// marks the file degraded until one succeeds.
-    pub fn persisted(&self, file: StoreFile, ok: bool) {
+    /// A write of a persisted file landed.
+    pub fn persisted(&self, file: StoreFile) {
         let labels = FileLabels {
             file: file_label(file),
         };
-        match ok {
-            true => self.inner.writes.get_or_create(&labels).inc(),
-            false => self.inner.write_failures.get_or_create(&labels).inc(),
-        };
-        self.inner
-            .degraded
-            .get_or_create(&labels)
-            .set(i64::from(!ok));
+        self.inner.writes.get_or_create(&labels).inc();
+    }
+
+    /// The storage health as of a scrape (the storage task keeps it):
+    /// whether some write keeps failing, events served but not on disk yet,
+    /// events lost, and failed write attempts since start.
+    pub fn set_storage(&self, storage: StorageHealth) {
+        let inner = &self.inner;
+        inner.storage_degraded.set(i64::from(storage.degraded));
+        inner.events_unwritten.set(storage.unwritten_events as i64);
+        let lost = storage.lost_events.saturating_sub(inner.events_lost.get());
+        inner.events_lost.inc_by(lost);
+        let failed = storage
+            .failed_writes
+            .saturating_sub(inner.write_failures.get());
+        inner.write_failures.inc_by(failed);
     }
 
     /// A notification reached whoever it was for.
@@ -354,7 +373,7 @@ fn seed(m: &Inner) {
             .inc_by(0);
         for reason in [
             DropReason::SlowClient,
-            DropReason::QueueOverflow,
+            DropReason::OutputSkipped,
             DropReason::StreamLimit,
         ] {
             let reason = drop_label(reason);
@@ -368,8 +387,6 @@ fn seed(m: &Inner) {
             file: file_label(file),
         };
         m.writes.get_or_create(&labels).inc_by(0);
-        m.write_failures.get_or_create(&labels).inc_by(0);
-        m.degraded.get_or_create(&labels).set(0);
     }
 }
 
@@ -459,14 +476,24 @@ fn register_store(r: &mut Registry, m: &Inner) {
         m.writes.clone(),
     );
     r.register(
-        "persistence_write_failures",
-        "Writes of the persisted files that failed",
+        "storage_degraded",
+        "1 while writes to the data dir keep failing (retried; see /healthz)",
+        m.storage_degraded.clone(),
+    );
+    r.register(
+        "storage_write_failures",
+        "Failed write attempts to the data dir",
         m.write_failures.clone(),
     );
     r.register(
-        "persistence_degraded",
-        "1 while the latest write of a file failed (what is on disk is stale)",
-        m.degraded.clone(),
+        "events_unwritten",
+        "Events served but not yet on disk",
+        m.events_unwritten.clone(),
+    );
+    r.register(
+        "events_lost",
+        "Events dropped before reaching the disk",
+        m.events_lost.clone(),
     );
 }
 

@@ -1,13 +1,23 @@
 //! The real daemon against `fixtures/fake-tmux/tmux`, found on PATH, with
-//! the real tmux absent from the daemon's PATH: what CI users do.
+//! the real tmux absent from the daemon's PATH: what CI users do. The fake
+//! speaks control mode, so sessions are created, listed, typed into,
+//! streamed, resized, killed, reaped, detached and adopted end to end.
 
 mod common;
+#[path = "fake_tmux/protocol.rs"]
+mod protocol;
 
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
-use serde_json::json;
+use serde_json::{Value, json};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-tmux")
@@ -29,45 +39,175 @@ fn path_without_tmux(dir: &Path) -> String {
     format!("{}:{}", fixture_dir().display(), bin.display())
 }
 
+/// A fake tmux server: its state dir and socket name, ended on drop.
+struct Fake {
+    /// Only used for its unique socket name; the real server is never started.
+    socket: TmuxServer,
+    path: String,
+    state: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        Fake {
+            socket: TmuxServer::new(),
+            path: path_without_tmux(dir.path()),
+            state: dir.path().join("fake-state"),
+            _dir: dir,
+        }
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        Command::new(fixture_dir().join("tmux"))
+            .args(["-L", &self.socket.socket])
+            .args(args)
+            .env("FAKE_TMUX_DIR", &self.state)
+            .env("PATH", &self.path)
+            .output()
+            .unwrap()
+    }
+
+    /// Runs the fake and insists it succeeds.
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        assert!(
+            out.status.success(),
+            "fake tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn has_session(&self, name: &str) -> bool {
+        self.output(&["has-session", "-t", &format!("={name}")])
+            .status
+            .success()
+    }
+
+    /// The daemon, with the fake first on its PATH and no real tmux.
+    fn daemon(&self) -> Daemon {
+        Daemon::start_with(
+            &self.socket,
+            DaemonOptions {
+                path_env: Some(self.path.clone()),
+                env: vec![("FAKE_TMUX_DIR".into(), self.state.display().to_string())],
+                ..Default::default()
+            },
+        )
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        // Whatever a failed test left: no fake session outlives it.
+        let _ = self.output(&["kill-server"]);
+    }
+}
+
+fn id_of(session: &Value) -> String {
+    session["session_id"].as_str().unwrap().to_owned()
+}
+
+fn input(daemon: &Daemon, id: &str, body: Value) {
+    let (status, reply) = daemon.post(&format!("/v1/sessions/{id}/input"), &body);
+    assert_eq!(status, 200, "input {body}: {reply}");
+}
+
+fn wait_state(daemon: &Daemon, id: &str, until: &str) -> Value {
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &json!({ "until": until, "timeout_ms": 45_000 }),
+    );
+    assert_eq!(status, 200, "wait until {until}: {body}");
+    body["session"].clone()
+}
+
+/// Waits for `needle` on the screen, then for the fake shell's next prompt
+/// (its OSC 133 marker): what is typed next then meets the shell, not the
+/// command that just printed. (Typed ahead, it would be echoed before the
+/// prompt and again after it, as on a real terminal.)
+fn settle(daemon: &Daemon, id: &str, needle: &str) -> Vec<String> {
+    let lines = daemon.wait_for_snapshot(id, needle);
+    wait_state(daemon, id, "idle");
+    lines
+}
+
+fn summary(daemon: &Daemon, id: &str) -> Value {
+    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
+    assert_eq!(status, 200, "{body}");
+    body["session"].clone()
+}
+
+fn end_event(daemon: &Daemon, id: &str) -> Value {
+    wait_for("the session's end event", || {
+        daemon
+            .events()
+            .into_iter()
+            .find(|e| e["session_id"] == id && e["kind"] == "session_deleted")
+    })
+}
+
+/// The daemon's live children (its tmux control clients).
+fn children(pid: u32) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            // pid (comm) state ppid ...: comm may hold spaces.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.split_whitespace().collect())
+                .unwrap_or_default();
+            fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid)
+        })
+        .count()
+}
+
+fn connect(daemon: &Daemon, id: &str) -> Socket {
+    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{id}/stream");
+    let (mut socket, _) = tungstenite::connect(url.as_str()).expect("websocket connects");
+    if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
+        tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    }
+    match socket.read().unwrap() {
+        Message::Text(text) => {
+            let ready: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(ready["type"], "ready", "{ready}");
+        }
+        other => panic!("expected the ready frame, got {other:?}"),
+    }
+    socket
+}
+
+/// Output bytes from the stream until `needle` has arrived.
+fn read_until(socket: &mut Socket, needle: &str) -> String {
+    let mut bytes = Vec::new();
+    while !String::from_utf8_lossy(&bytes).contains(needle) {
+        match socket.read().expect("stream stays open") {
+            Message::Binary(data) => bytes.extend_from_slice(&data[8..]),
+            Message::Text(_) | Message::Ping(_) | Message::Pong(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 #[test]
 fn the_daemon_runs_against_the_fake_tmux_on_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = path_without_tmux(dir.path());
+    let fake = Fake::new();
     let which = Command::new("sh")
         .args(["-c", "command -v tmux"])
-        .env("PATH", &path)
+        .env("PATH", &fake.path)
         .output()
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&which.stdout).trim(),
         fixture_dir().join("tmux").display().to_string()
     );
-    let state = dir.path().join("fake-state");
-    // Only used for its unique socket name; the real server is never started.
-    let socket = TmuxServer::new();
-    let fake = |args: &[&str]| {
-        let out = Command::new(fixture_dir().join("tmux"))
-            .args(["-L", &socket.socket])
-            .args(args)
-            .env("FAKE_TMUX_DIR", &state)
-            .env("PATH", &path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "fake tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-
-    let daemon = Daemon::start_with(
-        &socket,
-        DaemonOptions {
-            path_env: Some(path.clone()),
-            env: vec![("FAKE_TMUX_DIR".into(), state.display().to_string())],
-            ..Default::default()
-        },
-    );
+    let daemon = fake.daemon();
     let (status, health) = daemon.get("/healthz");
     assert_eq!(status, 200);
     assert!(
@@ -75,24 +215,23 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
         "{health}"
     );
 
-    let session = daemon.create(&json!({ "name": "ci" }));
-    let id = session["session_id"].as_str().unwrap().to_owned();
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/input"),
-        &json!({ "text": "echo hello-$((2+3))", "submit": true }),
+    let id = id_of(&daemon.create(&json!({ "name": "ci" })));
+    input(
+        &daemon,
+        &id,
+        json!({ "text": "echo hello-$((2+3))", "submit": true }),
     );
-    assert_eq!(status, 200, "{body}");
     daemon.wait_for_snapshot(&id, "hello-5");
 
-    fake(&["new-session", "-d", "-s", "made-outside"]);
+    fake.run(&["new-session", "-d", "-s", "made-outside"]);
     let adopted = wait_for("discovery to adopt", || {
         daemon
             .sessions()
             .into_iter()
             .find(|s| s["tmux_name"] == "made-outside")
-            .map(|s| s["session_id"].as_str().unwrap().to_owned())
+            .map(|s| id_of(&s))
     });
-    fake(&["kill-session", "-t", "=made-outside"]);
+    fake.run(&["kill-session", "-t", "=made-outside"]);
     wait_for("removal", || {
         daemon
             .session_ids()
@@ -100,13 +239,194 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
             .all(|s| *s != adopted)
             .then_some(())
     });
-    let ended = daemon
-        .events()
-        .into_iter()
-        .find(|e| e["session_id"] == adopted.as_str() && e["kind"] == "session_deleted");
-    assert_eq!(ended.expect("end event")["reason"], "process_exit");
+    assert_eq!(end_event(&daemon, &adopted)["reason"], "process_exit");
 
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
     assert_eq!(status, 200, "{body}");
     assert!(daemon.session_ids().is_empty());
+}
+
+#[test]
+fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
+    let fake = Fake::new();
+    let daemon = fake.daemon();
+    let created = daemon.create(&json!({ "name": "work", "cols": 90, "rows": 20 }));
+    let id = id_of(&created);
+    assert_eq!(
+        (created["cols"].as_u64(), created["rows"].as_u64()),
+        (Some(90), Some(20))
+    );
+    let listed = daemon.sessions();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0]["cols"].as_u64(), listed[0]["rows"].as_u64()),
+        (Some(90), Some(20))
+    );
+
+    // A fresh fake shell announces its prompt (OSC 133) once tmuxd has
+    // read its screen, so it reaches idle without any input.
+    let idle = wait_state(&daemon, &id, "idle");
+    assert_eq!(idle["state_reason"], "prompt_marker", "{idle}");
+
+    // Text: echoed on the prompt's line (the seeded cursor sits after
+    // `$ `), output on the next; the stream carries the bytes as a
+    // terminal would show them.
+    let mut stream = connect(&daemon, &id);
+    input(
+        &daemon,
+        &id,
+        json!({ "text": "echo out-$((6*7))", "submit": true }),
+    );
+    let streamed = read_until(&mut stream, "out-42\r\n");
+    assert!(streamed.contains("echo out-$((6*7))\r\n"), "{streamed:?}");
+    let lines = settle(&daemon, &id, "out-42");
+    let at = lines.iter().position(|l| l == "$ echo out-$((6*7))");
+    let at = at.unwrap_or_else(|| panic!("the echo on the prompt line: {lines:?}"));
+    assert_eq!(lines[at + 1], "out-42", "{lines:?}");
+
+    // Keys: a command holds the pane (busy) until C-c.
+    input(&daemon, &id, json!({ "text": "sleep 30", "submit": true }));
+    wait_state(&daemon, &id, "busy");
+    input(&daemon, &id, json!({ "keys": ["C-c"] }));
+    wait_state(&daemon, &id, "idle");
+    let lines = daemon.wait_for_snapshot(&id, "^C");
+    let at = lines.iter().position(|l| l == "$ sleep 30");
+    assert_eq!(at.map(|at| lines[at + 1].as_str()), Some("^C"), "{lines:?}");
+    // A cursor key reaches the pane as an escape sequence, which the fake
+    // shell's line discipline drops.
+    input(&daemon, &id, json!({ "text": "echo up", "keys": ["Up"] }));
+    input(&daemon, &id, json!({ "text": "-ok", "submit": true }));
+    settle(&daemon, &id, "up-ok");
+
+    // Raw bytes on the stream go to the pane as typed.
+    stream
+        .send(Message::Binary(b"echo raw-$((1+1))\r".to_vec().into()))
+        .unwrap();
+    read_until(&mut stream, "raw-2\r\n");
+    settle(&daemon, &id, "raw-2");
+
+    // Lines scrolled off the 20-row screen come from forked capture-pane.
+    input(&daemon, &id, json!({ "text": "seq 1 50", "submit": true }));
+    let lines = settle(&daemon, &id, "50");
+    assert!(!lines.iter().any(|l| l == "1"), "{lines:?}");
+    let (status, history) = daemon.get(&format!("/v1/sessions/{id}/scrollback?lines=500"));
+    assert_eq!(status, 200, "{history}");
+    let history = history["lines"].as_array().unwrap();
+    assert!(history.iter().any(|l| l == "1"), "{history:?}");
+    assert!(
+        history.iter().any(|l| l == "$ echo out-$((6*7))"),
+        "{history:?}"
+    );
+
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/resize"),
+        &json!({ "cols": 100, "rows": 30 }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        fake.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "=work:",
+            "#{window_width}x#{window_height}"
+        ])
+        .trim(),
+        "100x30"
+    );
+    wait_for("the new size in the summary and the snapshot", || {
+        let s = summary(&daemon, &id);
+        let (_, snap) = daemon.get(&format!("/v1/sessions/{id}/snapshot"));
+        let sized = (s["cols"].as_u64(), s["rows"].as_u64()) == (Some(100), Some(30))
+            && (snap["cols"].as_u64(), snap["rows"].as_u64()) == (Some(100), Some(30));
+        let kept = snap["lines"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l == "50"));
+        (sized && kept).then_some(())
+    });
+
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
+    assert_eq!(status, 200, "{body}");
+    assert!(!fake.has_session("work"));
+    assert!(daemon.session_ids().is_empty());
+    wait_for("the control client to be waited on", || {
+        (children(daemon.pid()) == 0).then_some(())
+    });
+}
+
+#[test]
+fn fake_sessions_that_end_on_their_own_are_reaped() {
+    let fake = Fake::new();
+    let daemon = fake.daemon();
+    let shell = id_of(&daemon.create(&json!({ "name": "shell" })));
+    // The command ends in `;`, which tmuxd escapes (`\;`) for the fork.
+    let command = "read -r line; echo got-$line; read -r again;";
+    let job = id_of(&daemon.create(&json!({ "name": "job", "command": command })));
+    input(&daemon, &job, json!({ "text": "first", "submit": true }));
+    daemon.wait_for_snapshot(&job, "got-first");
+    let started = fake.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        "=job:",
+        "#{pane_start_command}",
+    ]);
+    assert_eq!(started.trim_end(), command);
+    input(&daemon, &job, json!({ "text": "second", "submit": true }));
+    input(&daemon, &shell, json!({ "text": "exit", "submit": true }));
+    for (id, name) in [(&shell, "shell"), (&job, "job")] {
+        assert_eq!(end_event(&daemon, id)["reason"], "process_exit", "{name}");
+        assert!(!fake.has_session(name), "{name}");
+    }
+    assert!(daemon.session_ids().is_empty());
+    wait_for("the control clients to be waited on", || {
+        (children(daemon.pid()) == 0).then_some(())
+    });
+}
+
+#[test]
+fn a_detached_fake_session_lives_on_and_is_adopted_again() {
+    let fake = Fake::new();
+    let daemon = fake.daemon();
+    let id = id_of(&daemon.create(&json!({ "name": "keep" })));
+    input(
+        &daemon,
+        &id,
+        json!({ "text": "echo before-$((3*3))", "submit": true }),
+    );
+    settle(&daemon, &id, "before-9");
+
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}"));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["tmux_alive"], true, "{body}");
+    assert!(fake.has_session("keep"));
+    // The control client left at once (its input closed) and was waited on.
+    wait_for("the fake to count no client", || {
+        let attached = fake.run(&["list-sessions", "-F", "#{session_name} #{session_attached}"]);
+        (attached.trim() == "keep 0").then_some(())
+    });
+    wait_for("the control client to be waited on", || {
+        (children(daemon.pid()) == 0).then_some(())
+    });
+
+    let (status, body) = daemon.post("/v1/sessions/adopt", &json!({ "tmux_name": "keep" }));
+    assert_eq!(status, 201, "{body}");
+    let again = id_of(&body["session"]);
+    // The screen comes back from capture-pane, then follows the output.
+    daemon.wait_for_snapshot(&again, "before-9");
+    input(
+        &daemon,
+        &again,
+        json!({ "text": "echo after-$((4*4))", "submit": true }),
+    );
+    let lines = daemon.wait_for_snapshot(&again, "after-16");
+    assert!(lines.iter().any(|l| l == "before-9"), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l == "$ echo after-$((4*4))"),
+        "{lines:?}"
+    );
+
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{again}?mode=kill"));
+    assert_eq!(status, 200, "{body}");
+    assert!(!fake.has_session("keep"));
 }

@@ -179,3 +179,26 @@ fn data_files_are_private() {
     assert_eq!(mode(&daemon.data_dir.join("registry.json")), 0o600);
     assert_eq!(mode(&daemon.data_dir.join("events.jsonl")), 0o600);
 }
+
+#[test]
+fn a_tmux_older_than_3_2_is_refused_at_startup_naming_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("tmux");
+    std::fs::write(&old, "#!/bin/sh\necho 'tmux 2.9a'\n").unwrap();
+    std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("[tmux]\nbin = {old:?}\n")).unwrap();
+    let out = common::tmuxd_command(dir.path())
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tmux 2.9a is too old") && stderr.contains("3.2"),
+        "{stderr}"
+    );
+}

@@ -16,7 +16,7 @@ use tungstenite::Message;
 
 /// Every family the daemon reports, as the parser names them (counters
 /// without `_total`).
-const FAMILIES: [&str; 18] = [
+const FAMILIES: [&str; 20] = [
     "tmuxd_sessions",
     "tmuxd_session_ends",
     "tmuxd_events_appended",
@@ -29,8 +29,10 @@ const FAMILIES: [&str; 18] = [
     "tmuxd_stream_sent_bytes",
     "tmuxd_stream_subscribers_dropped",
     "tmuxd_persistence_writes",
-    "tmuxd_persistence_write_failures",
-    "tmuxd_persistence_degraded",
+    "tmuxd_storage_write_failures",
+    "tmuxd_storage_degraded",
+    "tmuxd_events_unwritten",
+    "tmuxd_events_lost",
     "tmuxd_notification_deliveries",
     "tmuxd_notification_failures",
     "tmuxd_uptime_seconds",
@@ -288,24 +290,26 @@ fn read_until_binary(
 }
 
 /// A registry write that cannot land (a directory where the file goes)
-/// counts as a failure and marks the file degraded until a write lands.
+/// counts as a failure and marks storage degraded until a retry lands.
 fn fail_a_registry_write(daemon: &Daemon) -> Scrape {
     let path = daemon.data_dir.join("registry.json");
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir_all(path.join("in-the-way")).unwrap();
     daemon.create(&json!({ "name": "unsaved", "command": "exec cat" }));
-    let degraded = [("file", "registry")];
     scrape_until(daemon, "a failed registry write", |s| {
-        s.sum("tmuxd_persistence_write_failures_total", &degraded) >= 1.0
-            && s.sum("tmuxd_persistence_degraded", &degraded) == 1.0
+        s.sum("tmuxd_storage_write_failures_total", &[]) >= 1.0
+            && s.sum("tmuxd_storage_degraded", &[]) == 1.0
     });
     std::fs::remove_dir_all(&path).unwrap();
     let ids = daemon.session_ids();
     let unsaved = ids.last().unwrap();
     let (status, _) = daemon.delete(&format!("/v1/sessions/{unsaved}?mode=kill"));
     assert_eq!(status, 200);
+    let written = [("file", "registry")];
+    let before = scrape(daemon).sum("tmuxd_persistence_writes_total", &written);
     let healed = scrape_until(daemon, "the registry written again", |s| {
-        s.sum("tmuxd_persistence_degraded", &degraded) == 0.0
+        s.sum("tmuxd_storage_degraded", &[]) == 0.0
+            && s.sum("tmuxd_persistence_writes_total", &written) > before
     });
     assert!(path.is_file(), "registry.json is back");
     healed

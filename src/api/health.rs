@@ -11,34 +11,44 @@ use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::AppState;
-use super::model::{Health, Readiness, VersionInfo};
+use super::model::{Health, Readiness, StorageReport, VersionInfo};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
+/// `status` is `degraded` while writes to the data dir keep failing
+/// (`storage` says which and why); still 200, as a restart would not help.
 #[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
-    responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does", body = Health)))]
+    responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does; \
+`status` is `degraded` while writes to the data dir keep failing", body = Health)))]
 pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
+    let storage = StorageReport::from(state.supervisor.storage_report());
     Json(Health {
-        status: "ok".to_owned(),
+        status: storage.status,
         tmux,
         sessions: state.supervisor.session_count(),
+        storage,
     })
 }
 
-/// Ready when tmux can be run.
+/// Ready when tmux can be run. Degraded storage keeps the daemon ready: it
+/// serves every request and event from memory and writes them once the disk
+/// recovers, so an orchestrator should keep routing to it (and alert on
+/// `storage`).
 #[utoipa::path(get, path = "/readyz", tag = "daemon",
     responses(
         (status = 200, description = "tmux can be run", body = Readiness),
         (status = 503, description = "tmux cannot be run", body = Readiness)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let storage = StorageReport::from(state.supervisor.storage_report());
     match tmux_version(&state).await {
         Ok(_) => {
             let ready = Readiness {
                 ready: true,
                 reason: None,
+                storage,
             };
             (StatusCode::OK, Json(ready))
         }
@@ -46,6 +56,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
             let ready = Readiness {
                 ready: false,
                 reason: Some(reason),
+                storage,
             };
             (StatusCode::SERVICE_UNAVAILABLE, Json(ready))
         }

@@ -10,13 +10,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
-use crate::metrics::{CONTENT_TYPE, Metrics};
+use crate::metrics::{CONTENT_TYPE, Metrics, StorageHealth};
 
 /// The label of requests that matched no route.
 const UNMATCHED: &str = "unmatched";
 
 /// The registry as OpenMetrics text; session states and queued inputs are
-/// counted now, from the actors' current summaries.
+/// counted now, from the actors' current summaries, and storage health
+/// read from the storage task's report.
 #[utoipa::path(get, path = "/metrics", tag = "daemon",
     responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the README's Metrics section)",
         content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
@@ -32,6 +33,13 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .set_sessions(states.iter().map(String::as_str));
     let queued = sessions.iter().map(|s| s.queued_inputs).sum();
     state.metrics.set_queued_inputs(queued);
+    let storage = state.supervisor.storage_report();
+    state.metrics.set_storage(StorageHealth {
+        degraded: storage.status != "ok",
+        unwritten_events: storage.unwritten_events,
+        lost_events: storage.lost_events,
+        failed_writes: storage.failed_writes,
+    });
     (
         [(header::CONTENT_TYPE, CONTENT_TYPE)],
         state.metrics.encode(),

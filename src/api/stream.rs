@@ -142,7 +142,7 @@ async fn serve(
                     }
                 }
                 None if subscription.overflowed.load(Ordering::Relaxed) => {
-                    return tx.drop_overflowed("too slow: output queue overflowed; reconnect with since").await;
+                    return tx.drop_overflowed("output skipped (this client fell behind, or tmux paused the pane); reconnect with since").await;
                 }
                 None => return tx.close(CLOSE_NORMAL, "session ended").await,
             },

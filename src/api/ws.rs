@@ -114,7 +114,7 @@ impl<S: Sink<Message> + Unpin> Outbox<S> {
     /// Drops a subscriber whose queue overflowed, saying why.
     pub async fn drop_overflowed(self, reason: &str) {
         self.metrics
-            .subscriber_dropped(self.kind, DropReason::QueueOverflow);
+            .subscriber_dropped(self.kind, DropReason::OutputSkipped);
         self.close(CLOSE_POLICY, reason).await;
     }
 

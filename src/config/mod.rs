@@ -200,8 +200,8 @@ impl Config {
             },
             reaper: ReaperConfig { interval_ms: 250 },
             session: SessionConfig {
-                replay_bytes: 524_288,
-                subscriber_queue_bytes: 1_048_576,
+                replay_bytes: 1_048_576,
+                subscriber_queue_bytes: 4_194_304,
                 max_scrollback_lines: 10_000,
             },
             http: HttpConfig {

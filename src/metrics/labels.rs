@@ -73,7 +73,7 @@ pub(super) fn stream_label(stream: StreamKind) -> &'static str {
 pub(super) fn drop_label(reason: DropReason) -> &'static str {
     match reason {
         DropReason::SlowClient => "slow_client",
-        DropReason::QueueOverflow => "queue_overflow",
+        DropReason::OutputSkipped => "output_skipped",
         DropReason::StreamLimit => "stream_limit",
     }
 }

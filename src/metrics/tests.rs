@@ -28,7 +28,6 @@ fn families_are_named_by_convention() {
         "tmuxd_http_requests_total{route=\"/v1/sessions\",method=\"GET\",status=\"200\"} 1",
         "tmuxd_session_ends_total{reason=\"process_exit\"} 1",
         "tmuxd_events_appended_total{kind=\"session_deleted\"} 1",
-        "tmuxd_persistence_writes_total{file=\"events\"} 1",
         "tmuxd_build_info{version=",
     ] {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
@@ -64,13 +63,35 @@ fn subscribers_count_while_their_guard_lives() {
 }
 
 #[test]
-fn a_failed_write_degrades_its_file_until_one_lands() {
+fn storage_health_is_reported_as_of_the_scrape() {
     let metrics = Metrics::new();
-    let line = "tmuxd_persistence_degraded{file=\"registry\"}";
-    metrics.persisted(StoreFile::Registry, false);
+    let failing = StorageHealth {
+        degraded: true,
+        unwritten_events: 3,
+        lost_events: 0,
+        failed_writes: 5,
+    };
+    metrics.set_storage(failing);
+    let text = metrics.encode();
+    assert_eq!(sample(&text, "tmuxd_storage_degraded "), Some(1.0));
+    assert_eq!(sample(&text, "tmuxd_events_unwritten "), Some(3.0));
+    assert_eq!(
+        sample(&text, "tmuxd_storage_write_failures_total "),
+        Some(5.0)
+    );
+    metrics.set_storage(StorageHealth {
+        failed_writes: 7,
+        ..StorageHealth::default()
+    });
+    let text = metrics.encode();
+    assert_eq!(sample(&text, "tmuxd_storage_degraded "), Some(0.0));
+    assert_eq!(
+        sample(&text, "tmuxd_storage_write_failures_total "),
+        Some(7.0)
+    );
+    metrics.persisted(StoreFile::Registry);
+    let line = "tmuxd_persistence_writes_total{file=\"registry\"}";
     assert_eq!(sample(&metrics.encode(), line), Some(1.0));
-    metrics.persisted(StoreFile::Registry, true);
-    assert_eq!(sample(&metrics.encode(), line), Some(0.0));
 }
 
 #[test]

@@ -66,7 +66,18 @@ struct Seed {
     state: PaneState,
     captured: Captured,
     replies_left: u8,
+    /// The pane wrote between the state and the capture: the capture has
+    /// it, the cursor and modes may not, so the seed is taken again.
+    raced: bool,
 }
+
+/// Within this long of the last screen hash, output counts as a change
+/// without hashing again.
+const HASH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Seeds taken again at most this many times in a row when output keeps
+/// racing them; after that the last one stands (a busy pane redraws soon).
+const SEED_RETRIES: u8 = 3;
 
 /// What a command sent over the control client was for.
 enum Purpose {
@@ -98,11 +109,15 @@ struct SessionActor {
     /// A window look is in flight; `look_again` asks for another after it.
     looking: bool,
     look_again: bool,
+    /// Seeds taken again in a row because output raced them.
+    seed_retries: u8,
     purposes: BTreeMap<Ticket, Purpose>,
     jobs: BTreeMap<u64, InputJob>,
     next_job: u64,
-    /// Hash of the window's text, to tell real changes from cursor moves.
+    /// Hash of the active pane's text, to tell real changes from cursor
+    /// moves, and when it was taken.
     screen_hash: u64,
+    hashed_at: std::time::Instant,
     ring: ReplayRing,
     detector: Detector,
     state_tx: watch::Sender<StateView>,
@@ -129,10 +144,12 @@ pub(super) async fn start(
         panes: BTreeMap::new(),
         looking: false,
         look_again: false,
+        seed_retries: 0,
         purposes: BTreeMap::new(),
         jobs: BTreeMap::new(),
         next_job: 0,
         screen_hash: 0,
+        hashed_at: std::time::Instant::now(),
         ring: ReplayRing::new(spec.config.replay_bytes),
         state_tx: watch::channel(detector.view()).0,
         output_tx: watch::channel(0).0,
@@ -289,7 +306,9 @@ impl SessionActor {
                 match purpose {
                     Purpose::Window => self.on_window(result, client).await,
                     Purpose::Capture { pane, alternate } => {
-                        self.on_capture(pane, alternate, result)
+                        if self.on_capture(pane, alternate, result) {
+                            self.look(client).await;
+                        }
                     }
                     other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
                 }
@@ -323,21 +342,41 @@ impl SessionActor {
     /// fed to the pane's screen once it is seeded.
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
         let id = pane.0;
-        if let Some(slot) = self.panes.get_mut(&id)
-            && slot.seeding.is_none()
-        {
-            let bells = slot.screen.process(&data);
-            let changed = if id == self.window.active {
-                let hash = slot.screen.content_hash();
-                let changed = hash != self.screen_hash;
-                self.screen_hash = hash;
-                changed
-            } else {
-                true
-            };
+        let now = std::time::Instant::now();
+        let changed = match self.panes.get_mut(&id) {
+            // Bytes a seed in flight already holds; the detector still
+            // reads them (a prompt mark or a bell must not be lost).
+            Some(Pane {
+                seeding: Some(seed),
+                ..
+            }) => {
+                seed.raced = true;
+                Some(true)
+            }
+            Some(slot) => {
+                let bells = slot.screen.process(&data);
+                // Hashing the whole screen per chunk would cost a flood
+                // dearly: output in a burst counts as a change, and the
+                // hash tells only after a pause whether anything changed.
+                let active = id == self.window.active;
+                let due = now.duration_since(self.hashed_at) >= HASH_EVERY;
+                if active && due {
+                    let hash = slot.screen.content_hash();
+                    let changed = hash != self.screen_hash || bells > 0;
+                    self.screen_hash = hash;
+                    self.hashed_at = now;
+                    Some(changed)
+                } else {
+                    Some(true)
+                }
+            }
+            // A pane of another window: logged for streams only.
+            None => None,
+        };
+        if let Some(changed) = changed {
             self.signal(Signal::Output {
                 bytes: &data,
-                changed: changed || bells > 0,
+                changed,
             });
         }
         let chunk = self.ring.push(id, Bytes::from(data));
@@ -429,6 +468,7 @@ impl SessionActor {
                 replies_left: 1 + u8::from(state.alternate_on),
                 state,
                 captured: Captured::default(),
+                raced: false,
             });
             let alternate = row.alternate_on;
             self.capture(client, row.pane, false).await;
@@ -448,17 +488,20 @@ impl SessionActor {
         self.send(client, &command, purpose).await;
     }
 
+    /// Takes one capture's reply; once a pane's are all in, seeds its
+    /// screen. Returns true when output raced the seed and the window
+    /// should be looked at again.
     fn on_capture(
         &mut self,
         pane: u32,
         alternate: bool,
         result: Result<Vec<Vec<u8>>, ControlError>,
-    ) {
+    ) -> bool {
         let Some(slot) = self.panes.get_mut(&pane) else {
-            return;
+            return false;
         };
         let Some(seed) = slot.seeding.as_mut() else {
-            return;
+            return false;
         };
         let text = result.map(|lines| lines.join(&b'\n')).unwrap_or_default();
         match (seed.state.alternate_on, alternate) {
@@ -468,14 +511,21 @@ impl SessionActor {
         }
         seed.replies_left = seed.replies_left.saturating_sub(1);
         if seed.replies_left > 0 {
-            return;
+            return false;
         }
+        let raced = seed.raced && self.seed_retries < SEED_RETRIES;
         if let Some(seed) = slot.seeding.take() {
             slot.screen.seed(&seed.state, &seed.captured);
         }
         if pane == self.window.active {
             self.screen_hash = slot.screen.content_hash();
         }
+        if raced {
+            self.seed_retries += 1;
+        } else {
+            self.seed_retries = 0;
+        }
+        raced
     }
 
     async fn type_input(
@@ -620,9 +670,13 @@ impl SessionActor {
             self.settle(purpose, Err("the session's tmux client has gone".into()));
         }
         self.signal(Signal::Exit);
+        let program_ended = self
+            .active_pid()
+            .is_some_and(|pid| !foreground::is_running(pid));
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
+            program_ended,
         }));
     }
 

@@ -64,6 +64,17 @@ pub fn running(pane_pid: u32) -> Option<Running> {
     read(leader).or_else(|| read(pane_pid))
 }
 
+/// Whether `pid` is a live process (not gone, not a zombie).
+pub fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
 /// (pgrp, tpgid) from a /proc/PID/stat line; the command name may hold
 /// spaces and parentheses, so fields are read after the last `)`.
 fn parse_stat(stat: &str) -> Option<(i64, i64)> {

@@ -182,6 +182,10 @@ pub struct ClientExited {
     pub session_id: String,
     /// Which actor of this session ended (a session is re-attached with a new one).
     pub actor_id: u64,
+    /// The active pane's program had already ended when the client went:
+    /// the session ended with it, even if the server then exited too
+    /// (tmux exits with its last session).
+    pub program_ended: bool,
 }
 
 /// Settings every actor shares.

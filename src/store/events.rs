@@ -1,6 +1,7 @@
 //! The append-only event log (`events.jsonl`): one JSON object per line,
 //! numbered by a `seq` that keeps rising across restarts and rotations, with
-//! the latest events kept in memory so clients can catch up without disk reads.
+//! the latest events kept in memory so clients can catch up without disk
+//! reads, and those the disk refused kept until it takes them.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -8,13 +9,25 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::counters::Counters;
 use super::files::{FILE_MODE, parent_dir, restrict_file_mode, sync_dir};
+use super::floors::SEQ_BLOCK;
 use super::{StoreError, io_error};
+#[cfg(test)]
+use scan::Tail;
+use scan::{Scan, repair_tail, scan_lines};
+
+mod scan;
+
+/// Unwritten events kept while the disk fails, at most; older ones are
+/// dropped from the queue (and counted) past this.
+const MAX_UNWRITTEN_BYTES: usize = 64 * 1024 * 1024;
 
 /// Names `Event` writes itself. A `detail` entry with one of them would put a
 /// duplicate key on the line, which then fails to parse on the next start.
@@ -76,42 +89,56 @@ pub struct Event {
 }
 
 /// The open log file plus a bounded in-memory copy of its newest events.
+///
+/// Numbering and serving come first, the disk second: `stamp` gives an event
+/// its seq and keeps it for replay at once, `flush` writes what is queued.
+/// When the disk fails, events stay queued (up to `MAX_UNWRITTEN_BYTES`) and
+/// a later `flush` writes them in order, so the file never has a gap that
+/// the disk alone caused.
 #[derive(Debug)]
 pub struct EventLog {
-    file: File,
+    /// `None` after a rotation whose new file could not be created yet.
+    file: Option<File>,
     path: PathBuf,
     /// `<path>.1`: the previous file, kept after one rotation.
     rotated_path: PathBuf,
     next_seq: u64,
-    /// Size of the current file, tracked so rotation needs no stat per event.
+    /// Size of the current file up to its last whole line, so rotation needs
+    /// no stat per event and a failed write can be cut back.
     bytes: u64,
     max_bytes: u64,
     /// How many events the ring retains for `since`.
     keep: usize,
     /// The newest `keep` events, oldest first, seq ascending.
     ring: VecDeque<Event>,
-    skipped_lines: usize,
+    /// Encoded events not yet on disk, oldest first.
+    unwritten: VecDeque<Unwritten>,
+    unwritten_bytes: usize,
+    max_unwritten_bytes: usize,
+    /// Events dropped from `unwritten` to bound memory: never on disk.
+    lost: u64,
+    /// A write failed part-way: cut the file back to `bytes` before the next.
+    cut_needed: bool,
+    /// Where seqs are reserved before they are handed out, if anywhere.
+    counters: Option<Arc<Counters>>,
+    found: Found,
 }
 
-/// What reading one log file found.
-#[derive(Debug, Default, PartialEq)]
-struct Scan {
-    events: Vec<Event>,
-    skipped: usize,
-    tail: Tail,
+/// What opening the log learned about numbers handed out before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The highest seq in either file, damaged lines included.
+    pub highest_seq: Option<u64>,
+    /// The highest `sess_<n>` either file names.
+    pub highest_session_id: Option<u64>,
+    /// Unparsable lines skipped, across both files.
+    pub skipped_lines: usize,
 }
 
-/// The state of the last line, which a crash may have cut short.
-#[derive(Debug, Default, PartialEq)]
-enum Tail {
-    /// Empty file, or the last line ends with a newline.
-    #[default]
-    Clean,
-    /// The last line parsed but has no newline; one must be added before
-    /// appending, or the next event would be glued onto it.
-    Unterminated,
-    /// The last line is a torn write; the file is cut back to `keep_len`.
-    Torn { keep_len: u64 },
+#[derive(Debug)]
+struct Unwritten {
+    seq: u64,
+    line: Vec<u8>,
 }
 
 impl NewEvent {
@@ -148,9 +175,10 @@ impl NewEvent {
 
 impl EventLog {
     /// Opens or creates `path` (mode 0600) and recovers from it and from
-    /// `<path>.1`: `next_seq` continues after the highest seq found, the ring
-    /// holds the newest `keep` events. Unparsable lines are skipped and
-    /// counted, so a torn last line after a crash cannot stop startup.
+    /// `<path>.1`: `next_seq` continues after the highest seq found (see
+    /// `resume_at` for a later start), the ring holds the newest `keep`
+    /// events. Unparsable lines are skipped and counted, so a torn last line
+    /// after a crash cannot stop startup.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, StoreError> {
         let rotated_path = rotated_path(path);
         let older = match fs::read(&rotated_path) {
@@ -165,33 +193,52 @@ impl EventLog {
         repair_tail(&mut file, path, &current.tail)?;
         let size = file.metadata().map_err(io_error(path))?.len();
 
-        let skipped_lines = older.skipped + current.skipped;
-        if skipped_lines > 0 {
-            tracing::warn!(path = %path.display(), skipped_lines, "skipped unreadable event log lines");
+        let found = Found {
+            highest_seq: older.highest_seq().max(current.highest_seq()),
+            highest_session_id: older.highest_session_id().max(current.highest_session_id()),
+            skipped_lines: older.skipped + current.skipped,
+        };
+        if found.skipped_lines > 0 {
+            tracing::warn!(path = %path.display(), skipped_lines = found.skipped_lines, "skipped unreadable event log lines");
         }
         let mut events = older.events;
         events.extend(current.events);
         events.sort_by_key(|e| e.seq);
-        let next_seq = events.last().map_or(1, |e| e.seq.saturating_add(1));
         let ring = events.split_off(events.len().saturating_sub(keep)).into();
         Ok(EventLog {
-            file,
+            file: Some(file),
             path: path.to_path_buf(),
             rotated_path,
-            next_seq,
+            next_seq: found.highest_seq.map_or(1, |seq| seq.saturating_add(1)),
             bytes: size,
             max_bytes,
             keep,
             ring,
-            skipped_lines,
+            unwritten: VecDeque::new(),
+            unwritten_bytes: 0,
+            max_unwritten_bytes: MAX_UNWRITTEN_BYTES,
+            lost: 0,
+            cut_needed: false,
+            counters: None,
+            found,
         })
     }
 
-    /// Stamps the event with the next seq and the current time and appends
-    /// it as one line. Written and flushed, not fsynced: fdatasync per event
-    /// is too slow, so the supervisor calls `sync` at checkpoints. Rotates to
-    /// `<path>.1` first when this line would take the file past `max_bytes`.
-    pub fn append(&mut self, new: NewEvent) -> Result<Event, StoreError> {
+    /// Reserves seqs in `counters` before handing them out from now on.
+    pub fn with_counters(mut self, counters: Arc<Counters>) -> Self {
+        self.counters = Some(counters);
+        self
+    }
+
+    /// Continues numbering at `next_seq` if that is further than the log
+    /// itself said (see `floors::plan_next_seq`); never goes back.
+    pub fn resume_at(&mut self, next_seq: u64) {
+        self.next_seq = self.next_seq.max(next_seq);
+    }
+
+    /// Numbers the event, keeps it for replay and queues it for the disk.
+    /// Touches no file: `flush` does.
+    pub fn stamp(&mut self, new: NewEvent) -> Event {
         let event = Event {
             seq: self.next_seq,
             at: Utc::now(),
@@ -201,38 +248,80 @@ impl EventLog {
             tmux_name: new.tmux_name,
             detail: without_reserved_keys(new.detail),
         };
-        let mut line = serde_json::to_vec(&event).map_err(|source| StoreError::Encode {
-            path: self.path.clone(),
-            source,
-        })?;
-        line.push(b'\n');
-        let line_len = line.len() as u64;
-        if self.bytes > 0 && self.bytes.saturating_add(line_len) > self.max_bytes {
-            self.rotate()?;
+        self.next_seq = self.next_seq.saturating_add(1);
+        match serde_json::to_vec(&event) {
+            Ok(mut line) => {
+                line.push(b'\n');
+                self.queue(event.seq, line);
+            }
+            Err(e) => {
+                tracing::error!(
+                    seq = event.seq,
+                    "cannot encode an event; it is not written: {e}"
+                );
+                self.lost += 1;
+            }
         }
-        if let Err(source) = self.file.write_all(&line).and_then(|()| self.file.flush()) {
-            // A partial line would have the next event glued onto it; cutting
-            // it off keeps the file one event per line.
-            let _ = self.file.set_len(self.bytes);
-            return Err(StoreError::Io {
-                path: self.path.clone(),
-                source,
-            });
-        }
-        self.bytes += line_len;
-        self.next_seq += 1;
         if self.keep > 0 {
             if self.ring.len() >= self.keep {
                 self.ring.pop_front();
             }
             self.ring.push_back(event.clone());
         }
-        Ok(event)
+        event
     }
 
-    /// Makes every appended event durable.
+    /// `stamp` and `flush` in one: the event, or why it is not on disk yet
+    /// (it stays queued either way).
+    pub fn append(&mut self, new: NewEvent) -> Result<Event, StoreError> {
+        let event = self.stamp(new);
+        self.flush().map(|()| event)
+    }
+
+    /// Writes every queued event, oldest first, one line each; flushed, not
+    /// fsynced (fdatasync per event is too slow: the supervisor calls `sync`
+    /// at checkpoints). Reserves seqs in `counters.json` first when the
+    /// newest passes the reservation, rotates to `<path>.1` when a line would
+    /// take the file past `max_bytes`. On failure the rest stays queued.
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        let Some(newest) = self.unwritten.back().map(|u| u.seq) else {
+            return Ok(());
+        };
+        if let Some(counters) = &self.counters
+            && newest >= counters.seq_reserved_on_disk()
+        {
+            counters.reserve_seqs(newest.saturating_add(SEQ_BLOCK))?;
+        }
+        while let Some(next) = self.unwritten.front() {
+            let len = next.line.len() as u64;
+            if self.bytes > 0 && self.bytes.saturating_add(len) > self.max_bytes {
+                self.rotate()?;
+            }
+            self.writable_file()?;
+            let (Some(file), Some(next)) = (self.file.as_mut(), self.unwritten.front()) else {
+                break;
+            };
+            if let Err(source) = file.write_all(&next.line) {
+                // A partial line would have the next event glued onto it.
+                self.cut_needed = file.set_len(self.bytes).is_err();
+                return Err(StoreError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+            self.bytes += len;
+            self.unwritten_bytes -= next.line.len();
+            self.unwritten.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Makes every written event durable.
     pub fn sync(&mut self) -> Result<(), StoreError> {
-        self.file.sync_data().map_err(io_error(&self.path))
+        match &self.file {
+            Some(file) => file.sync_data().map_err(io_error(&self.path)),
+            None => Ok(()),
+        }
     }
 
     /// Retained events with seq > `since`, oldest first, and whether some
@@ -249,17 +338,71 @@ impl EventLog {
         self.next_seq
     }
 
+    /// What opening found in the files.
+    pub fn found(&self) -> Found {
+        self.found
+    }
+
     /// Unparsable lines skipped while opening, across both files.
     pub fn skipped_lines(&self) -> usize {
-        self.skipped_lines
+        self.found.skipped_lines
+    }
+
+    /// Events numbered and served but not on disk yet.
+    pub fn unwritten(&self) -> usize {
+        self.unwritten.len()
+    }
+
+    /// Events that will never reach the disk: dropped from the queue while
+    /// the disk failed for too long.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    fn queue(&mut self, seq: u64, line: Vec<u8>) {
+        self.unwritten_bytes += line.len();
+        self.unwritten.push_back(Unwritten { seq, line });
+        while self.unwritten_bytes > self.max_unwritten_bytes && self.unwritten.len() > 1 {
+            let Some(dropped) = self.unwritten.pop_front() else {
+                break;
+            };
+            self.unwritten_bytes -= dropped.line.len();
+            if self.lost == 0 {
+                tracing::error!(
+                    seq = dropped.seq,
+                    "the event log has failed for too long; dropping the oldest unwritten events"
+                );
+            }
+            self.lost += 1;
+        }
+    }
+
+    /// The current file, re-created if a rotation could not, and cut back
+    /// if a failed write left part of a line.
+    fn writable_file(&mut self) -> Result<(), StoreError> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => {
+                let file = open_log_file(&self.path)?;
+                self.bytes = file.metadata().map_err(io_error(&self.path))?.len();
+                self.file.insert(file)
+            }
+        };
+        if self.cut_needed {
+            file.set_len(self.bytes).map_err(io_error(&self.path))?;
+            self.cut_needed = false;
+        }
+        Ok(())
     }
 
     fn rotate(&mut self) -> Result<(), StoreError> {
         // Once renamed, the old file is the only copy of its events.
         self.sync()?;
         fs::rename(&self.path, &self.rotated_path).map_err(io_error(&self.path))?;
-        self.file = open_log_file(&self.path)?;
+        self.file = None;
         self.bytes = 0;
+        self.cut_needed = false;
+        self.writable_file()?;
         sync_dir(parent_dir(&self.path))
     }
 }
@@ -280,49 +423,6 @@ fn open_log_file(path: &Path) -> Result<File, StoreError> {
         .map_err(io_error(path))?;
     restrict_file_mode(&file, path)?;
     Ok(file)
-}
-
-fn repair_tail(file: &mut File, path: &Path, tail: &Tail) -> Result<(), StoreError> {
-    match *tail {
-        Tail::Clean => Ok(()),
-        Tail::Unterminated => file.write_all(b"\n").map_err(io_error(path)),
-        Tail::Torn { keep_len } => {
-            tracing::warn!(path = %path.display(), keep_len, "cutting off a torn last event line");
-            file.set_len(keep_len).map_err(io_error(path))
-        }
-    }
-}
-
-/// Parses a log file's lines, skipping (and counting) those that are not
-/// events, and reports whether its last line was cut short.
-fn scan_lines(bytes: &[u8]) -> Scan {
-    let mut scan = Scan::default();
-    let mut offset = 0;
-    for line in bytes.split_inclusive(|&b| b == b'\n') {
-        let line_start = offset;
-        offset += line.len();
-        let terminated = line.ends_with(b"\n");
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Event>(line) {
-            Ok(event) => {
-                scan.events.push(event);
-                if !terminated {
-                    scan.tail = Tail::Unterminated;
-                }
-            }
-            Err(_) => {
-                scan.skipped += 1;
-                if !terminated {
-                    scan.tail = Tail::Torn {
-                        keep_len: line_start as u64,
-                    };
-                }
-            }
-        }
-    }
-    scan
 }
 
 fn without_reserved_keys(mut detail: Map<String, Value>) -> Map<String, Value> {

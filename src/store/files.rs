@@ -83,6 +83,10 @@ impl DataDir {
         self.path.join("events.jsonl")
     }
 
+    pub fn counters_path(&self) -> PathBuf {
+        self.path.join("counters.json")
+    }
+
     /// Reads and parses a JSON file. An unparsable file is moved aside to
     /// `<name>.corrupt-<YYYYmmddTHHMMSSZ>[-N]` and reported as
     /// `Loaded::Corrupt`; only I/O failures are errors.

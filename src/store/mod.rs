@@ -1,19 +1,25 @@
 //! Disk persistence: the locked data directory, atomically replaced JSON
-//! files (registry, thoughts) and the append-only event log.
+//! files (registry, thoughts, counters), the append-only event log, and the
+//! health of writing them.
 //!
 //! Nothing here knows about tmux or session actors; the supervisor decides
 //! what to write and when, this module makes sure nothing on disk is ever
 //! half-written and that a damaged file never stops the daemon from starting.
 
+mod counters;
 mod events;
 mod files;
+pub mod floors;
+mod health;
 mod registry;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use events::{Event, EventKind, EventLog, NewEvent};
+pub use counters::{Counters, CountersFile, salvage_damaged_files};
+pub use events::{Event, EventKind, EventLog, Found, NewEvent};
 pub use files::{DataDir, Loaded, write_atomic};
+pub use health::{Failure, StorageHealth, Write};
 pub use registry::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
 
 /// Everything that can go wrong reading or writing the data directory.

@@ -112,7 +112,7 @@ impl ThoughtsFile {
     }
 }
 
-fn format_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+pub(super) fn format_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
     let version = u32::deserialize(deserializer)?;
     if version == FORMAT_VERSION {
         Ok(version)

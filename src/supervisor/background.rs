@@ -106,7 +106,10 @@ async fn handle_actor_events(
             _ = cancel.cancelled() => return,
             Some(event) = actor_events.recv() => match event {
                 ActorEvent::Exited(exit) => {
-                    tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
+                    // Counted as the end is heard: a server killed under
+                    // several sessions ends them all at once.
+                    let alone = supervisor.session_count() <= 1;
+                    tasks.spawn(reap_until_known(supervisor.clone(), exit, alone, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
                     supervisor.on_state(&session_id, actor_id, view).await;
@@ -118,11 +121,16 @@ async fn handle_actor_events(
 
 /// Reaps one exit; until it can (the session is still being attached, or
 /// tmux cannot be asked), tries again, soon at first, then every reaper tick.
-async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: CancellationToken) {
+async fn reap_until_known(
+    supervisor: Supervisor,
+    exit: ClientExited,
+    alone: bool,
+    cancel: CancellationToken,
+) {
     let mut exit = exit;
     let mut pause = std::time::Duration::from_millis(5);
     loop {
-        match supervisor.reap(exit).await {
+        match supervisor.reap(exit, alone).await {
             Ok(()) => return,
             Err(again) => exit = again,
         }
@@ -136,7 +144,8 @@ async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: Ca
 
 impl Supervisor {
     /// Handles one client exit; gives it back if tmux could not be asked.
-    async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
+    /// `alone`: no other session was tracked when this one's client left.
+    async fn reap(&self, exit: ClientExited, alone: bool) -> Result<(), ClientExited> {
         let Some(id) = super::parse_id(&exit.session_id) else {
             return Ok(());
         };
@@ -154,6 +163,12 @@ impl Supervisor {
         match self.tmux().session_status(&name).await {
             Ok(SessionStatus::Alive) => self.reattach(id, exit.actor_id).await,
             Ok(SessionStatus::Gone) => {
+                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                    .await
+            }
+            // tmux exits with its last session: when that was this one and
+            // its program had ended, the program's end is the reason.
+            Ok(SessionStatus::NoServer) if exit.program_ended && alone => {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }

@@ -14,9 +14,10 @@ use super::{
 };
 use crate::session::SessionState;
 use crate::session::{ActorSpec, SessionHandle};
+use crate::session::{ActorSummary, StateReason, Transport};
 use crate::store::{EventKind, NewEvent, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
-use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
+use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
@@ -50,6 +51,8 @@ pub(super) struct Attach {
     pub(super) cwd: Option<String>,
     /// Input still queued from before (a restart or a detach).
     pub(super) queue: Vec<QueuedInput>,
+    /// tmux already carries the session's id (see `tags`).
+    pub(super) tagged: bool,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -102,9 +105,9 @@ impl Supervisor {
             }
         }
         let name = reservation.tmux_name.clone();
-        let view = match self.view_of(&name).await {
-            Ok(view) => view.unwrap_or_else(|| default_view(&name)),
-            Err(_) => default_view(&name),
+        let (view, tagged) = match self.view_tagging(&name, reservation.id).await {
+            Ok((view, tagged)) => (view.unwrap_or_else(|| default_view(&name)), tagged),
+            Err(_) => (default_view(&name), false),
         };
         let attach = Attach {
             reservation,
@@ -113,6 +116,7 @@ impl Supervisor {
             command: request.command.clone(),
             cwd: request.cwd.clone(),
             queue: Vec::new(),
+            tagged,
         };
         let summary = match self
             .attach(
@@ -157,9 +161,9 @@ impl Supervisor {
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
             )));
         }
-        let view = match self.view_of(tmux_name).await {
-            Ok(Some(view)) => view,
-            Ok(None) => {
+        let (view, tagged) = match self.view_tagging(tmux_name, reservation.id).await {
+            Ok((Some(view), tagged)) => (view, tagged),
+            Ok((None, _)) => {
                 self.release(&reservation);
                 return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned()));
             }
@@ -168,7 +172,8 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        self.adopt_with_view(reservation, view, "api_adopt").await
+        self.adopt_with_view(reservation, view, tagged, "api_adopt")
+            .await
     }
 
     /// Adopts a session discovery found; a full registry skips it.
@@ -181,7 +186,10 @@ impl Supervisor {
             }
             Err(_) => return,
         };
-        if let Err(e) = self.adopt_with_view(reservation, view, "discovered").await {
+        if let Err(e) = self
+            .adopt_with_view(reservation, view, false, "discovered")
+            .await
+        {
             tracing::warn!("adopting a discovered session failed: {e}");
         }
     }
@@ -190,6 +198,7 @@ impl Supervisor {
         &self,
         reservation: Reservation,
         view: SessionView,
+        tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
         let known = self
@@ -204,6 +213,7 @@ impl Supervisor {
             command: known.as_ref().and_then(|k| k.command.clone()),
             cwd: known.as_ref().and_then(|k| k.cwd.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
+            tagged,
         };
         self.attach(
             attach,
@@ -337,6 +347,7 @@ impl Supervisor {
             command,
             cwd,
             queue,
+            tagged,
         } = attach;
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
@@ -346,7 +357,14 @@ impl Supervisor {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
-                return Err(e.into());
+                let gone = matches!(
+                    self.tmux().session_status(&view.name).await,
+                    Ok(SessionStatus::Gone | SessionStatus::NoServer)
+                );
+                return match gone {
+                    true => Ok(self.ended_at_once(&reservation, &view, created_at, event)),
+                    false => Err(e.into()),
+                };
             }
         };
         let entry = Entry {
@@ -368,6 +386,9 @@ impl Supervisor {
         // Asked before the entry is visible: a session that ends at once is
         // reaped right away, and its creator still gets its summary.
         let actor = entry.handle.summary().await;
+        if !tagged {
+            self.tag_sessions(vec![(reservation.tmux_name.clone(), reservation.id)]);
+        }
         self.record(event, &entry);
         for item in &interrupted {
             self.record(dropped_input(item, "interrupted"), &entry);
@@ -390,7 +411,55 @@ impl Supervisor {
         summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
     }
 
+    /// A session whose program ended before a client could attach: its
+    /// creation and its end are both recorded, and its creator still gets
+    /// a summary (exited).
+    fn ended_at_once(
+        &self,
+        reservation: &Reservation,
+        view: &SessionView,
+        created_at: DateTime<Utc>,
+        event: NewEvent,
+    ) -> SessionSummary {
+        let session_id = format_id(reservation.id);
+        let record = |event: NewEvent| {
+            self.inner.persistence.record(
+                event
+                    .session_id(&session_id)
+                    .tmux_name(&reservation.tmux_name),
+            );
+        };
+        record(event);
+        record(NewEvent::new(EventKind::SessionDeleted).reason(EndReason::ProcessExit.as_str()));
+        let now = Utc::now();
+        SessionSummary {
+            session_id: session_id.clone(),
+            tmux_name: reservation.tmux_name.clone(),
+            created_at,
+            queued_inputs: 0,
+            thought: None,
+            actor: ActorSummary {
+                state: SessionState::Exited,
+                state_reason: StateReason::ProcessExit,
+                state_since: now,
+                current_command: String::new(),
+                cwd: String::new(),
+                title: String::new(),
+                cols: view.cols,
+                rows: view.rows,
+                last_activity_at: None,
+                transport: Transport::Disconnected,
+                subscribers: 0,
+                latest_seq: 0,
+            },
+        }
+    }
+
     /// Attaches a control client to tmux session `name` and starts its actor.
+    /// Attaches once the server has been quiet a moment (see
+    /// `tmux::control::handshake`), sessions tmuxd just created included: a
+    /// program that ends at once closes its session, and that notification
+    /// must not meet the handshake.
     pub(super) async fn spawn_actor(
         &self,
         id: u64,

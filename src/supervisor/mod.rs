@@ -9,6 +9,7 @@ mod persist;
 mod plan;
 mod registry;
 mod restore;
+mod tags;
 mod types;
 
 use std::path::Path;
@@ -20,6 +21,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
 pub use types::*;
@@ -275,7 +277,7 @@ impl Supervisor {
             .collect();
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
-        self.inner.persistence.sync_events();
+        self.inner.persistence.close();
     }
 }
 

@@ -81,25 +81,38 @@ pub fn plan_discovery(
 pub struct StartupPlan {
     /// Persisted sessions alive in tmux: re-attach under their old ids.
     pub reattach: Vec<PersistedSession>,
+    /// Live sessions the registry does not know that carry an id tmuxd gave
+    /// them (`tmuxd_id`, e.g. after `registry.json` was lost): re-attach
+    /// under that id, if discovery would adopt them at all.
+    pub tagged: Vec<(String, u64)>,
     /// Detached sessions still alive in tmux: keep protecting them.
     pub detached: Vec<PersistedSession>,
     /// Persisted sessions whose tmux session is gone: record their end.
     pub missing: Vec<PersistedSession>,
-    /// The counter: past the persisted one and every id on disk.
+    /// The counter: past the persisted one, every id on disk and every id
+    /// on a live session.
     pub next_counter: u64,
 }
 
-pub fn plan_startup(file: &RegistryFile, live: &BTreeMap<String, SessionView>) -> StartupPlan {
+/// Merges the persisted registry with the live tmux sessions and the ids
+/// they carry (`tags`: tmux name -> id number).
+pub fn plan_startup(
+    file: &RegistryFile,
+    live: &BTreeMap<String, SessionView>,
+    tags: &BTreeMap<String, u64>,
+    filter: &NameFilter,
+) -> StartupPlan {
     let detached: BTreeSet<&str> = file.detached.iter().map(String::as_str).collect();
-    let highest_id = file
+    let ids = file
         .sessions
         .iter()
-        .filter_map(|s| super::registry::parse_id(&s.session_id))
-        .max();
+        .filter_map(|s| super::registry::parse_id(&s.session_id));
+    let highest_id = ids.chain(tags.values().copied()).max();
     let mut plan = StartupPlan {
         next_counter: file
             .next_session_counter
-            .max(highest_id.map_or(1, |n| n + 1)),
+            .max(highest_id.map_or(1, |n| n.saturating_add(1))),
+        tagged: plan_tagged(file, live, tags, filter),
         ..StartupPlan::default()
     };
     let mut seen_names = BTreeSet::new();
@@ -119,6 +132,45 @@ pub fn plan_startup(file: &RegistryFile, live: &BTreeMap<String, SessionView>) -
         }
     }
     plan
+}
+
+/// Tagged live sessions to re-attach under their tag: unknown to the
+/// registry by name, their id claimed by no persisted session and by no
+/// other live session, and adoptable by discovery's rules.
+fn plan_tagged(
+    file: &RegistryFile,
+    live: &BTreeMap<String, SessionView>,
+    tags: &BTreeMap<String, u64>,
+    filter: &NameFilter,
+) -> Vec<(String, u64)> {
+    let known_names: BTreeSet<&str> = file
+        .sessions
+        .iter()
+        .map(|s| s.tmux_name.as_str())
+        .chain(file.detached.iter().map(String::as_str))
+        .collect();
+    let claimed: BTreeSet<u64> = file
+        .sessions
+        .iter()
+        .filter_map(|s| super::registry::parse_id(&s.session_id))
+        .collect();
+    let mut carriers: BTreeMap<u64, usize> = BTreeMap::new();
+    for (name, id) in tags {
+        if live.contains_key(name) {
+            *carriers.entry(*id).or_default() += 1;
+        }
+    }
+    tags.iter()
+        .filter(|(name, id)| {
+            live.contains_key(*name)
+                && !known_names.contains(name.as_str())
+                && !claimed.contains(id)
+                && carriers.get(id) == Some(&1)
+                && validate_session_name(name).is_ok()
+                && filter.allows(name)
+        })
+        .map(|(name, id)| (name.clone(), *id))
+        .collect()
 }
 
 #[cfg(test)]
@@ -204,10 +256,53 @@ mod tests {
             ],
             detached: vec!["kept-detached".into(), "detached-gone".into()],
         };
-        let plan = plan_startup(&file, &live(&["alive", "kept-detached", "x", "new"]));
+        let plan = plan_startup(
+            &file,
+            &live(&["alive", "kept-detached", "x", "new"]),
+            &BTreeMap::new(),
+            &all(),
+        );
         assert_eq!(plan.reattach, vec![persisted("sess_1", "alive")]);
         assert_eq!(plan.detached, vec![persisted("sess_9", "kept-detached")]);
         assert_eq!(plan.missing, vec![persisted("sess_2", "gone")]);
+        assert_eq!(plan.tagged, vec![]);
         assert_eq!(plan.next_counter, 10);
+    }
+
+    fn all() -> NameFilter {
+        NameFilter::new(&["*".into()], &["skip*".into()])
+    }
+
+    #[test]
+    fn tagged_sessions_keep_their_ids_unless_someone_else_has_them() {
+        let file = RegistryFile {
+            version: 1,
+            next_session_counter: 3,
+            sessions: vec![persisted("sess_1", "known"), persisted("sess_2", "parked")],
+            detached: vec!["parked".into()],
+        };
+        let tags: BTreeMap<String, u64> = [
+            ("known", 7),   // the registry's id wins for a name it knows
+            ("parked", 8),  // detached: the registry decides
+            ("lost", 4),    // registry.json lost it: keep the id
+            ("renamed", 1), // id taken by a persisted session
+            ("twin-a", 5),  // two live sessions claim one id: neither
+            ("twin-b", 5),
+            ("skip-me", 6),  // discovery would not adopt it
+            ("dead", 40),    // not alive: nothing to attach
+            ("bad:name", 9), // a name tmuxd refuses
+        ]
+        .into_iter()
+        .map(|(name, id)| (name.to_owned(), id))
+        .collect();
+        let names = [
+            "known", "parked", "lost", "renamed", "twin-a", "twin-b", "skip-me", "bad:name",
+            "untagged",
+        ];
+        let plan = plan_startup(&file, &live(&names), &tags, &all());
+        assert_eq!(plan.reattach, vec![persisted("sess_1", "known")]);
+        assert_eq!(plan.tagged, vec![("lost".to_owned(), 4)]);
+        // Past every tag, alive or not, adopted or not.
+        assert_eq!(plan.next_counter, 41);
     }
 }

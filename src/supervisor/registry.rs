@@ -108,15 +108,27 @@ impl Registry {
         }
     }
 
-    /// Moves the counter past `id`, so ids found on disk are never reissued.
+    /// Moves the counter past `id`, so ids found on disk or on a tmux
+    /// session are never reissued.
     pub fn advance_past(&mut self, id: u64) {
-        self.next_counter = self.next_counter.max(id + 1);
+        self.next_counter = self.next_counter.max(id.saturating_add(1));
     }
 
+    /// The next id; the counter never goes back. (Sources that could push it
+    /// near the top of u64 are capped at 2^53 when read, see
+    /// `store::floors::MAX_TRUSTED`.)
     pub fn allocate_id(&mut self) -> u64 {
         let id = self.next_counter;
-        self.next_counter += 1;
+        self.next_counter = self.next_counter.saturating_add(1);
         id
+    }
+
+    /// Whether a tracked, detached or in-flight session has this id.
+    pub fn is_id_in_use(&self, id: u64) -> bool {
+        let detached = self.detached.values().map(|s| parse_id(&s.session_id));
+        self.sessions.contains_key(&id)
+            || self.reserved.values().any(|&r| r == id)
+            || detached.into_iter().any(|d| d == Some(id))
     }
 
     /// Sessions tracked plus those in flight, which all count against
@@ -227,6 +239,27 @@ mod tests {
         r.advance_past(10);
         assert_eq!(r.allocate_id(), 11);
         assert_eq!(Registry::new(0).allocate_id(), 1);
+        r.advance_past(u64::MAX);
+        assert_eq!(r.allocate_id(), u64::MAX, "saturates, never wraps to 0");
+    }
+
+    #[test]
+    fn ids_in_use_include_reserved_and_detached() {
+        let mut r = Registry::new(1);
+        r.reserved.insert("new".to_owned(), 4);
+        r.detached.insert(
+            "parked".to_owned(),
+            PersistedSession {
+                session_id: "sess_2".to_owned(),
+                tmux_name: "parked".to_owned(),
+                created_at: DateTime::UNIX_EPOCH,
+                command: None,
+                cwd: None,
+                queued_inputs: Vec::new(),
+            },
+        );
+        let in_use: Vec<u64> = (0..6).filter(|&id| r.is_id_in_use(id)).collect();
+        assert_eq!(in_use, [2, 4]);
     }
 
     #[test]

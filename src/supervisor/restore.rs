@@ -1,15 +1,17 @@
 //! Bringing sessions back: re-attaching when tmuxd's client was dropped
-//! but the session lives, and merging the persisted registry with the live
-//! tmux sessions at startup.
+//! but the session lives, and merging the persisted registry (and the ids
+//! live sessions carry, see `tags`) with the live tmux sessions at startup.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::Supervisor;
+use chrono::Utc;
+
 use super::lifecycle::{Attach, EndReason};
-use super::registry::Reservation;
-use crate::store::{EventKind, NewEvent, RegistryFile};
+use super::registry::{Reservation, format_id};
+use super::{Supervisor, SupervisorError};
+use crate::store::{EventKind, NewEvent, PersistedSession, RegistryFile};
 use crate::tmux::SessionView;
 
 /// More re-attaches than this within the window and tmuxd lets the session go.
@@ -72,12 +74,17 @@ impl Supervisor {
         tracing::info!(tmux_name = %name, "re-attached after tmuxd's client was dropped");
     }
 
-    /// Persisted sessions meet live tmux: re-attach, keep detached, or record
-    /// that they ended while tmuxd was away.
+    /// Persisted sessions meet live tmux: re-attach (under the registry's id,
+    /// or the id tmux carries for a session the registry lost), keep
+    /// detached, or record that they ended while tmuxd was away. The counter
+    /// moves past every id found on a live session first.
     pub(super) async fn restore(&self, file: RegistryFile, live: &BTreeMap<String, SessionView>) {
-        let plan = super::plan::plan_startup(&file, live);
+        let tags = self.unknown_session_tags(&file, live).await;
+        let mut plan = super::plan::plan_startup(&file, live, &tags, &self.inner.settings.filter);
         {
             let mut registry = self.registry();
+            // Created while tmux did not answer yet: that session keeps it.
+            plan.tagged.retain(|(_, id)| !registry.is_id_in_use(*id));
             registry.advance_past(plan.next_counter.saturating_sub(1));
             for session in &plan.detached {
                 registry
@@ -93,28 +100,64 @@ impl Supervisor {
                     .reason("startup_missing_tmux"),
             );
         }
-        for session in plan.reattach {
+        let tagged = plan.tagged.into_iter().map(|(tmux_name, id)| {
+            let session = PersistedSession {
+                session_id: format_id(id),
+                tmux_name,
+                created_at: Utc::now(),
+                command: None,
+                cwd: None,
+                queued_inputs: Vec::new(),
+            };
+            (session, "tmux")
+        });
+        let persisted = plan.reattach.into_iter().map(|s| (s, "registry"));
+        let mut marks = Vec::new();
+        for (session, id_from) in persisted.chain(tagged) {
+            let name = session.tmux_name.clone();
             let id = super::parse_id(&session.session_id).unwrap_or_default();
-            let reservation = Reservation {
-                id,
-                tmux_name: session.tmux_name.clone(),
-            };
-            self.registry()
-                .reserved
-                .insert(session.tmux_name.clone(), id);
-            let attach = Attach {
-                reservation,
-                view: live[&session.tmux_name].clone(),
-                created_at: session.created_at,
-                command: session.command,
-                cwd: session.cwd,
-                queue: session.queued_inputs,
-            };
-            let event = NewEvent::new(EventKind::SessionAdopted).reason("startup_reattach");
-            if let Err(e) = self.attach(attach, event).await {
-                tracing::warn!(tmux_name = %session.tmux_name, "re-attaching after restart failed: {e}");
+            let event = NewEvent::new(EventKind::SessionAdopted)
+                .reason("startup_reattach")
+                .detail("id_from", id_from);
+            match self.reattach_persisted(session, &live[&name], event).await {
+                Ok(()) if tags.get(&name) != Some(&id) => marks.push((name, id)),
+                Ok(()) => {}
+                Err(e) => {
+                    tracing::warn!(tmux_name = %name, "re-attaching after restart failed: {e}")
+                }
             }
         }
+        // One tmux call marks them all. The marks of sessions the registry
+        // knows were not read (setting them is cheaper than reading them);
+        // this also marks those an older tmuxd attached.
+        self.tag_sessions(marks);
         let _ = self.persist().await;
+    }
+
+    async fn reattach_persisted(
+        &self,
+        session: PersistedSession,
+        view: &SessionView,
+        event: NewEvent,
+    ) -> Result<(), SupervisorError> {
+        let id = super::parse_id(&session.session_id).unwrap_or_default();
+        let reservation = Reservation {
+            id,
+            tmux_name: session.tmux_name.clone(),
+        };
+        self.registry()
+            .reserved
+            .insert(session.tmux_name.clone(), id);
+        let attach = Attach {
+            reservation,
+            view: view.clone(),
+            created_at: session.created_at,
+            command: session.command,
+            cwd: session.cwd,
+            queue: session.queued_inputs,
+            // Marked by the caller, all at once.
+            tagged: true,
+        };
+        self.attach(attach, event).await.map(drop)
     }
 }

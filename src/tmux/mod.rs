@@ -9,6 +9,7 @@ mod keys;
 mod names;
 mod panes;
 mod socket;
+mod tag;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -222,12 +223,33 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&stdout).into_owned())
     }
 
+    /// Runs several commands in one tmux call (one fork), each argument
+    /// escaped as `run` does, with real `;` separators between them. tmux
+    /// stops at the first command that fails.
+    pub async fn run_sequence(&self, commands: &[Vec<String>]) -> Result<String, TmuxError> {
+        let mut args: Vec<OsString> = Vec::new();
+        for command in commands {
+            if !args.is_empty() {
+                args.push(";".into());
+            }
+            args.extend(command.iter().map(|a| argv_arg(a.as_ref())));
+        }
+        let stdout = self.run_escaped(args).await?;
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
+    }
+
     async fn run_bytes<I, S>(&self, args: I) -> Result<Vec<u8>, TmuxError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| argv_arg(a.as_ref())).collect();
+        self.run_escaped(args).await
+    }
+
+    /// Runs argv words already escaped (see `argv_arg`), counted in the
+    /// metrics by the first word (the command, or a sequence's first).
+    async fn run_escaped(&self, args: Vec<OsString>) -> Result<Vec<u8>, TmuxError> {
         let started = std::time::Instant::now();
         let result = self.run_child(&args).await;
         if let Some(metrics) = &self.metrics {
@@ -304,6 +326,8 @@ impl Tmux {
     }
 
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<(), TmuxError> {
+        // A new session is announced to every control client (see `control::handshake`).
+        let _turn = control::handshake::turn().await;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
             "-d".into(),
@@ -348,6 +372,7 @@ impl Tmux {
     }
 
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
+        let _turn = control::handshake::turn().await;
         self.run(["kill-session", "-t", &session_target(name)])
             .await
             .map(drop)
@@ -431,10 +456,47 @@ impl Tmux {
         .map(drop)
     }
 
+    /// Refuses a tmux too old for control mode (3.2 added what tmuxd uses:
+    /// `pause-after`, `%extended-output`, `refresh-client -A`). A tmux that
+    /// cannot be run now is not refused: it may be installed later, and
+    /// health and readiness say so meanwhile.
+    pub async fn check_version(&self) -> Result<(), String> {
+        let Ok(version) = self.version().await else {
+            return Ok(());
+        };
+        match parse_version(&version) {
+            Some(found) if found < MIN_VERSION => Err(format!(
+                "{version} is too old: tmuxd needs tmux {}.{} or newer (control mode)",
+                MIN_VERSION.0, MIN_VERSION.1
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// `tmux -V`, for health and doctor output.
     pub async fn version(&self) -> Result<String, TmuxError> {
         Ok(self.run(["-V"]).await?.trim().to_owned())
     }
+}
+
+/// The oldest tmux whose control mode tmuxd can use.
+const MIN_VERSION: (u32, u32) = (3, 2);
+
+/// (major, minor) from `tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let number = text
+        .split_whitespace()
+        .nth(1)?
+        .trim_start_matches("next-")
+        .trim_start_matches("openbsd-");
+    let mut parts = number.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor: String = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((major, minor.parse().ok()?))
 }
 
 /// `=NAME`: exactly this session, never a prefix or pattern match.
@@ -459,4 +521,25 @@ fn is_no_server(stderr: &str) -> bool {
         || stderr.contains("error connecting to")
         || stderr.starts_with("no sessions")
         || stderr.contains("server exited unexpectedly")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        for (text, want) in [
+            ("tmux 3.3a", Some((3, 3))),
+            ("tmux 3.2", Some((3, 2))),
+            ("tmux 2.9a", Some((2, 9))),
+            ("tmux next-3.6", Some((3, 6))),
+            ("tmux 3.2-rc2", Some((3, 2))),
+            ("tmux master", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_version(text), want, "{text}");
+        }
+        assert!((2, 9) < MIN_VERSION && (3, 2) >= MIN_VERSION && (3, 10) > MIN_VERSION);
+    }
 }

@@ -4,6 +4,7 @@
 //! document) says what becomes of it.
 
 use super::events::{Event, EventKind};
+use super::health::{StorageFailure, StorageReport, StorageStatus, StorageWrite};
 use super::sessions::{
     Cursor, DeleteMode, DeleteResponse, InputResponse, PaneRect, SessionState, SessionSummary,
     Snapshot, SnapshotFormat, SnapshotPane, StateReason, Thought, Transport, Until, When,
@@ -261,6 +262,51 @@ impl From<Option<SnapshotPane>> for Region {
         match pane {
             None => Region::Window,
             Some(SnapshotPane::Active) => Region::ActivePane,
+        }
+    }
+}
+
+impl From<supervisor::StorageReport> for StorageReport {
+    fn from(report: supervisor::StorageReport) -> Self {
+        let supervisor::StorageReport {
+            status,
+            failures,
+            unwritten_events,
+            lost_events,
+            failed_writes,
+        } = report;
+        StorageReport {
+            status: match status {
+                "ok" => StorageStatus::Ok,
+                _ => StorageStatus::Degraded,
+            },
+            failures: failures.into_iter().map(StorageFailure::from).collect(),
+            unwritten_events,
+            lost_events,
+            failed_writes,
+        }
+    }
+}
+
+impl From<store::Failure> for StorageFailure {
+    fn from(failure: store::Failure) -> Self {
+        let store::Failure {
+            write,
+            file,
+            error,
+            since,
+            attempts,
+        } = failure;
+        StorageFailure {
+            write: match write {
+                store::Write::Events => StorageWrite::Events,
+                store::Write::Registry => StorageWrite::Registry,
+                store::Write::Thoughts => StorageWrite::Thoughts,
+            },
+            file,
+            error,
+            since,
+            attempts,
         }
     }
 }

@@ -18,7 +18,10 @@ pub use error::{ErrorBody, ErrorCode, ErrorDetail};
 pub use events::{
     Event, EventKind, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
 };
-pub use health::{Health, Readiness, ServerInfo, ServerSocket, VersionInfo};
+pub use health::{
+    Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
+    StorageWrite, VersionInfo,
+};
 pub use sessions::{
     AdoptRequest, CreateSessionRequest, Cursor, DeleteMode, DeleteQuery, DeleteResponse,
     InputRequest, InputResponse, PaneRect, ResizeRequest, ScrollbackQuery, ScrollbackResponse,

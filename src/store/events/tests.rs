@@ -140,21 +140,19 @@ fn seq_increments_and_survives_reopen() {
 fn torn_last_line_is_skipped_and_cut_off() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
-    fs::write(
-        &path,
-        format!("{}\n{}\n{{\"seq\":99,\"at", line(1), line(2)),
-    )
-    .unwrap();
+    fs::write(&path, format!("{}\n{}\n{{\"seq\":3,\"at", line(1), line(2))).unwrap();
 
     let mut log = EventLog::open(&path, 1 << 20, 100).unwrap();
     assert_eq!(log.skipped_lines(), 1);
-    assert_eq!(log.next_seq(), 3);
+    // Seq 3 may have reached a listener before the write tore: not reused.
+    assert_eq!(log.found().highest_seq, Some(3));
+    assert_eq!(log.next_seq(), 4);
     log.append(created("sess_1")).unwrap();
     drop(log);
 
     let log = EventLog::open(&path, 1 << 20, 100).unwrap();
     assert_eq!(log.skipped_lines(), 0);
-    assert_eq!(file_seqs(&path), [1, 2, 3]);
+    assert_eq!(file_seqs(&path), [1, 2, 4]);
 }
 
 #[test]
@@ -290,4 +288,121 @@ fn detail_is_flattened_and_reserved_keys_dropped() {
     drop(log);
     let log = EventLog::open(&path, 1 << 20, 10).unwrap();
     assert_eq!(log.since(0).0, [event]);
+}
+
+/// A non-empty directory where the rotated file goes: the rename fails, for
+/// root too, until it is removed.
+fn block_rotation(path: &Path) -> PathBuf {
+    let rotated = rotated_path(path);
+    fs::create_dir(&rotated).unwrap();
+    fs::write(rotated.join("x"), "").unwrap();
+    rotated
+}
+
+#[test]
+fn a_refused_write_keeps_events_queued_and_served_until_the_disk_takes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    // Lines are about 100 bytes: two fit, the third needs a rotation.
+    let mut log = EventLog::open(&path, 250, 100).unwrap();
+    log.append(created("sess_1")).unwrap();
+    log.append(created("sess_2")).unwrap();
+    let blocked = block_rotation(&path);
+    for n in 3..=6 {
+        let event = log.stamp(created(&format!("sess_{n}")));
+        assert_eq!(event.seq, n);
+        assert!(log.flush().is_err());
+    }
+    assert_eq!(log.unwritten(), 4);
+    assert_eq!(
+        seqs(&log.since(0).0),
+        [1, 2, 3, 4, 5, 6],
+        "served from memory"
+    );
+    assert_eq!(file_seqs(&path), [1, 2]);
+
+    fs::remove_dir_all(&blocked).unwrap();
+    log.flush().unwrap();
+    assert_eq!((log.unwritten(), log.lost()), (0, 0));
+    // Rotated twice on the way: 3 and 4 in the older file, then 5 and 6.
+    assert_eq!(file_seqs(&blocked), [3, 4]);
+    assert_eq!(file_seqs(&path), [5, 6]);
+    drop(log);
+    assert_eq!(EventLog::open(&path, 250, 100).unwrap().next_seq(), 7);
+}
+
+#[test]
+fn the_unwritten_queue_is_bounded_and_counts_what_it_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 250, 100).unwrap();
+    log.append(created("sess_1")).unwrap();
+    log.append(created("sess_1")).unwrap();
+    let blocked = block_rotation(&path);
+    let line_len = fs::metadata(&path).unwrap().len() as usize / 2;
+    // Room for three lines (their lengths vary by a few bytes), not four.
+    log.max_unwritten_bytes = 3 * line_len + 10;
+    for _ in 0..6 {
+        log.stamp(created("sess_1"));
+    }
+    assert_eq!((log.unwritten(), log.lost()), (3, 3));
+    fs::remove_dir_all(&blocked).unwrap();
+    log.flush().unwrap();
+    assert_eq!(file_seqs(&blocked), [6, 7]);
+    assert_eq!(file_seqs(&path), [8], "the newest are kept, in order");
+}
+
+#[test]
+fn seqs_are_reserved_before_they_are_handed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let counters_path = dir.path().join("counters.json");
+    let counters = Arc::new(Counters::new(&counters_path, None));
+    counters.begin(3, 0).unwrap();
+    let mut log = EventLog::open(&path, 1 << 20, 10)
+        .unwrap()
+        .with_counters(counters.clone());
+    for _ in 0..2 {
+        log.append(created("sess_1")).unwrap();
+    }
+    assert_eq!(counters.seq_reserved_on_disk(), 3);
+    log.append(created("sess_1")).unwrap();
+    assert_eq!(counters.seq_reserved_on_disk(), 3 + SEQ_BLOCK);
+    let stored: Value = serde_json::from_slice(&fs::read(&counters_path).unwrap()).unwrap();
+    assert_eq!(stored["event_seq_reserved"], json!(3 + SEQ_BLOCK));
+}
+
+#[test]
+fn open_reports_what_it_found_and_resume_never_goes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let named = |seq: u64, id: &str| {
+        format!(
+            r#"{{"seq":{seq},"at":"2025-03-04T05:06:07Z","kind":"session_created","session_id":"{id}"}}"#
+        )
+    };
+    fs::write(
+        &path,
+        format!(
+            "{}\n{}\n{{\"seq\":9,\"at\":\0\0\n{}\n",
+            named(1, "sess_4"),
+            named(2, "sess_12"),
+            line(3)
+        ),
+    )
+    .unwrap();
+    let mut log = EventLog::open(&path, 1 << 20, 10).unwrap();
+    assert_eq!(
+        log.found(),
+        Found {
+            highest_seq: Some(9),
+            highest_session_id: Some(12),
+            skipped_lines: 1,
+        }
+    );
+    assert_eq!(log.next_seq(), 10);
+    log.resume_at(5);
+    assert_eq!(log.next_seq(), 10);
+    log.resume_at(1040);
+    assert_eq!(log.append(created("sess_1")).unwrap().seq, 1040);
 }

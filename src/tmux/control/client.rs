@@ -56,6 +56,9 @@ pub struct ControlOptions {
     pub flags: Vec<ClientFlag>,
     /// How long `close` waits for tmux to let the client go before killing it.
     pub exit_grace: Duration,
+    /// Attach only once the server has been quiet a moment (see
+    /// `handshake`): for sessions someone else just made, likely in a burst.
+    pub wait_for_quiet: bool,
 }
 
 impl Default for ControlOptions {
@@ -64,6 +67,7 @@ impl Default for ControlOptions {
             timeout: Duration::from_secs(10),
             flags: vec![ClientFlag::PauseAfter(DEFAULT_PAUSE_AFTER_SECS)],
             exit_grace: Duration::from_secs(2),
+            wait_for_quiet: true,
         }
     }
 }
@@ -151,6 +155,12 @@ impl ControlClient {
         name: &str,
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
+        // Until the attach is confirmed, a notification to every control
+        // client could crash tmux (see `handshake`): wait for a quiet moment.
+        let _turn = match options.wait_for_quiet {
+            true => super::handshake::quiet_turn().await,
+            false => super::handshake::turn().await,
+        };
         let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
@@ -182,11 +192,11 @@ impl ControlClient {
                 Ok(client)
             }
             Ok(Err(e)) => {
-                client.close().await;
+                client.close_in_turn().await;
                 Err(e)
             }
             Err(_) => {
-                client.close().await;
+                client.close_in_turn().await;
                 Err(ControlError::Attach {
                     session: name.to_owned(),
                     message: format!("no answer within {} ms", wait.as_millis()),
@@ -429,6 +439,7 @@ impl ControlClient {
                 if let Notification::Exit { reason } = &note {
                     self.exit_reason = reason.clone();
                 }
+                super::handshake::heard(&note);
                 self.events.push_back(ClientEvent::Notification(note));
             }
             Event::Reply(reply) if !reply.from_client() => {
@@ -504,7 +515,14 @@ impl ControlClient {
     /// (and still waited for). Returns how the process ended: tmux's client
     /// exits 1 once any command it ran failed (a parse error does not
     /// count), so the status says little about the detach itself.
-    pub async fn close(mut self) -> Option<ExitStatus> {
+    pub async fn close(self) -> Option<ExitStatus> {
+        // Its `%client-detached` goes to every control client (see `handshake`).
+        let _turn = super::handshake::turn().await;
+        self.close_in_turn().await
+    }
+
+    /// `close` for a caller that already holds the handshake turn.
+    async fn close_in_turn(mut self) -> Option<ExitStatus> {
         self.stdin = None;
         let deadline = Instant::now() + self.options.exit_grace;
         let drained = timeout_at(deadline, async {

@@ -4,6 +4,7 @@
 
 mod client;
 mod error;
+pub mod handshake;
 mod ids;
 mod layout;
 mod notification;

@@ -18,6 +18,7 @@ pub struct Attrs {
     pub bg: Color,
     pub bold: bool,
     pub dim: bool,
+    pub strike: bool,
     pub italic: bool,
     pub underline: bool,
     pub inverse: bool,
@@ -55,6 +56,8 @@ impl Attrs {
                 // `4:0` is "no underline"; other styles are underlines.
                 4 => self.underline = param.get(1) != Some(&0),
                 7 => self.inverse = true,
+                9 => self.strike = true,
+                29 => self.strike = false,
                 21 | 22 => {
                     self.bold = false;
                     self.dim = false;
@@ -129,6 +132,7 @@ impl fmt::Display for Run {
         for (on, name) in [
             (a.bold, "bold"),
             (a.dim, "dim"),
+            (a.strike, "strikethrough"),
             (a.italic, "italic"),
             (a.underline, "ul"),
             (a.inverse, "inv"),

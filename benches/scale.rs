@@ -1,0 +1,306 @@
+//! The control-mode targets at N sessions (200 unless `TMUXD_BENCH_N`):
+//! what tmuxd costs the user's tmux, and how fast it sees and does things,
+//! against real tmux on a private socket and the release daemon. Prints a
+//! table of measured value and target; asserts nothing (BENCHMARKS.md).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Daemon, TmuxServer};
+use serde_json::json;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn p(samples: &mut [Duration], q: f64) -> f64 {
+    samples.sort();
+    ms(samples[((samples.len() - 1) as f64 * q).round() as usize])
+}
+
+fn row(what: &str, value: String, target: &str) {
+    println!("{what:<58} {value:>22}   target {target}");
+}
+
+/// CPU ticks (user + system) of a process, from /proc.
+fn ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+/// Live children of `pid` and their CPU ticks.
+fn children(pid: u32) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        if rest.split_whitespace().nth(1) == Some(&pid.to_string()) {
+            out.push((child, ticks(child)));
+        }
+    }
+    out
+}
+
+fn capture_cost(tmux: &TmuxServer, rounds: usize) -> f64 {
+    let mut samples: Vec<Duration> = (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            tmux.run(&["capture-pane", "-p", "-t", "=s0:"]);
+            started.elapsed()
+        })
+        .collect();
+    p(&mut samples, 0.5)
+}
+
+fn main() {
+    let n: usize = std::env::var("TMUXD_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let tmux = TmuxServer::new();
+    for i in 0..n {
+        tmux.new_session(&format!("s{i}"), (80, 24), common::SHELL);
+    }
+    let server_pid: u32 = tmux
+        .run(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let bare = capture_cost(&tmux, 100);
+    let seq_bare = {
+        let started = Instant::now();
+        let command = format!("seq 1 300000; tmux -L {} wait-for -S seq", tmux.socket);
+        tmux.send_keys("s1", &[&command, "Enter"]);
+        tmux.run(&["wait-for", "seq"]);
+        started.elapsed()
+    };
+    let daemon = Daemon::start(&tmux);
+    let started = Instant::now();
+    common::wait_for("every session adopted", || {
+        (daemon.sessions().len() >= n).then_some(())
+    });
+    row(
+        &format!("adopt {n} existing sessions at startup"),
+        format!("{:.0} ms", ms(started.elapsed())),
+        "-",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let attached = capture_cost(&tmux, 100);
+    row(
+        "outside capture-pane p50, tmuxd attached vs not",
+        format!("{attached:.2} / {bare:.2} ms = {:.2}x", attached / bare),
+        "<= 1.5x",
+    );
+
+    // Idle: forks, daemon + children CPU, tmux server CPU over 20 s.
+    let daemon_pid = daemon.pid();
+    let before: Vec<u32> = children(daemon_pid).iter().map(|(p, _)| *p).collect();
+    let cpu_before = ticks(daemon_pid) + children(daemon_pid).iter().map(|(_, t)| t).sum::<u64>();
+    let server_before = ticks(server_pid);
+    let idle = Duration::from_secs(20);
+    let idle_started = Instant::now();
+    let mut forked = std::collections::BTreeSet::new();
+    while idle_started.elapsed() < idle {
+        for (child, _) in children(daemon_pid) {
+            if !before.contains(&child) {
+                forked.insert(child);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let hz = 100.0;
+    let cpu_after = ticks(daemon_pid) + children(daemon_pid).iter().map(|(_, t)| t).sum::<u64>();
+    let secs = idle_started.elapsed().as_secs_f64();
+    row(
+        "idle: tmux processes forked per minute",
+        format!("{:.1}", forked.len() as f64 * 60.0 / secs),
+        "0",
+    );
+    row(
+        "idle: daemon + children CPU (% of a core)",
+        format!(
+            "{:.2} %",
+            (cpu_after - cpu_before) as f64 / hz / secs * 100.0
+        ),
+        "<= 0.3 %",
+    );
+    row(
+        "idle: tmux server CPU (% of a core)",
+        format!(
+            "{:.2} %",
+            (ticks(server_pid) - server_before) as f64 / hz / secs * 100.0
+        ),
+        "<= 1 %",
+    );
+
+    let sessions = daemon.sessions();
+    let id_of = |name: &str| {
+        sessions
+            .iter()
+            .find(|s| s["tmux_name"] == name)
+            .map(|s| s["session_id"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let s0 = id_of("s0");
+    let http = reqwest::blocking::Client::new();
+    let get = |path: &str| {
+        http.get(format!("{}{path}", daemon.base))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap()
+    };
+    let mut snaps: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let started = Instant::now();
+            get(&format!("/v1/sessions/{s0}/snapshot"));
+            started.elapsed()
+        })
+        .collect();
+    row(
+        "snapshot p50 (keep-alive client)",
+        format!("{:.3} ms", p(&mut snaps, 0.5)),
+        "<= 0.3 ms",
+    );
+    let mut lists: Vec<Duration> = (0..200)
+        .map(|_| {
+            let started = Instant::now();
+            get("/v1/sessions");
+            started.elapsed()
+        })
+        .collect();
+    row(
+        &format!("list of {n} p50"),
+        format!("{:.2} ms", p(&mut lists, 0.5)),
+        "<= 3 ms",
+    );
+
+    let mut echoes: Vec<Duration> = (0..30)
+        .map(|i| {
+            let marker = format!("e{i}x{}", i * 3);
+            let started = Instant::now();
+            daemon.post(
+                &format!("/v1/sessions/{s0}/input"),
+                &json!({ "text": format!("echo e{i}x$(({i}*3))"), "submit": true }),
+            );
+            loop {
+                if daemon.snapshot_lines(&s0).iter().any(|l| l == &marker) {
+                    break started.elapsed();
+                }
+            }
+        })
+        .collect();
+    row(
+        "input -> echo visible in the snapshot p50",
+        format!("{:.2} ms", p(&mut echoes, 0.5)),
+        "<= 5 ms",
+    );
+
+    let mut creates: Vec<Duration> = (0..50)
+        .map(|_| {
+            let started = Instant::now();
+            daemon.create(&json!({ "command": common::SHELL }));
+            started.elapsed()
+        })
+        .collect();
+    row(
+        "create p50 / p99",
+        format!(
+            "{:.1} / {:.1} ms",
+            p(&mut creates, 0.5),
+            p(&mut creates, 0.99)
+        ),
+        "p99 <= 100 ms",
+    );
+
+    let gone = |name: &str| !daemon.sessions().iter().any(|s| s["tmux_name"] == name);
+    let mut exits: Vec<Duration> = (0..20)
+        .map(|i| {
+            let name = format!("s{}", 10 + i);
+            let started = Instant::now();
+            tmux.run(&["kill-session", "-t", &format!("={name}")]);
+            while !gone(&name) {}
+            started.elapsed()
+        })
+        .collect();
+    row(
+        "exit (outside kill-session) -> gone from the list p50",
+        format!("{:.1} ms", p(&mut exits, 0.5)),
+        "<= 50 ms",
+    );
+    let listed = |name: &str| daemon.sessions().iter().any(|s| s["tmux_name"] == name);
+    let mut news: Vec<Duration> = (0..20)
+        .map(|i| {
+            let name = format!("out{i}");
+            let started = Instant::now();
+            tmux.new_session(&name, (80, 24), common::SHELL);
+            while !listed(&name) {}
+            started.elapsed()
+        })
+        .collect();
+    row(
+        "outside new-session -> listed p50",
+        format!("{:.1} ms", p(&mut news, 0.5)),
+        "<= 100 ms",
+    );
+    let started = Instant::now();
+    for i in 0..20 {
+        tmux.new_session(&format!("burst{i}"), (80, 24), common::SHELL);
+    }
+    while (0..20).any(|i| !listed(&format!("burst{i}"))) {}
+    row(
+        &format!("20 outside sessions (with {n}+ tracked) all listed"),
+        format!("{:.0} ms", ms(started.elapsed())),
+        "<= 1000 ms",
+    );
+
+    // A flood: every line on the stream, in order; time against no daemon.
+    let s2 = id_of("s2");
+    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{s2}/stream");
+    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    socket.read().unwrap();
+    let started = Instant::now();
+    let command = format!("seq 1 300000; tmux -L {} wait-for -S seq", tmux.socket);
+    tmux.send_keys("s2", &[&command, "Enter"]);
+    tmux.run(&["wait-for", "seq"]);
+    let seq_attached = started.elapsed();
+    let mut bytes = Vec::new();
+    let want = (1..=300000)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("\r\n");
+    loop {
+        if let tungstenite::Message::Binary(data) = socket.read().unwrap() {
+            bytes.extend_from_slice(&data[8..]);
+        }
+        let tail = &bytes[bytes.len().saturating_sub(64)..];
+        if tail.windows(8).any(|w| w == b"\r\n300000") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let whole = text.contains(&want);
+    row(
+        "seq 1 300000: all lines on the stream, in order",
+        (if whole { "100 %" } else { "INCOMPLETE" }).to_owned(),
+        "100 %",
+    );
+    row(
+        "seq 1 300000 time, attached vs no daemon",
+        format!(
+            "{:.2} / {:.2} s = {:.2}x",
+            seq_attached.as_secs_f64(),
+            seq_bare.as_secs_f64(),
+            seq_attached.as_secs_f64() / seq_bare.as_secs_f64()
+        ),
+        "<= 2x",
+    );
+}

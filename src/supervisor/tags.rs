@@ -1,0 +1,100 @@
+//! The id each tracked session carries in tmux (see `tmux::tag`): set when a
+//! session is attached, read at startup for live sessions the registry does
+//! not know, so a lost `registry.json` loses no live session's id. Best
+//! effort throughout: a fake tmux has no environment commands, and the
+//! registry, the event log and `counters.json` keep ids from being reused
+//! without it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::StreamExt;
+
+use super::registry::format_id;
+use super::{Supervisor, SupervisorError};
+use crate::store::RegistryFile;
+use crate::tmux::{SessionView, session_views};
+
+/// tmux calls in flight at once while reading marks at startup.
+const READ_CONCURRENCY: usize = 8;
+
+impl Supervisor {
+    /// The ids marked on live sessions that `file` does not name, by tmux
+    /// name. Sessions the registry knows keep the registry's id anyway, so
+    /// an intact registry costs no tmux call here.
+    pub(super) async fn unknown_session_tags(
+        &self,
+        file: &RegistryFile,
+        live: &BTreeMap<String, SessionView>,
+    ) -> BTreeMap<String, u64> {
+        let known: BTreeSet<&str> = file
+            .sessions
+            .iter()
+            .map(|s| s.tmux_name.as_str())
+            .chain(file.detached.iter().map(String::as_str))
+            .collect();
+        let unknown: Vec<String> = live
+            .keys()
+            .filter(|name| !known.contains(name.as_str()))
+            .cloned()
+            .collect();
+        // Owned futures: a stream of ones borrowing `self` is not `Send`.
+        let reads = unknown.into_iter().map(|name| {
+            let tmux = self.tmux().clone();
+            async move {
+                match tmux.session_tag(&name).await {
+                    Ok(tag) => tag.and_then(|t| tag_number(&t)).map(|id| (name, id)),
+                    Err(e) => {
+                        tracing::debug!(tmux_name = %name, "cannot read the session's id mark: {e}");
+                        None
+                    }
+                }
+            }
+        });
+        let found: Vec<Option<(String, u64)>> = futures::stream::iter(reads)
+            .buffer_unordered(READ_CONCURRENCY)
+            .collect()
+            .await;
+        found.into_iter().flatten().collect()
+    }
+
+    /// The view of a session about to be attached, marking it with its id in
+    /// the same tmux call (no extra fork), and whether the mark took. A tmux
+    /// that refuses the pair (the fake) gives the view alone, unmarked.
+    pub(super) async fn view_tagging(
+        &self,
+        name: &str,
+        id: u64,
+    ) -> Result<(Option<SessionView>, bool), SupervisorError> {
+        match self.tmux().tag_and_list_panes(name, &format_id(id)).await {
+            Ok(panes) => Ok((session_views(&panes).remove(name), true)),
+            Err(e) => {
+                tracing::debug!(tmux_name = %name, "cannot mark the session with its id: {e}");
+                Ok((self.view_of(name).await?, false))
+            }
+        }
+    }
+
+    /// Marks sessions with their ids where no tmux call was made for them
+    /// anyway (a discovered session, the sessions a restart re-attached):
+    /// one tmux call for all, off the caller's path.
+    pub(super) fn tag_sessions(&self, tags: Vec<(String, u64)>) {
+        if tags.is_empty() {
+            return;
+        }
+        let tmux = self.tmux().clone();
+        let tags: Vec<(String, String)> = tags
+            .into_iter()
+            .map(|(name, id)| (name, format_id(id)))
+            .collect();
+        tokio::spawn(async move {
+            if let Err(e) = tmux.set_session_tags(&tags).await {
+                tracing::debug!("cannot mark sessions with their ids: {e}");
+            }
+        });
+    }
+}
+
+/// A mark's id number, if it is one tmuxd could have set.
+fn tag_number(tag: &str) -> Option<u64> {
+    crate::store::floors::session_number(tag)
+}

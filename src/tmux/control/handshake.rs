@@ -1,0 +1,90 @@
+//! One turn at a time for what could crash tmux while a control client
+//! connects.
+//!
+//! tmux before 3.7 (fixed there: tmux issue 4980) marks a connecting client
+//! as a control client before it has set up its control-mode state, and
+//! sends some notifications to every control client without checking that
+//! state: `%sessions-changed` (a session created or closed),
+//! `%client-detached`, `%session-renamed`, `%session-window-changed`,
+//! `%window-pane-changed`, `%pane-mode-changed`. One of those firing while a
+//! control client is between its first and last identify message makes the
+//! server dereference a null pointer and exit, taking every session with
+//! it. Measured on tmux 3.3a: eight clients creating sessions that exit at
+//! once killed the server within a second.
+//!
+//! tmuxd cannot stop other tmux clients, but it can stop itself: attaching
+//! a control client, closing one, creating and killing a session all take
+//! this turn, so none of tmuxd's own actions ever lands inside another's
+//! handshake. Other clients' actions it can only see coming: every control
+//! client hears those notifications, so an attach waits until the server
+//! has been quiet for `QUIET` (at most `MAX_WAIT`), which keeps handshakes
+//! out of bursts (a script creating sessions, someone switching panes, a
+//! program that ends as soon as its session was created).
+//! What remains is an action landing within the few milliseconds of a
+//! handshake after a quiet spell; see the README.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::Notification;
+
+static TURN: Mutex<()> = Mutex::const_new(());
+
+/// When a notification that goes to every control client was last heard,
+/// in milliseconds since `epoch()`.
+static LAST_HEARD_MS: AtomicU64 = AtomicU64::new(0);
+
+/// How long the server must have been quiet before a handshake.
+const QUIET: Duration = Duration::from_millis(150);
+/// A server that never goes quiet gets its handshake after this long anyway.
+const MAX_WAIT: Duration = Duration::from_secs(3);
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Waits for the turn; held until the guard drops.
+pub async fn turn() -> MutexGuard<'static, ()> {
+    TURN.lock().await
+}
+
+/// The turn, once the server has been quiet for `QUIET` (or `MAX_WAIT`
+/// has passed): for handshakes.
+pub async fn quiet_turn() -> MutexGuard<'static, ()> {
+    let started = Instant::now();
+    loop {
+        let guard = TURN.lock().await;
+        let quiet_for = match LAST_HEARD_MS.load(Ordering::Relaxed) {
+            0 => QUIET,
+            last => epoch()
+                .elapsed()
+                .saturating_sub(Duration::from_millis(last)),
+        };
+        if quiet_for >= QUIET || started.elapsed() >= MAX_WAIT {
+            return guard;
+        }
+        drop(guard);
+        tokio::time::sleep(QUIET - quiet_for).await;
+    }
+}
+
+/// Notes a notification tmux sends to every control client (the kinds
+/// that crash a client mid-handshake).
+pub fn heard(notification: &Notification) {
+    let global = matches!(
+        notification,
+        Notification::SessionsChanged
+            | Notification::SessionRenamed { .. }
+            | Notification::SessionWindowChanged { .. }
+            | Notification::WindowPaneChanged { .. }
+            | Notification::PaneModeChanged { .. }
+            | Notification::ClientDetached { .. }
+    );
+    if global {
+        let now = (epoch().elapsed().as_millis() as u64).max(1);
+        LAST_HEARD_MS.fetch_max(now, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,91 @@
+//! tmuxd's mark on each session it tracks: the session's id in a hidden
+//! session environment variable (`set-environment -h`, named `tmuxd_id`), so
+//! the id outlives tmuxd's own files and a session re-adopted after they
+//! were lost keeps it.
+//!
+//! Hidden, because such a variable reaches no program in the session; an
+//! environment variable, because setting any option (even a user option)
+//! makes tmux redraw every attached client, humans' included.
+
+use super::{LIST_PANES_FORMAT, PaneInfo, Tmux, TmuxError, parse_list_panes, session_target};
+
+const TAG_VARIABLE: &str = "tmuxd_id";
+
+impl Tmux {
+    /// Marks many sessions in one tmux call: `(name, id)` pairs. tmux stops
+    /// at the first session that is gone, so callers treat it as best effort.
+    pub async fn set_session_tags(&self, tags: &[(String, String)]) -> Result<(), TmuxError> {
+        if tags.is_empty() {
+            return Ok(());
+        }
+        let commands: Vec<Vec<String>> = tags
+            .iter()
+            .map(|(name, id)| set_tag_args(name, id))
+            .collect();
+        self.run_sequence(&commands).await.map(drop)
+    }
+
+    /// Marks the session with `id`, then lists every pane as `list_panes`
+    /// does, in one tmux call.
+    pub async fn tag_and_list_panes(
+        &self,
+        name: &str,
+        id: &str,
+    ) -> Result<Vec<PaneInfo>, TmuxError> {
+        let list = ["list-panes", "-a", "-F", LIST_PANES_FORMAT].map(str::to_owned);
+        let out = self
+            .run_sequence(&[set_tag_args(name, id), list.to_vec()])
+            .await?;
+        Ok(parse_list_panes(&out))
+    }
+
+    /// The session's mark, if it has one (a session that is gone has none).
+    pub async fn session_tag(&self, name: &str) -> Result<Option<String>, TmuxError> {
+        let target = session_target(name);
+        match self
+            .run(["show-environment", "-h", "-t", &target, TAG_VARIABLE])
+            .await
+        {
+            Ok(out) => Ok(parse_tag(&out)),
+            Err(TmuxError::Failed { stderr, .. }) if stderr.contains("unknown variable") => {
+                Ok(None)
+            }
+            Err(e) if e.is_missing_session() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn set_tag_args(name: &str, id: &str) -> Vec<String> {
+    let target = session_target(name);
+    ["set-environment", "-h", "-t", &target, TAG_VARIABLE, id]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+fn parse_tag(out: &str) -> Option<String> {
+    let value = out
+        .trim_end()
+        .strip_prefix(TAG_VARIABLE)?
+        .strip_prefix('=')?;
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_parse() {
+        let cases = [
+            ("tmuxd_id=sess_3\n", Some("sess_3")),
+            ("tmuxd_id=\n", None),
+            ("-tmuxd_id\n", None),
+            ("other=sess_3\n", None),
+            ("", None),
+        ];
+        for (out, tag) in cases {
+            assert_eq!(parse_tag(out).as_deref(), tag, "{out:?}");
+        }
+    }
+}
