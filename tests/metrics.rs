@@ -300,13 +300,15 @@ fn fail_a_registry_write(daemon: &Daemon) -> Scrape {
         s.sum("tmuxd_storage_write_failures_total", &[]) >= 1.0
             && s.sum("tmuxd_storage_degraded", &[]) == 1.0
     });
+    // Taken while the write fails: any registry write that lands after
+    // the path is cleared counts (the retry, or the delete's).
+    let written = [("file", "registry")];
+    let before = scrape(daemon).sum("tmuxd_persistence_writes_total", &written);
     std::fs::remove_dir_all(&path).unwrap();
     let ids = daemon.session_ids();
     let unsaved = ids.last().unwrap();
     let (status, _) = daemon.delete(&format!("/v1/sessions/{unsaved}?mode=kill"));
     assert_eq!(status, 200);
-    let written = [("file", "registry")];
-    let before = scrape(daemon).sum("tmuxd_persistence_writes_total", &written);
     let healed = scrape_until(daemon, "the registry written again", |s| {
         s.sum("tmuxd_storage_degraded", &[]) == 0.0
             && s.sum("tmuxd_persistence_writes_total", &written) > before
