@@ -62,3 +62,20 @@ ensure_browser_driver() {
   fi
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
+
+# The Python test tools (a Prometheus parser, schemathesis) pinned in
+# tests/py/requirements.txt, in a virtualenv reused across runs; reinstalled
+# only when the requirements change. Tests fail, never skip, without them.
+ensure_python_tools() {
+  local venv=${TMUXD_TEST_VENV:-$HOME/.cache/tmuxd/py-venv}
+  local wanted=tests/py/requirements.txt stamp=$venv/.requirements
+  if [ -x "$venv/bin/python" ] && cmp -s "$wanted" "$stamp"; then return 0; fi
+  if ! python3 -m venv --help >/dev/null 2>&1; then
+    echo "python3 venv support missing; installing it with apt-get" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$wanted"
+  cp "$wanted" "$stamp"
+}

@@ -3,7 +3,7 @@
 
 mod connections;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
@@ -11,6 +11,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::api::{self, AppState, AuthPolicy, StreamLimits, TmuxProbe};
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::supervisor::{Settings, Supervisor};
 use crate::tmux::{Socket, Tmux};
 
@@ -47,23 +48,25 @@ pub async fn serve(
         .check_version()
         .await
         .map_err(anyhow::Error::msg)?;
+    let metrics = Metrics::new();
     let supervisor = Supervisor::start(
-        tmux_from_config(&config),
+        tmux_from_config(&config).with_metrics(metrics.clone()),
         Settings::from_config(&config),
         &config.data_dir,
         &tasks,
         cancel.clone(),
+        metrics.clone(),
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
     let auth = AuthPolicy::new(config.auth.token.clone(), config.auth.read_token.clone());
     let state = AppState {
         supervisor: supervisor.clone(),
-        started_at: Instant::now(),
         auth: std::sync::Arc::new(auth),
         streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
         tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
+        metrics,
     };
     let app = api::router(state, config.http.max_body_bytes);
     let limits = connections::Limits::from_config(&config.http);

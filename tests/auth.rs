@@ -61,6 +61,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/v1/server", Need::Read, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
+        route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),
         route("GET", "/v1/sessions", Need::Read, None, (200, 200)),
         route("GET", "/v1/sessions/{id}", Need::Read, None, (200, 200)),
         route(

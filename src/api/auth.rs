@@ -17,13 +17,14 @@ use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 pub use socket::{AuthenticatedSocket, PendingSocket};
 
 use super::error::ApiError;
+use super::model::ErrorCode;
 
 /// The tokens the daemon accepts; none means loopback clients only.
 #[derive(Clone, Default)]
@@ -123,11 +124,11 @@ pub async fn require(State(guard): State<Guard>, mut request: Request, next: Nex
 }
 
 fn unauthorized(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    ApiError::new(ErrorCode::Unauthorized, message)
 }
 
 fn forbidden(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+    ApiError::new(ErrorCode::Forbidden, message)
 }
 
 fn admit(

@@ -1,72 +1,80 @@
 //! The one place errors become HTTP responses:
-//! `{"error": {"code": "...", "message": "..."}}`.
+//! `{"error": {"code": "...", "message": "..."}}`, the code from
+//! [`ErrorCode`] and the status from the code.
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
+use super::model::{ErrorBody, ErrorCode, ErrorDetail};
 use crate::supervisor::SupervisorError;
 use crate::tmux::TmuxError;
 
 #[derive(Debug)]
 pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
-            status,
             code,
             message: message.into(),
         }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+        ApiError::new(ErrorCode::BadRequest, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+        ApiError::new(ErrorCode::NotFound, message)
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
-        (self.status, Json(body)).into_response()
+        let status = self.status();
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message,
+            },
+        };
+        (status, Json(body)).into_response()
     }
 }
 
 impl From<SupervisorError> for ApiError {
     fn from(error: SupervisorError) -> Self {
+        use ErrorCode as C;
         use SupervisorError as E;
         let message = error.to_string();
-        let (status, code) = match &error {
-            E::NotFound(_) | E::NoSuchTmuxSession(_) | E::Gone(_) => {
-                (StatusCode::NOT_FOUND, "not_found")
-            }
-            E::InvalidName { .. } => (StatusCode::BAD_REQUEST, "invalid_name"),
-            E::InvalidCwd { .. } => (StatusCode::BAD_REQUEST, "invalid_cwd"),
-            E::InvalidKeys(_) => (StatusCode::BAD_REQUEST, "invalid_keys"),
-            E::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            E::NameTaken(_) => (StatusCode::CONFLICT, "name_taken"),
-            E::AlreadyTracked { .. } => (StatusCode::CONFLICT, "already_tracked"),
-            E::Capacity { .. } => (StatusCode::TOO_MANY_REQUESTS, "capacity_exceeded"),
-            E::Tmux(TmuxError::Failed { .. }) => (StatusCode::BAD_GATEWAY, "tmux_error"),
-            E::Tmux(_) => (StatusCode::SERVICE_UNAVAILABLE, "tmux_unavailable"),
-            E::Attach(_) => (StatusCode::INTERNAL_SERVER_ERROR, "attach_failed"),
-            E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-            E::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            E::QueueFull { .. } => (StatusCode::TOO_MANY_REQUESTS, "queue_full"),
-            E::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+        let code = match &error {
+            E::NotFound(_) | E::NoSuchTmuxSession(_) | E::Gone(_) => C::NotFound,
+            E::InvalidName { .. } => C::InvalidName,
+            E::InvalidCwd { .. } => C::InvalidCwd,
+            E::InvalidKeys(_) => C::InvalidKeys,
+            E::BadRequest(_) => C::BadRequest,
+            E::NameTaken(_) => C::NameTaken,
+            E::AlreadyTracked { .. } => C::AlreadyTracked,
+            E::Capacity { .. } => C::CapacityExceeded,
+            E::Tmux(TmuxError::Failed { .. }) => C::TmuxError,
+            E::Tmux(_) => C::TmuxUnavailable,
+            E::Attach(_) => C::AttachFailed,
+            E::Store(_) => C::Internal,
+            E::TooLarge { .. } => C::PayloadTooLarge,
+            E::QueueFull { .. } => C::QueueFull,
+            E::Timeout { .. } => C::Timeout,
         };
-        if status.is_server_error() {
+        if code.status().is_server_error() {
             tracing::warn!("{message}");
         }
-        ApiError::new(status, code, message)
+        ApiError::new(code, message)
     }
 }

@@ -11,33 +11,28 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::json;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::model::{self, ErrorBody, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
+use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
 
-#[derive(Deserialize, Default, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-enum Format {
-    #[default]
-    Sse,
-    Json,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EventsQuery {
-    since: Option<u64>,
-    #[serde(default)]
-    format: Format,
-}
-
+#[utoipa::path(get, path = "/v1/events", tag = "events",
+    params(EventsQuery,
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this seq (when `since` is absent)")),
+    responses(
+        (status = 200, description = "With `format=json`: the retained events after `since` as one page. \
+Otherwise a Server-Sent Events stream that stays open: each event is `id: <seq>` and `data: <Event as JSON>`; \
+when events after `since` are no longer retained, an event named `replay_truncated` comes first with \
+`data: {\"since\": N}` (ReplayTruncatedNotice); a comment line every 15 s keeps the connection alive. \
+Without `since` nor `Last-Event-ID` the stream starts with the next event.",
+            content((EventsPage = "application/json"), (model::ServerSentEvent = "text/event-stream"))),
+        (status = 400, description = "`bad_request`: a bad query or Last-Event-ID", body = ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<EventsQuery>,
@@ -55,9 +50,13 @@ pub async fn events(
     };
     let supervisor = state.supervisor.clone();
     let since = query.since.or(last_event_id);
-    if query.format == Format::Json {
+    if query.format == Some(EventsFormat::Json) {
         let (events, truncated) = supervisor.events_since(since.unwrap_or(0));
-        let page = json!({ "events": events, "truncated": truncated, "next_seq": supervisor.next_event_seq() });
+        let page = EventsPage {
+            events: events.into_iter().map(model::Event::from).collect(),
+            truncated,
+            next_seq: supervisor.next_event_seq(),
+        };
         return Ok(Json(page).into_response());
     }
     // Without a starting point, follow from now on.
@@ -70,6 +69,8 @@ pub async fn events(
         last: since,
         truncated,
         cancel: state.cancel.clone(),
+        _counted: state.metrics.subscriber(StreamKind::Events),
+        metrics: state.metrics.clone(),
     };
     let stream = futures::stream::unfold(feed, Feed::next);
     Ok(Sse::new(stream)
@@ -86,6 +87,9 @@ struct Feed {
     /// Events after `since` were already dropped: say so first.
     truncated: bool,
     cancel: CancellationToken,
+    /// Counts this stream as a subscriber until the client goes.
+    _counted: SubscriberGuard,
+    metrics: Metrics,
 }
 
 impl Feed {
@@ -93,7 +97,8 @@ impl Feed {
         if std::mem::take(&mut self.truncated) {
             let notice = SseEvent::default()
                 .event("replay_truncated")
-                .data(json!({ "since": self.last }).to_string());
+                .json_data(ReplayTruncatedNotice { since: self.last })
+                .unwrap_or_default();
             return Some((Ok(notice), self));
         }
         loop {
@@ -102,9 +107,10 @@ impl Feed {
                     continue;
                 }
                 self.last = event.seq;
-                let data = serde_json::to_string(&event).unwrap_or_default();
+                let data = serde_json::to_string(&model::Event::from(event)).unwrap_or_default();
+                self.metrics.bytes_sent(StreamKind::Events, data.len());
                 return Some((
-                    Ok(SseEvent::default().id(event.seq.to_string()).data(data)),
+                    Ok(SseEvent::default().id(self.last.to_string()).data(data)),
                     self,
                 ));
             }

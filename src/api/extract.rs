@@ -6,28 +6,39 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::error::ApiError;
+use super::model::ErrorCode;
 
-/// A JSON body; rejections become `bad_request` or `payload_too_large`.
+/// A JSON object body; rejections become `bad_request` or
+/// `payload_too_large`. Only an object is read into `T`: serde would also
+/// fill a struct from an array (`[null, null]`), which no client means.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        let value = match axum::Json::<Value>::from_request(req, state).await {
+            Ok(axum::Json(value)) => value,
+            Err(rejection) => return Err(json_rejection(rejection)),
+        };
+        if !value.is_object() {
+            return Err(ApiError::bad_request(
+                "invalid JSON body: expected an object",
+            ));
         }
+        serde_json::from_value(value)
+            .map(ApiJson)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
     }
 }
 
 fn json_rejection(rejection: JsonRejection) -> ApiError {
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             "request body is larger than http.max_body_bytes",
         ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {

@@ -1,4 +1,4 @@
-//! Health, readiness, version and metrics.
+//! Health, readiness and version.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,44 +8,58 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
-use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::AppState;
-use crate::supervisor::StorageReport;
+use super::model::{Health, Readiness, StorageReport, VersionInfo};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too.
 /// `status` is `degraded` while writes to the data dir keep failing
 /// (`storage` says which and why); still 200, as a restart would not help.
-pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
+#[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
+    responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does; \
+`status` is `degraded` while writes to the data dir keep failing", body = Health)))]
+pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
-    let storage = state.supervisor.storage_report();
-    Json(json!({
-        "status": storage.status,
-        "tmux": tmux,
-        "sessions": state.supervisor.session_count(),
-        "storage": storage,
-    }))
+    let storage = StorageReport::from(state.supervisor.storage_report());
+    Json(Health {
+        status: storage.status,
+        tmux,
+        sessions: state.supervisor.session_count(),
+        storage,
+    })
 }
 
 /// Ready when tmux can be run. Degraded storage keeps the daemon ready: it
 /// serves every request and event from memory and writes them once the disk
 /// recovers, so an orchestrator should keep routing to it (and alert on
 /// `storage`).
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    let storage = state.supervisor.storage_report();
+#[utoipa::path(get, path = "/readyz", tag = "daemon",
+    responses(
+        (status = 200, description = "tmux can be run", body = Readiness),
+        (status = 503, description = "tmux cannot be run", body = Readiness)))]
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let storage = StorageReport::from(state.supervisor.storage_report());
     match tmux_version(&state).await {
-        Ok(_) => (
-            StatusCode::OK,
-            Json(json!({ "ready": true, "storage": storage })),
-        ),
-        Err(reason) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "ready": false, "reason": reason, "storage": storage })),
-        ),
+        Ok(_) => {
+            let ready = Readiness {
+                ready: true,
+                reason: None,
+                storage,
+            };
+            (StatusCode::OK, Json(ready))
+        }
+        Err(reason) => {
+            let ready = Readiness {
+                ready: false,
+                reason: Some(reason),
+                storage,
+            };
+            (StatusCode::SERVICE_UNAVAILABLE, Json(ready))
+        }
     }
 }
 
@@ -55,30 +69,12 @@ async fn tmux_version(state: &AppState) -> Result<String, String> {
     state.tmux_probe.get(run).await
 }
 
-pub async fn version() -> Json<Value> {
-    Json(json!({ "version": env!("CARGO_PKG_VERSION") }))
-}
-
-/// Prometheus text format.
-pub async fn metrics(State(state): State<AppState>) -> String {
-    let sessions = state.supervisor.session_count();
-    let uptime = state.started_at.elapsed().as_secs_f64();
-    format!(
-        "# HELP tmuxd_sessions Sessions tracked.\n# TYPE tmuxd_sessions gauge\ntmuxd_sessions {sessions}\n\
-         # HELP tmuxd_uptime_seconds Seconds since the daemon started.\n# TYPE tmuxd_uptime_seconds gauge\ntmuxd_uptime_seconds {uptime:.3}\n{}",
-        storage_metrics(&state.supervisor.storage_report())
-    )
-}
-
-fn storage_metrics(storage: &StorageReport) -> String {
-    let degraded = u8::from(storage.status != "ok");
-    format!(
-        "# HELP tmuxd_storage_degraded 1 while writes to the data dir keep failing (retried; see /healthz).\n# TYPE tmuxd_storage_degraded gauge\ntmuxd_storage_degraded {degraded}\n\
-         # HELP tmuxd_events_unwritten Events served but not yet on disk.\n# TYPE tmuxd_events_unwritten gauge\ntmuxd_events_unwritten {}\n\
-         # HELP tmuxd_events_lost_total Events dropped before reaching the disk.\n# TYPE tmuxd_events_lost_total counter\ntmuxd_events_lost_total {}\n\
-         # HELP tmuxd_storage_write_failures_total Failed write attempts to the data dir.\n# TYPE tmuxd_storage_write_failures_total counter\ntmuxd_storage_write_failures_total {}\n",
-        storage.unwritten_events, storage.lost_events, storage.failed_writes
-    )
+#[utoipa::path(get, path = "/version", tag = "daemon", security(()),
+    responses((status = 200, description = "The daemon's version", body = VersionInfo)))]
+pub async fn version() -> Json<VersionInfo> {
+    Json(VersionInfo {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
 }
 
 /// How long one `tmux -V` answer serves health and readiness checks.

@@ -6,6 +6,9 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod metrics;
+pub mod model;
+pub mod openapi;
 mod screen;
 mod server;
 mod sessions;
@@ -13,11 +16,9 @@ mod stream;
 mod ws;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
-use axum::http::StatusCode;
 use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
@@ -26,20 +27,22 @@ pub use auth::{Access, AuthPolicy};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
+use model::ErrorCode;
 pub use ws::StreamLimits;
 
+use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
 
 #[derive(Clone)]
 pub struct AppState {
     pub supervisor: Supervisor,
-    pub started_at: Instant,
     pub auth: Arc<AuthPolicy>,
     pub streams: StreamLimits,
     /// `tmux -V`, shared by health checks so they do not fork per request.
     pub tmux_probe: TmuxProbe,
     /// Fires at shutdown: open streams close instead of holding the server.
     pub cancel: CancellationToken,
+    pub metrics: Metrics,
 }
 
 /// Every route, grouped by what it needs; each group's guard decides who
@@ -61,7 +64,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/events", get(events::events))
         .route("/v1/server", get(server::server))
         .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+        .route("/metrics", get(metrics::metrics))
+        .route("/v1/openapi.json", get(openapi::openapi))
         .route_layer(guard(Need::Read));
     let write = Router::new()
         .route("/v1/sessions", post(sessions::create))
@@ -82,12 +86,12 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let not_found = (|| async { ApiError::not_found("no such endpoint") }).layer(guard(Need::Read));
     let method_not_allowed = (|| async {
         ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             "method not allowed on this endpoint",
         )
     })
     .layer(guard(Need::Read));
+    let track_http = middleware::from_fn_with_state(state.metrics.clone(), metrics::track_http);
     Router::new()
         .merge(open)
         .merge(read)
@@ -96,5 +100,6 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(track_http)
         .with_state(state)
 }

@@ -10,17 +10,28 @@ use axum::extract::ws::Message;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER};
+use super::model::{ErrorBody, RowChange, ScreenMessage};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::metrics::StreamKind;
 use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
+#[utoipa::path(get, path = "/v1/sessions/{id}/screen", tag = "streams",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    description = "A WebSocket for viewers (authenticated as the stream is). The server sends ScreenMessage as JSON text: \
+`screen` (the whole screen, lines with SGR colors) first and whenever the size changes, then `rows` with only the \
+changed rows, at most ~30 frames a second, always from the current screen; `pong` answers `{\"type\":\"ping\"}`. \
+A read token is enough: viewers only watch.",
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 400, description = "`bad_request`: no WebSocket upgrade", body = ErrorBody),
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -30,21 +41,21 @@ pub async fn screen(
 }
 
 /// The first frame, and again whenever the size changes.
-fn full_frame(snapshot: &Snapshot) -> Value {
-    json!({
-        "type": "screen",
-        "seq": snapshot.seq,
-        "cols": snapshot.screen.cols,
-        "rows": snapshot.screen.rows,
-        "cursor": snapshot.screen.cursor,
-        "title": snapshot.screen.title,
-        "alternate_screen": snapshot.screen.alternate_screen,
-        "lines": snapshot.screen.lines,
-    })
+fn full_frame(snapshot: &Snapshot) -> ScreenMessage {
+    let screen = &snapshot.screen;
+    ScreenMessage::Screen {
+        seq: snapshot.seq,
+        cols: screen.cols,
+        rows: screen.rows,
+        cursor: screen.cursor.clone().into(),
+        title: screen.title.clone(),
+        alternate_screen: screen.alternate_screen,
+        lines: screen.lines.clone(),
+    }
 }
 
 /// What changed since `previous`, or `None` if nothing a viewer sees did.
-pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Value> {
+pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<ScreenMessage> {
     let Some(previous) = previous else {
         return Some(full_frame(current));
     };
@@ -52,44 +63,50 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Val
     if (before.cols, before.rows) != (now.cols, now.rows) || before.lines.len() != now.lines.len() {
         return Some(full_frame(current));
     }
-    let changed: Vec<Value> = now
+    let changed: Vec<RowChange> = now
         .lines
         .iter()
         .enumerate()
         .filter(|(i, line)| before.lines.get(*i) != Some(line))
-        .map(|(i, line)| json!({ "row": i, "line": line }))
+        .map(|(row, line)| RowChange {
+            row,
+            line: line.clone(),
+        })
         .collect();
     if changed.is_empty() && before.cursor == now.cursor && before.title == now.title {
         return None;
     }
-    Some(json!({
-        "type": "rows",
-        "seq": current.seq,
-        "cursor": now.cursor,
-        "title": now.title,
-        "rows": changed,
-    }))
+    Some(ScreenMessage::Rows {
+        seq: current.seq,
+        cursor: now.cursor.clone().into(),
+        title: now.title.clone(),
+        rows: changed,
+    })
 }
 
 /// Viewers only watch, so a read token is as good as a read-write one.
 async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppState, id: String) {
     let socket = socket.into_inner();
-    let _slot = match state.streams.acquire(&id) {
+    let _slot = match state
+        .streams
+        .acquire_for(&id, &state.metrics, StreamKind::Screen)
+    {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
     };
     let Ok(mut output) = handle.watch_output().await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;
     };
-    let (mut tx, mut rx) = socket.split();
+    let (tx, mut rx) = socket.split();
+    let mut tx = Outbox::new(tx, &state.metrics, StreamKind::Screen);
     let mut shown: Option<Snapshot> = None;
     loop {
         output.borrow_and_update();
         let Ok(snapshot) = handle.snapshot(SnapshotFormat::Ansi, Region::Window).await else {
-            return ws::close(tx, CLOSE_NORMAL, "session ended").await;
+            return tx.close(CLOSE_NORMAL, "session ended").await;
         };
         if let Some(frame) = diff_frame(shown.as_ref(), &snapshot)
-            && ws::send_json(&mut tx, &frame).await.is_err()
+            && tx.send_json(&frame).await.is_err()
         {
             return;
         }
@@ -100,16 +117,16 @@ async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppSta
         let mut paused = false;
         loop {
             tokio::select! {
-                _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+                _ = state.cancel.cancelled() => return tx.close(CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
                 _ = &mut pause, if !paused => paused = true,
                 changed = output.changed(), if paused => match changed {
                     Ok(()) => break,
-                    Err(_) => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+                    Err(_) => return tx.close(CLOSE_NORMAL, "session ended").await,
                 },
                 message = rx.next() => match message {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
                     Some(Ok(Message::Text(text))) if text.contains("\"ping\"") => {
-                        if ws::send_json(&mut tx, &json!({ "type": "pong" })).await.is_err() {
+                        if tx.send_json(&ScreenMessage::Pong).await.is_err() {
                             return;
                         }
                     }
@@ -145,21 +162,28 @@ mod tests {
         }
     }
 
+    fn changed_rows(frame: Option<ScreenMessage>) -> Vec<RowChange> {
+        match frame {
+            Some(ScreenMessage::Rows { rows, .. }) => rows,
+            other => panic!("expected rows, got {other:?}"),
+        }
+    }
+
     #[test]
     fn frames_carry_only_what_changed() {
         let first = snapshot(&["a", "b", "c"], 0);
-        assert_eq!(diff_frame(None, &first).unwrap()["type"], "screen");
+        let full = |frame| matches!(frame, Some(ScreenMessage::Screen { .. }));
+        assert!(full(diff_frame(None, &first)));
         assert_eq!(diff_frame(Some(&first), &first), None);
         let edited = snapshot(&["a", "B", "c"], 0);
-        let frame = diff_frame(Some(&first), &edited).unwrap();
-        assert_eq!(frame["type"], "rows");
-        assert_eq!(frame["rows"], json!([{ "row": 1, "line": "B" }]));
+        let row = RowChange {
+            row: 1,
+            line: "B".into(),
+        };
+        assert_eq!(changed_rows(diff_frame(Some(&first), &edited)), vec![row]);
         let moved = snapshot(&["a", "b", "c"], 4);
-        assert_eq!(diff_frame(Some(&first), &moved).unwrap()["rows"], json!([]));
+        assert_eq!(changed_rows(diff_frame(Some(&first), &moved)), vec![]);
         let resized = snapshot(&["a", "b"], 0);
-        assert_eq!(
-            diff_frame(Some(&first), &resized).unwrap()["type"],
-            "screen"
-        );
+        assert!(full(diff_frame(Some(&first), &resized)));
     }
 }

@@ -5,12 +5,14 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
 
 use super::AppState;
+use super::model::{ServerInfo, ServerSocket};
 use crate::tmux::Socket;
 
-pub async fn server(State(state): State<AppState>) -> Json<Value> {
+#[utoipa::path(get, path = "/v1/server", tag = "daemon",
+    responses((status = 200, description = "The tmux binary and server socket the daemon uses", body = ServerInfo)))]
+pub async fn server(State(state): State<AppState>) -> Json<ServerInfo> {
     let tmux = state.supervisor.tmux();
     let tmpdir = std::env::var_os("TMUX_TMPDIR");
     // SAFETY: getuid(2) cannot fail and touches no memory.
@@ -20,9 +22,13 @@ pub async fn server(State(state): State<AppState>) -> Json<Value> {
         Socket::Default | Socket::Path(_) => None,
     };
     let version = tmux.version().await.ok();
-    Json(json!({
-        "bin": tmux.bin(),
-        "socket": { "name": name, "path": tmux.socket_path(tmpdir.as_deref(), uid) },
-        "version": version,
-    }))
+    let path = tmux.socket_path(tmpdir.as_deref(), uid);
+    Json(ServerInfo {
+        bin: tmux.bin().to_string_lossy().into_owned(),
+        socket: ServerSocket {
+            name,
+            path: path.to_string_lossy().into_owned(),
+        },
+        version,
+    })
 }

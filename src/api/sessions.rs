@@ -1,43 +1,59 @@
-//! Session endpoints: thin translations between HTTP and the supervisor.
+//! Session endpoints: thin translations between HTTP and the supervisor,
+//! in the wire types of `model`.
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
-use crate::session::{Region, SnapshotFormat};
-use crate::supervisor::{CreateSession, DeleteMode, Input, ThoughtUpdate, Until, When};
+use super::model::{
+    AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
+    InputResponse, ResizeRequest, ScrollbackQuery, ScrollbackResponse, SessionEnvelope,
+    SessionList, Snapshot, SnapshotQuery, ThoughtRequest, ThoughtResponse, WaitRequest,
+};
+use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
 type ApiResult<T> = Result<T, ApiError>;
 
 /// Scrollback lines returned when `lines` is not given.
 const DEFAULT_SCROLLBACK_LINES: usize = 100;
 
-pub async fn list(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "sessions": state.supervisor.list().await }))
+/// Wait this long when the client does not say.
+const DEFAULT_WAIT_MS: u64 = 30_000;
+
+fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope> {
+    Json(SessionEnvelope {
+        session: session.into(),
+    })
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreateBody {
-    name: Option<String>,
-    cwd: Option<String>,
-    command: Option<String>,
-    initial_input: Option<String>,
-    cols: Option<u16>,
-    rows: Option<u16>,
+#[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
+    responses((status = 200, description = "Live sessions, sorted by id number", body = SessionList)))]
+pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
+    let sessions = state.supervisor.list().await;
+    Json(SessionList {
+        sessions: sessions.into_iter().map(Into::into).collect(),
+    })
 }
 
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
+    request_body = CreateSessionRequest,
+    responses(
+        (status = 201, description = "Created and attached", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`, `invalid_name`, `invalid_cwd`", body = ErrorBody),
+        (status = 409, description = "`name_taken`", body = ErrorBody),
+        (status = 429, description = "`capacity_exceeded`", body = ErrorBody),
+        (status = 500, description = "`attach_failed`, `internal`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`: tmux refused", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn create(
     _: ReadWrite,
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<CreateBody>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<CreateSessionRequest>,
+) -> ApiResult<(StatusCode, Json<SessionEnvelope>)> {
     let size = match (body.cols, body.rows) {
         (None, None) => None,
         (Some(cols), Some(rows)) => Some((cols, rows)),
@@ -51,114 +67,123 @@ pub async fn create(
         size,
     };
     let session = state.supervisor.create(request).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
+    Ok((StatusCode::CREATED, envelope(session)))
 }
 
-pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(json!({ "session": state.supervisor.get(&id).await? })))
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    responses(
+        (status = 200, description = "The session", body = SessionEnvelope),
+        (status = 404, description = "`not_found`", body = ErrorBody)))]
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<SessionEnvelope>> {
+    Ok(envelope(state.supervisor.get(&id).await?))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteQuery {
-    #[serde(default)]
-    mode: DeleteMode,
-}
-
+#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), DeleteQuery),
+    responses(
+        (status = 200, description = "No longer tracked", body = DeleteResponse),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`: tmux refused the kill", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn delete(
     _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
-) -> ApiResult<Json<Value>> {
-    let outcome = state.supervisor.delete(&id, query.mode).await?;
-    Ok(Json(json!(outcome)))
+) -> ApiResult<Json<DeleteResponse>> {
+    let mode = query.mode.unwrap_or_default().into();
+    let outcome = state.supervisor.delete(&id, mode).await?;
+    Ok(Json(outcome.into()))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdoptBody {
-    tmux_name: String,
-    session_id: Option<String>,
-}
-
+#[utoipa::path(post, path = "/v1/sessions/adopt", tag = "sessions",
+    request_body = AdoptRequest,
+    responses(
+        (status = 201, description = "Tracked (its old id reused if it had one)", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`, `invalid_name`", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such tmux session", body = ErrorBody),
+        (status = 409, description = "`already_tracked`", body = ErrorBody),
+        (status = 429, description = "`capacity_exceeded`", body = ErrorBody),
+        (status = 500, description = "`attach_failed`, `internal`", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn adopt(
     _: ReadWrite,
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<AdoptBody>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+    ApiJson(body): ApiJson<AdoptRequest>,
+) -> ApiResult<(StatusCode, Json<SessionEnvelope>)> {
     let session = state
         .supervisor
         .adopt(&body.tmux_name, body.session_id.as_deref())
         .await?;
-    Ok((StatusCode::CREATED, Json(json!({ "session": session }))))
+    Ok((StatusCode::CREATED, envelope(session)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InputBody {
-    text: Option<String>,
-    #[serde(default)]
-    keys: Vec<String>,
-    #[serde(default)]
-    submit: bool,
-    #[serde(default)]
-    when: When,
-}
-
+#[utoipa::path(post, path = "/v1/sessions/{id}/input", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    request_body = InputRequest,
+    responses(
+        (status = 200, description = "Typed, or queued until idle", body = InputResponse),
+        (status = 400, description = "`bad_request`, `invalid_keys`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: more than 1 MiB of input", body = ErrorBody),
+        (status = 429, description = "`queue_full`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody)))]
 pub async fn input(
     _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<InputBody>,
-) -> ApiResult<Json<Value>> {
+    ApiJson(body): ApiJson<InputRequest>,
+) -> ApiResult<Json<InputResponse>> {
     let input = Input {
         text: body.text,
         keys: body.keys,
         submit: body.submit,
-        when: body.when,
+        when: body.when.into(),
     };
     let outcome = state.supervisor.input(&id, input).await?;
-    Ok(Json(json!(outcome)))
+    Ok(Json(outcome.into()))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WaitBody {
-    until: Until,
-    timeout_ms: Option<u64>,
-}
-
-/// Wait this long when the client does not say.
-const DEFAULT_WAIT_MS: u64 = 30_000;
-
+#[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    request_body = WaitRequest,
+    responses(
+        (status = 200, description = "The condition holds", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 408, description = "`timeout`", body = ErrorBody)))]
 pub async fn wait(
     _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<WaitBody>,
-) -> ApiResult<Json<Value>> {
+    ApiJson(body): ApiJson<WaitRequest>,
+) -> ApiResult<Json<SessionEnvelope>> {
     let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    let session = state.supervisor.wait(&id, body.until, timeout_ms).await?;
-    Ok(Json(json!({ "session": session })))
+    let until = body.until.into();
+    Ok(envelope(
+        state.supervisor.wait(&id, until, timeout_ms).await?,
+    ))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThoughtBody {
-    text: String,
-    state: Option<String>,
-    tokens_in: Option<u64>,
-    tokens_out: Option<u64>,
-    updated_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
+#[utoipa::path(put, path = "/v1/sessions/{id}/thought", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    request_body = ThoughtRequest,
+    responses(
+        (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`", body = ErrorBody),
+        (status = 500, description = "`internal`: could not persist", body = ErrorBody)))]
 pub async fn thought(
     _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<ThoughtBody>,
-) -> ApiResult<Json<Value>> {
+    ApiJson(body): ApiJson<ThoughtRequest>,
+) -> ApiResult<Json<ThoughtResponse>> {
     let update = ThoughtUpdate {
         text: body.text,
         state: body.state,
@@ -167,81 +192,67 @@ pub async fn thought(
         updated_at: body.updated_at,
     };
     let (thought, applied) = state.supervisor.put_thought(&id, update).await?;
-    Ok(Json(
-        json!({ "session_id": id, "thought": thought, "applied": applied }),
-    ))
+    Ok(Json(ThoughtResponse {
+        session_id: id,
+        thought: thought.into(),
+        applied,
+    }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResizeBody {
-    cols: u16,
-    rows: u16,
-}
-
+#[utoipa::path(post, path = "/v1/sessions/{id}/resize", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    request_body = ResizeRequest,
+    responses(
+        (status = 200, description = "Resized", body = SessionEnvelope),
+        (status = 400, description = "`bad_request`: out of bounds", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody)))]
 pub async fn resize(
     _: ReadWrite,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<ResizeBody>,
-) -> ApiResult<Json<Value>> {
+    ApiJson(body): ApiJson<ResizeRequest>,
+) -> ApiResult<Json<SessionEnvelope>> {
     let session = state.supervisor.resize(&id, body.cols, body.rows).await?;
-    Ok(Json(json!({ "session": session })))
+    Ok(envelope(session))
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-enum FormatParam {
-    #[default]
-    Text,
-    Ansi,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SnapshotQuery {
-    #[serde(default)]
-    format: FormatParam,
-    /// `active`: crop to the active pane, as `capture-pane` shows it.
-    pane: Option<PaneParam>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum PaneParam {
-    Active,
-}
-
+#[utoipa::path(get, path = "/v1/sessions/{id}/snapshot", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), SnapshotQuery),
+    responses(
+        (status = 200, description = "The parsed screen, from memory", body = Snapshot),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub async fn snapshot(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<SnapshotQuery>,
-) -> ApiResult<Json<Value>> {
-    let format = match query.format {
-        FormatParam::Text => SnapshotFormat::Text,
-        FormatParam::Ansi => SnapshotFormat::Ansi,
-    };
-    let region = match query.pane {
-        None => Region::Window,
-        Some(PaneParam::Active) => Region::ActivePane,
-    };
-    Ok(Json(json!(
-        state.supervisor.snapshot(&id, format, region).await?
-    )))
+) -> ApiResult<Json<Snapshot>> {
+    let format = query.format.unwrap_or_default().into();
+    let snapshot = state
+        .supervisor
+        .snapshot(&id, format, query.pane.into())
+        .await?;
+    Ok(Json(snapshot.into()))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScrollbackQuery {
-    lines: Option<usize>,
-}
-
+#[utoipa::path(get, path = "/v1/sessions/{id}/scrollback", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScrollbackQuery),
+    responses(
+        (status = 200, description = "History above the screen", body = ScrollbackResponse),
+        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 502, description = "`tmux_error`", body = ErrorBody),
+        (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn scrollback(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<ScrollbackQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ScrollbackResponse>> {
     let lines = query.lines.unwrap_or(DEFAULT_SCROLLBACK_LINES);
     let lines = state.supervisor.scrollback(&id, lines).await?;
-    Ok(Json(json!({ "session_id": id, "lines": lines })))
+    Ok(Json(ScrollbackResponse {
+        session_id: id,
+        lines,
+    }))
 }

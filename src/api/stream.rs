@@ -10,24 +10,31 @@ use axum::extract::ws::Message;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
-use serde::Deserialize;
-use serde_json::json;
 
 use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TRY_LATER};
+use super::model::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
+use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StreamQuery {
-    since: Option<u64>,
-    /// `%N` (or `N`): which pane; the active one when absent.
-    pane: Option<String>,
-}
-
+#[utoipa::path(get, path = "/v1/sessions/{id}/stream", tag = "streams",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), StreamQuery),
+    description = "A WebSocket (send the upgrade headers) carrying one pane's raw output. \
+With tokens configured, authenticate with the bearer header, or send no Authorization header and make the first \
+message `{\"type\":\"auth\",\"token\":...}` (SocketAuth) within 5 s. \
+The server sends, as text, StreamServerMessage: `ready` first (`latest_seq`, `replay_from`, `pane`, `cols`, `rows`), \
+`replay_truncated` when output after `since` is no longer retained, `pong`, `error`; and binary frames \
+`[u64 seq, big-endian][output bytes]`, replayed after `since`, then live. Sequence numbers count the output of all \
+panes, so one pane's frames may skip numbers. The client sends binary frames (raw input for the pane; not with the \
+read token) or text StreamClientMessage: `input`, `resize`, `ping`. Close codes: 1000 session ended, 1001 shutdown, \
+1008 refused auth or output queue overflowed (reconnect with `since`), 1013 too many open streams.",
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 400, description = "`bad_request`: no WebSocket upgrade, or a bad query", body = ErrorBody),
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -64,15 +71,6 @@ fn frame(chunk: &Chunk) -> Message {
     Message::Binary(data.into())
 }
 
-/// What a client may send as text.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-enum ClientMessage {
-    Input { text: String },
-    Resize { cols: u16, rows: u16 },
-    Ping,
-}
-
 async fn serve(
     socket: AuthenticatedSocket,
     handle: SessionHandle,
@@ -82,14 +80,18 @@ async fn serve(
 ) {
     let access = socket.access();
     let socket = socket.into_inner();
-    let _slot = match state.streams.acquire(&id) {
+    let _slot = match state
+        .streams
+        .acquire_for(&id, &state.metrics, StreamKind::Output)
+    {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
     };
     let Ok(subscription) = handle.subscribe(since, pane).await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;
     };
-    let (mut tx, mut rx) = socket.split();
+    let (tx, mut rx) = socket.split();
+    let mut tx = Outbox::new(tx, &state.metrics, StreamKind::Output);
     let (replay, truncated) = match subscription.replay {
         Replay::Complete(chunks) => (chunks, false),
         Replay::Truncated(chunks) => (chunks, true),
@@ -97,36 +99,35 @@ async fn serve(
     let replay_from = replay
         .first()
         .map_or(subscription.latest_seq + 1, |c| c.seq);
-    let ready = json!({
-        "type": "ready",
-        "latest_seq": subscription.latest_seq,
-        "replay_from": replay_from,
-        "pane": format!("%{}", subscription.pane),
-        "cols": subscription.cols,
-        "rows": subscription.rows,
-    });
-    if ws::send_json(&mut tx, &ready).await.is_err() {
+    let ready = StreamServerMessage::Ready {
+        latest_seq: subscription.latest_seq,
+        replay_from,
+        pane: format!("%{}", subscription.pane),
+        cols: subscription.cols,
+        rows: subscription.rows,
+    };
+    if tx.send_json(&ready).await.is_err() {
         return;
     }
     if truncated
-        && ws::send_json(
-            &mut tx,
-            &json!({ "type": "replay_truncated", "oldest_seq": replay_from }),
-        )
-        .await
-        .is_err()
+        && tx
+            .send_json(&StreamServerMessage::ReplayTruncated {
+                oldest_seq: replay_from,
+            })
+            .await
+            .is_err()
     {
         return;
     }
     for chunk in &replay {
-        if ws::send(&mut tx, frame(chunk)).await.is_err() {
+        if tx.send(frame(chunk)).await.is_err() {
             return;
         }
     }
     let mut live = subscription.live;
     loop {
         tokio::select! {
-            _ = state.cancel.cancelled() => return ws::close(tx, CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
+            _ = state.cancel.cancelled() => return tx.close(CLOSE_GOING_AWAY, "tmuxd is shutting down").await,
             chunk = live.recv() => match chunk {
                 Some(chunk) => {
                     // Whatever else is queued goes out in the same flush.
@@ -135,15 +136,15 @@ async fn serve(
                         let Some(next) = live.try_recv() else { break };
                         batch.push(frame(&next));
                     }
-                    if ws::send_all(&mut tx, batch).await.is_err() {
+                    if tx.send_all(batch).await.is_err() {
                         // Not reading: the socket is dropped, the session goes on.
                         return;
                     }
                 }
                 None if subscription.overflowed.load(Ordering::Relaxed) => {
-                    return ws::close(tx, CLOSE_POLICY, "output skipped (this client fell behind, or tmux paused the pane); reconnect with since").await;
+                    return tx.drop_overflowed("output skipped (this client fell behind, or tmux paused the pane); reconnect with since").await;
                 }
-                None => return ws::close(tx, CLOSE_NORMAL, "session ended").await,
+                None => return tx.close(CLOSE_NORMAL, "session ended").await,
             },
             message = rx.next() => {
                 let reply = match message {
@@ -153,7 +154,7 @@ async fn serve(
                     Some(Ok(_)) => None,
                 };
                 if let Some(reply) = reply
-                    && ws::send_json(&mut tx, &reply).await.is_err()
+                    && tx.send_json(&reply).await.is_err()
                 {
                     return;
                 }
@@ -168,7 +169,7 @@ async fn type_raw(
     id: &str,
     access: Access,
     bytes: &[u8],
-) -> Option<serde_json::Value> {
+) -> Option<StreamServerMessage> {
     if access != Access::ReadWrite {
         return Some(error("the read token cannot send input"));
     }
@@ -183,25 +184,28 @@ async fn control(
     id: &str,
     access: Access,
     text: &str,
-) -> Option<serde_json::Value> {
-    let message = match serde_json::from_str::<ClientMessage>(text) {
+) -> Option<StreamServerMessage> {
+    let message = match serde_json::from_str::<StreamClientMessage>(text) {
         Ok(message) => message,
         Err(e) => return Some(error(&format!("bad message: {e}"))),
     };
     match message {
-        ClientMessage::Ping => Some(json!({ "type": "pong" })),
-        ClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
-        ClientMessage::Resize { .. } if access != Access::ReadWrite => {
+        StreamClientMessage::Ping => Some(StreamServerMessage::Pong),
+        StreamClientMessage::Input { text } => type_raw(state, id, access, text.as_bytes()).await,
+        StreamClientMessage::Resize { .. } if access != Access::ReadWrite => {
             Some(error("the read token cannot resize"))
         }
-        ClientMessage::Resize { cols, rows } => match state.supervisor.resize(id, cols, rows).await
-        {
-            Ok(_) => None,
-            Err(e) => Some(error(&e.to_string())),
-        },
+        StreamClientMessage::Resize { cols, rows } => {
+            match state.supervisor.resize(id, cols, rows).await {
+                Ok(_) => None,
+                Err(e) => Some(error(&e.to_string())),
+            }
+        }
     }
 }
 
-fn error(message: &str) -> serde_json::Value {
-    json!({ "type": "error", "message": message })
+fn error(message: &str) -> StreamServerMessage {
+    StreamServerMessage::Error {
+        message: message.to_owned(),
+    }
 }

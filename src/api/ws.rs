@@ -9,9 +9,12 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use axum::response::Response;
 use futures::{Sink, SinkExt};
 
+use serde::Serialize;
+
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use crate::metrics::{DropReason, Metrics, StreamKind, SubscriberGuard};
 use crate::session::SessionHandle;
 
 /// A client that cannot take a frame within this long is too slow, and dropped.
@@ -23,43 +26,109 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_POLICY: u16 = 1008;
 pub const CLOSE_TRY_LATER: u16 = 1013;
 
-/// The client gave up, or could not take a frame in time.
-#[derive(Debug)]
-pub struct Gone;
+/// Why a frame could not be sent.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// The client closed the connection.
+    Closed,
+    /// It did not take the frame within [`SEND_TIMEOUT`]: dropped as too slow.
+    TooSlow,
+}
 
 /// Sends one frame, or gives up on a client that does not read.
-pub async fn send<S>(sink: &mut S, message: Message) -> Result<(), Gone>
+async fn send<S>(sink: &mut S, message: Message) -> Result<(), Gone>
 where
     S: Sink<Message> + Unpin,
 {
     match tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await {
         Ok(Ok(())) => Ok(()),
-        _ => Err(Gone),
+        Ok(Err(_)) => Err(Gone::Closed),
+        Err(_) => Err(Gone::TooSlow),
     }
 }
 
-/// Sends several frames with one flush, or gives up like `send`.
-pub async fn send_all<S>(sink: &mut S, messages: Vec<Message>) -> Result<(), Gone>
-where
-    S: Sink<Message> + Unpin,
-{
-    let sent = async {
-        for message in messages {
-            sink.feed(message).await?;
+/// The sending half of a subscriber's socket: bounded sends, counted in
+/// the metrics (bytes sent, slow clients dropped) and as an open
+/// subscriber while it lives.
+pub struct Outbox<S> {
+    sink: S,
+    metrics: Metrics,
+    kind: StreamKind,
+    _counted: SubscriberGuard,
+}
+
+impl<S: Sink<Message> + Unpin> Outbox<S> {
+    pub fn new(sink: S, metrics: &Metrics, kind: StreamKind) -> Self {
+        Outbox {
+            sink,
+            metrics: metrics.clone(),
+            kind,
+            _counted: metrics.subscriber(kind),
         }
-        sink.flush().await
-    };
-    match tokio::time::timeout(SEND_TIMEOUT, sent).await {
-        Ok(Ok(())) => Ok(()),
-        _ => Err(Gone),
+    }
+
+    fn counted(&self, sent: Result<usize, Gone>) -> Result<(), Gone> {
+        match sent {
+            Ok(bytes) => {
+                self.metrics.bytes_sent(self.kind, bytes);
+                Ok(())
+            }
+            Err(Gone::TooSlow) => {
+                self.metrics
+                    .subscriber_dropped(self.kind, DropReason::SlowClient);
+                Err(Gone::TooSlow)
+            }
+            Err(gone) => Err(gone),
+        }
+    }
+
+    pub async fn send(&mut self, message: Message) -> Result<(), Gone> {
+        let bytes = payload_len(&message);
+        let sent = send(&mut self.sink, message).await.map(|()| bytes);
+        self.counted(sent)
+    }
+
+    /// Sends several frames with one flush, or gives up like `send`.
+    pub async fn send_all(&mut self, messages: Vec<Message>) -> Result<(), Gone> {
+        let bytes = messages.iter().map(payload_len).sum();
+        let sink = &mut self.sink;
+        let sent = async {
+            for message in messages {
+                sink.feed(message).await?;
+            }
+            sink.flush().await
+        };
+        let sent = match tokio::time::timeout(SEND_TIMEOUT, sent).await {
+            Ok(Ok(())) => Ok(bytes),
+            Ok(Err(_)) => Err(Gone::Closed),
+            Err(_) => Err(Gone::TooSlow),
+        };
+        self.counted(sent)
+    }
+
+    pub async fn send_json<T: Serialize>(&mut self, value: &T) -> Result<(), Gone> {
+        let text = serde_json::to_string(value).unwrap_or_default();
+        self.send(Message::Text(text.into())).await
+    }
+
+    /// Drops a subscriber whose queue overflowed, saying why.
+    pub async fn drop_overflowed(self, reason: &str) {
+        self.metrics
+            .subscriber_dropped(self.kind, DropReason::OutputSkipped);
+        self.close(CLOSE_POLICY, reason).await;
+    }
+
+    pub async fn close(self, code: u16, reason: &str) {
+        close(self.sink, code, reason).await;
     }
 }
 
-pub async fn send_json<S>(sink: &mut S, value: &serde_json::Value) -> Result<(), Gone>
-where
-    S: Sink<Message> + Unpin,
-{
-    send(sink, Message::Text(value.to_string().into())).await
+fn payload_len(message: &Message) -> usize {
+    match message {
+        Message::Text(text) => text.len(),
+        Message::Binary(bytes) | Message::Ping(bytes) | Message::Pong(bytes) => bytes.len(),
+        Message::Close(_) => 0,
+    }
 }
 
 /// Closes with a code and a reason the client can show.
@@ -125,6 +194,20 @@ impl StreamLimits {
             total,
             open: Arc::default(),
         }
+    }
+
+    /// A slot, or the reason there is none (counted as a refused subscriber).
+    pub fn acquire_for(
+        &self,
+        session_id: &str,
+        metrics: &Metrics,
+        kind: StreamKind,
+    ) -> Result<StreamSlot, String> {
+        let slot = self.acquire(session_id);
+        if slot.is_err() {
+            metrics.subscriber_dropped(kind, DropReason::StreamLimit);
+        }
+        slot
     }
 
     /// A slot, or the reason there is none.

@@ -5,18 +5,16 @@
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 
-use serde_json::Value;
-
 use super::args::AttachArgs;
 use super::client::{Client, ClientError, encode};
-use super::output::text;
 use super::resolve::session_id;
+use crate::api::model::{ServerInfo, SessionEnvelope};
 
 pub async fn attach(client: &Client, args: AttachArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
-    let session = client.get(&format!("/v1/sessions/{}", encode(&id))).await?;
-    let name = text(&session["session"]["tmux_name"]).to_owned();
-    let server = client.get("/v1/server").await?;
+    let session: SessionEnvelope = client.get(&format!("/v1/sessions/{}", encode(&id))).await?;
+    let name = session.session.tmux_name;
+    let server: ServerInfo = client.get("/v1/server").await?;
     let argv = attach_argv(&server, &name, args.read_only)?;
     let mut command = std::process::Command::new(&argv[0]);
     command.args(&argv[1..]);
@@ -31,14 +29,17 @@ pub async fn attach(client: &Client, args: AttachArgs) -> Result<(), ClientError
 }
 
 /// `BIN -S SOCKET attach-session [-r] -t =NAME`, from `GET /v1/server`.
-fn attach_argv(server: &Value, name: &str, read_only: bool) -> Result<Vec<OsString>, ClientError> {
-    let bin = server["bin"].as_str().filter(|b| !b.is_empty());
-    let socket = server["socket"]["path"].as_str().filter(|p| !p.is_empty());
-    let (Some(bin), Some(socket)) = (bin, socket) else {
+fn attach_argv(
+    server: &ServerInfo,
+    name: &str,
+    read_only: bool,
+) -> Result<Vec<OsString>, ClientError> {
+    let (bin, socket) = (server.bin.as_str(), server.socket.path.as_str());
+    if bin.is_empty() || socket.is_empty() {
         return Err(ClientError::Protocol(format!(
-            "no tmux binary or socket in {server}"
+            "no tmux binary or socket in {server:?}"
         )));
-    };
+    }
     let mut argv: Vec<OsString> = vec![
         bin.into(),
         "-S".into(),
@@ -55,13 +56,18 @@ fn attach_argv(server: &Value, name: &str, read_only: bool) -> Result<Vec<OsStri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::model::ServerSocket;
 
     #[test]
     fn argv() {
-        let server = serde_json::json!({
-            "bin": "/usr/bin/tmux",
-            "socket": {"name": "work", "path": "/tmp/tmux-1000/work"},
-        });
+        let server = ServerInfo {
+            bin: "/usr/bin/tmux".into(),
+            socket: ServerSocket {
+                name: Some("work".into()),
+                path: "/tmp/tmux-1000/work".into(),
+            },
+            version: None,
+        };
         let argv = attach_argv(&server, "my build", true).unwrap();
         assert_eq!(
             argv,
@@ -76,6 +82,10 @@ mod tests {
             ]
             .map(OsString::from)
         );
-        assert!(attach_argv(&serde_json::json!({}), "x", false).is_err());
+        let nowhere = ServerInfo {
+            bin: String::new(),
+            ..server
+        };
+        assert!(attach_argv(&nowhere, "x", false).is_err());
     }
 }

@@ -2,7 +2,10 @@
 //! API's JSON errors turned into plain messages with a hint where one helps.
 
 use reqwest::{Method, StatusCode, Url};
-use serde_json::Value;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::model::ErrorBody;
 
 /// Where a command says to set the token, in every auth error.
 pub const TOKEN_HINT: &str = "set TMUXD_TOKEN or pass --token";
@@ -101,11 +104,11 @@ impl Client {
     }
 
     /// Sends a request; a non-2xx answer becomes the API's error.
-    pub async fn send(
+    pub async fn send<B: Serialize + ?Sized>(
         &self,
         method: Method,
         path: &str,
-        body: Option<&Value>,
+        body: Option<&B>,
     ) -> Result<reqwest::Response, ClientError> {
         let mut request = self.http.request(method, self.url(path));
         if let Some(token) = &self.token {
@@ -125,33 +128,28 @@ impl Client {
         if status.is_success() {
             return Ok(response);
         }
-        let body: Value = response.json().await.unwrap_or_default();
-        let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
-        Err(ClientError::Api {
-            status,
-            code: field("code"),
-            message: field("message"),
-        })
+        let body = response.bytes().await.unwrap_or_default();
+        Err(api_error(status, &body))
     }
 
-    /// Sends a request and returns the JSON body of a successful answer.
-    pub async fn request(
+    /// Sends a request and reads the successful answer as `T`.
+    pub async fn request<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
         method: Method,
         path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, ClientError> {
+        body: Option<&B>,
+    ) -> Result<T, ClientError> {
         let text = self
             .send(method, path, body)
             .await?
             .text()
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|_| ClientError::Protocol(text))
+        serde_json::from_str(&text).map_err(|e| ClientError::Protocol(format!("{e}: {text}")))
     }
 
-    pub async fn get(&self, path: &str) -> Result<Value, ClientError> {
-        self.request(Method::GET, path, None).await
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        self.request(Method::GET, path, None::<&()>).await
     }
 
     /// The same address as a WebSocket URL.
@@ -161,6 +159,23 @@ impl Client {
 
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
+    }
+}
+
+/// A non-2xx answer as the API's error (`{"error": {"code", "message"}}`);
+/// a body that is not one keeps its text as the message.
+pub fn api_error(status: StatusCode, body: &[u8]) -> ClientError {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(ErrorBody { error }) => ClientError::Api {
+            status,
+            code: error.code.as_str(),
+            message: error.message,
+        },
+        Err(_) => ClientError::Api {
+            status,
+            code: String::new(),
+            message: String::from_utf8_lossy(body).trim().to_owned(),
+        },
     }
 }
 
@@ -228,6 +243,18 @@ mod tests {
         );
         assert!(error(StatusCode::FORBIDDEN).to_string().contains("--token"));
         assert!(!error(StatusCode::NOT_FOUND).to_string().contains("TOKEN"));
+    }
+
+    #[test]
+    fn error_bodies_are_read_as_the_api_writes_them() {
+        let body = br#"{"error":{"code":"name_taken","message":"a tmux session named \"x\" already exists"}}"#;
+        let error = api_error(StatusCode::CONFLICT, body);
+        assert_eq!(
+            error.to_string(),
+            "a tmux session named \"x\" already exists (name_taken, HTTP 409)"
+        );
+        let plain = api_error(StatusCode::BAD_GATEWAY, b"upstream broke");
+        assert!(plain.to_string().starts_with("upstream broke"), "{plain}");
     }
 
     #[test]

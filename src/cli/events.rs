@@ -7,22 +7,23 @@ use super::args::EventsArgs;
 use super::client::{Client, ClientError};
 use super::output::{print, print_json, text};
 use super::pipe::stdout_closed;
+use crate::api::model::{Event, EventsPage};
 
 pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError> {
     if args.no_follow {
         let since = args.since.unwrap_or(0);
-        let page = client
+        let page: EventsPage = client
             .get(&format!("/v1/events?format=json&since={since}"))
             .await?;
         if args.json {
             return print_json(&page);
         }
-        if page["truncated"].as_bool() == Some(true) {
+        if page.truncated {
             eprintln!(
                 "tmuxd: events after {since} were no longer all retained; the oldest kept come first"
             );
         }
-        for event in page["events"].as_array().map_or(&[][..], Vec::as_slice) {
+        for event in &page.events {
             print(&event_line(event))?;
         }
         return Ok(());
@@ -39,7 +40,7 @@ pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError
 
 /// Prints each SSE event as it arrives, until the daemon ends the feed.
 async fn follow(client: &Client, path: &str, json: bool) -> Result<(), ClientError> {
-    let mut response = client.send(reqwest::Method::GET, path, None).await?;
+    let mut response = client.send(reqwest::Method::GET, path, None::<&()>).await?;
     let mut pending = Vec::new();
     loop {
         let chunk = response
@@ -76,14 +77,15 @@ fn print_block(block: &str, json: bool) -> Result<(), ClientError> {
     if json {
         return print(&format!("{data}\n"));
     }
-    match serde_json::from_str::<Value>(&data) {
+    match serde_json::from_str::<Event>(&data) {
         Ok(event) => print(&event_line(&event)),
         Err(_) => print(&format!("{data}\n")),
     }
 }
 
 /// `SEQ  AT  KIND  SESSION  NAME  key=value...` with fixed-width leading columns.
-fn event_line(event: &Value) -> String {
+fn event_line(event: &Event) -> String {
+    let event = serde_json::to_value(event).unwrap_or_default();
     let mut line = format!(
         "{:>6}  {:<24}  {:<16}  {:<8}  {}",
         event["seq"].to_string(),
@@ -113,10 +115,11 @@ mod tests {
 
     #[test]
     fn event_lines() {
-        let event = serde_json::json!({
+        let event: Event = serde_json::from_value(serde_json::json!({
             "seq": 7, "at": "2024-05-01T10:00:00.123Z", "kind": "session_state",
             "session_id": "sess_2", "tmux_name": "build", "state": "idle", "reason": "foreground_process"
-        });
+        }))
+        .unwrap();
         assert_eq!(
             event_line(&event),
             "     7  2024-05-01T10:00:00.123Z  session_state     sess_2    build  reason=foreground_process  state=idle\n"

@@ -1,43 +1,51 @@
 //! `send`, `keys`, `resize`, `thought`: what changes a session.
 
 use reqwest::Method;
-use serde_json::{Value, json};
 
 use super::args::{KeysArgs, ResizeArgs, SendArgs, ThoughtArgs};
 use super::client::{Client, ClientError, encode};
-use super::output::{print_either, table, text};
+use super::output::{print_either, table};
 use super::resolve::session_id;
 use super::sessions::print_session;
+use crate::api::model::{
+    InputRequest, InputResponse, ResizeRequest, SessionEnvelope, ThoughtRequest, ThoughtResponse,
+    When,
+};
 
 pub async fn send(client: &Client, args: SendArgs) -> Result<(), ClientError> {
-    let body = json!({
-        "text": args.text,
-        "submit": args.enter,
-        "when": when(args.when_idle),
-    });
+    let body = InputRequest {
+        text: Some(args.text),
+        submit: args.enter,
+        when: when(args.when_idle),
+        ..InputRequest::default()
+    };
     input(client, &args.target.session, &body, args.format.json).await
 }
 
 pub async fn keys(client: &Client, args: KeysArgs) -> Result<(), ClientError> {
-    let body = json!({ "keys": args.keys, "when": when(args.when_idle) });
+    let body = InputRequest {
+        keys: args.keys,
+        when: when(args.when_idle),
+        ..InputRequest::default()
+    };
     input(client, &args.target.session, &body, args.format.json).await
 }
 
-fn when(idle: bool) -> &'static str {
-    if idle { "idle" } else { "now" }
+fn when(idle: bool) -> When {
+    if idle { When::Idle } else { When::Now }
 }
 
 async fn input(
     client: &Client,
     session: &str,
-    body: &Value,
+    body: &InputRequest,
     json: bool,
 ) -> Result<(), ClientError> {
     let id = session_id(client, session).await?;
     let path = format!("/v1/sessions/{}/input", encode(&id));
-    let outcome = client.request(Method::POST, &path, Some(body)).await?;
+    let outcome: InputResponse = client.request(Method::POST, &path, Some(body)).await?;
     print_either(json, &outcome, |o| {
-        let what = if o["queued"].as_bool() == Some(true) {
+        let what = if o.queued {
             "queued until idle"
         } else {
             "typed"
@@ -50,26 +58,29 @@ pub async fn resize(client: &Client, args: ResizeArgs) -> Result<(), ClientError
     let id = session_id(client, &args.target.session).await?;
     let (cols, rows) = args.size;
     let path = format!("/v1/sessions/{}/resize", encode(&id));
-    let body = json!({ "cols": cols, "rows": rows });
-    let resized = client.request(Method::POST, &path, Some(&body)).await?;
+    let body = ResizeRequest { cols, rows };
+    let resized: SessionEnvelope = client.request(Method::POST, &path, Some(&body)).await?;
     print_session(&resized, false, args.format.json)
 }
 
 pub async fn thought(client: &Client, args: ThoughtArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
-    let mut body = json!({ "text": args.text });
-    if let Some(state) = args.state {
-        body["state"] = json!(state);
-    }
+    let body = ThoughtRequest {
+        text: args.text,
+        state: args.state,
+        tokens_in: None,
+        tokens_out: None,
+        updated_at: None,
+    };
     let path = format!("/v1/sessions/{}/thought", encode(&id));
-    let answer = client.request(Method::PUT, &path, Some(&body)).await?;
+    let answer: ThoughtResponse = client.request(Method::PUT, &path, Some(&body)).await?;
     print_either(args.format.json, &answer, |a| {
-        let applied = if a["applied"].as_bool() == Some(false) {
-            "no (a newer thought is stored)"
-        } else {
+        let applied = if a.applied {
             "yes"
+        } else {
+            "no (a newer thought is stored)"
         };
-        let row = [text(&a["session_id"]).to_owned(), applied.to_owned()];
+        let row = [a.session_id.clone(), applied.to_owned()];
         table(["ID", "APPLIED"], &[row])
     })
 }

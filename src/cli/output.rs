@@ -34,10 +34,10 @@ pub fn print_json(value: &impl Serialize) -> Result<(), ClientError> {
 }
 
 /// The API's JSON with `--json`, else what `human` renders from it.
-pub fn print_either(
+pub fn print_either<T: Serialize>(
     json: bool,
-    body: &Value,
-    human: impl FnOnce(&Value) -> String,
+    body: &T,
+    human: impl FnOnce(&T) -> String,
 ) -> Result<(), ClientError> {
     if json {
         print_json(body)

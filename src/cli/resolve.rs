@@ -2,10 +2,8 @@
 //! resolved against one `GET /v1/sessions`, so scripts need no lookup of
 //! their own. A name that is also another session's id is ambiguous.
 
-use serde_json::Value;
-
 use super::client::{Client, ClientError};
-use super::output::text;
+use crate::api::model::SessionList;
 use crate::supervisor::parse_id;
 
 /// What an argument names, given the live sessions.
@@ -37,17 +35,11 @@ pub fn resolve(arg: &str, sessions: &[(String, String)]) -> Resolution {
 
 /// The session id for a SESSION argument, or a clear error.
 pub async fn session_id(client: &Client, arg: &str) -> Result<String, ClientError> {
-    let body = client.get("/v1/sessions").await?;
-    let sessions: Vec<(String, String)> = body["sessions"]
-        .as_array()
-        .ok_or_else(|| ClientError::Protocol(format!("no sessions list in {body}")))?
-        .iter()
-        .map(|s: &Value| {
-            (
-                text(&s["session_id"]).to_owned(),
-                text(&s["tmux_name"]).to_owned(),
-            )
-        })
+    let body: SessionList = client.get("/v1/sessions").await?;
+    let sessions: Vec<(String, String)> = body
+        .sessions
+        .into_iter()
+        .map(|s| (s.session_id, s.tmux_name))
         .collect();
     match resolve(arg, &sessions) {
         Resolution::Found(id) | Resolution::AsId(id) => Ok(id),

@@ -1,11 +1,10 @@
 //! `snap` and `scrollback`: a session's screen and history as lines.
 
-use serde_json::Value;
-
 use super::args::{Pane, ScrollbackArgs, SnapArgs};
 use super::client::{Client, ClientError, encode};
-use super::output::{print_either, text};
+use super::output::print_either;
 use super::resolve::session_id;
+use crate::api::model::{ScrollbackResponse, Snapshot};
 
 pub async fn snap(client: &Client, args: SnapArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
@@ -18,8 +17,8 @@ pub async fn snap(client: &Client, args: SnapArgs) -> Result<(), ClientError> {
     if args.pane == Pane::Active {
         path.push_str("&pane=active");
     }
-    let snapshot = client.get(&path).await?;
-    print_lines(args.format.json, &snapshot)
+    let snapshot: Snapshot = client.get(&path).await?;
+    print_either(args.format.json, &snapshot, |s| lines(&s.lines))
 }
 
 pub async fn scrollback(client: &Client, args: ScrollbackArgs) -> Result<(), ClientError> {
@@ -28,17 +27,11 @@ pub async fn scrollback(client: &Client, args: ScrollbackArgs) -> Result<(), Cli
     if let Some(lines) = args.lines {
         path.push_str(&format!("?lines={lines}"));
     }
-    let body = client.get(&path).await?;
-    print_lines(args.format.json, &body)
+    let body: ScrollbackResponse = client.get(&path).await?;
+    print_either(args.format.json, &body, |b| lines(&b.lines))
 }
 
-/// The body's `lines`, one per line of output.
-fn print_lines(json: bool, body: &Value) -> Result<(), ClientError> {
-    if !json && !body["lines"].is_array() {
-        return Err(ClientError::Protocol(format!("no lines in {body}")));
-    }
-    print_either(json, body, |body| {
-        let lines = body["lines"].as_array().map_or(&[][..], Vec::as_slice);
-        lines.iter().map(|l| format!("{}\n", text(l))).collect()
-    })
+/// One line of output per line of the screen or history.
+fn lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }

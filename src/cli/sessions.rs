@@ -1,61 +1,57 @@
 //! `ls`, `show`, `new`, `adopt`, `rm`: sessions as tables, or the API's JSON.
 
-use std::collections::BTreeMap;
-
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::args::{AdoptArgs, LsArgs, NewArgs, RmArgs, ShowArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::{one_line, print, print_either, table, text};
 use super::resolve::session_id;
+use crate::api::model::{
+    AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList,
+    SessionSummary,
+};
 
 /// Longest thought shown in a table cell.
 const THOUGHT_WIDTH: usize = 60;
 
 pub async fn ls(client: &Client, args: LsArgs) -> Result<(), ClientError> {
-    let body = client.get("/v1/sessions").await?;
+    let body: SessionList = client.get("/v1/sessions").await?;
     print_either(args.format.json, &body, |body| {
-        session_table(body["sessions"].as_array().map_or(&[], Vec::as_slice))
+        session_table(&body.sessions)
     })
 }
 
 pub async fn show(client: &Client, args: ShowArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
-    let body = client.get(&format!("/v1/sessions/{}", encode(&id))).await?;
-    print_either(args.format.json, &body, |body| fields(&body["session"]))
+    let body: SessionEnvelope = client.get(&format!("/v1/sessions/{}", encode(&id))).await?;
+    print_either(args.format.json, &body, |body| fields(&body.session))
 }
 
 pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
-    let mut body = BTreeMap::new();
-    if let Some(name) = args.name {
-        body.insert("name", json!(name));
-    }
-    if let Some(cwd) = args.cwd {
-        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-        body.insert("cwd", json!(cwd));
-    }
-    if let Some(input) = args.input {
-        body.insert("initial_input", json!(input));
-    }
-    if let Some((cols, rows)) = args.size {
-        body.insert("cols", json!(cols));
-        body.insert("rows", json!(rows));
-    }
-    if !args.command.is_empty() {
-        body.insert("command", json!(shell_join(&args.command)));
-    }
+    let cwd = args
+        .cwd
+        .map(|cwd| std::path::absolute(&cwd).unwrap_or(cwd))
+        .map(|cwd| cwd.to_string_lossy().into_owned());
+    let body = CreateSessionRequest {
+        name: args.name,
+        cwd,
+        command: (!args.command.is_empty()).then(|| shell_join(&args.command)),
+        initial_input: args.input,
+        cols: args.size.map(|(cols, _)| cols),
+        rows: args.size.map(|(_, rows)| rows),
+    };
     let created = client
-        .request(Method::POST, "/v1/sessions", Some(&json!(body)))
+        .request(Method::POST, "/v1/sessions", Some(&body))
         .await?;
     print_session(&created, args.quiet, args.format.json)
 }
 
 pub async fn adopt(client: &Client, args: AdoptArgs) -> Result<(), ClientError> {
-    let mut body = json!({ "tmux_name": args.name });
-    if let Some(id) = args.id {
-        body["session_id"] = json!(id);
-    }
+    let body = AdoptRequest {
+        tmux_name: args.name,
+        session_id: args.id,
+    };
     let adopted = client
         .request(Method::POST, "/v1/sessions/adopt", Some(&body))
         .await?;
@@ -66,45 +62,44 @@ pub async fn rm(client: &Client, args: RmArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
     let mode = if args.kill { "kill" } else { "detach" };
     let path = format!("/v1/sessions/{}?mode={mode}", encode(&id));
-    let outcome = client.request(Method::DELETE, &path, None).await?;
+    let outcome: DeleteResponse = client.request(Method::DELETE, &path, None::<&()>).await?;
     print_either(args.format.json, &outcome, |o| {
-        let tmux = match o["tmux_alive"].as_bool() {
-            Some(true) => "running",
-            _ => "gone",
-        };
-        let row = [
-            text(&o["session_id"]).to_owned(),
-            text(&o["mode"]).to_owned(),
-            tmux.to_owned(),
-        ];
+        let tmux = if o.tmux_alive { "running" } else { "gone" };
+        let row = [o.session_id.clone(), wire_word(&o.mode), tmux.to_owned()];
         table(["ID", "MODE", "TMUX SESSION"], &[row])
     })
 }
 
 /// `{"session": summary}` as JSON, as a one-row table, or just its id.
-pub fn print_session(body: &Value, quiet: bool, json: bool) -> Result<(), ClientError> {
+pub fn print_session(body: &SessionEnvelope, quiet: bool, json: bool) -> Result<(), ClientError> {
     if quiet {
-        return print(&format!("{}\n", text(&body["session"]["session_id"])));
+        return print(&format!("{}\n", body.session.session_id));
     }
     print_either(json, body, |body| {
-        session_table(std::slice::from_ref(&body["session"]))
+        session_table(std::slice::from_ref(&body.session))
     })
 }
 
+/// A wire enum's word (`idle`, `kill`), as the API spells it.
+pub fn wire_word(value: &impl serde::Serialize) -> String {
+    let value = serde_json::to_value(value).unwrap_or_default();
+    text(&value).to_owned()
+}
+
 /// The `ls` table.
-pub fn session_table(sessions: &[Value]) -> String {
+pub fn session_table(sessions: &[SessionSummary]) -> String {
     let rows: Vec<[String; 9]> = sessions
         .iter()
         .map(|s| {
             [
-                text(&s["session_id"]).to_owned(),
-                text(&s["tmux_name"]).to_owned(),
-                text(&s["state"]).to_owned(),
-                text(&s["state_reason"]).to_owned(),
-                format!("{}x{}", s["cols"], s["rows"]),
-                s["queued_inputs"].as_u64().unwrap_or(0).to_string(),
-                text(&s["current_command"]).to_owned(),
-                text(&s["cwd"]).to_owned(),
+                s.session_id.clone(),
+                s.tmux_name.clone(),
+                wire_word(&s.state),
+                wire_word(&s.state_reason),
+                format!("{}x{}", s.cols, s.rows),
+                s.queued_inputs.to_string(),
+                s.current_command.clone(),
+                s.cwd.clone(),
                 thought(s),
             ]
         })
@@ -116,18 +111,22 @@ pub fn session_table(sessions: &[Value]) -> String {
 }
 
 /// `[state] text` of a session's thought, on one line.
-fn thought(session: &Value) -> String {
-    let thought = &session["thought"];
-    let line = one_line(text(&thought["text"]), THOUGHT_WIDTH);
-    match thought["state"].as_str() {
+fn thought(session: &SessionSummary) -> String {
+    let Some(thought) = &session.thought else {
+        return String::new();
+    };
+    let line = one_line(&thought.text, THOUGHT_WIDTH);
+    match thought.state.as_deref() {
         Some(state) if !state.is_empty() => format!("[{state}] {line}"),
         _ => line,
     }
 }
 
-/// `show`: one `key: value` line per field of the summary, the thought in full.
-fn fields(session: &Value) -> String {
-    let Some(map) = session.as_object() else {
+/// `show`: one `key: value` line per field of the summary (in the API's
+/// names), the thought in full.
+fn fields(session: &SessionSummary) -> String {
+    let value = serde_json::to_value(session).unwrap_or_default();
+    let Some(map) = value.as_object() else {
         return String::new();
     };
     let width = map.keys().map(String::len).max().unwrap_or(0) + 1;
@@ -179,12 +178,18 @@ mod tests {
 
     #[test]
     fn the_table_shows_reason_queue_and_thought() {
-        let sessions = vec![json!({
+        let at = "2024-05-01T10:00:00Z";
+        let sessions =
+            vec![serde_json::from_value(serde_json::json!({
             "session_id": "sess_1", "tmux_name": "build", "state": "idle",
-            "state_reason": "foreground_process", "cols": 80, "rows": 24,
-            "queued_inputs": 2, "current_command": "bash", "cwd": "/",
-            "thought": {"text": "compiling\ncrate 3/9", "state": "working"}
-        })];
+            "state_reason": "foreground_process", "state_since": at, "cols": 80, "rows": 24,
+            "queued_inputs": 2, "current_command": "bash", "cwd": "/", "title": "",
+            "created_at": at, "last_activity_at": null, "transport": "attached",
+            "subscribers": 0, "latest_seq": 0,
+            "thought": {"text": "compiling\ncrate 3/9", "state": "working", "tokens_in": null,
+                        "tokens_out": null, "updated_at": at}
+        }))
+        .unwrap()];
         let table = session_table(&sessions);
         let mut lines = table.lines();
         assert!(

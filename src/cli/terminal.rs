@@ -2,9 +2,7 @@
 //! output may set a scroll region, hide the cursor, switch to the alternate
 //! screen or turn on mouse reporting; all of it is reset on exit.
 
-use serde_json::Value;
-
-use super::output::text;
+use crate::api::model::Snapshot;
 
 /// Sequences that enter (`h`) or leave (`l`) the alternate screen.
 const ALT_MODES: [&[u8]; 3] = [b"\x1b[?1049", b"\x1b[?1047", b"\x1b[?47"];
@@ -61,35 +59,31 @@ impl Modes {
 
 /// Draws a snapshot (`?format=ansi`) on a terminal: the alternate screen if
 /// the session is on it, every line in place, the cursor where it is.
-pub fn draw_snapshot(snapshot: &Value, modes: &mut Modes) -> Vec<u8> {
+pub fn draw_snapshot(snapshot: &Snapshot, modes: &mut Modes) -> Vec<u8> {
     let mut out = Vec::new();
-    if snapshot["alternate_screen"].as_bool() == Some(true) {
+    if snapshot.alternate_screen {
         out.extend_from_slice(b"\x1b[?1049h");
         modes.alternate_screen = true;
     }
     out.extend_from_slice(b"\x1b[0m\x1b[H\x1b[2J");
-    let lines = snapshot["lines"].as_array().map_or(&[][..], Vec::as_slice);
-    for (row, line) in lines.iter().enumerate() {
-        out.extend_from_slice(format!("\x1b[{};1H{}\x1b[0m", row + 1, text(line)).as_bytes());
+    for (row, line) in snapshot.lines.iter().enumerate() {
+        out.extend_from_slice(format!("\x1b[{};1H{line}\x1b[0m", row + 1).as_bytes());
     }
-    let cursor = &snapshot["cursor"];
-    let (row, col) = (
-        cursor["row"].as_u64().unwrap_or(0),
-        cursor["col"].as_u64().unwrap_or(0),
-    );
+    let cursor = &snapshot.cursor;
+    let (row, col) = (u32::from(cursor.row), u32::from(cursor.col));
     out.extend_from_slice(format!("\x1b[{};{}H", row + 1, col + 1).as_bytes());
-    if cursor["visible"].as_bool() == Some(false) {
+    if !cursor.visible {
         out.extend_from_slice(b"\x1b[?25l");
     }
     out
 }
 
 /// A snapshot for a pipe or file: its lines, as they are.
-pub fn plain_snapshot(snapshot: &Value) -> Vec<u8> {
-    let lines = snapshot["lines"].as_array().map_or(&[][..], Vec::as_slice);
-    lines
+pub fn plain_snapshot(snapshot: &Snapshot) -> Vec<u8> {
+    snapshot
+        .lines
         .iter()
-        .flat_map(|l| format!("{}\n", text(l)).into_bytes())
+        .flat_map(|l| format!("{l}\n").into_bytes())
         .collect()
 }
 
@@ -133,10 +127,21 @@ mod tests {
     #[test]
     fn snapshots_draw_in_place() {
         let mut modes = Modes::default();
-        let snapshot = serde_json::json!({
-            "alternate_screen": true, "lines": ["a", "b"],
-            "cursor": {"row": 1, "col": 4, "visible": false}
-        });
+        let snapshot = Snapshot {
+            session_id: "sess_1".into(),
+            seq: 0,
+            cols: 2,
+            rows: 2,
+            pane: None,
+            cursor: crate::api::model::Cursor {
+                row: 1,
+                col: 4,
+                visible: false,
+            },
+            alternate_screen: true,
+            title: String::new(),
+            lines: vec!["a".into(), "b".into()],
+        };
         let drawn = String::from_utf8(draw_snapshot(&snapshot, &mut modes)).unwrap();
         assert!(drawn.starts_with("\x1b[?1049h"));
         assert!(drawn.contains("\x1b[1;1Ha\x1b[0m\x1b[2;1Hb"));

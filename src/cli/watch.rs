@@ -13,11 +13,12 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use super::args::WatchArgs;
-use super::client::{Client, ClientError, TOKEN_HINT, encode};
+use super::client::{Client, ClientError, TOKEN_HINT, api_error, encode};
 use super::output::{print, write_stdout};
 use super::pipe::stdout_closed;
 use super::resolve::session_id;
 use super::terminal::{Modes, draw_snapshot, plain_snapshot};
+use crate::api::model::Snapshot;
 
 /// What is written.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,13 +57,13 @@ async fn show(client: &Client, id: &str, mode: Mode, modes: &mut Modes) -> Resul
     let since = match mode {
         Mode::Screen { terminal } => {
             let path = format!("/v1/sessions/{}/snapshot?format=ansi", encode(id));
-            let snapshot = client.get(&path).await?;
+            let snapshot: Snapshot = client.get(&path).await?;
             if terminal {
                 write_stdout(&draw_snapshot(&snapshot, modes))?;
             } else {
                 write_stdout(&plain_snapshot(&snapshot))?;
             }
-            snapshot["seq"].as_u64()
+            Some(snapshot.seq)
         }
         Mode::Raw | Mode::Json => None,
     };
@@ -151,16 +152,7 @@ async fn connect(
 }
 
 fn handshake_refused(status: StatusCode, body: &Option<Vec<u8>>) -> ClientError {
-    let body: serde_json::Value = body
-        .as_deref()
-        .and_then(|b| serde_json::from_slice(b).ok())
-        .unwrap_or_default();
-    let field = |name: &str| body["error"][name].as_str().unwrap_or("").to_owned();
-    ClientError::Api {
-        status,
-        code: field("code"),
-        message: field("message"),
-    }
+    api_error(status, body.as_deref().unwrap_or_default())
 }
 
 /// How a close frame ends the command.

@@ -27,6 +27,7 @@ pub use registry::{format_id, parse_id};
 pub use types::*;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::session::{
     ActorConfig, ActorEvent, Region, SessionHandle, Snapshot, SnapshotFormat, Timing,
 };
@@ -105,8 +106,9 @@ impl Supervisor {
         data_dir: &Path,
         tasks: &TaskTracker,
         cancel: CancellationToken,
+        metrics: Metrics,
     ) -> Result<Supervisor, SupervisorError> {
-        let (persistence, file, thoughts) = Persistence::open(data_dir)?;
+        let (persistence, file, thoughts) = Persistence::open(data_dir, metrics)?;
         let (events, actor_events) = mpsc::unbounded_channel();
         let mut registry = Registry::new(file.next_session_counter);
         registry.restore_pending = Some(file);

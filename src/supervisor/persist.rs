@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use crate::metrics::{Metrics, StoreFile};
 use crate::store::floors::{
     ID_BLOCK, IdEvidence, SEQ_BLOCK, SeqEvidence, plan_next_seq, plan_session_counter,
     session_number,
@@ -62,6 +63,7 @@ struct Store {
     events: Mutex<EventLog>,
     counters: Arc<Counters>,
     health: StorageHealth,
+    metrics: Metrics,
 }
 
 /// The state of the data dir, as `/healthz`, `/readyz` and `/metrics` show it.
@@ -89,7 +91,10 @@ impl Persistence {
     /// is moved aside and an empty one used), decides where ids and seqs
     /// resume (past every trace on disk: see `store::floors`), and starts the
     /// storage task. The registry comes back with its counter raised to that.
-    pub fn open(data_dir: &Path) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
+    pub fn open(
+        data_dir: &Path,
+        metrics: Metrics,
+    ) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
         survive_file_size_limit();
         let dir = DataDir::open(data_dir)?;
         let (mut registry, registry_found) =
@@ -113,6 +118,7 @@ impl Persistence {
             dir,
             counters,
             health: StorageHealth::default(),
+            metrics,
         });
         let (jobs, queue) = mpsc::unbounded_channel();
         // Reserved before the first event: a crash from here on resumes past it.
@@ -156,12 +162,20 @@ impl Persistence {
     pub fn record(&self, event: NewEvent) -> Event {
         let mut log = self.store.events();
         let event = log.stamp(event);
+        let kind = serde_json::to_value(event.kind).unwrap_or_default();
+        let reason = event.reason.as_deref();
+        self.store
+            .metrics
+            .event_appended(kind.as_str().unwrap_or(""), reason);
         // While failing, only the storage task's retries touch the disk.
-        if !self.store.health.is_failing(Write::Events)
-            && let Err(e) = log.flush()
-        {
-            self.store.health.failed(Write::Events, &e);
-            let _ = self.jobs.send(Job::Events);
+        if !self.store.health.is_failing(Write::Events) {
+            match log.flush() {
+                Ok(()) => self.store.metrics.persisted(StoreFile::Events),
+                Err(e) => {
+                    self.store.health.failed(Write::Events, &e);
+                    let _ = self.jobs.send(Job::Events);
+                }
+            }
         }
         let _ = self.live_events.send(event.clone());
         event
@@ -252,7 +266,10 @@ impl Store {
             let counted = self.counters.reserve_ids(file.next_session_counter);
             let saved = self.dir.save_json(&self.dir.registry_path(), &file);
             match saved.and(counted) {
-                Ok(()) => self.health.recovered(Write::Registry),
+                Ok(()) => {
+                    self.metrics.persisted(StoreFile::Registry);
+                    self.health.recovered(Write::Registry);
+                }
                 Err(e) => {
                     self.health.failed(Write::Registry, &e);
                     pending.registry = Some(file);
@@ -261,7 +278,10 @@ impl Store {
         }
         if let Some(file) = pending.thoughts.take() {
             match self.dir.save_json(&self.dir.thoughts_path(), &file) {
-                Ok(()) => self.health.recovered(Write::Thoughts),
+                Ok(()) => {
+                    self.metrics.persisted(StoreFile::Thoughts);
+                    self.health.recovered(Write::Thoughts);
+                }
                 Err(e) => {
                     self.health.failed(Write::Thoughts, &e);
                     pending.thoughts = Some(file);
@@ -278,6 +298,7 @@ impl Store {
                 .and_then(|()| self.counters.retry());
             match written {
                 Ok(()) => {
+                    self.metrics.persisted(StoreFile::Events);
                     self.health.recovered(Write::Events);
                     pending.events = false;
                 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::metrics::{Metrics, Outcome, Via};
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
 pub use panes::{
@@ -61,6 +62,8 @@ pub struct Tmux {
     socket: Socket,
     config_file: Option<PathBuf>,
     timeout: Duration,
+    /// Where each command's outcome and latency are counted, if anywhere.
+    metrics: Option<Metrics>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -139,7 +142,18 @@ impl Tmux {
             socket,
             config_file,
             timeout,
+            metrics: None,
         }
+    }
+
+    /// Counts every command run through this `Tmux` (and its control clients).
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    pub(crate) fn metrics(&self) -> Option<&Metrics> {
+        self.metrics.as_ref()
     }
 
     /// Global options every invocation carries, before the command name.
@@ -212,8 +226,26 @@ impl Tmux {
         self.run_escaped(args).await
     }
 
-    /// Runs argv words already escaped (see `argv_arg`).
+    /// Runs argv words already escaped (see `argv_arg`), counted in the
+    /// metrics by the first word (the command, or a sequence's first).
     async fn run_escaped(&self, args: Vec<OsString>) -> Result<Vec<u8>, TmuxError> {
+        let started = std::time::Instant::now();
+        let result = self.run_child(&args).await;
+        if let Some(metrics) = &self.metrics {
+            let name = args.first().map(|a| a.to_string_lossy());
+            let outcome = match &result {
+                Ok(_) => Outcome::Ok,
+                Err(TmuxError::Timeout { .. }) => Outcome::Timeout,
+                Err(TmuxError::Spawn { .. } | TmuxError::NoServer { .. }) => Outcome::Unavailable,
+                Err(_) => Outcome::Failed,
+            };
+            let name = name.as_deref().unwrap_or("");
+            metrics.tmux_command(name, Via::Fork, outcome, started.elapsed());
+        }
+        result
+    }
+
+    async fn run_child(&self, args: &[OsString]) -> Result<Vec<u8>, TmuxError> {
         let command_line = args
             .iter()
             .map(|a| a.to_string_lossy())
@@ -221,7 +253,7 @@ impl Tmux {
             .join(" ");
         let mut command = self.command();
         command
-            .args(&args)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

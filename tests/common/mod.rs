@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod python;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

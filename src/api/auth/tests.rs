@@ -1,3 +1,5 @@
+use axum::http::StatusCode;
+
 use super::*;
 
 #[test]
@@ -34,7 +36,7 @@ fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
 }
 
 fn status(result: Result<Admission, ApiError>) -> StatusCode {
-    result.unwrap_err().status
+    result.unwrap_err().status()
 }
 
 #[test]
@@ -103,7 +105,7 @@ fn each_group_admits_what_it_needs() {
         (Need::Socket, get, &basic, Err(StatusCode::UNAUTHORIZED)),
     ];
     for (need, method, headers, want) in cases {
-        let got = admit(need, method, headers).map_err(|e| e.status);
+        let got = admit(need, method, headers).map_err(|e| e.status());
         assert_eq!(got, want, "{need:?} {method} {headers:?}");
     }
     assert_eq!(policy.access_for("ro"), Some(Access::ReadOnly));

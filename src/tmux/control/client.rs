@@ -39,6 +39,7 @@ use super::ids::{PaneId, SessionId};
 use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
 use super::quote::command_line;
 use super::spawn::spawn_client;
+use crate::metrics::{Metrics, Outcome, Via};
 use crate::tmux::Tmux;
 use crate::tmux::command::{ClientFlag, PaneAction, RefreshClient, TmuxCommand};
 
@@ -112,6 +113,8 @@ struct Pending {
     command: String,
     delivery: Delivery,
     notifications_in_reply: bool,
+    /// When it was written, for its latency.
+    sent_at: Instant,
 }
 
 type ReplyResult = Result<Vec<Vec<u8>>, ControlError>;
@@ -137,6 +140,7 @@ pub struct ControlClient {
     exit_reason: Option<String>,
     options: ControlOptions,
     attached: Attached,
+    metrics: Option<Metrics>,
 }
 
 impl ControlClient {
@@ -172,6 +176,7 @@ impl ControlClient {
                 name: String::new(),
             },
             options,
+            metrics: tmux.metrics().cloned(),
         };
         let wait = client.options.timeout;
         match timeout(wait, client.await_attach(name)).await {
@@ -353,6 +358,7 @@ impl ControlClient {
             command: describe(&args),
             delivery,
             notifications_in_reply: command.notifications_in_reply(),
+            sent_at: Instant::now(),
         });
         Ok(ticket)
     }
@@ -414,6 +420,7 @@ impl ControlClient {
                 let error = ControlError::Closed {
                     command: pending.command.clone(),
                 };
+                self.count(&pending, Outcome::Unavailable);
                 self.deliver(pending, Err(error));
             }
         }
@@ -454,6 +461,14 @@ impl ControlClient {
             }
             reply.body = body;
         }
+        self.count(
+            &pending,
+            if reply.failed {
+                Outcome::Failed
+            } else {
+                Outcome::Ok
+            },
+        );
         let result = if reply.failed {
             Err(ControlError::Command {
                 command: pending.command.clone(),
@@ -463,6 +478,15 @@ impl ControlClient {
             Ok(reply.body)
         };
         self.deliver(pending, result);
+    }
+
+    /// Every command written is counted once: at its reply (even one whose
+    /// `run` gave up waiting) or when the client closes without one.
+    fn count(&self, pending: &Pending, outcome: Outcome) {
+        if let Some(metrics) = &self.metrics {
+            let name = pending.command.split(' ').next().unwrap_or("");
+            metrics.tmux_command(name, Via::Control, outcome, pending.sent_at.elapsed());
+        }
     }
 
     fn deliver(&mut self, pending: Pending, result: ReplyResult) {

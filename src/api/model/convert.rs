@@ -1,0 +1,312 @@
+//! From the daemon's own types to the wire's, and back for requests. Each
+//! conversion names every field and variant: a change inside the daemon
+//! fails to compile here until the wire model (and so the OpenAPI
+//! document) says what becomes of it.
+
+use super::events::{Event, EventKind};
+use super::health::{StorageFailure, StorageReport, StorageStatus, StorageWrite};
+use super::sessions::{
+    Cursor, DeleteMode, DeleteResponse, InputResponse, PaneRect, SessionState, SessionSummary,
+    Snapshot, SnapshotFormat, SnapshotPane, StateReason, Thought, Transport, Until, When,
+};
+use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
+use crate::store;
+use crate::supervisor;
+
+impl From<supervisor::SessionSummary> for SessionSummary {
+    fn from(summary: supervisor::SessionSummary) -> Self {
+        let supervisor::SessionSummary {
+            session_id,
+            tmux_name,
+            created_at,
+            queued_inputs,
+            thought,
+            actor,
+        } = summary;
+        let ActorSummary {
+            state,
+            state_reason,
+            state_since,
+            current_command,
+            cwd,
+            title,
+            cols,
+            rows,
+            last_activity_at,
+            transport,
+            subscribers,
+            latest_seq,
+        } = actor;
+        SessionSummary {
+            session_id,
+            tmux_name,
+            state: state.into(),
+            state_reason: state_reason.into(),
+            state_since,
+            current_command,
+            cwd,
+            title,
+            cols,
+            rows,
+            created_at,
+            last_activity_at,
+            transport: transport.into(),
+            subscribers,
+            latest_seq,
+            queued_inputs,
+            thought: thought.map(Thought::from),
+        }
+    }
+}
+
+impl From<session::SessionState> for SessionState {
+    fn from(state: session::SessionState) -> Self {
+        use session::SessionState as S;
+        match state {
+            S::Starting => SessionState::Starting,
+            S::Idle => SessionState::Idle,
+            S::Busy => SessionState::Busy,
+            S::Attention => SessionState::Attention,
+            S::Exited => SessionState::Exited,
+        }
+    }
+}
+
+impl From<session::StateReason> for StateReason {
+    fn from(reason: session::StateReason) -> Self {
+        use session::StateReason as R;
+        match reason {
+            R::Attaching => StateReason::Attaching,
+            R::PromptMarker => StateReason::PromptMarker,
+            R::OutputActivity => StateReason::OutputActivity,
+            R::ForegroundProcess => StateReason::ForegroundProcess,
+            R::Quiet => StateReason::Quiet,
+            R::Bell => StateReason::Bell,
+            R::IdleTimeout => StateReason::IdleTimeout,
+            R::Input => StateReason::Input,
+            R::ProcessExit => StateReason::ProcessExit,
+        }
+    }
+}
+
+impl From<session::Transport> for Transport {
+    fn from(transport: session::Transport) -> Self {
+        match transport {
+            session::Transport::Attached => Transport::Attached,
+            session::Transport::Reconnecting => Transport::Reconnecting,
+            session::Transport::Disconnected => Transport::Disconnected,
+        }
+    }
+}
+
+impl From<store::Thought> for Thought {
+    fn from(thought: store::Thought) -> Self {
+        let store::Thought {
+            text,
+            state,
+            tokens_in,
+            tokens_out,
+            updated_at,
+        } = thought;
+        Thought {
+            text,
+            state,
+            tokens_in,
+            tokens_out,
+            updated_at,
+        }
+    }
+}
+
+impl From<supervisor::DeleteOutcome> for DeleteResponse {
+    fn from(outcome: supervisor::DeleteOutcome) -> Self {
+        DeleteResponse {
+            session_id: outcome.session_id,
+            mode: match outcome.mode {
+                supervisor::DeleteMode::Detach => DeleteMode::Detach,
+                supervisor::DeleteMode::Kill => DeleteMode::Kill,
+            },
+            tmux_alive: outcome.tmux_alive,
+        }
+    }
+}
+
+impl From<supervisor::InputOutcome> for InputResponse {
+    fn from(outcome: supervisor::InputOutcome) -> Self {
+        let supervisor::InputOutcome { delivered, queued } = outcome;
+        InputResponse { delivered, queued }
+    }
+}
+
+impl From<session::Cursor> for Cursor {
+    fn from(cursor: session::Cursor) -> Self {
+        let session::Cursor { row, col, visible } = cursor;
+        Cursor { row, col, visible }
+    }
+}
+
+impl From<session::Snapshot> for Snapshot {
+    fn from(snapshot: session::Snapshot) -> Self {
+        let session::Snapshot {
+            session_id,
+            seq,
+            screen,
+        } = snapshot;
+        let ScreenSnapshot {
+            cols,
+            rows,
+            pane,
+            cursor,
+            alternate_screen,
+            title,
+            lines,
+        } = screen;
+        Snapshot {
+            session_id,
+            seq,
+            cols,
+            rows,
+            pane: pane.map(|p| PaneRect {
+                left: p.left,
+                top: p.top,
+                cols: p.cols,
+                rows: p.rows,
+            }),
+            cursor: cursor.into(),
+            alternate_screen,
+            title,
+            lines,
+        }
+    }
+}
+
+impl From<store::EventKind> for EventKind {
+    fn from(kind: store::EventKind) -> Self {
+        use store::EventKind as K;
+        match kind {
+            K::SessionCreated => EventKind::SessionCreated,
+            K::SessionAdopted => EventKind::SessionAdopted,
+            K::SessionDetached => EventKind::SessionDetached,
+            K::SessionDeleted => EventKind::SessionDeleted,
+            K::SessionState => EventKind::SessionState,
+            K::ThoughtUpdate => EventKind::ThoughtUpdate,
+            K::InputDropped => EventKind::InputDropped,
+        }
+    }
+}
+
+impl From<store::Event> for Event {
+    fn from(event: store::Event) -> Self {
+        let store::Event {
+            seq,
+            at,
+            kind,
+            session_id,
+            reason,
+            tmux_name,
+            detail,
+        } = event;
+        Event {
+            seq,
+            at,
+            kind: kind.into(),
+            session_id,
+            reason,
+            tmux_name,
+            detail,
+        }
+    }
+}
+
+impl From<DeleteMode> for supervisor::DeleteMode {
+    fn from(mode: DeleteMode) -> Self {
+        match mode {
+            DeleteMode::Detach => supervisor::DeleteMode::Detach,
+            DeleteMode::Kill => supervisor::DeleteMode::Kill,
+        }
+    }
+}
+
+impl From<When> for supervisor::When {
+    fn from(when: When) -> Self {
+        match when {
+            When::Now => supervisor::When::Now,
+            When::Idle => supervisor::When::Idle,
+        }
+    }
+}
+
+impl From<Until> for supervisor::Until {
+    fn from(until: Until) -> Self {
+        match until {
+            Until::Idle => supervisor::Until::Idle,
+            Until::Busy => supervisor::Until::Busy,
+            Until::Attention => supervisor::Until::Attention,
+            Until::Exited => supervisor::Until::Exited,
+            Until::Change => supervisor::Until::Change,
+        }
+    }
+}
+
+impl From<SnapshotFormat> for session::SnapshotFormat {
+    fn from(format: SnapshotFormat) -> Self {
+        match format {
+            SnapshotFormat::Text => session::SnapshotFormat::Text,
+            SnapshotFormat::Ansi => session::SnapshotFormat::Ansi,
+        }
+    }
+}
+
+impl From<Option<SnapshotPane>> for Region {
+    fn from(pane: Option<SnapshotPane>) -> Self {
+        match pane {
+            None => Region::Window,
+            Some(SnapshotPane::Active) => Region::ActivePane,
+        }
+    }
+}
+
+impl From<supervisor::StorageReport> for StorageReport {
+    fn from(report: supervisor::StorageReport) -> Self {
+        let supervisor::StorageReport {
+            status,
+            failures,
+            unwritten_events,
+            lost_events,
+            failed_writes,
+        } = report;
+        StorageReport {
+            status: match status {
+                "ok" => StorageStatus::Ok,
+                _ => StorageStatus::Degraded,
+            },
+            failures: failures.into_iter().map(StorageFailure::from).collect(),
+            unwritten_events,
+            lost_events,
+            failed_writes,
+        }
+    }
+}
+
+impl From<store::Failure> for StorageFailure {
+    fn from(failure: store::Failure) -> Self {
+        let store::Failure {
+            write,
+            file,
+            error,
+            since,
+            attempts,
+        } = failure;
+        StorageFailure {
+            write: match write {
+                store::Write::Events => StorageWrite::Events,
+                store::Write::Registry => StorageWrite::Registry,
+                store::Write::Thoughts => StorageWrite::Thoughts,
+            },
+            file,
+            error,
+            since,
+            attempts,
+        }
+    }
+}

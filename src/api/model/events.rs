@@ -1,0 +1,98 @@
+//! The event log as clients read it: `GET /v1/events` (SSE or a JSON page).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// tmuxd created a new tmux session.
+    SessionCreated,
+    /// An existing tmux session was taken under supervision.
+    SessionAdopted,
+    /// Supervision ended while the tmux session was left running.
+    SessionDetached,
+    /// A session ended; `reason` says why (`api_kill`, `process_exit`...).
+    SessionDeleted,
+    /// The state detector moved a session to a new state (`state`, `state_since`).
+    SessionState,
+    /// A session's published status changed (`thought`).
+    ThoughtUpdate,
+    /// Queued input was discarded without being typed (`text`, `queued_at`).
+    InputDropped,
+}
+
+/// One event. Kind-specific fields (`state`, `state_since`, `thought`,
+/// `text`, `queued_at`, `message`) sit beside the common ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Event {
+    /// One more than the previous event's, across restarts.
+    pub seq: u64,
+    pub at: DateTime<Utc>,
+    pub kind: EventKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Why it happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_name: Option<String>,
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub detail: Map<String, Value>,
+}
+
+/// SSE (default) or one JSON page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventsFormat {
+    #[default]
+    Sse,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Replay retained events after this seq (else `Last-Event-ID`; else live only).
+    pub since: Option<u64>,
+    /// `sse` (default) or `json`.
+    #[serde(default)]
+    pub format: Option<EventsFormat>,
+}
+
+/// `GET /v1/events?format=json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventsPage {
+    /// Retained events after `since`, oldest first.
+    pub events: Vec<Event>,
+    /// Events after `since` were dropped from memory already.
+    pub truncated: bool,
+    /// The seq the next event will get.
+    pub next_seq: u64,
+}
+
+/// The data of the SSE event `replay_truncated`, sent first when events
+/// after `since` are no longer retained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ReplayTruncatedNotice {
+    pub since: u64,
+}
+
+/// One Server-Sent Event of `GET /v1/events`, as a client's SSE parser
+/// hands it over: `id` is the event's seq, `data` its JSON (an Event); an
+/// event named `replay_truncated` carries a ReplayTruncatedNotice instead.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ServerSentEvent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `message` (the default) or `replay_truncated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// JSON text: an Event, or a ReplayTruncatedNotice.
+    pub data: String,
+}

@@ -1,0 +1,34 @@
+//! Every type on the wire, in one place: request bodies and query
+//! parameters, responses, events, WebSocket and SSE messages, and error
+//! codes. The handlers build these (never `json!`), the CLI reads them
+//! (never `body["x"]`), and `GET /v1/openapi.json` is generated from them,
+//! so the three cannot drift apart. Conversions from the supervisor's and
+//! the actors' own types are in `convert.rs`; they name every field, so a
+//! field added inside the daemon fails to compile until the wire says what
+//! becomes of it.
+
+mod convert;
+mod error;
+mod events;
+mod health;
+mod sessions;
+mod streams;
+
+pub use error::{ErrorBody, ErrorCode, ErrorDetail};
+pub use events::{
+    Event, EventKind, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
+};
+pub use health::{
+    Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
+    StorageWrite, VersionInfo,
+};
+pub use sessions::{
+    AdoptRequest, CreateSessionRequest, Cursor, DeleteMode, DeleteQuery, DeleteResponse,
+    InputRequest, InputResponse, PaneRect, ResizeRequest, ScrollbackQuery, ScrollbackResponse,
+    SessionEnvelope, SessionList, SessionState, SessionSummary, Snapshot, SnapshotFormat,
+    SnapshotPane, SnapshotQuery, StateReason, Thought, ThoughtRequest, ThoughtResponse, Transport,
+    Until, WaitRequest, When,
+};
+pub use streams::{
+    RowChange, ScreenMessage, SocketAuth, StreamClientMessage, StreamQuery, StreamServerMessage,
+};

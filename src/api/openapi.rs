@@ -1,0 +1,218 @@
+//! `GET /v1/openapi.json`: the API described from its own types and
+//! handlers (`utoipa`), so the document cannot drift from the code. A copy
+//! is checked in as `docs/openapi.json` and a test keeps the two equal
+//! (`TMUXD_WRITE_OPENAPI=1 cargo test --test openapi` rewrites it).
+//!
+//! Responses every route shares (the guard's 401 and 403, the body and
+//! query extractors' 400 and 413, 405 for a method a path lacks) are added
+//! here once, for the routes they apply to, instead of on every handler.
+
+use std::sync::OnceLock;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
+use utoipa::{Modify, OpenApi};
+
+use super::model;
+use super::{events, health, metrics, screen, server, sessions, stream};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "tmuxd",
+        description = "A daemon that supervises tmux sessions. Errors are always \
+`{\"error\": {\"code\", \"message\"}}` (ErrorBody) with one of the ErrorCode values. \
+Without tokens only loopback clients are served (a non-loopback Host or Origin gets 403); \
+with `auth.token` every route but /healthz, /version and the dashboard needs \
+`Authorization: Bearer <token>`, and the read token allows GET only."
+    ),
+    paths(
+        health::healthz,
+        health::version,
+        health::readyz,
+        metrics::metrics,
+        server::server,
+        openapi,
+        dashboard,
+        dashboard_asset,
+        sessions::list,
+        sessions::create,
+        sessions::get,
+        sessions::delete,
+        sessions::adopt,
+        sessions::input,
+        sessions::resize,
+        sessions::wait,
+        sessions::thought,
+        sessions::snapshot,
+        sessions::scrollback,
+        events::events,
+        stream::stream,
+        screen::screen,
+    ),
+    components(schemas(
+        model::ErrorCode,
+        model::EventsFormat,
+        model::SnapshotFormat,
+        model::SnapshotPane,
+        model::DeleteMode,
+        model::Event,
+        model::EventKind,
+        model::ReplayTruncatedNotice,
+        model::SocketAuth,
+        model::StreamServerMessage,
+        model::StreamClientMessage,
+        model::ScreenMessage,
+        model::RowChange,
+    )),
+    modifiers(&BearerAuth, &SharedResponses),
+    tags(
+        (name = "sessions", description = "Create, adopt, drive and read sessions"),
+        (name = "events", description = "The event log, live or as a page"),
+        (name = "streams", description = "WebSockets: raw output and rendered screens"),
+        (name = "daemon", description = "Health, version, metrics and this document"),
+        (name = "dashboard", description = "The browser dashboard's page and files"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document, built once.
+pub fn document() -> &'static Document {
+    static DOCUMENT: OnceLock<Document> = OnceLock::new();
+    DOCUMENT.get_or_init(ApiDoc::openapi)
+}
+
+/// The document as served and as checked in: pretty JSON and a newline.
+pub fn document_json() -> String {
+    let mut text = document().to_pretty_json().unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "daemon",
+    responses((status = 200, description = "This document (OpenAPI 3.1)",
+        content_type = "application/json", body = Object)))]
+pub async fn openapi() -> Response {
+    let headers = [(header::CONTENT_TYPE, "application/json")];
+    (headers, document_json()).into_response()
+}
+
+/// Documents `src/web`'s page; the route itself lives there.
+#[utoipa::path(get, path = "/", tag = "dashboard", security(()),
+    responses((status = 200, description = "The dashboard's page", content_type = "text/html", body = String)))]
+#[allow(dead_code, reason = "documents a route served by src/web")]
+fn dashboard() {}
+
+/// Documents `src/web`'s files; the route itself lives there.
+#[utoipa::path(get, path = "/assets/{name}", tag = "dashboard", security(()),
+    params(("name" = String, Path, example = "app.js",
+        description = "A file of the dashboard (`app.js`, `style.css`...)")),
+    responses(
+        (status = 200, description = "The file, with its content type", content_type = "*/*", body = String),
+        (status = 404, description = "`not_found`", body = model::ErrorBody)))]
+#[allow(dead_code, reason = "documents a route served by src/web")]
+fn dashboard_asset() {}
+
+/// The bearer scheme, required by every operation that does not opt out
+/// (`security(())` marks the open ones).
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, doc: &mut Document) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        let scheme = Http::builder()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some(
+                "`auth.token` (anything) or `auth.read_token` (GET only). \
+                 Not needed when the daemon runs without tokens (loopback only).",
+            ))
+            .build();
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        doc.security = Some(vec![SecurityRequirement::new::<_, _, &str>("bearer", [])]);
+    }
+}
+
+/// Adds the responses the router and extractors give every route of a kind.
+struct SharedResponses;
+
+impl Modify for SharedResponses {
+    fn modify(&self, doc: &mut Document) {
+        for item in doc.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+            ];
+            for operation in operations.into_iter().flatten() {
+                add_shared(operation);
+            }
+        }
+    }
+}
+
+fn add_shared(operation: &mut Operation) {
+    let open = operation
+        .security
+        .as_ref()
+        .is_some_and(|s| s.iter().all(is_empty_requirement));
+    if !open {
+        error(
+            operation,
+            401,
+            "`unauthorized`: no bearer token, or a wrong one",
+        );
+    }
+    error(
+        operation,
+        403,
+        "`forbidden`: the read token on a route that changes something, or (without tokens) a \
+         non-loopback Host or Origin",
+    );
+    let has_query = operation.parameters.as_ref().is_some_and(|ps| {
+        ps.iter()
+            .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Query))
+    });
+    if has_query {
+        error(
+            operation,
+            400,
+            "`bad_request`: an unknown or malformed query parameter",
+        );
+    }
+    if operation.request_body.is_some() {
+        error(
+            operation,
+            400,
+            "`bad_request`: not JSON, a wrong type, an unknown field",
+        );
+        error(
+            operation,
+            413,
+            "`payload_too_large`: over `http.max_body_bytes`",
+        );
+    }
+}
+
+fn is_empty_requirement(requirement: &SecurityRequirement) -> bool {
+    serde_json::to_value(requirement).is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()))
+}
+
+/// An `ErrorBody` response for `status`, unless the handler documented one.
+fn error(operation: &mut Operation, status: u16, description: &str) {
+    let responses = &mut operation.responses.responses;
+    let key = status.to_string();
+    if responses.contains_key(&key) {
+        return;
+    }
+    let body = Content::new(Some(Ref::from_schema_name("ErrorBody")));
+    let response = ResponseBuilder::new()
+        .description(description)
+        .content("application/json", body)
+        .build();
+    responses.insert(key, RefOr::T(response));
+}

@@ -1,0 +1,121 @@
+//! `GET /v1/openapi.json` against the checked-in `docs/openapi.json`, and
+//! against the router: every route is described, with its parameters,
+//! bodies and errors. Regenerate the copy after an API change with
+//! `TMUXD_WRITE_OPENAPI=1 cargo test --test openapi`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use common::{Daemon, TmuxServer};
+use serde_json::Value;
+
+/// Every operation the router serves (src/api/mod.rs and src/web).
+const OPERATIONS: [&str; 22] = [
+    "get /healthz",
+    "get /version",
+    "get /readyz",
+    "get /metrics",
+    "get /v1/server",
+    "get /v1/openapi.json",
+    "get /",
+    "get /assets/{name}",
+    "get /v1/sessions",
+    "post /v1/sessions",
+    "get /v1/sessions/{id}",
+    "delete /v1/sessions/{id}",
+    "post /v1/sessions/adopt",
+    "post /v1/sessions/{id}/input",
+    "post /v1/sessions/{id}/resize",
+    "post /v1/sessions/{id}/wait",
+    "put /v1/sessions/{id}/thought",
+    "get /v1/sessions/{id}/snapshot",
+    "get /v1/sessions/{id}/scrollback",
+    "get /v1/events",
+    "get /v1/sessions/{id}/stream",
+    "get /v1/sessions/{id}/screen",
+];
+
+fn checked_in() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/openapi.json")
+}
+
+fn served(daemon: &Daemon) -> String {
+    let response = reqwest::blocking::get(format!("{}/v1/openapi.json", daemon.base)).unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    response.text().unwrap()
+}
+
+#[test]
+fn the_checked_in_document_is_what_the_daemon_serves() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let text = served(&daemon);
+    if std::env::var_os("TMUXD_WRITE_OPENAPI").is_some() {
+        std::fs::write(checked_in(), &text).unwrap();
+    }
+    let copy = std::fs::read_to_string(checked_in()).unwrap_or_default();
+    assert!(
+        copy == text,
+        "docs/openapi.json differs from what the daemon serves; regenerate it with \
+         TMUXD_WRITE_OPENAPI=1 cargo test --test openapi"
+    );
+}
+
+#[test]
+fn every_route_is_described_with_its_errors() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let doc: Value = serde_json::from_str(&served(&daemon)).unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    let mut described = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            described.insert(format!("{method} {path}"));
+            let responses = operation["responses"].as_object().unwrap();
+            let open = operation.get("security") == Some(&serde_json::json!([{}]));
+            assert_eq!(responses.contains_key("401"), !open, "{method} {path}");
+            assert!(responses.contains_key("403"), "{method} {path}");
+            if operation.get("requestBody").is_some() {
+                assert!(responses.contains_key("400") && responses.contains_key("413"));
+            }
+            if path.contains("{id}") {
+                assert!(responses.contains_key("404"), "{method} {path}");
+                let params = operation["parameters"].as_array().unwrap();
+                assert!(
+                    params
+                        .iter()
+                        .any(|p| p["name"] == "id" && p["in"] == "path")
+                );
+            }
+        }
+    }
+    let expected: BTreeSet<String> = OPERATIONS.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(described, expected);
+    let schemes = &doc["components"]["securitySchemes"]["bearer"];
+    assert_eq!(schemes["scheme"], "bearer");
+    let codes = doc["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .unwrap();
+    for code in [
+        "not_found",
+        "capacity_exceeded",
+        "tmux_unavailable",
+        "method_not_allowed",
+    ] {
+        assert!(codes.iter().any(|c| c == code), "{code}");
+    }
+    let stream = &doc["paths"]["/v1/sessions/{id}/stream"]["get"];
+    let described = stream["description"].as_str().unwrap();
+    for word in [
+        "ready",
+        "replay_truncated",
+        "[u64 seq, big-endian]",
+        "resize",
+        "auth",
+    ] {
+        assert!(described.contains(word), "the stream's messages: {word}");
+    }
+}
