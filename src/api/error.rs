@@ -63,6 +63,8 @@ impl From<SupervisorError> for ApiError {
             E::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             E::QueueFull { .. } => (StatusCode::TOO_MANY_REQUESTS, "queue_full"),
             E::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+            E::Ended(_) => (StatusCode::CONFLICT, "session_ended"),
+            E::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
         };
         if status.is_server_error() {
             tracing::warn!("{message}");

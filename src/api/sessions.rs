@@ -11,15 +11,32 @@ use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use crate::session::{Region, SnapshotFormat};
-use crate::supervisor::{CreateSession, DeleteMode, Input, ThoughtUpdate, Until, When};
+use crate::supervisor::{CreateSession, DeleteMode, Input, ThoughtUpdate, When};
 
 type ApiResult<T> = Result<T, ApiError>;
 
 /// Scrollback lines returned when `lines` is not given.
 const DEFAULT_SCROLLBACK_LINES: usize = 100;
 
-pub async fn list(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "sessions": state.supervisor.list().await }))
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// `ended`: also the sessions that ended within the retention window.
+    include: Option<IncludeParam>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum IncludeParam {
+    Ended,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Json<Value> {
+    let ended = matches!(query.include, Some(IncludeParam::Ended));
+    Json(json!({ "sessions": state.supervisor.list(ended).await }))
 }
 
 #[derive(Deserialize)]
@@ -120,27 +137,6 @@ pub async fn input(
     };
     let outcome = state.supervisor.input(&id, input).await?;
     Ok(Json(json!(outcome)))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WaitBody {
-    until: Until,
-    timeout_ms: Option<u64>,
-}
-
-/// Wait this long when the client does not say.
-const DEFAULT_WAIT_MS: u64 = 30_000;
-
-pub async fn wait(
-    _: ReadWrite,
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    ApiJson(body): ApiJson<WaitBody>,
-) -> ApiResult<Json<Value>> {
-    let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    let session = state.supervisor.wait(&id, body.until, timeout_ms).await?;
-    Ok(Json(json!({ "session": session })))
 }
 
 #[derive(Deserialize)]

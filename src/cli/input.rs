@@ -3,17 +3,22 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::args::{KeysArgs, ResizeArgs, SendArgs, ThoughtArgs};
+use super::args::{KeysArgs, QueueWhen, ResizeArgs, SendArgs, ThoughtArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::{print_either, table, text};
 use super::resolve::session_id;
 use super::sessions::print_session;
 
 pub async fn send(client: &Client, args: SendArgs) -> Result<(), ClientError> {
+    let when = match args.when {
+        Some(QueueWhen::Idle) => "idle",
+        Some(QueueWhen::Waiting) => "waiting",
+        None => when(args.when_idle),
+    };
     let body = json!({
         "text": args.text,
         "submit": args.enter,
-        "when": when(args.when_idle),
+        "when": when,
     });
     input(client, &args.target.session, &body, args.format.json).await
 }
@@ -37,12 +42,11 @@ async fn input(
     let path = format!("/v1/sessions/{}/input", encode(&id));
     let outcome = client.request(Method::POST, &path, Some(body)).await?;
     print_either(json, &outcome, |o| {
-        let what = if o["queued"].as_bool() == Some(true) {
-            "queued until idle"
-        } else {
-            "typed"
+        let what = match (o["queued"].as_bool(), body["when"].as_str()) {
+            (Some(true), Some(when)) => format!("queued until {when}"),
+            _ => "typed".to_owned(),
         };
-        table(["ID", "INPUT"], &[[id.clone(), what.to_owned()]])
+        table(["ID", "INPUT"], &[[id.clone(), what]])
     })
 }
 

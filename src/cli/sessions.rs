@@ -14,7 +14,12 @@ use super::resolve::session_id;
 const THOUGHT_WIDTH: usize = 60;
 
 pub async fn ls(client: &Client, args: LsArgs) -> Result<(), ClientError> {
-    let body = client.get("/v1/sessions").await?;
+    let path = if args.all {
+        "/v1/sessions?include=ended"
+    } else {
+        "/v1/sessions"
+    };
+    let body = client.get(path).await?;
     print_either(args.format.json, &body, |body| {
         session_table(body["sessions"].as_array().map_or(&[], Vec::as_slice))
     })
@@ -99,7 +104,7 @@ pub fn session_table(sessions: &[Value]) -> String {
             [
                 text(&s["session_id"]).to_owned(),
                 text(&s["tmux_name"]).to_owned(),
-                text(&s["state"]).to_owned(),
+                state(s),
                 text(&s["state_reason"]).to_owned(),
                 format!("{}x{}", s["cols"], s["rows"]),
                 s["queued_inputs"].as_u64().unwrap_or(0).to_string(),
@@ -113,6 +118,26 @@ pub fn session_table(sessions: &[Value]) -> String {
         "ID", "NAME", "STATE", "REASON", "SIZE", "QUEUED", "COMMAND", "CWD", "THOUGHT",
     ];
     table(header, &rows)
+}
+
+/// The state, with the attention flag (`idle!`) or the exit status
+/// (`exited(3)`) beside it.
+fn state(session: &Value) -> String {
+    let state = text(&session["state"]);
+    let exit = match (
+        session["exit_status"].as_i64(),
+        session["exit_signal"].as_i64(),
+    ) {
+        (Some(status), _) => format!("({status})"),
+        (None, Some(signal)) => format!("(signal {signal})"),
+        _ => String::new(),
+    };
+    let attention = if session["attention"].is_object() && state != "exited" {
+        "!"
+    } else {
+        ""
+    };
+    format!("{state}{exit}{attention}")
 }
 
 /// `[state] text` of a session's thought, on one line.

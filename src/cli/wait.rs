@@ -1,14 +1,16 @@
-//! `wait`: block until a session reaches a state. A timeout has its own
-//! exit status (3); limits longer than the API's are waited in slices.
+//! `wait`: block until a session reaches a state, is quiet, or shows a
+//! line matching a regex. A timeout has its own exit status (3); limits
+//! longer than the API's are waited in slices.
 
 use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::args::WaitArgs;
+use super::args::{Until, WaitArgs};
 use super::client::{Client, ClientError, encode};
 use super::duration::WaitLimit;
+use super::output::{print, print_json, text};
 use super::resolve::session_id;
 use super::sessions::print_session;
 
@@ -18,16 +20,17 @@ const API_MAX_WAIT: Duration = Duration::from_secs(3600);
 pub async fn wait(client: &Client, args: WaitArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
     let path = format!("/v1/sessions/{}/wait", encode(&id));
-    let until = args.until.as_str();
+    let (condition, what) = condition(&args);
     let started = Instant::now();
     loop {
         let slice = match args.timeout {
             WaitLimit::Forever => API_MAX_WAIT,
             WaitLimit::For(limit) => limit.saturating_sub(started.elapsed()).min(API_MAX_WAIT),
         };
-        let body = json!({ "until": until, "timeout_ms": slice.as_millis() as u64 });
+        let mut body = condition.clone();
+        body["timeout_ms"] = json!(slice.as_millis() as u64);
         match client.request(Method::POST, &path, Some(&body)).await {
-            Ok(answer) => return print_session(&answer, false, args.format.json),
+            Ok(answer) => return print_outcome(&answer, args.format.json),
             Err(ClientError::Api { status, .. }) if status == StatusCode::REQUEST_TIMEOUT => {
                 let out_of_time = match args.timeout {
                     WaitLimit::Forever => false,
@@ -35,13 +38,40 @@ pub async fn wait(client: &Client, args: WaitArgs) -> Result<(), ClientError> {
                 };
                 if out_of_time {
                     return Err(ClientError::TimedOut(format!(
-                        "timed out after {} waiting for {id} to be {until}",
+                        "timed out after {} waiting for {id} {what}",
                         humanize(started.elapsed())
                     )));
                 }
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// The request body (without its timeout), and how a timeout message says it.
+fn condition(args: &WaitArgs) -> (Value, String) {
+    match (&args.pattern, args.until) {
+        (Some(pattern), _) => (
+            json!({ "match": pattern }),
+            format!("to show a line matching {pattern:?}"),
+        ),
+        (None, Some(Until::Quiet(quiet))) => (
+            json!({ "until": "quiet", "quiet_ms": quiet.as_millis() as u64 }),
+            format!("to be quiet for {}", humanize(quiet)),
+        ),
+        (None, Some(Until::State(state))) => (json!({ "until": state }), format!("to be {state}")),
+        (None, None) => unreachable!("clap requires --until or --match"),
+    }
+}
+
+/// The matching line for `--match`, else the session's row.
+fn print_outcome(answer: &Value, json: bool) -> Result<(), ClientError> {
+    if json {
+        return print_json(answer);
+    }
+    match answer.get("match") {
+        Some(matched) => print(&format!("{}\n", text(&matched["line"]))),
+        None => print_session(answer, false, false),
     }
 }
 

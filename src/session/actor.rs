@@ -10,7 +10,12 @@
 //! arrives before its capture's reply is already in the capture and is not
 //! fed again; output after it is.
 
-use std::collections::BTreeMap;
+mod exits;
+mod judge;
+
+pub use exits::KEEP_EXIT_OPTION;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -18,14 +23,14 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-use super::foreground::{self, Running};
+use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
 use super::state::{Detector, Signal, StateView};
-use super::window::{self, WindowGeometry};
+use super::window::{self, Region, SnapshotFormat, WindowGeometry};
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ActorSummary, ClientExited, Input, LiveOutput, SessionCmd,
-    Snapshot, Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ActorSummary, ClientExited, Final, FinalScreens, Input,
+    LiveOutput, SessionCmd, Snapshot, Subscription, Transport,
 };
 use crate::tmux::command::{
     CaptureSeed, PaneRow, RefreshClient, ResizeWindow, SendHex, SendKeys, SendLiteral, Target,
@@ -57,6 +62,8 @@ struct Subscriber {
 struct Pane {
     screen: PaneScreen,
     pid: Option<u32>,
+    /// Tells when the pane's process exits.
+    exit_watch: Option<exits::PidWatch>,
     /// Captures asked for and not yet answered; output is not fed meanwhile.
     seeding: Option<Seed>,
 }
@@ -78,6 +85,8 @@ enum Purpose {
     Input { job: u64 },
     /// A command whose reply someone waits for.
     Reply(oneshot::Sender<Result<(), String>>),
+    /// How a pane ended (`looks`: how many times it was asked).
+    Exit { pane: u32, looks: u8 },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
@@ -113,6 +122,12 @@ struct SessionActor {
     sessions_changed: Arc<Notify>,
     client_gone: bool,
     running: Option<(std::time::Instant, Running)>,
+    /// Dead panes whose exit status was read and which were killed.
+    reaped: BTreeSet<u32>,
+    /// How the last pane that died exited: status, signal.
+    exit: Option<(Option<i32>, Option<i32>)>,
+    /// Panes whose process exited (and how often tmux was asked about it).
+    exits_tx: mpsc::UnboundedSender<(u32, u8)>,
 }
 
 pub(super) async fn start(
@@ -120,7 +135,8 @@ pub(super) async fn start(
     inbox: mpsc::Receiver<SessionCmd>,
 ) -> Result<(), ControlError> {
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
-    let detector = Detector::new(Utc::now(), spec.config.timing);
+    let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention);
+    let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let mut actor = SessionActor {
         session_id: spec.session_id,
         actor_id: spec.actor_id,
@@ -143,6 +159,9 @@ pub(super) async fn start(
         sessions_changed: spec.sessions_changed,
         client_gone: false,
         running: None,
+        reaped: BTreeSet::new(),
+        exit: None,
+        exits_tx,
     };
     // The first look is awaited, so the session's summary has its size
     // from the start; the captures it asks for are answered in the loop.
@@ -159,13 +178,14 @@ pub(super) async fn start(
             return Err(e);
         }
     }
+    actor.watch_exits(&mut client).await;
     // The screen tmux shows now counts as the first output: a session that
     // prints nothing more is judged from it (quiet, its foreground).
     actor.signal(Signal::Output {
         bytes: &[],
         changed: true,
     });
-    tokio::spawn(actor.run(client, inbox));
+    tokio::spawn(actor.run(client, inbox, exits_rx));
     Ok(())
 }
 
@@ -181,7 +201,12 @@ async fn until(deadline: Option<DateTime<Utc>>) {
 }
 
 impl SessionActor {
-    async fn run(mut self, mut client: ControlClient, mut inbox: mpsc::Receiver<SessionCmd>) {
+    async fn run(
+        mut self,
+        mut client: ControlClient,
+        mut inbox: mpsc::Receiver<SessionCmd>,
+        mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
+    ) {
         loop {
             let deadline = self.detector.next_deadline();
             tokio::select! {
@@ -191,6 +216,12 @@ impl SessionActor {
                         let _ = reply.send(());
                         return;
                     }
+                    Some(SessionCmd::Finish { reason, reply }) => {
+                        let last = self.finish(reason);
+                        client.close().await;
+                        let _ = reply.send(last);
+                        return;
+                    }
                     Some(cmd) => self.serve(cmd, &mut client).await,
                     None => break,
                 },
@@ -198,7 +229,10 @@ impl SessionActor {
                     Some(event) => self.on_event(event, &mut client).await,
                     None => self.on_client_gone(),
                 },
-                _ = until(deadline) => self.look_at_foreground(),
+                _ = until(deadline) => self.probe(),
+                Some((pane, looks)) = exits.recv(), if !self.client_gone => {
+                    self.look_at_exit(pane, looks, &mut client).await
+                }
             }
         }
         client.close().await;
@@ -211,12 +245,7 @@ impl SessionActor {
                 region,
                 reply,
             } => {
-                let snapshot = Snapshot {
-                    session_id: self.session_id.clone(),
-                    seq: self.ring.latest_seq(),
-                    screen: window::snapshot(&self.window, &self.screens(), format, region),
-                };
-                let _ = reply.send(snapshot);
+                let _ = reply.send(self.snapshot(format, region));
             }
             SessionCmd::Summary { reply } => {
                 let _ = reply.send(self.summary());
@@ -239,7 +268,9 @@ impl SessionActor {
             SessionCmd::WatchOutput { reply } => {
                 let _ = reply.send(self.output_tx.subscribe());
             }
-            SessionCmd::Shutdown { .. } => unreachable!("handled in run"),
+            SessionCmd::Shutdown { .. } | SessionCmd::Finish { .. } => {
+                unreachable!("handled in run")
+            }
         }
     }
 
@@ -291,6 +322,10 @@ impl SessionActor {
                     Purpose::Capture { pane, alternate } => {
                         self.on_capture(pane, alternate, result)
                     }
+                    Purpose::Exit { pane, looks } => {
+                        let value = result.map(|lines| lines.concat()).unwrap_or_default();
+                        self.on_exit_facts(pane, &value, looks, client).await
+                    }
                     other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
                 }
             }
@@ -315,6 +350,9 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
+            Notification::SubscriptionChanged { name, scope, value } => {
+                self.on_subscription(&name, &scope, &value, client).await
+            }
             _ => {}
         }
     }
@@ -421,10 +459,19 @@ impl SessionActor {
             };
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
                 screen: PaneScreen::new(state.cols, state.rows),
-                pid: row.pid,
+                pid: None,
+                exit_watch: None,
                 seeding: None,
             });
-            pane.pid = row.pid;
+            if pane.pid != row.pid {
+                pane.pid = row.pid;
+                pane.exit_watch = row
+                    .pid
+                    .and_then(|pid| exits::watch_pid(pid, row.pane.0, &self.exits_tx));
+            }
+            if row.dead {
+                let _ = self.exits_tx.send((row.pane.0, 0));
+            }
             pane.seeding = Some(Seed {
                 replies_left: 1 + u8::from(state.alternate_on),
                 state,
@@ -484,7 +531,14 @@ impl SessionActor {
         reply: oneshot::Sender<Result<(), String>>,
         client: &mut ControlClient,
     ) {
-        self.signal(Signal::Input);
+        // Raw bytes come from someone at a keyboard (a stream client); text
+        // and keys from a request that gives the session something to do.
+        let typed = input.text.is_some() || !input.keys.is_empty();
+        self.signal(if typed {
+            Signal::Input
+        } else {
+            Signal::Keystrokes
+        });
         let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
         if pieces.is_empty() {
             let _ = reply.send(Ok(()));
@@ -530,7 +584,7 @@ impl SessionActor {
                     let _ = done.reply.send(done.error.map_or(Ok(()), Err));
                 }
             }
-            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } => {
+            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } | Purpose::Exit { .. } => {
                 if let Err(e) = result {
                     tracing::debug!(session_id = %self.session_id, "tmux command failed: {e}");
                 }
@@ -570,59 +624,16 @@ impl SessionActor {
         }
     }
 
-    /// A deadline passed: see who holds the terminal now, then let time tell.
-    fn look_at_foreground(&mut self) {
-        let running = self.running();
-        let foreground = foreground::probe(self.active_pid(), &running.command);
-        self.signal(Signal::Foreground(foreground));
-        self.signal(Signal::Tick);
-    }
-
-    fn active_pid(&self) -> Option<u32> {
-        self.panes.get(&self.window.active).and_then(|p| p.pid)
-    }
-
-    /// What the active pane runs, from /proc, reused for a moment.
-    fn running(&mut self) -> Running {
-        let now = std::time::Instant::now();
-        if let Some((at, running)) = &self.running
-            && now.duration_since(*at) < RUNNING_FRESH
-        {
-            return running.clone();
-        }
-        let running = self
-            .active_pid()
-            .and_then(foreground::running)
-            .unwrap_or(Running {
-                command: String::new(),
-                cwd: String::new(),
-            });
-        self.running = Some((now, running.clone()));
-        running
-    }
-
-    /// Feeds the detector; a changed state goes to waiters and the supervisor.
-    fn signal(&mut self, signal: Signal<'_>) {
-        if let Some(view) = self.detector.step(Utc::now(), signal) {
-            self.state_tx.send_replace(view);
-            let _ = self.events.send(ActorEvent::State {
-                session_id: self.session_id.clone(),
-                actor_id: self.actor_id,
-                view,
-            });
-        }
-    }
-
     fn on_client_gone(&mut self) {
         self.client_gone = true;
         self.subscribers.clear();
         for (_, purpose) in std::mem::take(&mut self.purposes) {
             self.settle(purpose, Err("the session's tmux client has gone".into()));
         }
-        self.signal(Signal::Exit);
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
+            program_exited: self.exit.is_some(),
         }));
     }
 
@@ -655,6 +666,35 @@ impl SessionActor {
                 .filter(|s| !s.tx.is_closed())
                 .count(),
             latest_seq: self.ring.latest_seq(),
+            attention: state.attention,
+            exit_status: self.exit.and_then(|(status, _)| status),
+            exit_signal: self.exit.and_then(|(_, signal)| signal),
+            last_command_status: self.detector.last_command_status(),
+        }
+    }
+
+    /// The snapshot of `region` in `format`, from memory.
+    fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
+        Snapshot {
+            session_id: self.session_id.clone(),
+            seq: self.ring.latest_seq(),
+            screen: window::snapshot(&self.window, &self.screens(), format, region),
+        }
+    }
+
+    /// Reports the end, then keeps what the session last showed.
+    fn finish(&mut self, reason: super::EndReason) -> Final {
+        self.signal(Signal::End(reason));
+        let screen = |format, region| self.snapshot(format, region);
+        let screens = FinalScreens {
+            window_text: screen(SnapshotFormat::Text, Region::Window),
+            window_ansi: screen(SnapshotFormat::Ansi, Region::Window),
+            pane_text: screen(SnapshotFormat::Text, Region::ActivePane),
+            pane_ansi: screen(SnapshotFormat::Ansi, Region::ActivePane),
+        };
+        Final {
+            summary: self.summary(),
+            screens,
         }
     }
 }

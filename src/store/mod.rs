@@ -5,6 +5,7 @@
 //! what to write and when, this module makes sure nothing on disk is ever
 //! half-written and that a damaged file never stops the daemon from starting.
 
+mod ended;
 mod events;
 mod files;
 mod registry;
@@ -12,9 +13,13 @@ mod registry;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use ended::{EndedFile, EndedRecord};
 pub use events::{Event, EventKind, EventLog, NewEvent};
 pub use files::{DataDir, Loaded, write_atomic};
-pub use registry::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
+pub use registry::{
+    InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
+    ThoughtsFile,
+};
 
 /// Everything that can go wrong reading or writing the data directory.
 #[derive(Debug, thiserror::Error)]

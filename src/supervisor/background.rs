@@ -157,6 +157,11 @@ impl Supervisor {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
+            // tmux exits with its last session: the program's exit ended both.
+            Ok(SessionStatus::NoServer) if exit.program_exited => {
+                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                    .await
+            }
             Ok(SessionStatus::NoServer) => {
                 self.end(id, Some(exit.actor_id), EndReason::TmuxServerGone)
                     .await
@@ -231,6 +236,7 @@ impl Supervisor {
 
     async fn checkpoint(&self) {
         let _ = self.persist().await;
+        self.prune_ended().await;
         self.inner.persistence.sync_events();
     }
 }

@@ -7,39 +7,22 @@ use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 
+use super::ended::Retained;
+use super::registry::restore_attention;
 use super::registry::{Ending, Entry, Reservation, format_id};
 use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
-use crate::session::SessionState;
-use crate::session::{ActorSpec, SessionHandle};
-use crate::store::{EventKind, NewEvent, QueuedInput};
+use crate::session::{ActorSpec, Attention, SessionHandle, SessionState, StateView};
+use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
 use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
 
-/// Why tmuxd stopped tracking a session (recorded with the event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    ApiKill,
-    ProcessExit,
-    TmuxServerGone,
-    AttachFailed,
-}
-
-impl EndReason {
-    fn as_str(self) -> &'static str {
-        match self {
-            EndReason::ApiKill => "api_kill",
-            EndReason::ProcessExit => "process_exit",
-            EndReason::TmuxServerGone => "tmux_server_gone",
-            EndReason::AttachFailed => "attach_failed",
-        }
-    }
-}
+pub use crate::session::EndReason;
 
 /// A tmux session about to get an actor.
 pub(super) struct Attach {
@@ -50,6 +33,8 @@ pub(super) struct Attach {
     pub(super) cwd: Option<String>,
     /// Input still queued from before (a restart or a detach).
     pub(super) queue: Vec<QueuedInput>,
+    /// Attention raised before (a restart or a detach).
+    pub(super) attention: Option<PersistedAttention>,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -81,6 +66,7 @@ impl Supervisor {
                 cwd: request.cwd.as_deref().map(Path::new),
                 size: request.size,
                 command: request.command.as_deref(),
+                keep_exit: true,
             };
             match self.tmux().new_session(&new).await {
                 Ok(()) => break,
@@ -113,6 +99,7 @@ impl Supervisor {
             command: request.command.clone(),
             cwd: request.cwd.clone(),
             queue: Vec::new(),
+            attention: None,
         };
         let summary = match self
             .attach(
@@ -203,6 +190,7 @@ impl Supervisor {
             created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
             command: known.as_ref().and_then(|k| k.command.clone()),
             cwd: known.as_ref().and_then(|k| k.cwd.clone()),
+            attention: known.as_ref().and_then(|k| k.attention.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
         };
         self.attach(
@@ -274,10 +262,13 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Stops tracking a session whose end is decided: waits for its client,
-    /// records why. `actor_id` (when given) must still be current.
+    /// Stops tracking a session whose end is decided: the actor reports it
+    /// exited and hands over its last summary and screens, which stay
+    /// readable; the end is recorded with one reason, the same in the
+    /// session's last state event and in its `session_deleted` event.
+    /// `actor_id` (when given) must still be current.
     pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
-        let (entry, thoughts_written) = {
+        let (entry, thought, thoughts_written) = {
             let mut registry = self.registry();
             let current = registry
                 .sessions
@@ -289,6 +280,7 @@ impl Supervisor {
             let Some(entry) = registry.sessions.remove(&id) else {
                 return;
             };
+            registry.finishing.insert(id);
             registry
                 .ended
                 .insert(entry.tmux_name.clone(), std::time::Instant::now());
@@ -298,6 +290,7 @@ impl Supervisor {
                     .detached
                     .insert(entry.tmux_name.clone(), entry.persisted());
             }
+            let thought = registry.thoughts.get(&format_id(id)).cloned();
             // thoughts.json is rewritten only if this session had a thought.
             let thoughts_written = (reason != EndReason::AttachFailed
                 && registry.thoughts.remove(&format_id(id)).is_some())
@@ -306,11 +299,29 @@ impl Supervisor {
                     .persistence
                     .queue_thoughts(registry.to_thoughts_file())
             });
-            (entry, thoughts_written)
+            (entry, thought, thoughts_written)
         };
-        entry.handle.shutdown().await;
+        let last = entry.handle.finish(reason).await.ok();
+        let ended_at = Utc::now();
+        let actor = last
+            .as_ref()
+            .map(|l| l.summary.clone())
+            .or_else(|| entry.last_summary.as_ref().map(|s| s.actor.clone()));
+        let view = StateView {
+            state: SessionState::Exited,
+            reason: crate::session::StateReason::End(reason),
+            since: ended_at,
+            attention: actor.as_ref().and_then(|a| a.attention),
+        };
+        let exit = actor
+            .as_ref()
+            .map_or((None, None), |a| (a.exit_status, a.exit_signal));
+        self.record(super::queue::state_event(&view, exit), &entry);
         self.record(
-            NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+            NewEvent::new(EventKind::SessionDeleted)
+                .reason(reason.as_str())
+                .detail("exit_status", serde_json::json!(exit.0))
+                .detail("exit_signal", serde_json::json!(exit.1)),
             &entry,
         );
         if reason != EndReason::AttachFailed {
@@ -322,6 +333,30 @@ impl Supervisor {
         if let Some(written) = thoughts_written {
             let _ = written.await;
         }
+        if let Some(mut actor) = actor {
+            actor.state = view.state;
+            actor.state_reason = view.reason;
+            actor.state_since = view.since;
+            actor.transport = crate::session::Transport::Disconnected;
+            actor.subscribers = 0;
+            let summary = SessionSummary {
+                session_id: format_id(id),
+                tmux_name: entry.tmux_name.clone(),
+                created_at: entry.created_at,
+                ended_at: Some(ended_at),
+                queued_inputs: 0,
+                thought,
+                actor,
+            };
+            let retained = Retained {
+                summary,
+                screens: last.map(|l| l.screens),
+                ended_at,
+            };
+            self.retain(id, retained).await;
+        }
+        self.registry().finishing.remove(&id);
+        self.inner.retained.send_modify(|n| *n += 1);
     }
 
     /// Starts the actor and commits the reservation as a tracked session.
@@ -337,12 +372,17 @@ impl Supervisor {
             command,
             cwd,
             queue,
+            attention,
         } = attach;
+        let attention: Option<Attention> = attention.as_ref().and_then(restore_attention);
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(reservation.id, actor_id, &view.name).await {
+        let handle = match self
+            .spawn_actor(reservation.id, actor_id, &view.name, attention)
+            .await
+        {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
@@ -361,6 +401,7 @@ impl Supervisor {
             last_summary: None,
             reattaches: Vec::new(),
             state: SessionState::Starting,
+            attention,
             queue: queue.into(),
             delivering: false,
             typing: Default::default(),
@@ -381,6 +422,8 @@ impl Supervisor {
             let mut registry = self.registry();
             registry.reserved.remove(&reservation.tmux_name);
             registry.detached.remove(&reservation.tmux_name);
+            // Adopted again under its old id: it is live, not ended.
+            registry.retained.remove(&reservation.id);
             registry.sessions.insert(reservation.id, entry);
             actor
                 .ok()
@@ -396,6 +439,7 @@ impl Supervisor {
         id: u64,
         actor_id: u64,
         name: &str,
+        attention: Option<Attention>,
     ) -> Result<SessionHandle, ControlError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
@@ -409,6 +453,7 @@ impl Supervisor {
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
             sessions_changed: self.inner.sessions_changed.clone(),
+            attention,
         })
         .await
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::store::{
-    DataDir, Event, EventLog, Loaded, NewEvent, RegistryFile, StoreError, ThoughtsFile,
+    DataDir, EndedFile, Event, EventLog, Loaded, NewEvent, RegistryFile, StoreError, ThoughtsFile,
 };
 
 /// Rotate `events.jsonl` past this size.
@@ -23,6 +23,14 @@ const EVENT_BROADCAST: usize = 1024;
 enum FileWrite {
     Registry(RegistryFile),
     Thoughts(ThoughtsFile),
+    Ended(EndedFile),
+}
+
+/// What the data dir held at startup.
+pub struct Restored {
+    pub registry: RegistryFile,
+    pub thoughts: ThoughtsFile,
+    pub ended: EndedFile,
 }
 
 struct QueuedWrite {
@@ -41,10 +49,11 @@ pub struct Persistence {
 impl Persistence {
     /// Locks the data dir and loads the registry and thoughts; a corrupt
     /// file is moved aside and an empty one used. Starts the writer task.
-    pub fn open(data_dir: &Path) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
+    pub fn open(data_dir: &Path) -> Result<(Persistence, Restored), StoreError> {
         let dir = Arc::new(DataDir::open(data_dir)?);
         let registry = load_or_empty(&dir, &dir.registry_path(), RegistryFile::empty)?;
         let thoughts = load_or_empty(&dir, &dir.thoughts_path(), ThoughtsFile::empty)?;
+        let ended = load_or_empty(&dir, &dir.ended_path(), EndedFile::empty)?;
         let events = EventLog::open(&dir.events_path(), EVENT_LOG_BYTES, EVENTS_KEPT)?;
         if events.skipped_lines() > 0 {
             tracing::warn!(
@@ -60,7 +69,12 @@ impl Persistence {
             live_events: broadcast::channel(EVENT_BROADCAST).0,
             writes,
         };
-        Ok((persistence, registry, thoughts))
+        let restored = Restored {
+            registry,
+            thoughts,
+            ended,
+        };
+        Ok((persistence, restored))
     }
 
     /// Queues a registry write; callers send in the order they built the
@@ -71,6 +85,10 @@ impl Persistence {
 
     pub fn queue_thoughts(&self, file: ThoughtsFile) -> oneshot::Receiver<()> {
         self.queue(FileWrite::Thoughts(file))
+    }
+
+    pub fn queue_ended(&self, file: EndedFile) -> oneshot::Receiver<()> {
+        self.queue(FileWrite::Ended(file))
     }
 
     fn queue(&self, file: FileWrite) -> oneshot::Receiver<()> {
@@ -142,12 +160,13 @@ fn load_or_empty<T: serde::de::DeserializeOwned>(
 async fn write_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedReceiver<QueuedWrite>) {
     while let Some(first) = queue.recv().await {
         // Everything queued meanwhile is older than the last of its kind: write only those.
-        let (mut registry, mut thoughts) = (None, None);
+        let (mut registry, mut thoughts, mut ended) = (None, None, None);
         let mut waiting = Vec::new();
         for write in std::iter::once(first).chain(std::iter::from_fn(|| queue.try_recv().ok())) {
             match write.file {
                 FileWrite::Registry(file) => registry = Some(file),
                 FileWrite::Thoughts(file) => thoughts = Some(file),
+                FileWrite::Ended(file) => ended = Some(file),
             }
             waiting.push(write.done);
         }
@@ -158,6 +177,9 @@ async fn write_files(dir: Arc<DataDir>, mut queue: mpsc::UnboundedReceiver<Queue
             }
             if let Some(file) = thoughts {
                 dir.save_json(&dir.thoughts_path(), &file)?;
+            }
+            if let Some(file) = ended {
+                dir.save_json(&dir.ended_path(), &file)?;
             }
             Ok(())
         })

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::Supervisor;
 use super::lifecycle::{Attach, EndReason};
-use super::registry::Reservation;
+use super::registry::{Reservation, restore_attention};
+use crate::session::{SessionState, StateReason, StateView};
 use crate::store::{EventKind, NewEvent, RegistryFile};
 use crate::tmux::SessionView;
 
@@ -19,7 +20,7 @@ const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 impl Supervisor {
     /// tmuxd's client went away but the session lives: attach a new one.
     pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
-        let (name, too_often) = {
+        let (name, too_often, attention) = {
             let mut registry = self.registry();
             let Some(entry) = registry
                 .sessions
@@ -36,6 +37,7 @@ impl Supervisor {
             (
                 entry.tmux_name.clone(),
                 entry.reattaches.len() > REATTACH_LIMIT,
+                entry.attention,
             )
         };
         if too_often {
@@ -43,7 +45,7 @@ impl Supervisor {
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, &name).await {
+        let handle = match self.spawn_actor(id, new_actor_id, &name, attention).await {
             Ok(handle) => handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
@@ -86,12 +88,24 @@ impl Supervisor {
             }
         }
         for session in &plan.missing {
-            self.inner.persistence.record(
-                NewEvent::new(EventKind::SessionDeleted)
-                    .session_id(&session.session_id)
-                    .tmux_name(&session.tmux_name)
-                    .reason("startup_missing_tmux"),
-            );
+            let reason = EndReason::StartupMissingTmux;
+            let view = StateView {
+                state: SessionState::Exited,
+                reason: StateReason::End(reason),
+                since: chrono::Utc::now(),
+                attention: session.attention.as_ref().and_then(restore_attention),
+            };
+            let events = [
+                super::queue::state_event(&view, (None, None)),
+                NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+            ];
+            for event in events {
+                self.inner.persistence.record(
+                    event
+                        .session_id(&session.session_id)
+                        .tmux_name(&session.tmux_name),
+                );
+            }
         }
         for session in plan.reattach {
             let id = super::parse_id(&session.session_id).unwrap_or_default();
@@ -109,6 +123,7 @@ impl Supervisor {
                 command: session.command,
                 cwd: session.cwd,
                 queue: session.queued_inputs,
+                attention: session.attention,
             };
             let event = NewEvent::new(EventKind::SessionAdopted).reason("startup_reattach");
             if let Err(e) = self.attach(attach, event).await {

@@ -61,6 +61,10 @@ pub struct Tmux {
     socket: Socket,
     config_file: Option<PathBuf>,
     timeout: Duration,
+    /// Whether this tmux runs `;`-separated commands given in one argv:
+    /// real tmux does; the fake in `fixtures/fake-tmux` (its `-V` says
+    /// `(fake)`) does not. Asked once.
+    chains: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +122,11 @@ pub struct NewSession<'a> {
     pub size: Option<(u16, u16)>,
     /// A shell command run in the first window instead of the default shell.
     pub command: Option<&'a str>,
+    /// Keep the panes of programs that exit (`remain-on-exit`, without the
+    /// "Pane is dead" line) and mark the session, so its actor reads the
+    /// exit status before ending the pane. Set in the same tmux call as
+    /// the session is made, so a program that exits at once is kept too.
+    pub keep_exit: bool,
 }
 
 /// Which lines `capture-pane` prints.
@@ -139,6 +148,7 @@ impl Tmux {
             socket,
             config_file,
             timeout,
+            chains: Default::default(),
         }
     }
 
@@ -214,6 +224,23 @@ impl Tmux {
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| argv_arg(a.as_ref())).collect();
+        self.run_escaped(args).await
+    }
+
+    /// Several commands in one tmux call, run in order by the server
+    /// before it does anything else.
+    async fn run_sequence(&self, commands: &[Vec<OsString>]) -> Result<Vec<u8>, TmuxError> {
+        let mut args = Vec::new();
+        for (i, command) in commands.iter().enumerate() {
+            if i > 0 {
+                args.push(OsString::from(";"));
+            }
+            args.extend(command.iter().map(|a| argv_arg(a)));
+        }
+        self.run_escaped(args).await
+    }
+
+    async fn run_escaped(&self, args: Vec<OsString>) -> Result<Vec<u8>, TmuxError> {
         let command_line = args
             .iter()
             .map(|a| a.to_string_lossy())
@@ -293,7 +320,36 @@ impl Tmux {
         if let Some(command) = request.command {
             args.extend(["--".into(), command.into()]);
         }
-        self.run(args).await.map(drop)
+        if !(request.keep_exit && self.chains_commands().await) {
+            return self.run(args).await.map(drop);
+        }
+        let session = pane_target(request.name);
+        // `-w`: the window's option; without it, the session's (user) option.
+        let set = |window: bool, name: &str, value: &str| -> Vec<OsString> {
+            let scope: &[&str] = if window { &["-w"] } else { &[] };
+            let mut argv: Vec<OsString> = vec!["set-option".into(), "-q".into()];
+            argv.extend(scope.iter().map(OsString::from));
+            argv.extend([&"-t".into(), &session, name, value].map(OsString::from));
+            argv
+        };
+        let commands = [
+            args,
+            set(true, "remain-on-exit", "on"),
+            set(true, "remain-on-exit-format", ""),
+            set(false, crate::session::KEEP_EXIT_OPTION, "1"),
+        ];
+        self.run_sequence(&commands).await.map(drop)
+    }
+
+    async fn chains_commands(&self) -> bool {
+        *self
+            .chains
+            .get_or_init(|| async {
+                self.version()
+                    .await
+                    .is_ok_and(|version| !version.contains("(fake)"))
+            })
+            .await
     }
 
     /// Whether a session of exactly this name exists, and if not, whether
