@@ -4,6 +4,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod notify;
 pub mod session;
 pub mod store;
 pub mod supervisor;
