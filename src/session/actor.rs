@@ -12,6 +12,8 @@
 
 mod exits;
 mod judge;
+mod report;
+mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
@@ -27,14 +29,12 @@ use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
 use super::state::{Detector, Signal, StateView};
-use super::window::{self, Region, SnapshotFormat, WindowGeometry};
+use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ActorSummary, ClientExited, Final, FinalScreens, Input,
-    LiveOutput, SessionCmd, Snapshot, Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, SendHex, SendKeys, SendLiteral, Target,
-    TmuxCommand, WindowPanes,
+    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
@@ -525,45 +525,6 @@ impl SessionActor {
         }
     }
 
-    async fn type_input(
-        &mut self,
-        input: Input,
-        reply: oneshot::Sender<Result<(), String>>,
-        client: &mut ControlClient,
-    ) {
-        // Raw bytes come from someone at a keyboard (a stream client); text
-        // and keys from a request that gives the session something to do.
-        let typed = input.text.is_some() || !input.keys.is_empty();
-        self.signal(if typed {
-            Signal::Input
-        } else {
-            Signal::Keystrokes
-        });
-        let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
-        if pieces.is_empty() {
-            let _ = reply.send(Ok(()));
-            return;
-        }
-        let job = self.next_job;
-        self.next_job += 1;
-        self.jobs.insert(
-            job,
-            InputJob {
-                pieces_left: pieces.len(),
-                error: None,
-                reply,
-            },
-        );
-        for piece in pieces {
-            let purpose = Purpose::Input { job };
-            match piece {
-                Piece::Text(c) => self.send(client, &c, purpose).await,
-                Piece::Hex(c) => self.send(client, &c, purpose).await,
-                Piece::Keys(c) => self.send(client, &c, purpose).await,
-            }
-        }
-    }
-
     /// A command's reply reached the one who waits for it.
     fn settle(&mut self, purpose: Purpose, result: Result<(), String>) {
         match purpose {
@@ -636,101 +597,6 @@ impl SessionActor {
             program_exited: self.exit.is_some(),
         }));
     }
-
-    fn summary(&mut self) -> ActorSummary {
-        let state = self.detector.view();
-        let running = self.running();
-        let title = self
-            .panes
-            .get(&self.window.active)
-            .map(|p| p.screen.title().to_owned())
-            .unwrap_or_default();
-        ActorSummary {
-            state: state.state,
-            state_reason: state.reason,
-            state_since: state.since,
-            current_command: running.command,
-            cwd: running.cwd,
-            title,
-            cols: self.window.cols,
-            rows: self.window.rows,
-            last_activity_at: self.detector.last_activity(),
-            transport: if self.client_gone {
-                Transport::Disconnected
-            } else {
-                Transport::Attached
-            },
-            subscribers: self
-                .subscribers
-                .iter()
-                .filter(|s| !s.tx.is_closed())
-                .count(),
-            latest_seq: self.ring.latest_seq(),
-            attention: state.attention,
-            exit_status: self.exit.and_then(|(status, _)| status),
-            exit_signal: self.exit.and_then(|(_, signal)| signal),
-            last_command_status: self.detector.last_command_status(),
-        }
-    }
-
-    /// The snapshot of `region` in `format`, from memory.
-    fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
-        Snapshot {
-            session_id: self.session_id.clone(),
-            seq: self.ring.latest_seq(),
-            screen: window::snapshot(&self.window, &self.screens(), format, region),
-        }
-    }
-
-    /// Reports the end, then keeps what the session last showed.
-    fn finish(&mut self, reason: super::EndReason) -> Final {
-        self.signal(Signal::End(reason));
-        let screen = |format, region| self.snapshot(format, region);
-        let screens = FinalScreens {
-            window_text: screen(SnapshotFormat::Text, Region::Window),
-            window_ansi: screen(SnapshotFormat::Ansi, Region::Window),
-            pane_text: screen(SnapshotFormat::Text, Region::ActivePane),
-            pane_ansi: screen(SnapshotFormat::Ansi, Region::ActivePane),
-        };
-        Final {
-            summary: self.summary(),
-            screens,
-        }
-    }
-}
-
-/// One `send-keys` of an input request.
-enum Piece {
-    Text(SendLiteral),
-    Hex(SendHex),
-    Keys(SendKeys),
-}
-
-/// Text, then raw bytes, then keys, as `send-keys` commands small enough
-/// for tmux to take one at a time.
-fn pieces(input: Input, target: &Target) -> Vec<Piece> {
-    let text = input.text.filter(|t| !t.is_empty());
-    let bytes = input.bytes.filter(|b| !b.is_empty());
-    let mut pieces: Vec<Piece> = text
-        .map(|t| SendLiteral::chunked(target, &t, TEXT_CHUNK_BYTES))
-        .unwrap_or_default()
-        .into_iter()
-        .map(Piece::Text)
-        .collect();
-    if let Some(bytes) = bytes {
-        pieces.extend(
-            SendHex::chunked(target, &bytes, HEX_CHUNK_BYTES)
-                .into_iter()
-                .map(Piece::Hex),
-        );
-    }
-    if !input.keys.is_empty() {
-        pieces.push(Piece::Keys(SendKeys {
-            target: target.clone(),
-            keys: input.keys,
-        }));
-    }
-    pieces
 }
 
 fn only_pane(chunks: Vec<super::Chunk>, pane: u32) -> Vec<super::Chunk> {

@@ -14,153 +14,12 @@
 //! README.md has the table of states, reasons and their evidence.
 
 mod marks;
+mod words;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize, Serializer};
 
 use marks::{PromptMark, Scan};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionState {
-    Starting,
-    Idle,
-    Working,
-    Waiting,
-    Exited,
-}
-
-/// Why tmuxd stopped tracking a session; the same words in the session's
-/// last state event and in its `session_deleted` event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    ApiKill,
-    ProcessExit,
-    TmuxServerGone,
-    AttachFailed,
-    StartupMissingTmux,
-}
-
-impl EndReason {
-    const ALL: [EndReason; 5] = [
-        EndReason::ApiKill,
-        EndReason::ProcessExit,
-        EndReason::TmuxServerGone,
-        EndReason::AttachFailed,
-        EndReason::StartupMissingTmux,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndReason::ApiKill => "api_kill",
-            EndReason::ProcessExit => "process_exit",
-            EndReason::TmuxServerGone => "tmux_server_gone",
-            EndReason::AttachFailed => "attach_failed",
-            EndReason::StartupMissingTmux => "startup_missing_tmux",
-        }
-    }
-}
-
-/// Why the session is in its state (README: "States and evidence").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StateReason {
-    /// Attached, not judged yet.
-    Attaching,
-    /// An interactive shell blocked reading its terminal.
-    ShellPrompt,
-    /// An OSC 133 mark: `A`/`B`/`D` (idle), `C` (working).
-    PromptMarker,
-    /// No process facts, and no output for `idle_after`.
-    Quiet,
-    /// The screen changed recently.
-    OutputActivity,
-    /// The foreground process group is using CPU.
-    Cpu,
-    /// A program runs and is not reading the terminal (a sleep, a child, the network).
-    ForegroundProcess,
-    /// Input was typed through tmuxd and the pane has not answered yet.
-    Input,
-    /// A program is blocked in a read of the terminal.
-    TerminalRead,
-    /// A program is blocked in poll/select/epoll with the terminal as its
-    /// input, and has been quiet for `idle_after`.
-    EventWait,
-    /// A screen rule from the config matched; its reason.
-    Rule(&'static str),
-    /// The session ended.
-    End(EndReason),
-}
-
-impl StateReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StateReason::Attaching => "attaching",
-            StateReason::ShellPrompt => "shell_prompt",
-            StateReason::PromptMarker => "prompt_marker",
-            StateReason::Quiet => "quiet",
-            StateReason::OutputActivity => "output_activity",
-            StateReason::Cpu => "cpu",
-            StateReason::ForegroundProcess => "foreground_process",
-            StateReason::Input => "input",
-            StateReason::TerminalRead => "terminal_read",
-            StateReason::EventWait => "event_wait",
-            StateReason::Rule(reason) => reason,
-            StateReason::End(end) => end.as_str(),
-        }
-    }
-}
-
-impl Serialize for StateReason {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// Read back from `ended.json`. A reason no variant names (a screen rule's,
-/// from a config since changed) is kept as a rule reason; the few such
-/// strings are leaked, as rule reasons are, to keep views `Copy`.
-impl<'de> Deserialize<'de> for StateReason {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use StateReason as R;
-        let name = String::deserialize(deserializer)?;
-        let fixed = [
-            R::Attaching,
-            R::ShellPrompt,
-            R::PromptMarker,
-            R::Quiet,
-            R::OutputActivity,
-            R::Cpu,
-            R::ForegroundProcess,
-            R::Input,
-            R::TerminalRead,
-            R::EventWait,
-        ];
-        let known = fixed
-            .into_iter()
-            .chain(EndReason::ALL.map(R::End))
-            .find(|r| r.as_str() == name);
-        Ok(known.unwrap_or_else(|| R::Rule(Box::leak(name.into_boxed_str()))))
-    }
-}
-
-/// Why a session needs someone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttentionReason {
-    /// The terminal bell rang.
-    Bell,
-    /// A program started waiting for input.
-    NeedsInput,
-    /// A working program has shown nothing and used no CPU for `attention_after`.
-    LongSilence,
-}
-
-/// The attention flag: why, and since when.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attention {
-    pub reason: AttentionReason,
-    pub since: DateTime<Utc>,
-}
+pub use words::{Attention, AttentionReason, EndReason, SessionState, StateReason};
 
 /// Thresholds, from the config.
 #[derive(Clone, Copy, Debug)]
@@ -253,6 +112,8 @@ pub struct Detector {
     view: StateView,
     /// The last output that changed the screen.
     last_output: Option<DateTime<Utc>>,
+    /// When the current run of screen changes began (after a settled quiet).
+    burst_since: Option<DateTime<Utc>>,
     /// Output (or input) not looked at yet: look once it has settled.
     unjudged_since: Option<DateTime<Utc>>,
     last_probe: Option<DateTime<Utc>>,
@@ -278,6 +139,7 @@ impl Detector {
                 attention,
             },
             last_output: None,
+            burst_since: None,
             unjudged_since: None,
             last_probe: None,
             input: None,
@@ -349,6 +211,12 @@ impl Detector {
             self.last_status = marks.status;
         }
         if changed {
+            let settled = self
+                .last_output
+                .is_none_or(|last| now - last > self.timing.prompt_settle);
+            if settled {
+                self.burst_since = Some(now);
+            }
             self.last_output = Some(now);
             self.unjudged_since.get_or_insert(now);
             if let Some(input) = &mut self.input {
@@ -419,6 +287,15 @@ impl Detector {
             Activity::EventWait if !cpu_busy && quiet >= self.timing.idle_after => {
                 (Waiting, StateReason::EventWait)
             }
+            // A redraw while it waits (a clock, a status line) is not work;
+            // changes that go on for `idle_after` are.
+            Activity::EventWait
+                if !cpu_busy
+                    && self.view.state == Waiting
+                    && self.burst_length() < self.timing.idle_after =>
+            {
+                (Waiting, StateReason::EventWait)
+            }
             _ if !settled => (Working, StateReason::OutputActivity),
             _ if cpu_busy || evidence.activity == Activity::Running => (Working, StateReason::Cpu),
             // Blocked in poll, quiet, not yet for long: still at work.
@@ -442,6 +319,14 @@ impl Detector {
         };
         self.cpu = Some((group, ticks, now));
         busy
+    }
+
+    /// How long the current run of screen changes has lasted.
+    fn burst_length(&self) -> Duration {
+        match (self.burst_since, self.last_output) {
+            (Some(since), Some(last)) => last - since,
+            _ => Duration::zero(),
+        }
     }
 
     /// How long the screen has not changed (since attach if it never did).

@@ -7,14 +7,13 @@ use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 
-use super::ended::Retained;
 use super::registry::restore_attention;
 use super::registry::{Ending, Entry, Reservation, format_id};
 use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
-use crate::session::{ActorSpec, Attention, SessionHandle, SessionState, StateView};
+use crate::session::{ActorSpec, Attention, SessionHandle, SessionState};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
 use crate::tmux::{NewSession, SessionView, session_views, validate_session_name};
@@ -262,103 +261,6 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Stops tracking a session whose end is decided: the actor reports it
-    /// exited and hands over its last summary and screens, which stay
-    /// readable; the end is recorded with one reason, the same in the
-    /// session's last state event and in its `session_deleted` event.
-    /// `actor_id` (when given) must still be current.
-    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
-        let (entry, thought, thoughts_written) = {
-            let mut registry = self.registry();
-            let current = registry
-                .sessions
-                .get(&id)
-                .is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
-            if !current {
-                return;
-            }
-            let Some(entry) = registry.sessions.remove(&id) else {
-                return;
-            };
-            registry.finishing.insert(id);
-            registry
-                .ended
-                .insert(entry.tmux_name.clone(), std::time::Instant::now());
-            if reason == EndReason::AttachFailed {
-                // Protect it from discovery re-adopting it in a loop.
-                registry
-                    .detached
-                    .insert(entry.tmux_name.clone(), entry.persisted());
-            }
-            let thought = registry.thoughts.get(&format_id(id)).cloned();
-            // thoughts.json is rewritten only if this session had a thought.
-            let thoughts_written = (reason != EndReason::AttachFailed
-                && registry.thoughts.remove(&format_id(id)).is_some())
-            .then(|| {
-                self.inner
-                    .persistence
-                    .queue_thoughts(registry.to_thoughts_file())
-            });
-            (entry, thought, thoughts_written)
-        };
-        let last = entry.handle.finish(reason).await.ok();
-        let ended_at = Utc::now();
-        let actor = last
-            .as_ref()
-            .map(|l| l.summary.clone())
-            .or_else(|| entry.last_summary.as_ref().map(|s| s.actor.clone()));
-        let view = StateView {
-            state: SessionState::Exited,
-            reason: crate::session::StateReason::End(reason),
-            since: ended_at,
-            attention: actor.as_ref().and_then(|a| a.attention),
-        };
-        let exit = actor
-            .as_ref()
-            .map_or((None, None), |a| (a.exit_status, a.exit_signal));
-        self.record(super::queue::state_event(&view, exit), &entry);
-        self.record(
-            NewEvent::new(EventKind::SessionDeleted)
-                .reason(reason.as_str())
-                .detail("exit_status", serde_json::json!(exit.0))
-                .detail("exit_signal", serde_json::json!(exit.1)),
-            &entry,
-        );
-        if reason != EndReason::AttachFailed {
-            for item in &entry.queue {
-                self.record(dropped_input(item, reason.as_str()), &entry);
-            }
-        }
-        let _ = self.persist().await;
-        if let Some(written) = thoughts_written {
-            let _ = written.await;
-        }
-        if let Some(mut actor) = actor {
-            actor.state = view.state;
-            actor.state_reason = view.reason;
-            actor.state_since = view.since;
-            actor.transport = crate::session::Transport::Disconnected;
-            actor.subscribers = 0;
-            let summary = SessionSummary {
-                session_id: format_id(id),
-                tmux_name: entry.tmux_name.clone(),
-                created_at: entry.created_at,
-                ended_at: Some(ended_at),
-                queued_inputs: 0,
-                thought,
-                actor,
-            };
-            let retained = Retained {
-                summary,
-                screens: last.map(|l| l.screens),
-                ended_at,
-            };
-            self.retain(id, retained).await;
-        }
-        self.registry().finishing.remove(&id);
-        self.inner.retained.send_modify(|n| *n += 1);
-    }
-
     /// Starts the actor and commits the reservation as a tracked session.
     pub(super) async fn attach(
         &self,
@@ -458,7 +360,7 @@ impl Supervisor {
         .await
     }
 
-    fn record(&self, event: NewEvent, entry: &Entry) {
+    pub(super) fn record(&self, event: NewEvent, entry: &Entry) {
         self.inner.persistence.record(
             event
                 .session_id(format_id(entry.id))
@@ -543,7 +445,7 @@ impl Supervisor {
 }
 
 /// The event for a queued input discarded without being (fully) typed.
-fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
+pub(super) fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
     NewEvent::new(EventKind::InputDropped)
         .reason(reason)
         .detail("text", item.text.clone())

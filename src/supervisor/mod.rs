@@ -3,6 +3,7 @@
 //! discovery, the reaper and checkpoints in the background.
 
 mod background;
+mod end;
 mod ended;
 mod input;
 mod lifecycle;
