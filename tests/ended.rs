@@ -126,9 +126,27 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     let exited = wait(&daemon, &short, "exited");
     assert_eq!(exited["state_reason"], "process_exit", "{exited}");
 
-    // Kept across a restart.
+    // Kept across a restart; and a program that ends while tmuxd is down
+    // leaves its dead pane (and session) for tmuxd to read when it is back.
+    let later = create(
+        &daemon,
+        "later",
+        "sh -c 'echo bye-$((1+1)); sleep 1; exit 4'",
+    );
+    daemon.wait_for_snapshot(&later, "bye-2");
     daemon.terminate();
+    wait_for("the pane to die while tmuxd is down", || {
+        let dead = tmux.output(&["list-panes", "-t", "=later:", "-F", "#{pane_dead}"]);
+        (String::from_utf8_lossy(&dead.stdout).trim() == "1").then_some(())
+    });
     let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let gone = wait(&daemon, &later, "exited");
+    assert_eq!(gone["state_reason"], "process_exit", "{gone}");
+    assert!(daemon.snapshot_lines(&later).iter().any(|l| l == "bye-2"));
+    assert!(
+        !tmux.has_session("later"),
+        "tmuxd ended the dead pane's session"
+    );
     let again = wait(&daemon, &quick, "exited");
     assert_eq!(again["exit_status"], 3);
     let lines = daemon.snapshot_lines(&quick);
@@ -365,4 +383,25 @@ fn queued_input_is_listed_and_cancelled() {
             .iter()
             .any(|e| e["kind"] == "input_dropped" && e["reason"] == "cancelled")
     );
+}
+
+/// A session tmuxd made and then let go of (detach) behaves as tmux does
+/// by default: when its program exits, the pane and session end, rather
+/// than a dead pane waiting for a tmuxd that no longer watches it.
+#[test]
+fn a_detached_session_no_longer_keeps_dead_panes() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    tmux.new_session("keeper", (80, 24), "sleep 600");
+    let id = create(&daemon, "det", "sh -c 'read line; echo got-$line'");
+    let marked = tmux.run(&["show-options", "-v", "-t", "=det:", "@tmuxd-keep-exit"]);
+    assert_eq!(marked.trim(), "1");
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=detach"));
+    assert_eq!(status, 200, "{body}");
+    let remain = tmux.run(&["show-options", "-w", "-v", "-t", "=det:", "remain-on-exit"]);
+    assert_ne!(remain.trim(), "on", "remain-on-exit was undone");
+    tmux.send_keys("det", &["x", "Enter"]);
+    wait_for("the session to end by itself", || {
+        (!tmux.has_session("det")).then_some(())
+    });
 }

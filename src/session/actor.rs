@@ -216,6 +216,12 @@ impl SessionActor {
                         let _ = reply.send(());
                         return;
                     }
+                    Some(SessionCmd::Release { reply }) => {
+                        self.release_exits(&mut client).await;
+                        client.close().await;
+                        let _ = reply.send(());
+                        return;
+                    }
                     Some(SessionCmd::Finish { reason, reply }) => {
                         let last = self.finish(reason);
                         client.close().await;
@@ -268,7 +274,9 @@ impl SessionActor {
             SessionCmd::WatchOutput { reply } => {
                 let _ = reply.send(self.output_tx.subscribe());
             }
-            SessionCmd::Shutdown { .. } | SessionCmd::Finish { .. } => {
+            SessionCmd::Shutdown { .. }
+            | SessionCmd::Release { .. }
+            | SessionCmd::Finish { .. } => {
                 unreachable!("handled in run")
             }
         }

@@ -72,6 +72,9 @@ pub enum SessionCmd {
     },
     /// End the tmux client cleanly (the session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
+    /// As `Shutdown`, after handing the session back to tmux's own ways:
+    /// a session tmuxd kept the exits of no longer keeps dead panes.
+    Release { reply: oneshot::Sender<()> },
     /// The session has ended for `reason`: report it as exited (waiters
     /// learn the reason), answer with the last summary and screens, stop.
     Finish {
@@ -337,6 +340,12 @@ impl SessionHandle {
     /// Ends the client cleanly and waits for the actor to finish.
     pub async fn shutdown(&self) {
         let _ = self.ask(|reply| SessionCmd::Shutdown { reply }).await;
+    }
+
+    /// Ends the client after undoing what tmuxd set to keep exits (a
+    /// session detached from tmuxd behaves as if tmuxd never made it).
+    pub async fn release(&self) {
+        let _ = self.ask(|reply| SessionCmd::Release { reply }).await;
     }
 
     /// Reports the session exited for `reason` and stops the actor; the

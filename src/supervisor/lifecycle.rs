@@ -219,7 +219,7 @@ impl Supervisor {
                         .insert(entry.tmux_name.clone(), entry.persisted());
                     entry
                 };
-                entry.handle.shutdown().await;
+                entry.handle.release().await;
                 self.record(
                     NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
                     &entry,

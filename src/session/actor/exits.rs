@@ -16,7 +16,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
 use super::{Purpose, SessionActor};
-use crate::tmux::command::{DisplayMessage, KillPane, RefreshClient, Target};
+use crate::tmux::command::{
+    DisplayMessage, KillPane, ListPanes, OptionScope, PaneScope, RefreshClient, SetOption, Target,
+};
 use crate::tmux::control::{ControlClient, PaneId};
 
 /// The subscription that reports dead panes.
@@ -113,6 +115,43 @@ impl SessionActor {
         if let Some(pane) = pane {
             self.on_exit_facts(pane, value, 0, client).await;
         }
+    }
+
+    /// Undoes what tmuxd set on a session it made (`remain-on-exit`, its
+    /// format, the marker) on every window, so once tmuxd lets go of it a
+    /// program's exit ends its pane as tmux does by default. A session
+    /// without the marker is left as it is.
+    pub(super) async fn release_exits(&mut self, client: &mut ControlClient) {
+        let session = Target::Session(self.tmux_name.clone());
+        let marker = DisplayMessage {
+            target: Some(session.clone()),
+            format: format!("#{{{KEEP_EXIT_OPTION}}}"),
+        };
+        if client.run(&marker).await.ok().as_deref() != Some("1") {
+            return;
+        }
+        let windows = ListPanes {
+            scope: PaneScope::Session(session.clone()),
+            format: "#{window_id}".to_owned(),
+        };
+        let mut windows = client.run(&windows).await.unwrap_or_default();
+        windows.dedup();
+        for window in windows.iter().filter_map(|w| w.parse().ok()) {
+            for name in ["remain-on-exit", "remain-on-exit-format"] {
+                let unset = SetOption {
+                    scope: OptionScope::Window(Target::Window(window)),
+                    name: name.to_owned(),
+                    value: None,
+                };
+                let _ = client.run(&unset).await;
+            }
+        }
+        let unmark = SetOption {
+            scope: OptionScope::Session(session),
+            name: KEEP_EXIT_OPTION.to_owned(),
+            value: None,
+        };
+        let _ = client.run(&unmark).await;
     }
 
     /// A pane's process has exited (or its pane is dead at attach): ask
