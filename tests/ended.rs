@@ -57,12 +57,13 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     // tmux 3.3 knows a pane's status only if it reaps the program before
     // the terminal closes, and keeps its last output only if it read it
     // before the reap. A pause after the output, then a child holding the
-    // terminal a moment, make both certain; with a plain `echo; exit 3`
+    // terminal a moment (ignoring the hangup its parent's exit sends, an
+    // ignore set before the fork so no race), make both certain; with a plain `echo; exit 3`
     // each is usually, not always, known (to tmux itself, not just tmuxd).
     let quick = create(
         &daemon,
         "quick",
-        "sh -c 'echo quick-$((1+2)); sleep 0.3; (trap \"\" HUP; sleep 0.5) & exit 3'",
+        "sh -c 'echo quick-$((1+2)); sleep 0.3; trap \"\" HUP; sleep 0.5 & exit 3'",
     );
     let ended = wait(&daemon, &quick, "exited");
     assert_eq!(ended["state_reason"], "process_exit", "{ended}");

@@ -126,6 +126,21 @@ impl Supervisor {
         }
     }
 
+    /// Returns once a session whose end is being recorded (no longer
+    /// tracked, not yet retained) has been retained; at once otherwise. An
+    /// end always finishes, so this does not wait long.
+    pub(super) async fn until_retained(&self, session_id: &str) {
+        let Some(id) = parse_id(session_id) else {
+            return;
+        };
+        let mut retained = self.inner.retained.subscribe();
+        while self.registry().finishing.contains(&id) {
+            if retained.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// The last summary of an ended session still kept.
     pub fn ended_summary(&self, session_id: &str) -> Option<SessionSummary> {
         let id = parse_id(session_id)?;

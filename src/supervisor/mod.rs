@@ -241,6 +241,7 @@ impl Supervisor {
     pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
         match self.get_live(session_id).await {
             Err(SupervisorError::NotFound(_) | SupervisorError::Gone(_)) => {
+                self.until_retained(session_id).await;
                 match self.ended_summary(session_id) {
                     Some(summary) => Ok(summary),
                     None => self.get_live(session_id).await,
@@ -273,7 +274,10 @@ impl Supervisor {
         };
         match live {
             Some(snapshot) => Ok(snapshot),
-            None => self.ended_snapshot(session_id, format, region),
+            None => {
+                self.until_retained(session_id).await;
+                self.ended_snapshot(session_id, format, region)
+            }
         }
     }
 
