@@ -59,6 +59,13 @@ pub async fn serve(
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
+    crate::notify::spawn(
+        &supervisor,
+        config.notify.clone(),
+        metrics.clone(),
+        &tasks,
+        cancel.clone(),
+    );
     let auth = AuthPolicy::new(config.auth.token.clone(), config.auth.read_token.clone());
     let state = AppState {
         supervisor: supervisor.clone(),

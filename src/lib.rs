@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod metrics;
+pub mod notify;
 pub mod session;
 pub mod store;
 pub mod supervisor;

@@ -84,6 +84,7 @@ pub struct StorageHealth {
 pub enum StoreFile {
     Registry,
     Thoughts,
+    Ended,
     Events,
 }
 
@@ -382,7 +383,12 @@ fn seed(m: &Inner) {
                 .inc_by(0);
         }
     }
-    for file in [StoreFile::Registry, StoreFile::Thoughts, StoreFile::Events] {
+    for file in [
+        StoreFile::Registry,
+        StoreFile::Thoughts,
+        StoreFile::Ended,
+        StoreFile::Events,
+    ] {
         let labels = FileLabels {
             file: file_label(file),
         };

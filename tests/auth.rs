@@ -80,6 +80,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         ),
         route(
             "GET",
+            "/v1/sessions/{id}/input/queue",
+            Need::Read,
+            None,
+            (200, 200),
+        ),
+        route(
+            "GET",
             "/v1/events?format=json",
             Need::Read,
             None,
@@ -140,6 +147,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             Need::Write,
             Some(json!({ "text": "owned" })),
             (200, 200),
+        ),
+        route(
+            "DELETE",
+            "/v1/sessions/{id}/input/queue/1",
+            Need::Write,
+            None,
+            (404, 404),
         ),
         route(
             "DELETE",

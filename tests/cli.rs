@@ -228,7 +228,7 @@ fn finding_4_flag_values_are_checked_first() {
     let bad_until = nowhere(&["wait", "j", "--until", "foo"]);
     assert_eq!(bad_until.status.code(), Some(2));
     assert!(
-        stderr(&bad_until).contains("idle, busy, attention, exited, change"),
+        stderr(&bad_until).contains("idle, working, busy, waiting, attention, exited, change"),
         "{}",
         stderr(&bad_until)
     );

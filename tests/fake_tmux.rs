@@ -266,7 +266,7 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
 
     // Keys: a command holds the pane (busy) until C-c.
     input(&daemon, &id, json!({ "text": "sleep 30", "submit": true }));
-    wait_state(&daemon, &id, "busy");
+    wait_state(&daemon, &id, "working");
     input(&daemon, &id, json!({ "keys": ["C-c"] }));
     wait_state(&daemon, &id, "idle");
     let lines = daemon.wait_for_snapshot(&id, "^C");

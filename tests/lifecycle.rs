@@ -69,9 +69,12 @@ fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
     });
     assert_eq!(ended["reason"], "tmux_server_gone");
     wait_for("empty list", || daemon.sessions().is_empty().then_some(()));
-    // With no server at all the daemon still answers, and lists nothing.
+    // With no server at all the daemon still answers, lists nothing live,
+    // and keeps the ended session readable with the same reason.
     let (status, body) = daemon.get(&format!("/v1/sessions/{a}"));
-    assert_eq!(status, 404, "{body}");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["session"]["state"], "exited");
+    assert_eq!(body["session"]["state_reason"], "tmux_server_gone");
 }
 
 #[test]

@@ -209,10 +209,10 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
     let id = shell(&daemon, "states");
 
     type_line(&daemon, &id, "sleep 2; printf '\\a'");
-    let busy = wait_state(&daemon, &id, "busy", 5_000);
-    assert_eq!(busy["state"], "busy");
+    let working = wait_state(&daemon, &id, "working", 5_000);
+    assert_eq!(working["state"], "working");
     let attention = wait_state(&daemon, &id, "attention", 10_000);
-    assert_eq!(attention["state_reason"], "bell");
+    assert_eq!(attention["attention"]["reason"], "bell");
     let states: Vec<(String, String)> = daemon
         .events()
         .iter()
@@ -220,18 +220,18 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
         .map(|e| {
             (
                 e["state"].as_str().unwrap().to_owned(),
-                e["reason"].as_str().unwrap().to_owned(),
+                e["attention"]["reason"].as_str().unwrap_or("").to_owned(),
             )
         })
         .collect();
     assert!(
-        states.contains(&("attention".into(), "bell".into())),
+        states.iter().any(|(_, attention)| attention == "bell"),
         "{states:?}"
     );
 
     // Input clears attention; then the prompt coming back means idle, fast.
     type_line(&daemon, &id, "sleep 1; date +%s%3N");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     let idle = wait_state(&daemon, &id, "idle", 10_000);
     let returned_at = chrono::Utc::now().timestamp_millis();
     let lines = daemon.snapshot_lines(&id);
@@ -245,7 +245,7 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
         lag < 1000,
         "wait returned {lag} ms after the command finished"
     );
-    assert_eq!(idle["state_reason"], "foreground_process");
+    assert_eq!(idle["state_reason"], "shell_prompt");
 }
 
 #[test]
@@ -254,7 +254,7 @@ fn the_wait_command_line_blocks_until_the_state() {
     let daemon = Daemon::start(&tmux);
     let id = shell(&daemon, "cli-wait");
     type_line(&daemon, &id, "sleep 1");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     let out = daemon
         .client()
         .args(["wait", &id, "--until", "idle", "--timeout", "30s"])
@@ -267,7 +267,7 @@ fn the_wait_command_line_blocks_until_the_state() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("idle"));
     type_line(&daemon, &id, "sleep 5");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     let out = daemon
         .client()
         .args(["wait", &id, "--until", "idle", "--timeout", "300ms"])
@@ -294,7 +294,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     let id = shell(&daemon, "queue");
 
     type_line(&daemon, &id, "sleep 3; echo first-$((0+1))");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "text": "echo second-$((1+1))", "submit": true, "when": "idle" }),
@@ -329,7 +329,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
 
     // Queued while busy, across a restart.
     type_line(&daemon, &id, "sleep 4; echo third-$((1+2))");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "text": "echo fourth-$((2+2))", "submit": true, "when": "idle" }),
@@ -349,7 +349,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
 
     // Left in the queue when the session ends: dropped, with an event.
     type_line(&daemon, &id, "sleep 30");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "text": "never", "when": "idle" }),
@@ -442,7 +442,7 @@ fn bad_live_input_gets_clear_errors_and_changes_nothing() {
         );
     }
     type_line(&daemon, &id, "sleep 5");
-    wait_state(&daemon, &id, "busy", 5_000);
+    wait_state(&daemon, &id, "working", 5_000);
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/wait"),
         &json!({ "until": "idle", "timeout_ms": 100 }),

@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 22] = [
+const OPERATIONS: [&str; 24] = [
     "get /healthz",
     "get /version",
     "get /readyz",
@@ -30,6 +30,8 @@ const OPERATIONS: [&str; 22] = [
     "post /v1/sessions/{id}/resize",
     "post /v1/sessions/{id}/wait",
     "put /v1/sessions/{id}/thought",
+    "get /v1/sessions/{id}/input/queue",
+    "delete /v1/sessions/{id}/input/queue/{n}",
     "get /v1/sessions/{id}/snapshot",
     "get /v1/sessions/{id}/scrollback",
     "get /v1/events",
@@ -104,6 +106,8 @@ fn every_route_is_described_with_its_errors() {
         "capacity_exceeded",
         "tmux_unavailable",
         "method_not_allowed",
+        "session_ended",
+        "conflict",
     ] {
         assert!(codes.iter().any(|c| c == code), "{code}");
     }

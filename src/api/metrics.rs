@@ -22,7 +22,7 @@ const UNMATCHED: &str = "unmatched";
     responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the README's Metrics section)",
         content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    let sessions = state.supervisor.list().await;
+    let sessions = state.supervisor.list(false).await;
     let states: Vec<String> = sessions
         .iter()
         .map(|s| serde_json::to_value(s.actor.state).unwrap_or_default())

@@ -9,10 +9,12 @@ mod health;
 mod metrics;
 pub mod model;
 pub mod openapi;
+mod queue;
 mod screen;
 mod server;
 mod sessions;
 mod stream;
+mod wait;
 mod ws;
 
 use std::sync::Arc;
@@ -61,6 +63,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}", get(sessions::get))
         .route("/v1/sessions/{id}/snapshot", get(sessions::snapshot))
         .route("/v1/sessions/{id}/scrollback", get(sessions::scrollback))
+        .route("/v1/sessions/{id}/input/queue", get(queue::list))
         .route("/v1/events", get(events::events))
         .route("/v1/server", get(server::server))
         .route("/readyz", get(health::readyz))
@@ -73,7 +76,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}", delete(sessions::delete))
         .route("/v1/sessions/{id}/input", post(sessions::input))
         .route("/v1/sessions/{id}/resize", post(sessions::resize))
-        .route("/v1/sessions/{id}/wait", post(sessions::wait))
+        .route("/v1/sessions/{id}/wait", post(wait::wait))
+        .route("/v1/sessions/{id}/input/queue/{n}", delete(queue::cancel))
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
         .route_layer(guard(Need::Write));
     // The only routes that take an upgrade without a bearer header; their

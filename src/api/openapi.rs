@@ -18,7 +18,7 @@ use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::model;
-use super::{events, health, metrics, screen, server, sessions, stream};
+use super::{events, health, metrics, queue, screen, server, sessions, stream, wait};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -46,7 +46,9 @@ with `auth.token` every route but /healthz, /version and the dashboard needs \
         sessions::adopt,
         sessions::input,
         sessions::resize,
-        sessions::wait,
+        wait::wait,
+        queue::list,
+        queue::cancel,
         sessions::thought,
         sessions::snapshot,
         sessions::scrollback,

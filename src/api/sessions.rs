@@ -11,8 +11,8 @@ use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use super::model::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
-    InputResponse, ResizeRequest, ScrollbackQuery, ScrollbackResponse, SessionEnvelope,
-    SessionList, Snapshot, SnapshotQuery, ThoughtRequest, ThoughtResponse, WaitRequest,
+    InputResponse, ListInclude, ListQuery, ResizeRequest, ScrollbackQuery, ScrollbackResponse,
+    SessionEnvelope, SessionList, Snapshot, SnapshotQuery, ThoughtRequest, ThoughtResponse,
 };
 use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
@@ -21,9 +21,6 @@ type ApiResult<T> = Result<T, ApiError>;
 /// Scrollback lines returned when `lines` is not given.
 const DEFAULT_SCROLLBACK_LINES: usize = 100;
 
-/// Wait this long when the client does not say.
-const DEFAULT_WAIT_MS: u64 = 30_000;
-
 fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope> {
     Json(SessionEnvelope {
         session: session.into(),
@@ -31,9 +28,14 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
 }
 
 #[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
-    responses((status = 200, description = "Live sessions, sorted by id number", body = SessionList)))]
-pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
-    let sessions = state.supervisor.list().await;
+    params(ListQuery),
+    responses((status = 200, description = "Live sessions (and with `include=ended` ended ones still kept), sorted by id number", body = SessionList)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Json<SessionList> {
+    let ended = query.include == Some(ListInclude::Ended);
+    let sessions = state.supervisor.list(ended).await;
     Json(SessionList {
         sessions: sessions.into_iter().map(Into::into).collect(),
     })
@@ -146,27 +148,6 @@ pub async fn input(
     };
     let outcome = state.supervisor.input(&id, input).await?;
     Ok(Json(outcome.into()))
-}
-
-#[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
-    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
-    request_body = WaitRequest,
-    responses(
-        (status = 200, description = "The condition holds", body = SessionEnvelope),
-        (status = 400, description = "`bad_request`", body = ErrorBody),
-        (status = 404, description = "`not_found`", body = ErrorBody),
-        (status = 408, description = "`timeout`", body = ErrorBody)))]
-pub async fn wait(
-    _: ReadWrite,
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    ApiJson(body): ApiJson<WaitRequest>,
-) -> ApiResult<Json<SessionEnvelope>> {
-    let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    let until = body.until.into();
-    Ok(envelope(
-        state.supervisor.wait(&id, until, timeout_ms).await?,
-    ))
 }
 
 #[utoipa::path(put, path = "/v1/sessions/{id}/thought", tag = "sessions",

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use super::duration::WaitLimit;
+use super::duration::{WaitLimit, parse_duration};
 
 const AFTER_HELP: &str = "\
 Client commands reach the daemon at --url, else $TMUXD_URL, else the bind address of the
@@ -110,7 +110,7 @@ pub enum Command {
     Snap(SnapArgs),
     /// Print the history above a session's screen, oldest line first.
     Scrollback(ScrollbackArgs),
-    /// Wait until a session is idle, busy, needs attention, exits, or changes (exit 3 on timeout).
+    /// Wait until a session is idle, working, waiting, needs attention, exits, is quiet, or shows a line (exit 3 on timeout).
     Wait(WaitArgs),
     /// Show a session's screen, then its output as it comes, until Ctrl-C or the session ends.
     Watch(WatchArgs),
@@ -118,6 +118,9 @@ pub enum Command {
     Events(EventsArgs),
     /// Attach this terminal to a session with tmux itself (on the daemon's tmux server).
     Attach(AttachArgs),
+    /// List or cancel the inputs queued for a session.
+    #[command(subcommand)]
+    Queue(QueueCommand),
     /// Print a shell completion script: `source <(tmuxd completions bash)`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a directory.
@@ -129,6 +132,9 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
+    /// Also list sessions that ended recently (with their exit status).
+    #[arg(short, long)]
+    pub all: bool,
     #[command(flatten)]
     pub format: Format,
     #[command(flatten)]
@@ -211,13 +217,26 @@ pub struct SendArgs {
     /// Press Enter after the text.
     #[arg(long)]
     pub enter: bool,
-    /// Queue the input until the session is next idle (at its prompt).
-    #[arg(long)]
+    /// Queue the input until the session is next idle (a shell at its prompt).
+    #[arg(long, conflicts_with = "when")]
     pub when_idle: bool,
+    /// Queue the input until the session is idle (a shell at its prompt) or
+    /// waiting (a program asks for input).
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub when: Option<QueueWhen>,
     #[command(flatten)]
     pub format: Format,
     #[command(flatten)]
     pub connect: Connect,
+}
+
+/// What queued input waits for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueWhen {
+    /// A shell at its prompt.
+    Idle,
+    /// A program waiting for input.
+    Waiting,
 }
 
 #[derive(Args, Debug)]
@@ -304,40 +323,58 @@ pub struct ScrollbackArgs {
     pub connect: Connect,
 }
 
-/// What `wait` waits for.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// What `wait --until` waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Until {
-    /// A shell at its prompt.
-    Idle,
-    /// A program running or output changing.
-    Busy,
-    /// A bell, or a program silent for long.
-    Attention,
-    /// The session has ended.
-    Exited,
-    /// Any change of state or reason after the request.
-    Change,
+    /// A state, attention, exited or change.
+    State(crate::api::model::Until),
+    /// No output for this long.
+    Quiet(std::time::Duration),
 }
 
-impl Until {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Until::Idle => "idle",
-            Until::Busy => "busy",
-            Until::Attention => "attention",
-            Until::Exited => "exited",
-            Until::Change => "change",
-        }
+/// The words `--until` takes, as the API names them.
+const UNTIL_WORDS: [(&str, crate::api::model::Until); 7] = {
+    use crate::api::model::Until as U;
+    [
+        ("idle", U::Idle),
+        ("working", U::Working),
+        ("busy", U::Busy),
+        ("waiting", U::Waiting),
+        ("attention", U::Attention),
+        ("exited", U::Exited),
+        ("change", U::Change),
+    ]
+};
+
+/// `idle`, `working` (or `busy`), `waiting`, `attention`, `exited`,
+/// `change`, or `quiet=DURATION`.
+fn parse_until(text: &str) -> Result<Until, String> {
+    if let Some(duration) = text.strip_prefix("quiet=") {
+        return parse_duration(duration).map(Until::Quiet);
     }
+    UNTIL_WORDS
+        .iter()
+        .find(|(word, _)| *word == text)
+        .map(|&(_, until)| Until::State(until))
+        .ok_or_else(|| {
+            let words: Vec<&str> = UNTIL_WORDS.iter().map(|(w, _)| *w).collect();
+            format!(
+                "`{text}` is not one of {}, quiet=DURATION",
+                words.join(", ")
+            )
+        })
 }
 
 #[derive(Args, Debug)]
 pub struct WaitArgs {
     #[command(flatten)]
     pub target: Target,
-    /// The state to wait for.
-    #[arg(long, value_enum, value_name = "STATE")]
-    pub until: Until,
+    /// What to wait for: idle, working (busy), waiting, attention, exited, change, or quiet=DURATION.
+    #[arg(long, value_name = "STATE", value_parser = parse_until, required_unless_present = "pattern", conflicts_with = "pattern")]
+    pub until: Option<Until>,
+    /// A regex over the screen's lines (like expect): wait until a line matches, print it.
+    #[arg(long = "match", value_name = "REGEX")]
+    pub pattern: Option<String>,
     /// How long to wait: 500ms, 30s, 2m, 1h30m, or `none` (forever). Exit 3 when it runs out.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = WaitLimit::parse)]
     pub timeout: WaitLimit,
@@ -402,6 +439,37 @@ pub struct ManArgs {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum QueueCommand {
+    /// List the inputs queued for a session: number, what it waits for, text.
+    Ls(QueueLsArgs),
+    /// Cancel a queued input by its number (as `queue ls` shows it).
+    Rm(QueueRmArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct QueueLsArgs {
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct QueueRmArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The queued input's number.
+    #[arg(value_name = "N")]
+    pub number: u64,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Subcommand, Debug)]
 pub enum ServiceCommand {
     /// Write ~/.config/systemd/user/tmuxd.service and say how to enable it.
     Install(ServiceArgs),
@@ -457,6 +525,20 @@ mod tests {
         }
         Cli::command().debug_assert();
         check(&Cli::command(), "tmuxd");
+    }
+
+    #[test]
+    fn until_words() {
+        use crate::api::model::Until as U;
+        assert_eq!(parse_until("waiting"), Ok(Until::State(U::Waiting)));
+        assert_eq!(parse_until("busy"), Ok(Until::State(U::Busy)));
+        assert_eq!(
+            parse_until("quiet=2s"),
+            Ok(Until::Quiet(std::time::Duration::from_secs(2)))
+        );
+        let err = parse_until("sleepy").unwrap_err();
+        assert!(err.contains("idle, working, busy, waiting"), "{err}");
+        assert!(parse_until("quiet=x").is_err());
     }
 
     #[test]

@@ -93,6 +93,7 @@ async fn probe_session(probe: &Tmux) -> Result<(), String> {
         cwd: None,
         size: Some((80, 24)),
         command: Some("sleep 30"),
+        keep_exit: false,
     };
     probe
         .new_session(&request)

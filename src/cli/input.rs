@@ -2,21 +2,26 @@
 
 use reqwest::Method;
 
-use super::args::{KeysArgs, ResizeArgs, SendArgs, ThoughtArgs};
+use super::args::{KeysArgs, QueueWhen, ResizeArgs, SendArgs, ThoughtArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::{print_either, table};
 use super::resolve::session_id;
-use super::sessions::print_session;
+use super::sessions::{print_session, wire_word};
 use crate::api::model::{
     InputRequest, InputResponse, ResizeRequest, SessionEnvelope, ThoughtRequest, ThoughtResponse,
     When,
 };
 
 pub async fn send(client: &Client, args: SendArgs) -> Result<(), ClientError> {
+    let when = match args.when {
+        Some(QueueWhen::Idle) => When::Idle,
+        Some(QueueWhen::Waiting) => When::Waiting,
+        None => when(args.when_idle),
+    };
     let body = InputRequest {
         text: Some(args.text),
         submit: args.enter,
-        when: when(args.when_idle),
+        when,
         ..InputRequest::default()
     };
     input(client, &args.target.session, &body, args.format.json).await
@@ -46,11 +51,11 @@ async fn input(
     let outcome: InputResponse = client.request(Method::POST, &path, Some(body)).await?;
     print_either(json, &outcome, |o| {
         let what = if o.queued {
-            "queued until idle"
+            format!("queued until {}", wire_word(&body.when))
         } else {
-            "typed"
+            "typed".to_owned()
         };
-        table(["ID", "INPUT"], &[[id.clone(), what.to_owned()]])
+        table(["ID", "INPUT"], &[[id.clone(), what]])
     })
 }
 

@@ -12,6 +12,7 @@ mod install;
 mod logging;
 mod output;
 mod pipe;
+mod queue;
 mod resolve;
 mod screen;
 mod sessions;
@@ -19,7 +20,7 @@ mod terminal;
 mod wait;
 mod watch;
 
-pub use args::{Cli, Command, ServeArgs, ServiceCommand};
+pub use args::{Cli, Command, QueueCommand, ServeArgs, ServiceCommand};
 pub use client::ClientError;
 pub use doctor::doctor;
 pub use logging::init_logging;
@@ -47,6 +48,12 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
         Command::Watch(args) => watch::watch(&connect(&args.connect, env)?, args).await,
         Command::Events(args) => events::events(&connect(&args.connect, env)?, args).await,
         Command::Attach(args) => attach::attach(&connect(&args.connect, env)?, args).await,
+        Command::Queue(QueueCommand::Ls(args)) => {
+            queue::ls(&connect(&args.connect, env)?, args).await
+        }
+        Command::Queue(QueueCommand::Rm(args)) => {
+            queue::rm(&connect(&args.connect, env)?, args).await
+        }
         Command::Completions(args) => install::completions(args),
         Command::Man(args) => install::man(args),
         Command::Service(ServiceCommand::Install(args)) => install::service_install(args),

@@ -8,7 +8,7 @@ use super::client::{Client, ClientError, encode};
 use super::output::{one_line, print, print_either, table, text};
 use super::resolve::session_id;
 use crate::api::model::{
-    AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList,
+    AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList, SessionState,
     SessionSummary,
 };
 
@@ -16,7 +16,12 @@ use crate::api::model::{
 const THOUGHT_WIDTH: usize = 60;
 
 pub async fn ls(client: &Client, args: LsArgs) -> Result<(), ClientError> {
-    let body: SessionList = client.get("/v1/sessions").await?;
+    let path = if args.all {
+        "/v1/sessions?include=ended"
+    } else {
+        "/v1/sessions"
+    };
+    let body: SessionList = client.get(path).await?;
     print_either(args.format.json, &body, |body| {
         session_table(&body.sessions)
     })
@@ -94,8 +99,8 @@ pub fn session_table(sessions: &[SessionSummary]) -> String {
             [
                 s.session_id.clone(),
                 s.tmux_name.clone(),
-                wire_word(&s.state),
-                wire_word(&s.state_reason),
+                state(s),
+                s.state_reason.clone(),
                 format!("{}x{}", s.cols, s.rows),
                 s.queued_inputs.to_string(),
                 s.current_command.clone(),
@@ -108,6 +113,23 @@ pub fn session_table(sessions: &[SessionSummary]) -> String {
         "ID", "NAME", "STATE", "REASON", "SIZE", "QUEUED", "COMMAND", "CWD", "THOUGHT",
     ];
     table(header, &rows)
+}
+
+/// The state, with the attention flag (`idle!`) or the exit status
+/// (`exited(3)`) beside it.
+fn state(session: &SessionSummary) -> String {
+    let state = wire_word(&session.state);
+    let exit = match (session.exit_status, session.exit_signal) {
+        (Some(status), _) => format!("({status})"),
+        (None, Some(signal)) => format!("(signal {signal})"),
+        _ => String::new(),
+    };
+    let attention = if session.attention.is_some() && session.state != SessionState::Exited {
+        "!"
+    } else {
+        ""
+    };
+    format!("{state}{exit}{attention}")
 }
 
 /// `[state] text` of a session's thought, on one line.

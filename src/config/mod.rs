@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
+mod sections;
+pub use sections::{FileNotify, NotifyConfig, RuleConfig, RuleState};
+
 /// The process environment, passed in (`std::env::vars().collect()` in main).
 pub type Env = BTreeMap<String, String>;
 
@@ -29,16 +32,20 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 29] = [
+const KEYS: [&str; 39] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude",
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
+    "session.ended_max", "session.ended_max_age_s",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
+    "state.probe_interval_ms", "state.rules",
+    "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
+    "notify.retries", "notify.timeout_ms",
 ];
 
 /// The environment variable behind each key that has one.
@@ -87,6 +94,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// Thresholds of the idle and attention states.
     pub state: StateConfig,
+    /// Webhook and command run on attention and on exit.
+    pub notify: NotifyConfig,
 }
 
 /// `[auth]`: API tokens; `Debug` masks them so they never reach a log.
@@ -140,6 +149,10 @@ pub struct SessionConfig {
     pub subscriber_queue_bytes: usize,
     /// Scrollback lines kept per session.
     pub max_scrollback_lines: usize,
+    /// Ended sessions kept readable, at most.
+    pub ended_max: usize,
+    /// Seconds an ended session is kept readable.
+    pub ended_max_age_s: u64,
 }
 
 /// `[http]`: HTTP limits.
@@ -170,9 +183,13 @@ pub struct StateConfig {
     /// Milliseconds without output after which a busy session is `idle`,
     /// when tmuxd cannot tell which program holds the terminal.
     pub idle_after_ms: u64,
-    /// Quiet time after output before a shell in the foreground counts as
-    /// back at its prompt (long enough for the prompt to finish drawing).
+    /// Quiet time after output before the foreground is looked at (long
+    /// enough for a prompt to finish drawing).
     pub prompt_settle_ms: u64,
+    /// How often a working session is looked at while nothing happens.
+    pub probe_interval_ms: u64,
+    /// Screen rules, first match wins.
+    pub rules: Vec<RuleConfig>,
 }
 
 impl Config {
@@ -203,6 +220,8 @@ impl Config {
                 replay_bytes: 1_048_576,
                 subscriber_queue_bytes: 4_194_304,
                 max_scrollback_lines: 10_000,
+                ended_max: 100,
+                ended_max_age_s: 86_400,
             },
             http: HttpConfig {
                 max_body_bytes: 4 * 1_048_576,
@@ -216,7 +235,10 @@ impl Config {
                 attention_after_s: 300,
                 idle_after_ms: 1500,
                 prompt_settle_ms: 250,
+                probe_interval_ms: 1000,
+                rules: Vec::new(),
             },
+            notify: NotifyConfig::default(),
         }
     }
 }
@@ -322,6 +344,7 @@ pub struct FileConfig {
     pub session: FileSession,
     pub http: FileHttp,
     pub state: FileState,
+    pub notify: FileNotify,
 }
 
 /// `[auth]`; `Debug` masks the tokens.
@@ -375,6 +398,8 @@ pub struct FileSession {
     pub replay_bytes: Option<usize>,
     pub subscriber_queue_bytes: Option<usize>,
     pub max_scrollback_lines: Option<usize>,
+    pub ended_max: Option<usize>,
+    pub ended_max_age_s: Option<u64>,
 }
 
 /// `[http]`
@@ -396,6 +421,8 @@ pub struct FileState {
     pub attention_after_s: Option<u64>,
     pub idle_after_ms: Option<u64>,
     pub prompt_settle_ms: Option<u64>,
+    pub probe_interval_ms: Option<u64>,
+    pub rules: Option<Vec<RuleConfig>>,
 }
 
 fn deserialize_bind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
@@ -567,6 +594,8 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
         session.subscriber_queue_bytes
     );
     take!("session.max_scrollback_lines", session.max_scrollback_lines);
+    take!("session.ended_max", session.ended_max);
+    take!("session.ended_max_age_s", session.ended_max_age_s);
     take!("http.max_body_bytes", http.max_body_bytes);
     take!("http.max_streams_per_session", http.max_streams_per_session);
     take!("http.max_streams", http.max_streams);
@@ -576,6 +605,14 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
+    take!("state.probe_interval_ms", state.probe_interval_ms);
+    take!("state.rules", state.rules);
+    take!("notify.webhook_url", notify.webhook_url, optional);
+    take!("notify.command", notify.command, optional);
+    take!("notify.cooldown_s", notify.cooldown_s);
+    take!("notify.max_per_minute", notify.max_per_minute);
+    take!("notify.retries", notify.retries);
+    take!("notify.timeout_ms", notify.timeout_ms);
 }
 
 /// Defaults < file < env < flags, not yet validated.
@@ -643,8 +680,10 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     check_tmux(&c.tmux)?;
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
+    sections::check_rules(&c.state.rules)?;
+    sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 17] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 24] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -662,6 +701,13 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
         ("state.prompt_settle_ms", c.state.prompt_settle_ms, 10..=10_000),
+        ("state.probe_interval_ms", c.state.probe_interval_ms, 100..=60_000),
+        ("session.ended_max", c.session.ended_max as u64, 0..=10_000),
+        ("session.ended_max_age_s", c.session.ended_max_age_s, 0..=31_536_000),
+        ("notify.cooldown_s", c.notify.cooldown_s, 0..=86_400),
+        ("notify.max_per_minute", c.notify.max_per_minute, 1..=6000),
+        ("notify.retries", u64::from(c.notify.retries), 0..=10),
+        ("notify.timeout_ms", c.notify.timeout_ms, 100..=600_000),
     ];
     for (key, value, range) in ranges {
         if !range.contains(&value) {
@@ -780,7 +826,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 29] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -808,6 +854,8 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 29] {
         ("session.replay_bytes", num(c.session.replay_bytes as u64)),
         ("session.subscriber_queue_bytes", num(c.session.subscriber_queue_bytes as u64)),
         ("session.max_scrollback_lines", num(c.session.max_scrollback_lines as u64)),
+        ("session.ended_max", num(c.session.ended_max as u64)),
+        ("session.ended_max_age_s", num(c.session.ended_max_age_s)),
         ("http.max_body_bytes", num(c.http.max_body_bytes as u64)),
         ("http.max_streams_per_session", num(c.http.max_streams_per_session as u64)),
         ("http.max_streams", num(c.http.max_streams as u64)),
@@ -817,6 +865,14 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 29] {
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),
+        ("state.probe_interval_ms", num(c.state.probe_interval_ms)),
+        ("state.rules", Some(sections::render_rules(&c.state.rules))),
+        ("notify.webhook_url", c.notify.webhook_url.as_deref().map(text)),
+        ("notify.command", c.notify.command.as_deref().map(list)),
+        ("notify.cooldown_s", num(c.notify.cooldown_s)),
+        ("notify.max_per_minute", num(c.notify.max_per_minute)),
+        ("notify.retries", num(u64::from(c.notify.retries))),
+        ("notify.timeout_ms", num(c.notify.timeout_ms)),
     ];
     values
 }

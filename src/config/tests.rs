@@ -252,6 +252,17 @@ fn validate_checks_ranges_and_combinations() {
         ("[http]\nmax_connections = 4\nmax_streams = 3", None),
         ("[state]\nattention_after_s = 86401", Some(("state.attention_after_s", "got 86401"))),
         ("[state]\nidle_after_ms = 49", Some(("state.idle_after_ms", "got 49"))),
+        ("[state]\nprobe_interval_ms = 99", Some(("state.probe_interval_ms", "got 99"))),
+        ("[[state.rules]]\nregex = 'a('\nstate = \"waiting\"\nreason = \"x\"", Some(("state.rules[0]", "regex does not compile"))),
+        ("[[state.rules]]\nregex = 'a'\nrows = 0\nstate = \"waiting\"\nreason = \"x\"", Some(("state.rules[0]", "rows must be between 1 and 500"))),
+        ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"Bad Reason\"", Some(("state.rules[0]", "must be 1 to 64 of a-z"))),
+        ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"press_any_key\"", None),
+        ("[session]\nended_max = 10001", Some(("session.ended_max", "got 10001"))),
+        ("[notify]\nwebhook_url = \"https://example.com/x\"", Some(("notify.webhook_url", "must be an http:// URL"))),
+        ("[notify]\nwebhook_url = \"not a url\"", Some(("notify.webhook_url", "is not a URL"))),
+        ("[notify]\nwebhook_url = \"http://127.0.0.1:9/x\"", None),
+        ("[notify]\ncommand = []", Some(("notify.command", "must name a program"))),
+        ("[notify]\nmax_per_minute = 0", Some(("notify.max_per_minute", "got 0"))),
         ("log = \" \"", Some(("log", "must not be empty"))),
         ("log = \"foo=bar=baz\"", Some(("log", "`foo=bar=baz` is not a log filter"))),
         ("log = \"tmuxd=loud\"", Some(("log", "not a log filter"))),
@@ -420,6 +431,23 @@ fn render_masks_tokens_and_names_sources() {
 }
 
 #[test]
+fn rules_parse_with_their_defaults_and_render() {
+    let layer = file(
+        "[[state.rules]]\nregex = '(?i)press any key'\nstate = \"waiting\"\nreason = \"press_any_key\"\n",
+    );
+    let (config, _) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
+    let rule = &config.state.rules[0];
+    assert_eq!((rule.rows, rule.state), (5, RuleState::Waiting));
+    assert!(validate(&config).is_ok());
+    assert_eq!(
+        sections::render_rules(&config.state.rules),
+        r#"[{ regex = "(?i)press any key", rows = 5, state = "waiting", reason = "press_any_key" }]"#
+    );
+    let unknown_state = "[[state.rules]]\nregex = 'a'\nstate = \"asleep\"\nreason = \"x\"\n";
+    assert!(parse_file(unknown_state, Path::new("t.toml")).is_err());
+}
+
+#[test]
 fn example_file_parses_to_nothing_set() {
     let parsed = parse_file(EXAMPLE, Path::new("config.example.toml")).unwrap();
     assert_eq!(parsed, FileConfig::default());
@@ -442,5 +470,7 @@ fn example_file_lists_every_key_with_its_default() {
     config.tmux.socket_path = None;
     config.tmux.config_file = None;
     config.log_file = None;
+    config.notify.webhook_url = None;
+    config.notify.command = None;
     assert_eq!(config, Config::defaults(&home()));
 }

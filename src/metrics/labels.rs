@@ -82,6 +82,7 @@ pub(super) fn file_label(file: StoreFile) -> &'static str {
     match file {
         StoreFile::Registry => "registry",
         StoreFile::Thoughts => "thoughts",
+        StoreFile::Ended => "ended",
         StoreFile::Events => "events",
     }
 }

@@ -10,7 +10,14 @@
 //! arrives before its capture's reply is already in the capture and is not
 //! fed again; output after it is.
 
-use std::collections::BTreeMap;
+mod exits;
+mod judge;
+mod report;
+mod typing;
+
+pub use exits::KEEP_EXIT_OPTION;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -18,18 +25,16 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-use super::foreground::{self, Running};
+use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
 use super::state::{Detector, Signal, StateView};
-use super::window::{self, WindowGeometry};
+use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ActorSummary, ClientExited, Input, LiveOutput, SessionCmd,
-    Snapshot, Subscription, Transport,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, SendHex, SendKeys, SendLiteral, Target,
-    TmuxCommand, WindowPanes,
+    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
@@ -57,6 +62,8 @@ struct Subscriber {
 struct Pane {
     screen: PaneScreen,
     pid: Option<u32>,
+    /// Tells when the pane's process exits.
+    exit_watch: Option<exits::PidWatch>,
     /// Captures asked for and not yet answered; output is not fed meanwhile.
     seeding: Option<Seed>,
 }
@@ -89,6 +96,8 @@ enum Purpose {
     Input { job: u64 },
     /// A command whose reply someone waits for.
     Reply(oneshot::Sender<Result<(), String>>),
+    /// How a pane ended (`looks`: how many times it was asked).
+    Exit { pane: u32, looks: u8 },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
@@ -103,6 +112,8 @@ struct InputJob {
 struct SessionActor {
     session_id: String,
     actor_id: u64,
+    /// For what must be forked (see `exits`).
+    tmux: crate::tmux::Tmux,
     tmux_name: String,
     window: WindowGeometry,
     panes: BTreeMap<u32, Pane>,
@@ -128,6 +139,12 @@ struct SessionActor {
     sessions_changed: Arc<Notify>,
     client_gone: bool,
     running: Option<(std::time::Instant, Running)>,
+    /// Dead panes whose exit status was read and which were killed.
+    reaped: BTreeSet<u32>,
+    /// How the last pane that died exited: status, signal.
+    exit: Option<(Option<i32>, Option<i32>)>,
+    /// Panes whose process exited (and how often tmux was asked about it).
+    exits_tx: mpsc::UnboundedSender<(u32, u8)>,
 }
 
 pub(super) async fn start(
@@ -135,10 +152,12 @@ pub(super) async fn start(
     inbox: mpsc::Receiver<SessionCmd>,
 ) -> Result<(), ControlError> {
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
-    let detector = Detector::new(Utc::now(), spec.config.timing);
+    let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention);
+    let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let mut actor = SessionActor {
         session_id: spec.session_id,
         actor_id: spec.actor_id,
+        tmux: spec.tmux.clone(),
         tmux_name: spec.tmux_name,
         window: WindowGeometry::default(),
         panes: BTreeMap::new(),
@@ -160,6 +179,9 @@ pub(super) async fn start(
         sessions_changed: spec.sessions_changed,
         client_gone: false,
         running: None,
+        reaped: BTreeSet::new(),
+        exit: None,
+        exits_tx,
     };
     // The first look is awaited, so the session's summary has its size
     // from the start; the captures it asks for are answered in the loop.
@@ -176,13 +198,14 @@ pub(super) async fn start(
             return Err(e);
         }
     }
+    actor.watch_exits(&mut client).await;
     // The screen tmux shows now counts as the first output: a session that
     // prints nothing more is judged from it (quiet, its foreground).
     actor.signal(Signal::Output {
         bytes: &[],
         changed: true,
     });
-    tokio::spawn(actor.run(client, inbox));
+    tokio::spawn(actor.run(client, inbox, exits_rx));
     Ok(())
 }
 
@@ -198,7 +221,12 @@ async fn until(deadline: Option<DateTime<Utc>>) {
 }
 
 impl SessionActor {
-    async fn run(mut self, mut client: ControlClient, mut inbox: mpsc::Receiver<SessionCmd>) {
+    async fn run(
+        mut self,
+        mut client: ControlClient,
+        mut inbox: mpsc::Receiver<SessionCmd>,
+        mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
+    ) {
         loop {
             let deadline = self.detector.next_deadline();
             tokio::select! {
@@ -208,6 +236,18 @@ impl SessionActor {
                         let _ = reply.send(());
                         return;
                     }
+                    Some(SessionCmd::Release { reply }) => {
+                        self.release_exits(&mut client).await;
+                        client.close().await;
+                        let _ = reply.send(());
+                        return;
+                    }
+                    Some(SessionCmd::Finish { reason, reply }) => {
+                        let last = self.finish(reason);
+                        client.close().await;
+                        let _ = reply.send(last);
+                        return;
+                    }
                     Some(cmd) => self.serve(cmd, &mut client).await,
                     None => break,
                 },
@@ -215,7 +255,10 @@ impl SessionActor {
                     Some(event) => self.on_event(event, &mut client).await,
                     None => self.on_client_gone(),
                 },
-                _ = until(deadline) => self.look_at_foreground(),
+                _ = until(deadline) => self.probe(),
+                Some((pane, looks)) = exits.recv(), if !self.client_gone => {
+                    self.look_at_exit(pane, looks, &mut client).await
+                }
             }
         }
         client.close().await;
@@ -228,12 +271,7 @@ impl SessionActor {
                 region,
                 reply,
             } => {
-                let snapshot = Snapshot {
-                    session_id: self.session_id.clone(),
-                    seq: self.ring.latest_seq(),
-                    screen: window::snapshot(&self.window, &self.screens(), format, region),
-                };
-                let _ = reply.send(snapshot);
+                let _ = reply.send(self.snapshot(format, region));
             }
             SessionCmd::Summary { reply } => {
                 let _ = reply.send(self.summary());
@@ -256,7 +294,11 @@ impl SessionActor {
             SessionCmd::WatchOutput { reply } => {
                 let _ = reply.send(self.output_tx.subscribe());
             }
-            SessionCmd::Shutdown { .. } => unreachable!("handled in run"),
+            SessionCmd::Shutdown { .. }
+            | SessionCmd::Release { .. }
+            | SessionCmd::Finish { .. } => {
+                unreachable!("handled in run")
+            }
         }
     }
 
@@ -310,6 +352,10 @@ impl SessionActor {
                             self.look(client).await;
                         }
                     }
+                    Purpose::Exit { pane, looks } => {
+                        let value = result.map(|lines| lines.concat()).unwrap_or_default();
+                        self.on_exit_facts(pane, &value, looks)
+                    }
                     other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
                 }
             }
@@ -334,6 +380,9 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
+            Notification::SubscriptionChanged { name, scope, value } => {
+                self.on_subscription(&name, &scope, &value)
+            }
             _ => {}
         }
     }
@@ -449,10 +498,19 @@ impl SessionActor {
             let state = PaneState::of_row(&row);
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
                 screen: PaneScreen::new(state.cols, state.rows),
-                pid: row.pid,
+                pid: None,
+                exit_watch: None,
                 seeding: None,
             });
-            pane.pid = row.pid;
+            if pane.pid != row.pid {
+                pane.pid = row.pid;
+                pane.exit_watch = row
+                    .pid
+                    .and_then(|pid| exits::watch_pid(pid, row.pane.0, &self.exits_tx));
+            }
+            if row.dead {
+                let _ = self.exits_tx.send((row.pane.0, 0));
+            }
             pane.seeding = Some(Seed {
                 replies_left: 1 + u8::from(state.alternate_on),
                 state,
@@ -517,38 +575,6 @@ impl SessionActor {
         raced
     }
 
-    async fn type_input(
-        &mut self,
-        input: Input,
-        reply: oneshot::Sender<Result<(), String>>,
-        client: &mut ControlClient,
-    ) {
-        self.signal(Signal::Input);
-        let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
-        if pieces.is_empty() {
-            let _ = reply.send(Ok(()));
-            return;
-        }
-        let job = self.next_job;
-        self.next_job += 1;
-        self.jobs.insert(
-            job,
-            InputJob {
-                pieces_left: pieces.len(),
-                error: None,
-                reply,
-            },
-        );
-        for piece in pieces {
-            let purpose = Purpose::Input { job };
-            match piece {
-                Piece::Text(c) => self.send(client, &c, purpose).await,
-                Piece::Hex(c) => self.send(client, &c, purpose).await,
-                Piece::Keys(c) => self.send(client, &c, purpose).await,
-            }
-        }
-    }
-
     /// A command's reply reached the one who waits for it.
     fn settle(&mut self, purpose: Purpose, result: Result<(), String>) {
         match purpose {
@@ -569,7 +595,7 @@ impl SessionActor {
                     let _ = done.reply.send(done.error.map_or(Ok(()), Err));
                 }
             }
-            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } => {
+            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } | Purpose::Exit { .. } => {
                 if let Err(e) = result {
                     tracing::debug!(session_id = %self.session_id, "tmux command failed: {e}");
                 }
@@ -609,131 +635,18 @@ impl SessionActor {
         }
     }
 
-    /// A deadline passed: see who holds the terminal now, then let time tell.
-    fn look_at_foreground(&mut self) {
-        let running = self.running();
-        let foreground = foreground::probe(self.active_pid(), &running.command);
-        self.signal(Signal::Foreground(foreground));
-        self.signal(Signal::Tick);
-    }
-
-    fn active_pid(&self) -> Option<u32> {
-        self.panes.get(&self.window.active).and_then(|p| p.pid)
-    }
-
-    /// What the active pane runs, from /proc, reused for a moment.
-    fn running(&mut self) -> Running {
-        let now = std::time::Instant::now();
-        if let Some((at, running)) = &self.running
-            && now.duration_since(*at) < RUNNING_FRESH
-        {
-            return running.clone();
-        }
-        let running = self
-            .active_pid()
-            .and_then(foreground::running)
-            .unwrap_or(Running {
-                command: String::new(),
-                cwd: String::new(),
-            });
-        self.running = Some((now, running.clone()));
-        running
-    }
-
-    /// Feeds the detector; a changed state goes to waiters and the supervisor.
-    fn signal(&mut self, signal: Signal<'_>) {
-        if let Some(view) = self.detector.step(Utc::now(), signal) {
-            self.state_tx.send_replace(view);
-            let _ = self.events.send(ActorEvent::State {
-                session_id: self.session_id.clone(),
-                actor_id: self.actor_id,
-                view,
-            });
-        }
-    }
-
     fn on_client_gone(&mut self) {
         self.client_gone = true;
         self.subscribers.clear();
         for (_, purpose) in std::mem::take(&mut self.purposes) {
             self.settle(purpose, Err("the session's tmux client has gone".into()));
         }
-        self.signal(Signal::Exit);
-        let program_ended = self
-            .active_pid()
-            .is_some_and(|pid| !foreground::is_running(pid));
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id.clone(),
             actor_id: self.actor_id,
-            program_ended,
+            program_exited: self.exit.is_some(),
         }));
     }
-
-    fn summary(&mut self) -> ActorSummary {
-        let state = self.detector.view();
-        let running = self.running();
-        let title = self
-            .panes
-            .get(&self.window.active)
-            .map(|p| p.screen.title().to_owned())
-            .unwrap_or_default();
-        ActorSummary {
-            state: state.state,
-            state_reason: state.reason,
-            state_since: state.since,
-            current_command: running.command,
-            cwd: running.cwd,
-            title,
-            cols: self.window.cols,
-            rows: self.window.rows,
-            last_activity_at: self.detector.last_activity(),
-            transport: if self.client_gone {
-                Transport::Disconnected
-            } else {
-                Transport::Attached
-            },
-            subscribers: self
-                .subscribers
-                .iter()
-                .filter(|s| !s.tx.is_closed())
-                .count(),
-            latest_seq: self.ring.latest_seq(),
-        }
-    }
-}
-
-/// One `send-keys` of an input request.
-enum Piece {
-    Text(SendLiteral),
-    Hex(SendHex),
-    Keys(SendKeys),
-}
-
-/// Text, then raw bytes, then keys, as `send-keys` commands small enough
-/// for tmux to take one at a time.
-fn pieces(input: Input, target: &Target) -> Vec<Piece> {
-    let text = input.text.filter(|t| !t.is_empty());
-    let bytes = input.bytes.filter(|b| !b.is_empty());
-    let mut pieces: Vec<Piece> = text
-        .map(|t| SendLiteral::chunked(target, &t, TEXT_CHUNK_BYTES))
-        .unwrap_or_default()
-        .into_iter()
-        .map(Piece::Text)
-        .collect();
-    if let Some(bytes) = bytes {
-        pieces.extend(
-            SendHex::chunked(target, &bytes, HEX_CHUNK_BYTES)
-                .into_iter()
-                .map(Piece::Hex),
-        );
-    }
-    if !input.keys.is_empty() {
-        pieces.push(Piece::Keys(SendKeys {
-            target: target.clone(),
-            keys: input.keys,
-        }));
-    }
-    pieces
 }
 
 fn only_pane(chunks: Vec<super::Chunk>, pane: u32) -> Vec<super::Chunk> {

@@ -1,41 +1,262 @@
-//! Who holds a pane's terminal, read from /proc without forking: the pane's
-//! first process is in the foreground when the terminal's foreground process
-//! group (`tpgid`) is its own group.
+//! What holds a pane's terminal and what it is doing, read from /proc
+//! without forking: the terminal's foreground process group (`tpgid` of
+//! the pane's first process), each member's scheduler state and CPU ticks
+//! (`stat`), and where a sleeping member waits (`syscall`: a read of the
+//! terminal, a select/poll/epoll; `wchan` when `syscall` is not readable).
 
-use super::state::Foreground;
+use std::path::PathBuf;
 
-/// Programs that count as a shell waiting at its prompt.
+use super::state::Activity;
+
+/// Programs that count as a shell.
 const SHELLS: &[&str] = &[
     "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh",
     "pwsh",
 ];
 
+/// Processes looked at per probe at most: the descendants of a pane are
+/// walked to find the foreground group's members.
+const MAX_PROCESSES: usize = 256;
+
 pub fn is_shell(command: &str) -> bool {
-    let name = command.trim_start_matches('-');
-    SHELLS.contains(&name)
+    SHELLS.contains(&command.trim_start_matches('-'))
 }
 
-/// From /proc when the pane's pid is known (same host, same pid namespace),
-/// else from tmux's `pane_current_command` as of the last discovery tick.
-pub fn probe(pane_pid: Option<u32>, current_command: &str) -> Foreground {
-    if let Some(foreground) = pane_pid.and_then(from_proc) {
-        return foreground;
+/// The foreground group of `pane_pid`'s terminal: what it does, its id and
+/// the CPU ticks its members (and their reaped children) used so far.
+/// `Unknown` when /proc says nothing (another pid namespace, a fake tmux).
+pub fn look(pane_pid: u32) -> (Activity, Option<(u32, u64)>) {
+    let Some(pane) = read_stat(pane_pid) else {
+        return (Activity::Unknown, None);
+    };
+    let Ok(group) = u32::try_from(pane.tpgid) else {
+        return (Activity::Unknown, None);
+    };
+    let mut members = group_members(pane_pid, group);
+    if members.is_empty() {
+        // Not a descendant of the pane's process (or no `children` files).
+        match read_stat(group) {
+            Some(stat) if stat.pgrp == pane.tpgid => members.push((group, stat)),
+            _ => return (Activity::Unknown, None),
+        }
     }
-    match current_command {
-        "" => Foreground::Unknown,
-        command if is_shell(command) => Foreground::Shell,
-        _ => Foreground::Other,
+    let ticks = members.iter().map(|(_, s)| s.ticks).sum();
+    let tty = terminal_of(pane_pid);
+    (classify(&members, tty.as_deref()), Some((group, ticks)))
+}
+
+/// What the members together are doing: one on a CPU makes the group
+/// running; otherwise one reading the terminal makes it a reader.
+fn classify(members: &[(u32, Stat)], tty: Option<&str>) -> Activity {
+    if members.iter().any(|(_, s)| matches!(s.state, 'R' | 'D')) {
+        return Activity::Running;
+    }
+    let mut event_wait = None;
+    for (pid, stat) in members {
+        if stat.state == 'Z' {
+            continue;
+        }
+        match wait_of(*pid, tty) {
+            Wait::Terminal if interactive_shell(*pid) => return Activity::ShellPrompt,
+            Wait::Terminal => return Activity::TerminalRead,
+            Wait::Several => event_wait = event_wait.or(Some(*pid)),
+            Wait::Other => {}
+        }
+    }
+    match event_wait {
+        Some(pid) if interactive_shell(pid) => Activity::ShellPrompt,
+        Some(_) => Activity::EventWait,
+        None => Activity::Blocked,
     }
 }
 
-fn from_proc(pid: u32) -> Option<Foreground> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    let (pgrp, tpgid) = parse_stat(&stat)?;
-    Some(if tpgid == pgrp && is_shell(comm.trim()) {
-        Foreground::Shell
-    } else {
-        Foreground::Other
+/// Where a sleeping process waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// In a read of the terminal, or a select on the terminal alone.
+    Terminal,
+    /// In poll/epoll/select over several descriptors, the terminal its input.
+    Several,
+    Other,
+}
+
+fn wait_of(pid: u32, tty: Option<&str>) -> Wait {
+    let is_tty = |fd: u64| fd_is_terminal(pid, fd, tty);
+    if let Ok(line) = std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        && let Some((nr, args)) = parse_syscall(&line)
+    {
+        return match syscall_kind(nr) {
+            Some(Call::Read) if is_tty(args[0]) => Wait::Terminal,
+            // Only descriptors below nfds can be in the sets: 1..=3 means stdio.
+            Some(Call::Select) if (1..=3).contains(&args[0]) && is_tty(0) => Wait::Terminal,
+            Some(Call::Select | Call::Poll) if is_tty(0) => Wait::Several,
+            _ => Wait::Other,
+        };
+    }
+    // `syscall` needs ptrace rights (Yama may refuse); `wchan` does not.
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+    match wchan.trim() {
+        "n_tty_read" | "wait_woken" if is_tty(0) => Wait::Terminal,
+        w if is_tty(0)
+            && (w.starts_with("poll_schedule_timeout")
+                || ["do_select", "do_sys_poll", "ep_poll", "do_epoll_wait"].contains(&w)) =>
+        {
+            Wait::Several
+        }
+        _ => Wait::Other,
+    }
+}
+
+/// The syscalls that mean waiting for input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    Read,
+    Select,
+    Poll,
+}
+
+#[cfg(target_arch = "x86_64")]
+fn syscall_kind(nr: i64) -> Option<Call> {
+    match nr {
+        0 | 17 | 19 | 295 => Some(Call::Read),
+        23 | 270 => Some(Call::Select),
+        7 | 271 | 232 | 281 | 441 => Some(Call::Poll),
+        _ => None,
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn syscall_kind(nr: i64) -> Option<Call> {
+    match nr {
+        63 | 65 | 67 | 69 => Some(Call::Read),
+        72 => Some(Call::Select),
+        73 | 22 | 441 => Some(Call::Poll),
+        _ => None,
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn syscall_kind(_: i64) -> Option<Call> {
+    None
+}
+
+/// `NR ARG0 ARG1 ...` (hex arguments); `running` or `-1 ...` (not in a
+/// syscall) read as None.
+fn parse_syscall(line: &str) -> Option<(i64, [u64; 2])> {
+    let mut words = line.split_whitespace();
+    let nr: i64 = words.next()?.parse().ok()?;
+    let mut arg = || u64::from_str_radix(words.next()?.trim_start_matches("0x"), 16).ok();
+    Some((nr, [arg()?, arg()?]))
+}
+
+/// The pane's terminal, as its first process has it open.
+fn terminal_of(pane_pid: u32) -> Option<String> {
+    let link = std::fs::read_link(format!("/proc/{pane_pid}/fd/0")).ok()?;
+    Some(link.to_string_lossy().into_owned()).filter(|l| l.starts_with("/dev/"))
+}
+
+fn fd_is_terminal(pid: u32, fd: u64, tty: Option<&str>) -> bool {
+    let Ok(link) = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) else {
+        return false;
+    };
+    let link = link.to_string_lossy();
+    match tty {
+        Some(tty) => link == tty || link == "/dev/tty",
+        None => link.starts_with("/dev/pts/") || link == "/dev/tty",
+    }
+}
+
+/// A shell at its prompt, not one running a script or `-c` command.
+fn interactive_shell(pid: u32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let Some(program) = args.first() else {
+        return false;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    is_shell(name) && interactive_args(&args[1..])
+}
+
+/// No `-c`, and no script to run: the shell reads commands from its terminal.
+fn interactive_args(args: &[String]) -> bool {
+    for arg in args {
+        if arg == "-i" || arg.starts_with("--") {
+            continue;
+        }
+        match arg.strip_prefix('-') {
+            Some(flags) if flags.contains('c') && !flags.contains('i') => return false,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The members of process group `group` among `root` and its descendants.
+fn group_members(root: u32, group: u32) -> Vec<(u32, Stat)> {
+    let mut members = Vec::new();
+    let mut queue = vec![root];
+    let mut seen = 0;
+    while let Some(pid) = queue.pop() {
+        seen += 1;
+        if seen > MAX_PROCESSES {
+            break;
+        }
+        let Some(stat) = read_stat(pid) else {
+            continue;
+        };
+        if u32::try_from(stat.pgrp) == Ok(group) {
+            members.push((pid, stat));
+        }
+        queue.extend(children(pid));
+    }
+    members
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let path = PathBuf::from(format!("/proc/{pid}/task/{pid}/children"));
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The fields of /proc/PID/stat a probe needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stat {
+    state: char,
+    pgrp: i64,
+    tpgid: i64,
+    /// utime + stime + cutime + cstime, in clock ticks.
+    ticks: u64,
+}
+
+fn read_stat(pid: u32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The command name may hold spaces and parentheses, so fields are read
+/// after the last `)`.
+fn parse_stat(stat: &str) -> Option<Stat> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let number = |i: usize| fields.get(i)?.parse::<i64>().ok();
+    let ticks = [11, 12, 13, 14]
+        .iter()
+        .map(|&i| number(i).map(|n| n.max(0) as u64))
+        .sum::<Option<u64>>()?;
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        pgrp: number(2)?,
+        tpgid: number(5)?,
+        ticks,
     })
 }
 
@@ -49,9 +270,11 @@ pub struct Running {
 }
 
 pub fn running(pane_pid: u32) -> Option<Running> {
-    let stat = std::fs::read_to_string(format!("/proc/{pane_pid}/stat")).ok()?;
-    let (_, tpgid) = parse_stat(&stat)?;
-    let leader = if tpgid > 0 { tpgid as u32 } else { pane_pid };
+    let stat = read_stat(pane_pid)?;
+    let leader = u32::try_from(stat.tpgid)
+        .ok()
+        .filter(|&p| p > 0)
+        .unwrap_or(pane_pid);
     let read = |pid: u32| {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
@@ -64,43 +287,47 @@ pub fn running(pane_pid: u32) -> Option<Running> {
     read(leader).or_else(|| read(pane_pid))
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie).
-pub fn is_running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let (_, rest) = stat.rsplit_once(')')?;
-            rest.split_whitespace().next().map(|state| state != "Z")
-        })
-        .unwrap_or(false)
-}
-
-/// (pgrp, tpgid) from a /proc/PID/stat line; the command name may hold
-/// spaces and parentheses, so fields are read after the last `)`.
-fn parse_stat(stat: &str) -> Option<(i64, i64)> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some((fields.get(2)?.parse().ok()?, fields.get(5)?.parse().ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stat_lines() {
-        let line = "4242 (ba sh) (x)) S 1 4242 4242 34816 5000 4194560 0 0";
-        assert_eq!(parse_stat(line), Some((4242, 5000)));
+        let line = "4242 (ba sh) (x)) S 1 4242 4242 34816 5000 4194560 0 0 0 0 7 3 2 1 20 0";
+        assert_eq!(
+            parse_stat(line),
+            Some(Stat {
+                state: 'S',
+                pgrp: 4242,
+                tpgid: 5000,
+                ticks: 13
+            })
+        );
         assert_eq!(parse_stat("garbage"), None);
     }
 
     #[test]
-    fn shells() {
+    fn syscall_lines() {
+        assert_eq!(
+            parse_syscall("270 0x1 0x7ffc219dcd70 0x0 0x0 0x0 0x0 0x7ff 0x7ff"),
+            Some((270, [1, 0x7ffc219dcd70]))
+        );
+        assert_eq!(parse_syscall("running"), None);
+        assert_eq!(parse_syscall("-1 0x7ffd 0x7f"), Some((-1, [0x7ffd, 0x7f])));
+    }
+
+    #[test]
+    fn shells_and_their_arguments() {
         assert!(is_shell("bash") && is_shell("-zsh") && is_shell("fish"));
         assert!(!is_shell("vim") && !is_shell("bash5") && !is_shell(""));
-        assert_eq!(probe(None, "bash"), Foreground::Shell);
-        assert_eq!(probe(None, "sleep"), Foreground::Other);
-        assert_eq!(probe(None, ""), Foreground::Unknown);
+        let args = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert!(interactive_args(&args(&[])));
+        assert!(interactive_args(&args(&["--norc", "--noprofile"])));
+        assert!(interactive_args(&args(&["-l"])));
+        assert!(interactive_args(&args(&["-i"])));
+        assert!(!interactive_args(&args(&["-c", "echo hi"])));
+        assert!(!interactive_args(&args(&["-lc", "echo hi"])));
+        assert!(!interactive_args(&args(&["script.sh"])));
     }
 
     #[test]
@@ -116,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn this_test_process_is_not_a_shell() {
-        assert_eq!(probe(Some(std::process::id()), "bash"), Foreground::Other);
+    fn a_process_that_does_not_exist_is_unknown() {
+        assert_eq!(look(u32::MAX), (Activity::Unknown, None));
     }
 }

@@ -7,6 +7,7 @@ mod ansi;
 mod foreground;
 mod pane;
 mod replay;
+mod rules;
 mod state;
 mod window;
 
@@ -16,9 +17,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
+pub use actor::KEEP_EXIT_OPTION;
 pub use pane::{Captured, PaneScreen, PaneState};
 pub use replay::{Chunk, Replay};
-pub use state::{SessionState, StateReason, StateView, Timing};
+pub use rules::ScreenRule;
+pub use state::{
+    Attention, AttentionReason, EndReason, SessionState, StateReason, StateView, Timing,
+};
 pub use window::{
     Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry, snapshot as compose_snapshot,
 };
@@ -67,10 +72,47 @@ pub enum SessionCmd {
     },
     /// End the tmux client cleanly (the session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
+    /// As `Shutdown`, after handing the session back to tmux's own ways:
+    /// a session tmuxd kept the exits of no longer keeps dead panes.
+    Release { reply: oneshot::Sender<()> },
+    /// The session has ended for `reason`: report it as exited (waiters
+    /// learn the reason), answer with the last summary and screens, stop.
+    Finish {
+        reason: EndReason,
+        reply: oneshot::Sender<Final>,
+    },
+}
+
+/// What is kept of a session once it has ended.
+#[derive(Clone, Debug)]
+pub struct Final {
+    pub summary: ActorSummary,
+    /// The last screen: the window and the active pane, text and with SGR.
+    pub screens: FinalScreens,
+}
+
+/// A snapshot per region and format, as they were when the session ended.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct FinalScreens {
+    pub window_text: Snapshot,
+    pub window_ansi: Snapshot,
+    pub pane_text: Snapshot,
+    pub pane_ansi: Snapshot,
+}
+
+impl FinalScreens {
+    pub fn get(&self, format: SnapshotFormat, region: Region) -> &Snapshot {
+        match (region, format) {
+            (Region::Window, SnapshotFormat::Text) => &self.window_text,
+            (Region::Window, SnapshotFormat::Ansi) => &self.window_ansi,
+            (Region::ActivePane, SnapshotFormat::Text) => &self.pane_text,
+            (Region::ActivePane, SnapshotFormat::Ansi) => &self.pane_ansi,
+        }
+    }
 }
 
 /// The snapshot endpoint's body.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Snapshot {
     pub session_id: String,
     /// Latest output chunk folded into this screen.
@@ -80,7 +122,7 @@ pub struct Snapshot {
 }
 
 /// How tmuxd's client is connected to the session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     Attached,
@@ -89,7 +131,7 @@ pub enum Transport {
 }
 
 /// The session summary's fields only the actor knows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ActorSummary {
     pub state: SessionState,
     pub state_reason: StateReason,
@@ -103,6 +145,14 @@ pub struct ActorSummary {
     pub transport: Transport,
     pub subscribers: usize,
     pub latest_seq: u64,
+    /// The attention flag: why the session needs someone, since when.
+    pub attention: Option<Attention>,
+    /// How the session's program exited, when tmux could tell (sessions
+    /// tmuxd created keep their dead pane until it is read).
+    pub exit_status: Option<i32>,
+    pub exit_signal: Option<i32>,
+    /// The status of the last command an OSC 133 `D;N` mark reported.
+    pub last_command_status: Option<i32>,
 }
 
 /// What to type: literal text, raw bytes for the program, tmux key names.
@@ -182,10 +232,9 @@ pub struct ClientExited {
     pub session_id: String,
     /// Which actor of this session ended (a session is re-attached with a new one).
     pub actor_id: u64,
-    /// The active pane's program had already ended when the client went:
-    /// the session ended with it, even if the server then exited too
-    /// (tmux exits with its last session).
-    pub program_ended: bool,
+    /// The actor saw its last pane's program exit (and ended the pane): a
+    /// server that went away then did so because that was its last session.
+    pub program_exited: bool,
 }
 
 /// Settings every actor shares.
@@ -194,6 +243,8 @@ pub struct ActorConfig {
     pub replay_bytes: usize,
     pub subscriber_queue_bytes: usize,
     pub timing: Timing,
+    /// Screen rules from the config, in order.
+    pub rules: Arc<[ScreenRule]>,
 }
 
 /// Everything needed to start an actor for one session.
@@ -208,6 +259,8 @@ pub struct ActorSpec {
     /// Woken when tmux says sessions were created or destroyed, so
     /// discovery looks now rather than at its next sweep.
     pub sessions_changed: Arc<Notify>,
+    /// Attention a previous actor (or run of tmuxd) left raised.
+    pub attention: Option<Attention>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -287,5 +340,17 @@ impl SessionHandle {
     /// Ends the client cleanly and waits for the actor to finish.
     pub async fn shutdown(&self) {
         let _ = self.ask(|reply| SessionCmd::Shutdown { reply }).await;
+    }
+
+    /// Ends the client after undoing what tmuxd set to keep exits (a
+    /// session detached from tmuxd behaves as if tmuxd never made it).
+    pub async fn release(&self) {
+        let _ = self.ask(|reply| SessionCmd::Release { reply }).await;
+    }
+
+    /// Reports the session exited for `reason` and stops the actor; the
+    /// answer is what it last showed.
+    pub async fn finish(&self, reason: EndReason) -> Result<Final, ActorGone> {
+        self.ask(|reply| SessionCmd::Finish { reason, reply }).await
     }
 }

@@ -1,73 +1,39 @@
-//! What a session is doing: a pure state machine over (output, foreground
-//! process, input, time). The actor feeds it and asks when to wake it next,
-//! so no timer or fork runs per session.
+//! What a session is doing, from evidence: a pure state machine over the
+//! pane's output (screen changes, BEL, OSC 133 marks), what /proc says the
+//! terminal's foreground process group is doing, screen rules, input and
+//! time. The actor feeds it and asks when to look next, so no timer or fork
+//! runs per session.
 //!
-//! Signals, strongest first:
-//! - OSC 133 prompt markers (`A`/`D` prompt is back, `C` command runs), once
-//!   a session has shown any. tmux 3.3 does not forward them to clients, so
-//!   live sessions mostly use the next two.
-//! - The pane's foreground process: a shell at its prompt means idle once
-//!   output settles; anything else means busy.
-//! - Output that changed the window, and a quiet period when the foreground
-//!   is unknown.
-//!
-//! `attention` is raised by BEL, or when a busy non-shell program has been
-//! quiet for `attention_after` (an agent waiting for a human); input clears it.
+//! States: `starting` (attached, not judged yet), `idle` (a shell at its
+//! prompt), `working` (output changing, the foreground group using CPU, or a
+//! program running that is not reading the terminal), `waiting` (a program
+//! blocked reading the terminal, quiet: a REPL, a `[y/N]` question, an
+//! editor), `exited`. Attention is a flag beside the state (a bell, a
+//! program newly waiting for input, a long silence): input clears it, and
+//! so does the session becoming active again; it never changes the state.
+//! README.md has the table of states, reasons and their evidence.
+
+mod marks;
+mod words;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionState {
-    Starting,
-    Idle,
-    Busy,
-    Attention,
-    Exited,
-}
-
-/// Why the session is in its state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StateReason {
-    /// Attached, no output seen yet.
-    Attaching,
-    /// An OSC 133 prompt marker.
-    PromptMarker,
-    /// The window changed recently.
-    OutputActivity,
-    /// The foreground process: a shell (idle) or another program (busy).
-    ForegroundProcess,
-    /// No output for the quiet period, foreground unknown.
-    Quiet,
-    /// The terminal bell rang.
-    Bell,
-    /// Busy and then silent for `attention_after`.
-    IdleTimeout,
-    /// Input arrived (clears attention).
-    Input,
-    /// The tmux client ended: the session or its server is gone.
-    ProcessExit,
-}
-
-/// Who holds the pane's terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Foreground {
-    Shell,
-    Other,
-    Unknown,
-}
+use marks::{PromptMark, Scan};
+pub use words::{Attention, AttentionReason, EndReason, SessionState, StateReason};
 
 /// Thresholds, from the config.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
-    /// Quiet period before idle when the foreground is unknown.
+    /// Quiet time needed when the only evidence is weak: no process facts,
+    /// or a program blocked on several descriptors at once.
     pub idle_after: Duration,
-    /// Quiet period before idle when a shell holds the terminal (the prompt is drawn).
+    /// Quiet time after output before looking at the foreground (the
+    /// prompt or question has finished drawing).
     pub prompt_settle: Duration,
-    /// Quiet period of a busy program before attention.
+    /// Silence of a working program before attention (`long_silence`).
     pub attention_after: Duration,
+    /// How often a working session is looked at while nothing else happens.
+    pub probe_interval: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,74 +41,112 @@ pub struct StateView {
     pub state: SessionState,
     pub reason: StateReason,
     pub since: DateTime<Utc>,
+    pub attention: Option<Attention>,
+}
+
+/// What the foreground process group of the active pane is doing, as the
+/// actor read it from /proc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// No process facts (no pid, another pid namespace, no /proc).
+    Unknown,
+    /// A process of the group is on a CPU, or in uninterruptible sleep.
+    Running,
+    /// An interactive shell is blocked reading its terminal: at its prompt.
+    ShellPrompt,
+    /// A program is blocked reading the terminal (read, or select on it alone).
+    TerminalRead,
+    /// A program is blocked in poll/epoll/select on several descriptors.
+    EventWait,
+    /// Asleep on something else: a timer, a child, a lock, a socket.
+    Blocked,
+}
+
+/// One look at the session, taken by the actor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub activity: Activity,
+    /// The foreground group's id and the CPU ticks its processes used so far.
+    pub cpu: Option<(u32, u64)>,
+    /// A screen rule that matched the active pane: its state and reason.
+    pub rule: Option<(SessionState, &'static str)>,
 }
 
 /// One thing the detector is told.
 #[derive(Clone, Copy, Debug)]
 pub enum Signal<'a> {
-    /// Bytes from the client; `changed` when the window's contents changed.
-    Output {
-        bytes: &'a [u8],
-        changed: bool,
-    },
-    Foreground(Foreground),
+    /// Bytes from a pane; `changed` when the screen's text changed.
+    Output { bytes: &'a [u8], changed: bool },
+    /// The actor looked at the foreground process group and the screen.
+    Probe(Evidence),
+    /// Input typed through the API: the session has something to do.
     Input,
-    Tick,
-    Exit,
+    /// Keys from a stream client: someone is at the keyboard.
+    Keystrokes,
+    /// tmuxd decided the session has ended.
+    End(EndReason),
 }
 
-/// Where the OSC scanner is, across chunk boundaries.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Scan {
-    #[default]
-    Ground,
-    Escape,
-    /// Inside an OSC string; `prefix` holds its first bytes to recognise 133.
-    Osc {
-        len: u8,
-        prefix: [u8; 6],
-    },
-    OscEscape {
-        len: u8,
-        prefix: [u8; 6],
-    },
+/// CPU use of the foreground group that counts as working, in clock ticks
+/// (1/100 s on Linux) per second: 10% of one core.
+const BUSY_TICKS_PER_SECOND: u64 = 10;
+
+/// Where the last OSC 133 mark left the shell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Marked {
+    Nothing,
+    Prompt,
+    Command,
+}
+
+/// Input typed through tmuxd, until the pane answers it with output.
+#[derive(Clone, Copy, Debug)]
+struct PendingInput {
+    at: DateTime<Utc>,
+    answered: bool,
 }
 
 #[derive(Debug)]
 pub struct Detector {
     timing: Timing,
     view: StateView,
-    last_change: Option<DateTime<Utc>>,
-    foreground: Foreground,
-    /// Set once any OSC 133 marker is seen: markers then decide idle/busy.
-    markers: bool,
-    /// Output changed the window since the foreground was last looked at.
-    probe_due: bool,
+    /// The last output that changed the screen.
+    last_output: Option<DateTime<Utc>>,
+    /// When the current run of screen changes began (after a settled quiet).
+    burst_since: Option<DateTime<Utc>>,
+    /// Output (or input) not looked at yet: look once it has settled.
+    unjudged_since: Option<DateTime<Utc>>,
+    last_probe: Option<DateTime<Utc>>,
+    input: Option<PendingInput>,
+    marked: Marked,
+    /// The status of the last command an OSC 133 `D;N` mark reported.
+    last_status: Option<i32>,
+    /// The last CPU reading: group, ticks, when.
+    cpu: Option<(u32, u64, DateTime<Utc>)>,
     scan: Scan,
 }
 
-/// What a chunk of output carried besides text.
-#[derive(Default, PartialEq, Eq, Debug)]
-struct Marks {
-    bell: bool,
-    /// The last OSC 133 marker kind in the chunk (`A`, `B`, `C`, `D`).
-    prompt: Option<u8>,
-}
-
 impl Detector {
-    pub fn new(now: DateTime<Utc>, timing: Timing) -> Self {
+    /// A detector for a freshly attached session; `attention` is the flag
+    /// a previous run of tmuxd left raised (restarts keep it).
+    pub fn new(now: DateTime<Utc>, timing: Timing, attention: Option<Attention>) -> Self {
         Detector {
             timing,
             view: StateView {
                 state: SessionState::Starting,
                 reason: StateReason::Attaching,
                 since: now,
+                attention,
             },
-            last_change: None,
-            foreground: Foreground::Unknown,
-            markers: false,
-            probe_due: false,
-            scan: Scan::Ground,
+            last_output: None,
+            burst_since: None,
+            unjudged_since: None,
+            last_probe: None,
+            input: None,
+            marked: Marked::Nothing,
+            last_status: None,
+            cpu: None,
+            scan: Scan::default(),
         }
     }
 
@@ -151,182 +155,235 @@ impl Detector {
     }
 
     pub fn last_activity(&self) -> Option<DateTime<Utc>> {
-        self.last_change
+        self.last_output
     }
 
-    /// Applies a signal at `now`; returns the new view if the state or reason changed.
+    /// The status an OSC 133 `D;N` mark last reported.
+    pub fn last_command_status(&self) -> Option<i32> {
+        self.last_status
+    }
+
+    /// Applies a signal at `now`; returns the new view when the state, the
+    /// attention flag, or (outside `working`) the reason changed. Reasons
+    /// inside `working` change without an event: a program that prints,
+    /// pauses and computes is working all along.
     pub fn step(&mut self, now: DateTime<Utc>, signal: Signal<'_>) -> Option<StateView> {
         if self.view.state == SessionState::Exited {
             return None;
         }
-        let next = match signal {
-            Signal::Exit => Some((SessionState::Exited, StateReason::ProcessExit)),
+        let before = self.view;
+        match signal {
+            Signal::End(reason) => self.enter(now, SessionState::Exited, StateReason::End(reason)),
             Signal::Input => {
-                // The user acted: the quiet period starts again.
-                self.last_change = Some(now);
-                (self.view.state == SessionState::Attention)
-                    .then_some((SessionState::Busy, StateReason::Input))
+                self.view.attention = None;
+                self.input = Some(PendingInput {
+                    at: now,
+                    answered: false,
+                });
+                self.unjudged_since.get_or_insert(now);
+                self.enter(now, SessionState::Working, StateReason::Input);
             }
-            Signal::Foreground(foreground) => {
-                self.foreground = foreground;
-                self.probe_due = false;
-                self.evaluate(now)
+            Signal::Keystrokes => {
+                self.view.attention = None;
+                self.unjudged_since.get_or_insert(now);
             }
-            Signal::Output { bytes, changed } => {
-                let marks = self.scan_marks(bytes);
-                self.on_output(now, changed, &marks)
-            }
-            Signal::Tick => self.evaluate(now),
-        };
-        let (state, reason) = next?;
-        if (state, reason) == (self.view.state, self.view.reason) {
-            return None;
+            Signal::Output { bytes, changed } => self.on_output(now, bytes, changed),
+            Signal::Probe(evidence) => self.on_probe(now, evidence),
         }
-        self.view = StateView {
-            state,
-            reason,
-            since: now,
-        };
-        Some(self.view)
+        let after = self.view;
+        let notable = after.state != before.state
+            || after.attention != before.attention
+            || (after.reason != before.reason && after.state != SessionState::Working);
+        notable.then_some(after)
     }
 
-    fn on_output(
-        &mut self,
-        now: DateTime<Utc>,
-        changed: bool,
-        marks: &Marks,
-    ) -> Option<(SessionState, StateReason)> {
+    fn on_output(&mut self, now: DateTime<Utc>, bytes: &[u8], changed: bool) {
+        let marks = self.scan.scan(bytes);
+        if marks.bell
+            && self
+                .view
+                .attention
+                .is_none_or(|a| a.reason != AttentionReason::Bell)
+        {
+            self.raise(now, AttentionReason::Bell);
+        }
+        if marks.status.is_some() {
+            self.last_status = marks.status;
+        }
         if changed {
-            self.last_change = Some(now);
-            // What runs in the foreground may have changed: look again once output settles.
-            self.probe_due = true;
+            let settled = self
+                .last_output
+                .is_none_or(|last| now - last > self.timing.prompt_settle);
+            if settled {
+                self.burst_since = Some(now);
+            }
+            self.last_output = Some(now);
+            self.unjudged_since.get_or_insert(now);
+            if let Some(input) = &mut self.input {
+                input.answered = true;
+            }
+            self.clear(AttentionReason::LongSilence);
         }
-        if marks.bell {
-            return Some((SessionState::Attention, StateReason::Bell));
-        }
-        if let Some(kind) = marks.prompt {
-            self.markers = true;
-            let state = if kind == b'C' {
-                SessionState::Busy
-            } else {
-                SessionState::Idle
-            };
-            return Some((state, StateReason::PromptMarker));
-        }
-        if !changed || self.markers || self.view.state == SessionState::Attention {
-            return None;
-        }
-        match (self.view.state, self.foreground) {
-            (SessionState::Busy, _) => None,
-            (_, Foreground::Other) => Some((SessionState::Busy, StateReason::ForegroundProcess)),
-            _ => Some((SessionState::Busy, StateReason::OutputActivity)),
+        match marks.prompt {
+            Some(PromptMark::Prompt | PromptMark::Done(_)) => {
+                self.marked = Marked::Prompt;
+                self.enter(now, SessionState::Idle, StateReason::PromptMarker);
+            }
+            Some(PromptMark::Command) => {
+                self.marked = Marked::Command;
+                self.enter(now, SessionState::Working, StateReason::PromptMarker);
+            }
+            None => {}
         }
     }
 
-    /// Decisions that depend on time and the foreground, not on new output.
-    fn evaluate(&self, now: DateTime<Utc>) -> Option<(SessionState, StateReason)> {
-        if self.markers
-            || matches!(
-                self.view.state,
-                SessionState::Attention | SessionState::Starting
-            )
-        {
-            return None;
+    fn on_probe(&mut self, now: DateTime<Utc>, evidence: Evidence) {
+        self.unjudged_since = None;
+        self.last_probe = Some(now);
+        let cpu_busy = self.cpu_busy(now, evidence.cpu);
+        if let Some(input) = self.input {
+            let waited = now - input.at;
+            if !input.answered && waited < self.timing.idle_after && evidence.rule.is_none() {
+                // The pane has not reacted to what was typed: look again soon
+                // rather than judge it by how it looked before.
+                self.unjudged_since = Some(now);
+                return;
+            }
+            self.input = None;
         }
-        let quiet = now - self.last_change?;
-        match self.foreground {
-            Foreground::Other
-                if self.view.state == SessionState::Busy
-                    && quiet >= self.timing.attention_after =>
+        let (state, reason) = self.judge(now, evidence, cpu_busy);
+        self.enter(now, state, reason);
+        let quiet = self.quiet_for(now);
+        if state == SessionState::Working
+            && reason == StateReason::ForegroundProcess
+            && quiet >= self.timing.attention_after
+            && self.view.attention.is_none()
+        {
+            self.raise(now, AttentionReason::LongSilence);
+        }
+    }
+
+    /// The state the evidence shows, strongest evidence first.
+    fn judge(
+        &self,
+        now: DateTime<Utc>,
+        evidence: Evidence,
+        cpu_busy: bool,
+    ) -> (SessionState, StateReason) {
+        use SessionState::{Idle, Waiting, Working};
+        if let Some((state, reason)) = evidence.rule {
+            return (state, StateReason::Rule(reason));
+        }
+        let quiet = self.quiet_for(now);
+        let settled = quiet >= self.timing.prompt_settle;
+        let at_prompt = self.marked == Marked::Prompt;
+        match evidence.activity {
+            Activity::ShellPrompt if at_prompt => (Idle, StateReason::PromptMarker),
+            Activity::ShellPrompt => (Idle, StateReason::ShellPrompt),
+            Activity::TerminalRead => (Waiting, StateReason::TerminalRead),
+            Activity::Unknown if at_prompt => (Idle, StateReason::PromptMarker),
+            Activity::Unknown if quiet >= self.timing.idle_after => (Idle, StateReason::Quiet),
+            Activity::Unknown => (Working, StateReason::OutputActivity),
+            Activity::EventWait if !cpu_busy && quiet >= self.timing.idle_after => {
+                (Waiting, StateReason::EventWait)
+            }
+            // A redraw while it waits (a clock, a status line) is not work;
+            // changes that go on for `idle_after` are.
+            Activity::EventWait
+                if !cpu_busy
+                    && self.view.state == Waiting
+                    && self.burst_length() < self.timing.idle_after =>
             {
-                Some((SessionState::Attention, StateReason::IdleTimeout))
+                (Waiting, StateReason::EventWait)
             }
-            Foreground::Other if self.view.reason == StateReason::Input => None,
-            Foreground::Other => Some((SessionState::Busy, StateReason::ForegroundProcess)),
-            Foreground::Shell if quiet >= self.timing.prompt_settle => {
-                Some((SessionState::Idle, StateReason::ForegroundProcess))
-            }
-            Foreground::Unknown if quiet >= self.timing.idle_after => {
-                Some((SessionState::Idle, StateReason::Quiet))
-            }
-            _ => None,
+            _ if !settled => (Working, StateReason::OutputActivity),
+            _ if cpu_busy || evidence.activity == Activity::Running => (Working, StateReason::Cpu),
+            // Blocked in poll, quiet, not yet for long: still at work.
+            Activity::EventWait => (Working, StateReason::OutputActivity),
+            _ => (Working, StateReason::ForegroundProcess),
         }
     }
 
-    /// When the actor should next look (probe the foreground, then `Tick`).
+    /// Whether the group used CPU since the last reading of the same group.
+    fn cpu_busy(&mut self, now: DateTime<Utc>, reading: Option<(u32, u64)>) -> bool {
+        let Some((group, ticks)) = reading else {
+            self.cpu = None;
+            return false;
+        };
+        let busy = match self.cpu {
+            Some((last_group, last_ticks, at)) if last_group == group && now > at => {
+                let elapsed_ms = (now - at).num_milliseconds().max(1) as u64;
+                ticks.saturating_sub(last_ticks) * 1000 >= BUSY_TICKS_PER_SECOND * elapsed_ms
+            }
+            _ => false,
+        };
+        self.cpu = Some((group, ticks, now));
+        busy
+    }
+
+    /// How long the current run of screen changes has lasted.
+    fn burst_length(&self) -> Duration {
+        match (self.burst_since, self.last_output) {
+            (Some(since), Some(last)) => last - since,
+            _ => Duration::zero(),
+        }
+    }
+
+    /// How long the screen has not changed (since attach if it never did).
+    fn quiet_for(&self, now: DateTime<Utc>) -> Duration {
+        now - self.last_output.unwrap_or(self.view.since)
+    }
+
+    /// Moves to `state` for `reason`, and updates attention as the activity
+    /// changes: a session active again no longer needs anyone, a program
+    /// newly waiting for input does.
+    fn enter(&mut self, now: DateTime<Utc>, state: SessionState, reason: StateReason) {
+        let from = self.view.state;
+        self.view.reason = reason;
+        if state == from {
+            return;
+        }
+        self.view.state = state;
+        self.view.since = now;
+        match from {
+            SessionState::Waiting => self.clear(AttentionReason::NeedsInput),
+            SessionState::Working => self.clear(AttentionReason::LongSilence),
+            _ => {}
+        }
+        let resumed = matches!(from, SessionState::Idle | SessionState::Waiting);
+        if resumed && state == SessionState::Working {
+            self.view.attention = None;
+        }
+        if state == SessionState::Waiting && self.view.attention.is_none() {
+            self.raise(now, AttentionReason::NeedsInput);
+        }
+    }
+
+    fn raise(&mut self, now: DateTime<Utc>, reason: AttentionReason) {
+        self.view.attention = Some(Attention { reason, since: now });
+    }
+
+    fn clear(&mut self, reason: AttentionReason) {
+        if self.view.attention.is_some_and(|a| a.reason == reason) {
+            self.view.attention = None;
+        }
+    }
+
+    /// When the actor should next look (probe, then `Probe`).
     pub fn next_deadline(&self) -> Option<DateTime<Utc>> {
-        if self.markers
-            || matches!(
-                self.view.state,
-                SessionState::Attention | SessionState::Exited
-            )
-        {
+        if self.view.state == SessionState::Exited {
             return None;
         }
-        let last = self.last_change?;
-        if self.probe_due {
-            return Some(last + self.timing.prompt_settle);
-        }
-        match (self.foreground, self.view.state) {
-            (Foreground::Other, SessionState::Busy) => Some(last + self.timing.attention_after),
-            (Foreground::Shell, SessionState::Busy) => Some(last + self.timing.prompt_settle),
-            (Foreground::Unknown, SessionState::Busy) => Some(last + self.timing.idle_after),
-            _ => None,
+        let settle = self
+            .unjudged_since
+            .map(|since| since + self.timing.prompt_settle);
+        let periodic = (self.view.state == SessionState::Working)
+            .then(|| self.last_probe.unwrap_or(self.view.since) + self.timing.probe_interval);
+        match (settle, periodic) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
-
-    /// Finds BEL outside escape strings and OSC 133 markers, keeping state
-    /// across chunks. A BEL that ends an OSC string is not a bell.
-    fn scan_marks(&mut self, bytes: &[u8]) -> Marks {
-        let mut marks = Marks::default();
-        for &b in bytes {
-            self.scan = match (self.scan, b) {
-                (Scan::Ground, 0x07) => {
-                    marks.bell = true;
-                    Scan::Ground
-                }
-                (Scan::Ground, 0x1b) => Scan::Escape,
-                (Scan::Ground, _) => Scan::Ground,
-                (Scan::Escape, b']') => Scan::Osc {
-                    len: 0,
-                    prefix: [0; 6],
-                },
-                (Scan::Escape, 0x1b) => Scan::Escape,
-                (Scan::Escape, _) => Scan::Ground,
-                (Scan::Osc { len, prefix }, 0x07) => {
-                    marks.prompt = osc_prompt_kind(len, prefix).or(marks.prompt);
-                    Scan::Ground
-                }
-                (Scan::Osc { len, prefix }, 0x1b) => Scan::OscEscape { len, prefix },
-                (Scan::Osc { len, mut prefix }, b) => {
-                    if usize::from(len) < prefix.len() {
-                        prefix[usize::from(len)] = b;
-                    }
-                    Scan::Osc {
-                        len: len.saturating_add(1),
-                        prefix,
-                    }
-                }
-                (Scan::OscEscape { len, prefix }, b'\\') => {
-                    marks.prompt = osc_prompt_kind(len, prefix).or(marks.prompt);
-                    Scan::Ground
-                }
-                (Scan::OscEscape { .. }, b']') => Scan::Osc {
-                    len: 0,
-                    prefix: [0; 6],
-                },
-                (Scan::OscEscape { .. }, _) => Scan::Ground,
-            };
-        }
-        marks
-    }
-}
-
-/// `133;X...` → `X`.
-fn osc_prompt_kind(len: u8, prefix: [u8; 6]) -> Option<u8> {
-    (len >= 5 && prefix.starts_with(b"133;"))
-        .then_some(prefix[4])
-        .filter(|k| b"ABCD".contains(k))
 }
 
 #[cfg(test)]

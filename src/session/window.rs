@@ -28,7 +28,7 @@ pub enum SnapshotFormat {
     Ansi,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Cursor {
     pub row: u16,
     pub col: u16,
@@ -36,12 +36,12 @@ pub struct Cursor {
 }
 
 /// The window as its panes show it, from memory.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ScreenSnapshot {
     pub cols: u16,
     pub rows: u16,
     /// The pane this snapshot is cropped to (`?pane=active`), in window cells.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pane: Option<PaneRect>,
     /// Relative to the snapshot's own top-left cell.
     pub cursor: Cursor,

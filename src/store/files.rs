@@ -79,6 +79,10 @@ impl DataDir {
         self.path.join("thoughts.json")
     }
 
+    pub fn ended_path(&self) -> PathBuf {
+        self.path.join("ended.json")
+    }
+
     pub fn events_path(&self) -> PathBuf {
         self.path.join("events.jsonl")
     }

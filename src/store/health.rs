@@ -21,6 +21,8 @@ pub enum Write {
     Registry,
     /// Replacing `thoughts.json`.
     Thoughts,
+    /// Replacing `ended.json`.
+    Ended,
 }
 
 /// One write that is failing.

@@ -7,6 +7,7 @@
 //! half-written and that a damaged file never stops the daemon from starting.
 
 mod counters;
+mod ended;
 mod events;
 mod files;
 pub mod floors;
@@ -17,10 +18,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use counters::{Counters, CountersFile, salvage_damaged_files};
+pub use ended::{EndedFile, EndedRecord};
 pub use events::{Event, EventKind, EventLog, Found, NewEvent};
 pub use files::{DataDir, Loaded, write_atomic};
 pub use health::{Failure, StorageHealth, Write};
-pub use registry::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
+pub use registry::{
+    InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
+    ThoughtsFile,
+};
 
 /// Everything that can go wrong reading or writing the data directory.
 #[derive(Debug, thiserror::Error)]

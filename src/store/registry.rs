@@ -44,14 +44,44 @@ pub struct PersistedSession {
     /// The working directory it was created in, if one was given.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Input waiting for the session to be idle, oldest first.
+    /// Input waiting for the session to be ready for it, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queued_inputs: Vec<QueuedInput>,
+    /// The attention flag when the file was written: kept across restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention: Option<PersistedAttention>,
 }
 
-/// Text queued with `when: "idle"`, typed when the session is next idle.
+/// Why a session needed someone, and since when.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct PersistedAttention {
+    /// `bell`, `needs_input` or `long_silence`.
+    pub reason: String,
+    pub since: DateTime<Utc>,
+}
+
+/// What a queued input waits for.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InputWhen {
+    /// A shell at its prompt.
+    #[default]
+    Idle,
+    /// A program waiting for input (a REPL, a question).
+    Waiting,
+}
+
+/// Text queued with `when: "idle"` or `"waiting"`, typed when the session
+/// is next in that state.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct QueuedInput {
+    /// Its number in the session's queue (never reused while queued), for
+    /// cancelling it. Files from before numbering read as 0.
+    #[serde(default)]
+    pub id: u64,
+    /// The state it waits for.
+    #[serde(default)]
+    pub when: InputWhen,
     /// Typed literally.
     pub text: String,
     /// Enter after the text.
@@ -144,6 +174,7 @@ mod tests {
             created_at: at(),
             command: Some("htop".into()),
             cwd: None,
+            attention: None,
         });
         registry.detached.push("7".into());
         let json = serde_json::to_string(&registry).unwrap();

@@ -106,10 +106,7 @@ async fn handle_actor_events(
             _ = cancel.cancelled() => return,
             Some(event) = actor_events.recv() => match event {
                 ActorEvent::Exited(exit) => {
-                    // Counted as the end is heard: a server killed under
-                    // several sessions ends them all at once.
-                    let alone = supervisor.session_count() <= 1;
-                    tasks.spawn(reap_until_known(supervisor.clone(), exit, alone, cancel.clone()));
+                    tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
                     supervisor.on_state(&session_id, actor_id, view).await;
@@ -121,16 +118,11 @@ async fn handle_actor_events(
 
 /// Reaps one exit; until it can (the session is still being attached, or
 /// tmux cannot be asked), tries again, soon at first, then every reaper tick.
-async fn reap_until_known(
-    supervisor: Supervisor,
-    exit: ClientExited,
-    alone: bool,
-    cancel: CancellationToken,
-) {
+async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: CancellationToken) {
     let mut exit = exit;
     let mut pause = std::time::Duration::from_millis(5);
     loop {
-        match supervisor.reap(exit, alone).await {
+        match supervisor.reap(exit).await {
             Ok(()) => return,
             Err(again) => exit = again,
         }
@@ -144,8 +136,7 @@ async fn reap_until_known(
 
 impl Supervisor {
     /// Handles one client exit; gives it back if tmux could not be asked.
-    /// `alone`: no other session was tracked when this one's client left.
-    async fn reap(&self, exit: ClientExited, alone: bool) -> Result<(), ClientExited> {
+    async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
         let Some(id) = super::parse_id(&exit.session_id) else {
             return Ok(());
         };
@@ -166,10 +157,8 @@ impl Supervisor {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
-            // tmux exits with its last session: when that was the only one
-            // tmuxd tracked, its program's end is the reason (a server
-            // killed under several sessions ends them all at once).
-            Ok(SessionStatus::NoServer) if alone => {
+            // tmux exits with its last session: the program's exit ended both.
+            Ok(SessionStatus::NoServer) if exit.program_exited => {
                 self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
@@ -247,6 +236,7 @@ impl Supervisor {
 
     async fn checkpoint(&self) {
         let _ = self.persist().await;
+        self.prune_ended().await;
         self.inner.persistence.sync_events();
     }
 }

@@ -1,24 +1,17 @@
-//! Typing into sessions (now, or queued until idle), waiting for a state,
-//! and published thoughts.
-
-use std::time::Duration;
-
-use chrono::Utc;
+//! Typing into sessions (now, or queued until ready: see `queue`) and
+//! published thoughts.
 
 use std::sync::Arc;
 
-use super::registry::format_id;
-use super::{
-    Input, InputOutcome, MAX_QUEUED_INPUTS, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES,
-    SessionSummary, Supervisor, SupervisorError, ThoughtUpdate, Until, When, check_input_size,
-    parse_id,
-};
-use crate::session::{SessionHandle, SessionState, StateView};
-use crate::store::{EventKind, NewEvent, QueuedInput, Thought};
-use crate::tmux::validate_key;
+use chrono::Utc;
 
-/// Longest wait a client may ask for.
-pub const MAX_WAIT_MS: u64 = 3_600_000;
+use super::{
+    Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
+    ThoughtUpdate, When, check_input_size, parse_id,
+};
+use crate::session::SessionHandle;
+use crate::store::{EventKind, InputWhen, NewEvent, Thought};
+use crate::tmux::validate_key;
 
 impl Supervisor {
     /// Types text, then keys, then Enter, through tmux so the order holds;
@@ -43,14 +36,19 @@ impl Supervisor {
         for key in &input.keys {
             validate_key(key)?;
         }
-        if input.when == When::Idle {
+        let queued = match input.when {
+            When::Now => None,
+            When::Idle => Some(InputWhen::Idle),
+            When::Waiting => Some(InputWhen::Waiting),
+        };
+        if let Some(when) = queued {
             if !input.keys.is_empty() {
                 return Err(SupervisorError::BadRequest(
                     "queued input takes text and submit, not keys".into(),
                 ));
             }
             return self
-                .enqueue(session_id, text.unwrap_or_default(), input.submit)
+                .enqueue(session_id, text.unwrap_or_default(), input.submit, when)
                 .await;
         }
         let typist = self.typist(session_id)?;
@@ -87,223 +85,6 @@ impl Supervisor {
             handle: entry.handle.clone(),
             turn: entry.typing.clone(),
         })
-    }
-
-    async fn enqueue(
-        &self,
-        session_id: &str,
-        text: &str,
-        submit: bool,
-    ) -> Result<InputOutcome, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
-        let idle_now = {
-            let mut registry = self.registry();
-            let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
-            if entry.queue.len() >= MAX_QUEUED_INPUTS {
-                return Err(SupervisorError::QueueFull {
-                    session_id: session_id.to_owned(),
-                    max: MAX_QUEUED_INPUTS,
-                });
-            }
-            entry.queue.push_back(QueuedInput {
-                text: text.to_owned(),
-                submit,
-                queued_at: Utc::now(),
-                started: false,
-            });
-            entry.state == SessionState::Idle
-        };
-        let _ = self.persist().await;
-        if idle_now {
-            // Already idle: no transition will come, so deliver now.
-            if self.deliver_next(id).await {
-                return Ok(InputOutcome {
-                    delivered: true,
-                    queued: false,
-                });
-            }
-        }
-        Ok(InputOutcome {
-            delivered: false,
-            queued: true,
-        })
-    }
-
-    /// The session reported a new state: record it, and type the next queued
-    /// input when it became idle.
-    pub(super) async fn on_state(&self, session_id: &str, actor_id: u64, view: StateView) {
-        let Some(id) = parse_id(session_id) else {
-            return;
-        };
-        let tmux_name = {
-            let mut registry = self.registry();
-            let Some(entry) = registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id)
-            else {
-                return;
-            };
-            entry.state = view.state;
-            entry.tmux_name.clone()
-        };
-        let event = NewEvent::new(EventKind::SessionState)
-            .session_id(session_id)
-            .tmux_name(tmux_name)
-            .reason(
-                serde_json::to_value(view.reason)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-            )
-            .detail(
-                "state",
-                serde_json::to_value(view.state).unwrap_or_default(),
-            )
-            .detail(
-                "state_since",
-                serde_json::to_value(view.since).unwrap_or_default(),
-            );
-        self.inner.persistence.record(event);
-        if view.state == SessionState::Idle {
-            // Typing takes tmux forks; the event loop does not wait for them.
-            let supervisor = self.clone();
-            tokio::spawn(async move { supervisor.deliver_next(id).await });
-        }
-    }
-
-    /// Types the oldest queued input if the session is idle and nothing is
-    /// being typed; the next one waits for the next idle.
-    ///
-    /// At most once: the item is marked `started` on disk before its first
-    /// byte is typed and leaves the queue once typed. A daemon killed in
-    /// between finds the mark at restart and reports the item dropped as
-    /// `interrupted` instead of typing it a second time.
-    async fn deliver_next(&self, id: u64) -> bool {
-        let item = {
-            let mut registry = self.registry();
-            let Some(entry) = registry.sessions.get_mut(&id) else {
-                return false;
-            };
-            if entry.delivering || entry.state != SessionState::Idle {
-                return false;
-            }
-            let Some(item) = entry.queue.front_mut() else {
-                return false;
-            };
-            item.started = true;
-            let item = item.clone();
-            entry.delivering = true;
-            // Typing makes the session busy; the next item waits for idle again.
-            entry.state = SessionState::Busy;
-            item
-        };
-        let marked = self.persist().await;
-        let typist = match (marked, self.typist(&format_id(id))) {
-            (Ok(()), Ok(typist)) => typist,
-            (marked, _) => {
-                // Without the mark on disk a crash could type it twice: wait.
-                if let Some(entry) = self.registry().sessions.get_mut(&id) {
-                    entry.delivering = false;
-                    if let Some(front) = entry.queue.front_mut() {
-                        front.started = false;
-                    }
-                }
-                if marked.is_err() {
-                    tracing::warn!(session_id = %format_id(id), "queued input waits: its start could not be saved");
-                }
-                return false;
-            }
-        };
-        let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
-        let typed = typist.type_in(text, &[], item.submit).await;
-        let name = typist.tmux_name;
-        if let Some(entry) = self.registry().sessions.get_mut(&id) {
-            entry.delivering = false;
-            if entry.queue.front().is_some_and(|front| front.started) {
-                entry.queue.pop_front();
-            }
-        }
-        let _ = self.persist().await;
-        match typed {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!(session_id = %format_id(id), "typing queued input failed: {e}");
-                self.inner.persistence.record(
-                    NewEvent::new(EventKind::InputDropped)
-                        .session_id(format_id(id))
-                        .tmux_name(&name)
-                        .reason("delivery_failed")
-                        .detail("message", e.to_string()),
-                );
-                false
-            }
-        }
-    }
-
-    /// Answers as soon as the session's state meets `until` (at once if it
-    /// already does), or `Timeout`.
-    pub async fn wait(
-        &self,
-        session_id: &str,
-        until: Until,
-        timeout_ms: u64,
-    ) -> Result<SessionSummary, SupervisorError> {
-        if timeout_ms > MAX_WAIT_MS {
-            return Err(SupervisorError::BadRequest(format!(
-                "timeout_ms must be at most {MAX_WAIT_MS}"
-            )));
-        }
-        let (handle, _) = self.handle(session_id)?;
-        let mut states = handle
-            .watch_state()
-            .await
-            .map_err(SupervisorError::gone(session_id))?;
-        let before = self.get(session_id).await?;
-        let start = *states.borrow_and_update();
-        let holds = |view: &StateView| match until {
-            Until::Idle => view.state == SessionState::Idle,
-            Until::Busy => view.state == SessionState::Busy,
-            Until::Attention => view.state == SessionState::Attention,
-            Until::Exited => view.state == SessionState::Exited,
-            Until::Change => *view != start,
-        };
-        let waited = tokio::time::timeout(Duration::from_millis(timeout_ms), async {
-            loop {
-                let view = *states.borrow_and_update();
-                if holds(&view) {
-                    return Some(view);
-                }
-                if states.changed().await.is_err() {
-                    // The actor is gone: the session ended.
-                    let exited = (until == Until::Exited).then_some(StateView {
-                        state: SessionState::Exited,
-                        ..view
-                    });
-                    return exited;
-                }
-            }
-        })
-        .await;
-        let view = match waited {
-            Ok(Some(view)) => view,
-            Ok(None) => return Err(SupervisorError::Gone(session_id.to_owned())),
-            Err(_) => {
-                return Err(SupervisorError::Timeout {
-                    session_id: session_id.to_owned(),
-                    ms: timeout_ms,
-                });
-            }
-        };
-        // An exited session may already be gone from the registry.
-        Ok(self.get(session_id).await.unwrap_or_else(|_| {
-            let mut summary = before;
-            summary.actor.state = view.state;
-            summary.actor.state_reason = view.reason;
-            summary.actor.state_since = view.since;
-            summary
-        }))
     }
 
     /// Stores an external status; an older one (by `updated_at`) never
@@ -374,7 +155,7 @@ impl Supervisor {
 /// control client, in order with everything else it sends) and a turn lock.
 pub(super) struct Typist {
     session_id: String,
-    tmux_name: String,
+    pub(super) tmux_name: String,
     handle: SessionHandle,
     /// Held while one request is typed, so a queued item's text and its
     /// Enter are never split by another request.

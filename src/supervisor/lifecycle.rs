@@ -7,40 +7,22 @@ use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 
+use super::registry::restore_attention;
 use super::registry::{Ending, Entry, Reservation, format_id};
 use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
-use crate::session::SessionState;
-use crate::session::{ActorSpec, SessionHandle};
-use crate::session::{ActorSummary, StateReason, Transport};
-use crate::store::{EventKind, NewEvent, QueuedInput};
+use crate::session::{ActorSpec, ActorSummary, Attention, SessionHandle, SessionState};
+use crate::session::{StateReason, StateView, Transport};
+use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
 use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
 
-/// Why tmuxd stopped tracking a session (recorded with the event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    ApiKill,
-    ProcessExit,
-    TmuxServerGone,
-    AttachFailed,
-}
-
-impl EndReason {
-    fn as_str(self) -> &'static str {
-        match self {
-            EndReason::ApiKill => "api_kill",
-            EndReason::ProcessExit => "process_exit",
-            EndReason::TmuxServerGone => "tmux_server_gone",
-            EndReason::AttachFailed => "attach_failed",
-        }
-    }
-}
+pub use crate::session::EndReason;
 
 /// A tmux session about to get an actor.
 pub(super) struct Attach {
@@ -53,6 +35,8 @@ pub(super) struct Attach {
     pub(super) queue: Vec<QueuedInput>,
     /// tmux already carries the session's id (see `tags`).
     pub(super) tagged: bool,
+    /// Attention raised before (a restart or a detach).
+    pub(super) attention: Option<PersistedAttention>,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -84,6 +68,7 @@ impl Supervisor {
                 cwd: request.cwd.as_deref().map(Path::new),
                 size: request.size,
                 command: request.command.as_deref(),
+                keep_exit: true,
             };
             match self.tmux().new_session(&new).await {
                 Ok(()) => break,
@@ -117,6 +102,7 @@ impl Supervisor {
             cwd: request.cwd.clone(),
             queue: Vec::new(),
             tagged,
+            attention: None,
         };
         let summary = match self
             .attach(
@@ -212,6 +198,7 @@ impl Supervisor {
             created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
             command: known.as_ref().and_then(|k| k.command.clone()),
             cwd: known.as_ref().and_then(|k| k.cwd.clone()),
+            attention: known.as_ref().and_then(|k| k.attention.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
             tagged,
         };
@@ -242,7 +229,7 @@ impl Supervisor {
                         .insert(entry.tmux_name.clone(), entry.persisted());
                     entry
                 };
-                entry.handle.shutdown().await;
+                entry.handle.release().await;
                 self.record(
                     NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
                     &entry,
@@ -284,56 +271,6 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Stops tracking a session whose end is decided: waits for its client,
-    /// records why. `actor_id` (when given) must still be current.
-    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
-        let (entry, thoughts_written) = {
-            let mut registry = self.registry();
-            let current = registry
-                .sessions
-                .get(&id)
-                .is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
-            if !current {
-                return;
-            }
-            let Some(entry) = registry.sessions.remove(&id) else {
-                return;
-            };
-            registry
-                .ended
-                .insert(entry.tmux_name.clone(), std::time::Instant::now());
-            if reason == EndReason::AttachFailed {
-                // Protect it from discovery re-adopting it in a loop.
-                registry
-                    .detached
-                    .insert(entry.tmux_name.clone(), entry.persisted());
-            }
-            // thoughts.json is rewritten only if this session had a thought.
-            let thoughts_written = (reason != EndReason::AttachFailed
-                && registry.thoughts.remove(&format_id(id)).is_some())
-            .then(|| {
-                self.inner
-                    .persistence
-                    .queue_thoughts(registry.to_thoughts_file())
-            });
-            (entry, thoughts_written)
-        };
-        entry.handle.shutdown().await;
-        self.record(
-            NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
-            &entry,
-        );
-        if reason != EndReason::AttachFailed {
-            for item in &entry.queue {
-                self.record(dropped_input(item, reason.as_str()), &entry);
-            }
-        }
-        let _ = self.persist().await;
-        if let Some(written) = thoughts_written {
-            let _ = written.await;
-        }
-    }
-
     /// Starts the actor and commits the reservation as a tracked session.
     pub(super) async fn attach(
         &self,
@@ -348,12 +285,17 @@ impl Supervisor {
             cwd,
             queue,
             tagged,
+            attention,
         } = attach;
+        let attention: Option<Attention> = attention.as_ref().and_then(restore_attention);
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(reservation.id, actor_id, &view.name).await {
+        let handle = match self
+            .spawn_actor(reservation.id, actor_id, &view.name, attention)
+            .await
+        {
             Ok(handle) => handle,
             Err(e) => {
                 self.release(&reservation);
@@ -362,7 +304,9 @@ impl Supervisor {
                     Ok(SessionStatus::Gone | SessionStatus::NoServer)
                 );
                 return match gone {
-                    true => Ok(self.ended_at_once(&reservation, &view, created_at, event)),
+                    true => Ok(self
+                        .ended_at_once(&reservation, &view, created_at, event)
+                        .await),
                     false => Err(e.into()),
                 };
             }
@@ -379,6 +323,7 @@ impl Supervisor {
             last_summary: None,
             reattaches: Vec::new(),
             state: SessionState::Starting,
+            attention,
             queue: queue.into(),
             delivering: false,
             typing: Default::default(),
@@ -402,6 +347,8 @@ impl Supervisor {
             let mut registry = self.registry();
             registry.reserved.remove(&reservation.tmux_name);
             registry.detached.remove(&reservation.tmux_name);
+            // Adopted again under its old id: it is live, not ended.
+            registry.retained.remove(&reservation.id);
             registry.sessions.insert(reservation.id, entry);
             actor
                 .ok()
@@ -412,9 +359,9 @@ impl Supervisor {
     }
 
     /// A session whose program ended before a client could attach: its
-    /// creation and its end are both recorded, and its creator still gets
-    /// a summary (exited).
-    fn ended_at_once(
+    /// creation and its end are both recorded, it is kept as ended (without
+    /// a screen: none was seen), and its creator still gets a summary.
+    async fn ended_at_once(
         &self,
         reservation: &Reservation,
         view: &SessionView,
@@ -422,25 +369,36 @@ impl Supervisor {
         event: NewEvent,
     ) -> SessionSummary {
         let session_id = format_id(reservation.id);
-        let record = |event: NewEvent| {
+        let reason = EndReason::ProcessExit;
+        let now = Utc::now();
+        let end = StateView {
+            state: SessionState::Exited,
+            reason: StateReason::End(reason),
+            since: now,
+            attention: None,
+        };
+        let events = [
+            event,
+            super::queue::state_event(&end, (None, None)),
+            NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+        ];
+        for event in events {
             self.inner.persistence.record(
                 event
                     .session_id(&session_id)
                     .tmux_name(&reservation.tmux_name),
             );
-        };
-        record(event);
-        record(NewEvent::new(EventKind::SessionDeleted).reason(EndReason::ProcessExit.as_str()));
-        let now = Utc::now();
-        SessionSummary {
-            session_id: session_id.clone(),
+        }
+        let summary = SessionSummary {
+            session_id,
             tmux_name: reservation.tmux_name.clone(),
             created_at,
+            ended_at: Some(now),
             queued_inputs: 0,
             thought: None,
             actor: ActorSummary {
-                state: SessionState::Exited,
-                state_reason: StateReason::ProcessExit,
+                state: end.state,
+                state_reason: end.reason,
                 state_since: now,
                 current_command: String::new(),
                 cwd: String::new(),
@@ -451,8 +409,19 @@ impl Supervisor {
                 transport: Transport::Disconnected,
                 subscribers: 0,
                 latest_seq: 0,
+                attention: None,
+                exit_status: None,
+                exit_signal: None,
+                last_command_status: None,
             },
-        }
+        };
+        let retained = super::ended::Retained {
+            summary: summary.clone(),
+            screens: None,
+            ended_at: now,
+        };
+        self.retain(reservation.id, retained).await;
+        summary
     }
 
     /// Attaches a control client to tmux session `name` and starts its actor.
@@ -465,6 +434,7 @@ impl Supervisor {
         id: u64,
         actor_id: u64,
         name: &str,
+        attention: Option<Attention>,
     ) -> Result<SessionHandle, ControlError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
@@ -478,11 +448,12 @@ impl Supervisor {
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
             sessions_changed: self.inner.sessions_changed.clone(),
+            attention,
         })
         .await
     }
 
-    fn record(&self, event: NewEvent, entry: &Entry) {
+    pub(super) fn record(&self, event: NewEvent, entry: &Entry) {
         self.inner.persistence.record(
             event
                 .session_id(format_id(entry.id))
@@ -567,7 +538,7 @@ impl Supervisor {
 }
 
 /// The event for a queued input discarded without being (fully) typed.
-fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
+pub(super) fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
     NewEvent::new(EventKind::InputDropped)
         .reason(reason)
         .detail("text", item.text.clone())

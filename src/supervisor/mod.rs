@@ -3,14 +3,18 @@
 //! discovery, the reaper and checkpoints in the background.
 
 mod background;
+mod end;
+mod ended;
 mod input;
 mod lifecycle;
 mod persist;
 mod plan;
+mod queue;
 mod registry;
 mod restore;
 mod tags;
 mod types;
+mod wait;
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -21,15 +25,18 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use ended::Retention;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
 pub use types::*;
+pub use wait::MAX_WAIT_MS;
 
-use crate::config::Config;
+use crate::config::{Config, RuleConfig, RuleState};
 use crate::metrics::Metrics;
 use crate::session::{
-    ActorConfig, ActorEvent, Region, SessionHandle, Snapshot, SnapshotFormat, Timing,
+    ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, Snapshot,
+    SnapshotFormat, Timing,
 };
 use crate::store::Event;
 use crate::tmux::{CaptureRange, Tmux};
@@ -51,6 +58,8 @@ pub struct Settings {
     pub max_scrollback_lines: usize,
     /// How long a tmux command may take, forked or over a control client.
     pub command_timeout: Duration,
+    /// How many ended sessions stay readable, and for how long.
+    pub retention: Retention,
 }
 
 impl Settings {
@@ -72,11 +81,34 @@ impl Settings {
                     attention_after: chrono::Duration::seconds(
                         config.state.attention_after_s as i64,
                     ),
+                    probe_interval: chrono::Duration::milliseconds(
+                        config.state.probe_interval_ms as i64,
+                    ),
                 },
+                rules: config.state.rules.iter().map(compile_rule).collect(),
             },
             max_scrollback_lines: config.session.max_scrollback_lines,
             command_timeout: Duration::from_millis(config.tmux.command_timeout_ms),
+            retention: Retention {
+                max: config.session.ended_max,
+                max_age: chrono::Duration::seconds(config.session.ended_max_age_s as i64),
+            },
         }
+    }
+}
+
+/// A validated rule, compiled. Its reason is leaked: rules live as long
+/// as the daemon, and a `'static` reason keeps state views `Copy`.
+fn compile_rule(rule: &RuleConfig) -> ScreenRule {
+    ScreenRule {
+        regex: regex::Regex::new(&rule.regex).expect("validated with the config"),
+        rows: rule.rows,
+        state: match rule.state {
+            RuleState::Idle => SessionState::Idle,
+            RuleState::Working => SessionState::Working,
+            RuleState::Waiting => SessionState::Waiting,
+        },
+        reason: Box::leak(rule.reason.clone().into_boxed_str()),
     }
 }
 
@@ -94,6 +126,9 @@ struct Inner {
     next_actor_id: AtomicU64,
     /// Actors wake this when tmux redrew their client (see `session::redraw`).
     sessions_changed: Arc<Notify>,
+    /// Counts sessions retained after their end; waiters on an ending
+    /// session watch it for the record to appear.
+    retained: tokio::sync::watch::Sender<u64>,
 }
 
 impl Supervisor {
@@ -108,11 +143,12 @@ impl Supervisor {
         cancel: CancellationToken,
         metrics: Metrics,
     ) -> Result<Supervisor, SupervisorError> {
-        let (persistence, file, thoughts) = Persistence::open(data_dir, metrics)?;
+        let (persistence, restored) = Persistence::open(data_dir, metrics)?;
         let (events, actor_events) = mpsc::unbounded_channel();
-        let mut registry = Registry::new(file.next_session_counter);
-        registry.restore_pending = Some(file);
-        registry.thoughts = thoughts.thoughts;
+        let mut registry = Registry::new(restored.registry.next_session_counter);
+        registry.restore_pending = Some(restored.registry);
+        registry.thoughts = restored.thoughts.thoughts;
+        registry.load_ended(restored.ended);
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 tmux,
@@ -122,6 +158,7 @@ impl Supervisor {
                 events,
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
+                retained: tokio::sync::watch::channel(0).0,
             }),
         };
         supervisor.discover().await;
@@ -160,9 +197,10 @@ impl Supervisor {
         Ok((entry.handle.clone(), entry.tmux_name.clone()))
     }
 
-    /// Every live session, sorted by id. Actors are asked in parallel; one
+    /// Every live session, and with `ended` those ended within the
+    /// retention window, sorted by id. Actors are asked in parallel; one
     /// that does not answer in time is shown with its last known summary.
-    pub async fn list(&self) -> Vec<SessionSummary> {
+    pub async fn list(&self, ended: bool) -> Vec<SessionSummary> {
         let handles: Vec<(u64, SessionHandle)> = self
             .registry()
             .sessions
@@ -178,7 +216,7 @@ impl Supervisor {
             }))
             .await;
         let mut registry = self.registry();
-        answers
+        let mut sessions: Vec<SessionSummary> = answers
             .into_iter()
             .filter_map(|(id, answer)| match answer {
                 Ok(Ok(actor)) => registry.summarize(id, actor),
@@ -187,10 +225,37 @@ impl Supervisor {
                     .get(&id)
                     .and_then(|e| e.last_summary.clone()),
             })
-            .collect()
+            .collect();
+        if ended {
+            let live: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
+            sessions.extend(
+                registry
+                    .retained
+                    .values()
+                    .filter(|r| !live.contains(&r.summary.session_id))
+                    .map(|r| r.summary.clone()),
+            );
+            sessions.sort_by_key(|s| parse_id(&s.session_id));
+        }
+        sessions
     }
 
+    /// A live session's summary, or the last one of an ended session
+    /// still kept.
     pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
+        match self.get_live(session_id).await {
+            Err(SupervisorError::NotFound(_) | SupervisorError::Gone(_)) => {
+                self.until_retained(session_id).await;
+                match self.ended_summary(session_id) {
+                    Some(summary) => Ok(summary),
+                    None => self.get_live(session_id).await,
+                }
+            }
+            answer => answer,
+        }
+    }
+
+    async fn get_live(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
         let (handle, _) = self.handle(session_id)?;
         let actor = handle
             .summary()
@@ -207,11 +272,17 @@ impl Supervisor {
         format: SnapshotFormat,
         region: Region,
     ) -> Result<Snapshot, SupervisorError> {
-        let (handle, _) = self.handle(session_id)?;
-        handle
-            .snapshot(format, region)
-            .await
-            .map_err(SupervisorError::gone(session_id))
+        let live = match self.handle(session_id) {
+            Ok((handle, _)) => handle.snapshot(format, region).await.ok(),
+            Err(_) => None,
+        };
+        match live {
+            Some(snapshot) => Ok(snapshot),
+            None => {
+                self.until_retained(session_id).await;
+                self.ended_snapshot(session_id, format, region)
+            }
+        }
     }
 
     /// Sets the window size (an explicit request; tmuxd never resizes on its own).
@@ -304,6 +375,7 @@ pub(crate) fn tmux_refused(session_id: &str, command: &str, message: String) -> 
         "no current target",
         "client has gone",
         "control client is gone",
+        "cannot write to the control client",
     ];
     if gone.iter().any(|g| message.contains(g)) {
         SupervisorError::Gone(session_id.to_owned())

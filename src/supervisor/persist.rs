@@ -1,5 +1,5 @@
 //! The supervisor's link to disk: one storage task for `registry.json`,
-//! `thoughts.json` and retries (so writes never interleave, a burst of
+//! `thoughts.json`, `ended.json` and retries (so writes never interleave, a burst of
 //! changes costs one write, and a failing disk is retried with backoff), and
 //! the event log, numbered and broadcast to live listeners whether or not the
 //! disk takes it at once.
@@ -17,7 +17,7 @@ use crate::store::floors::{
     session_number,
 };
 use crate::store::{
-    Counters, CountersFile, DataDir, Event, EventLog, Failure, Found, Loaded, NewEvent,
+    Counters, CountersFile, DataDir, EndedFile, Event, EventLog, Failure, Found, Loaded, NewEvent,
     RegistryFile, StorageHealth, StoreError, ThoughtsFile, Write, salvage_damaged_files,
 };
 
@@ -38,6 +38,8 @@ enum Job {
     Registry(RegistryFile, oneshot::Sender<()>),
     /// A whole new version of `thoughts.json`; `done` fires after one try.
     Thoughts(ThoughtsFile, oneshot::Sender<()>),
+    /// A whole new version of `ended.json`; `done` fires after one try.
+    Ended(EndedFile, oneshot::Sender<()>),
     /// The event log could not write: keep trying until it can.
     Events,
 }
@@ -47,13 +49,22 @@ enum Job {
 struct Pending {
     registry: Option<RegistryFile>,
     thoughts: Option<ThoughtsFile>,
+    ended: Option<EndedFile>,
     events: bool,
 }
 
 impl Pending {
     fn any(&self) -> bool {
-        self.registry.is_some() || self.thoughts.is_some() || self.events
+        self.registry.is_some() || self.thoughts.is_some() || self.ended.is_some() || self.events
     }
+}
+
+/// What the data dir held at startup.
+pub struct Restored {
+    /// With its counter raised past every id that may have gone out.
+    pub registry: RegistryFile,
+    pub thoughts: ThoughtsFile,
+    pub ended: EndedFile,
 }
 
 /// Shared by the callers and the storage task.
@@ -87,25 +98,24 @@ pub struct Persistence {
 }
 
 impl Persistence {
-    /// Locks the data dir and loads the registry and thoughts (a corrupt file
-    /// is moved aside and an empty one used), decides where ids and seqs
-    /// resume (past every trace on disk: see `store::floors`), and starts the
-    /// storage task. The registry comes back with its counter raised to that.
-    pub fn open(
-        data_dir: &Path,
-        metrics: Metrics,
-    ) -> Result<(Persistence, RegistryFile, ThoughtsFile), StoreError> {
+    /// Locks the data dir and loads the registry, thoughts and ended
+    /// sessions (a corrupt file is moved aside and an empty one used),
+    /// decides where ids and seqs resume (past every trace on disk: see
+    /// `store::floors`), and starts the storage task.
+    pub fn open(data_dir: &Path, metrics: Metrics) -> Result<(Persistence, Restored), StoreError> {
         survive_file_size_limit();
         let dir = DataDir::open(data_dir)?;
         let (mut registry, registry_found) =
             load_or_empty(&dir, &dir.registry_path(), RegistryFile::empty)?;
         let (thoughts, _) = load_or_empty(&dir, &dir.thoughts_path(), ThoughtsFile::empty)?;
+        let (ended, _) = load_or_empty(&dir, &dir.ended_path(), EndedFile::empty)?;
         let counters_file = load_counters(&dir)?;
         let mut events = EventLog::open(&dir.events_path(), EVENT_LOG_BYTES, EVENTS_KEPT)?;
         let loaded = LoadedFiles {
             registry: &registry,
             registry_found,
             thoughts: &thoughts,
+            ended: &ended,
             counters: counters_file.as_ref(),
         };
         let resume = plan_resume(&dir, &loaded, &events)?;
@@ -136,7 +146,12 @@ impl Persistence {
             live_events: broadcast::channel(EVENT_BROADCAST).0,
             jobs,
         };
-        Ok((persistence, registry, thoughts))
+        let restored = Restored {
+            registry,
+            thoughts,
+            ended,
+        };
+        Ok((persistence, restored))
     }
 
     /// Queues a registry write; callers send in the order they built the
@@ -144,14 +159,20 @@ impl Persistence {
     /// The receiver fires after the first attempt, failed or not: a failing
     /// disk is retried in the background, and shows in `storage_report`.
     pub fn queue_registry(&self, file: RegistryFile) -> oneshot::Receiver<()> {
-        let (done, written) = oneshot::channel();
-        let _ = self.jobs.send(Job::Registry(file, done));
-        written
+        self.queue(|done| Job::Registry(file, done))
     }
 
     pub fn queue_thoughts(&self, file: ThoughtsFile) -> oneshot::Receiver<()> {
+        self.queue(|done| Job::Thoughts(file, done))
+    }
+
+    pub fn queue_ended(&self, file: EndedFile) -> oneshot::Receiver<()> {
+        self.queue(|done| Job::Ended(file, done))
+    }
+
+    fn queue(&self, job: impl FnOnce(oneshot::Sender<()>) -> Job) -> oneshot::Receiver<()> {
         let (done, written) = oneshot::channel();
-        let _ = self.jobs.send(Job::Thoughts(file, done));
+        let _ = self.jobs.send(job(done));
         written
     }
 
@@ -288,6 +309,18 @@ impl Store {
                 }
             }
         }
+        if let Some(file) = pending.ended.take() {
+            match self.dir.save_json(&self.dir.ended_path(), &file) {
+                Ok(()) => {
+                    self.metrics.persisted(StoreFile::Ended);
+                    self.health.recovered(Write::Ended);
+                }
+                Err(e) => {
+                    self.health.failed(Write::Ended, &e);
+                    pending.ended = Some(file);
+                }
+            }
+        }
         if pending.events {
             let mut log = self.events();
             // The counters too: a failed `begin` left the last clean-stop
@@ -329,6 +362,10 @@ async fn run_storage(store: Arc<Store>, mut jobs: mpsc::UnboundedReceiver<Job>) 
                         }
                         Job::Thoughts(file, done) => {
                             pending.thoughts = Some(file);
+                            waiting.push(done);
+                        }
+                        Job::Ended(file, done) => {
+                            pending.ended = Some(file);
                             waiting.push(done);
                         }
                         Job::Events => pending.events = true,
@@ -373,11 +410,12 @@ struct LoadedFiles<'a> {
     /// `registry.json` was there and parsed.
     registry_found: bool,
     thoughts: &'a ThoughtsFile,
+    ended: &'a EndedFile,
     counters: Option<&'a CountersFile>,
 }
 
 /// Takes every trace of earlier numbers into account: the registry, the
-/// thoughts, `counters.json`, the event log, and whatever moved-aside
+/// thoughts, the ended sessions, `counters.json`, the event log, and whatever moved-aside
 /// copies still hold. Ids live on tmux sessions too; the restore adds those.
 fn plan_resume(
     dir: &DataDir,
@@ -388,8 +426,10 @@ fn plan_resume(
     let found = events.found();
     let registry_ids = loaded.registry.sessions.iter().map(|s| &s.session_id);
     let thought_ids = loaded.thoughts.thoughts.keys();
+    let ended_ids = loaded.ended.sessions.iter().map(|s| &s.session_id);
     let highest_id = registry_ids
         .chain(thought_ids)
+        .chain(ended_ids)
         .filter_map(|id| session_number(id))
         .chain(found.highest_session_id)
         .chain(salvage.highest_session_id)

@@ -206,6 +206,7 @@ mod tests {
             command: None,
             cwd: None,
             queued_inputs: Vec::new(),
+            attention: None,
         }
     }
 

@@ -8,8 +8,11 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 
 use super::SessionSummary;
-use crate::session::{ActorSummary, SessionHandle, SessionState};
-use crate::store::{PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile};
+use super::ended::Retained;
+use crate::session::{ActorSummary, Attention, SessionHandle, SessionState};
+use crate::store::{
+    PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile,
+};
 
 /// Prefix of every session id: `sess_<n>`.
 const ID_PREFIX: &str = "sess_";
@@ -53,7 +56,9 @@ pub struct Entry {
     pub reattaches: Vec<Instant>,
     /// The state the actor last reported.
     pub state: SessionState,
-    /// Input waiting for the session to be idle, oldest first.
+    /// The attention flag the actor last reported (persisted).
+    pub attention: Option<Attention>,
+    /// Input waiting for the session to be ready for it, oldest first.
     pub queue: VecDeque<QueuedInput>,
     /// A queued input is being typed; the next waits for the next idle.
     pub delivering: bool,
@@ -70,8 +75,34 @@ impl Entry {
             command: self.command.clone(),
             cwd: self.cwd.clone(),
             queued_inputs: self.queue.iter().cloned().collect(),
+            attention: self.attention.map(persist_attention),
         }
     }
+
+    /// The number the next queued input gets: above every one queued.
+    pub fn next_queue_id(&self) -> u64 {
+        self.queue.iter().map(|q| q.id + 1).max().unwrap_or(1)
+    }
+}
+
+pub fn persist_attention(attention: Attention) -> PersistedAttention {
+    PersistedAttention {
+        reason: serde_json::to_value(attention.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        since: attention.since,
+    }
+}
+
+/// The attention flag read back; a reason this build does not know is dropped.
+pub fn restore_attention(persisted: &PersistedAttention) -> Option<Attention> {
+    let reason =
+        serde_json::from_value(serde_json::Value::String(persisted.reason.clone())).ok()?;
+    Some(Attention {
+        reason,
+        since: persisted.since,
+    })
 }
 
 /// A session being created or adopted: its id and name are taken.
@@ -97,6 +128,10 @@ pub struct Registry {
     /// When tracking of each name last ended: a discovery that listed tmux's
     /// sessions before then saw it alive and must not adopt it anew.
     pub ended: BTreeMap<String, Instant>,
+    /// Sessions that ended, kept readable for the retention window.
+    pub retained: BTreeMap<u64, Retained>,
+    /// Sessions whose end is being recorded: no longer tracked, not yet retained.
+    pub finishing: BTreeSet<u64>,
     next_counter: u64,
 }
 
@@ -174,6 +209,7 @@ impl Registry {
             session_id,
             tmux_name: entry.tmux_name.clone(),
             created_at: entry.created_at,
+            ended_at: None,
             queued_inputs: entry.queue.len(),
             thought,
             actor,
@@ -256,6 +292,7 @@ mod tests {
                 command: None,
                 cwd: None,
                 queued_inputs: Vec::new(),
+                attention: None,
             },
         );
         let in_use: Vec<u64> = (0..6).filter(|&id| r.is_id_in_use(id)).collect();

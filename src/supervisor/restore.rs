@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use super::lifecycle::{Attach, EndReason};
-use super::registry::{Reservation, format_id};
+use super::registry::{Reservation, format_id, restore_attention};
 use super::{Supervisor, SupervisorError};
+use crate::session::{SessionState, StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedSession, RegistryFile};
 use crate::tmux::SessionView;
 
@@ -21,7 +22,7 @@ const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 impl Supervisor {
     /// tmuxd's client went away but the session lives: attach a new one.
     pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
-        let (name, too_often) = {
+        let (name, too_often, attention) = {
             let mut registry = self.registry();
             let Some(entry) = registry
                 .sessions
@@ -38,6 +39,7 @@ impl Supervisor {
             (
                 entry.tmux_name.clone(),
                 entry.reattaches.len() > REATTACH_LIMIT,
+                entry.attention,
             )
         };
         if too_often {
@@ -45,7 +47,7 @@ impl Supervisor {
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, &name).await {
+        let handle = match self.spawn_actor(id, new_actor_id, &name, attention).await {
             Ok(handle) => handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
@@ -93,12 +95,24 @@ impl Supervisor {
             }
         }
         for session in &plan.missing {
-            self.inner.persistence.record(
-                NewEvent::new(EventKind::SessionDeleted)
-                    .session_id(&session.session_id)
-                    .tmux_name(&session.tmux_name)
-                    .reason("startup_missing_tmux"),
-            );
+            let reason = EndReason::StartupMissingTmux;
+            let view = StateView {
+                state: SessionState::Exited,
+                reason: StateReason::End(reason),
+                since: chrono::Utc::now(),
+                attention: session.attention.as_ref().and_then(restore_attention),
+            };
+            let events = [
+                super::queue::state_event(&view, (None, None)),
+                NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+            ];
+            for event in events {
+                self.inner.persistence.record(
+                    event
+                        .session_id(&session.session_id)
+                        .tmux_name(&session.tmux_name),
+                );
+            }
         }
         let tagged = plan.tagged.into_iter().map(|(tmux_name, id)| {
             let session = PersistedSession {
@@ -108,6 +122,7 @@ impl Supervisor {
                 command: None,
                 cwd: None,
                 queued_inputs: Vec::new(),
+                attention: None,
             };
             (session, "tmux")
         });
@@ -155,6 +170,7 @@ impl Supervisor {
             command: session.command,
             cwd: session.cwd,
             queue: session.queued_inputs,
+            attention: session.attention,
             // Marked by the caller, all at once.
             tagged: true,
         };

@@ -1,7 +1,7 @@
 //! What the supervisor takes and gives: requests, summaries, errors.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::session::{ActorGone, ActorSummary};
 use crate::store::{StoreError, Thought};
@@ -10,11 +10,14 @@ use crate::tmux::{KeyError, NameError, TmuxError};
 
 /// A session as clients see it (api.md "Session summary"): what the
 /// supervisor knows, plus what the actor knows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub session_id: String,
     pub tmux_name: String,
     pub created_at: DateTime<Utc>,
+    /// When the session ended; `null` while it lives.
+    #[serde(default)]
+    pub ended_at: Option<DateTime<Utc>>,
     pub queued_inputs: usize,
     pub thought: Option<Thought>,
     #[serde(flatten)]
@@ -64,8 +67,10 @@ pub struct Input {
 pub enum When {
     #[default]
     Now,
-    /// Queued (FIFO) until the session is next idle.
+    /// Queued (FIFO) until a shell is at its prompt.
     Idle,
+    /// Queued (FIFO) until a program waits for input.
+    Waiting,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -75,15 +80,50 @@ pub struct InputOutcome {
 }
 
 /// `POST /v1/sessions/{id}/wait`: the condition waited for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug)]
 pub enum Until {
     Idle,
-    Busy,
+    Working,
+    Waiting,
+    /// The attention flag is raised.
     Attention,
     Exited,
-    /// Any change of state or reason after the request.
+    /// Any change of state or attention after the request.
     Change,
+    /// No output that changed the screen for this long.
+    Quiet(std::time::Duration),
+    /// A line of the screen matches.
+    Match(regex::Regex),
+}
+
+/// What a wait found: the session, and for `Match` the line that matched.
+#[derive(Clone, Debug, Serialize)]
+pub struct WaitOutcome {
+    pub session: SessionSummary,
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    pub matched: Option<MatchedLine>,
+}
+
+/// A screen line a wait's regex matched.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct MatchedLine {
+    /// The row in the window snapshot, from 0.
+    pub row: usize,
+    pub line: String,
+    /// What the regex matched within the line.
+    pub text: String,
+}
+
+/// One queued input, as `GET .../input/queue` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueItem {
+    pub id: u64,
+    pub text: String,
+    pub submit: bool,
+    pub when: crate::store::InputWhen,
+    pub queued_at: DateTime<Utc>,
+    /// Being typed now: it can no longer be cancelled.
+    pub started: bool,
 }
 
 /// `PUT /v1/sessions/{id}/thought`.
@@ -152,6 +192,10 @@ pub enum SupervisorError {
     QueueFull { session_id: String, max: usize },
     #[error("timed out after {ms} ms waiting for {session_id}")]
     Timeout { session_id: String, ms: u64 },
+    #[error("session {0} has ended; it can no longer reach that state")]
+    Ended(String),
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

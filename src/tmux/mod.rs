@@ -64,6 +64,10 @@ pub struct Tmux {
     timeout: Duration,
     /// Where each command's outcome and latency are counted, if anywhere.
     metrics: Option<Metrics>,
+    /// Whether this tmux runs `;`-separated commands given in one argv:
+    /// real tmux does; the fake in `fixtures/fake-tmux` (its `-V` says
+    /// `(fake)`) does not. Asked once.
+    chains: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +125,11 @@ pub struct NewSession<'a> {
     pub size: Option<(u16, u16)>,
     /// A shell command run in the first window instead of the default shell.
     pub command: Option<&'a str>,
+    /// Keep the panes of programs that exit (`remain-on-exit`, without the
+    /// "Pane is dead" line) and mark the session, so its actor reads the
+    /// exit status before ending the pane. Set in the same tmux call as
+    /// the session is made, so a program that exits at once is kept too.
+    pub keep_exit: bool,
 }
 
 /// Which lines `capture-pane` prints.
@@ -143,6 +152,7 @@ impl Tmux {
             config_file,
             timeout,
             metrics: None,
+            chains: Default::default(),
         }
     }
 
@@ -205,7 +215,10 @@ impl Tmux {
     /// Runs several commands in one tmux call (one fork), each argument
     /// escaped as `run` does, with real `;` separators between them. tmux
     /// stops at the first command that fails.
-    pub async fn run_sequence(&self, commands: &[Vec<String>]) -> Result<String, TmuxError> {
+    pub async fn run_sequence<S: AsRef<OsStr>>(
+        &self,
+        commands: &[Vec<S>],
+    ) -> Result<String, TmuxError> {
         let mut args: Vec<OsString> = Vec::new();
         for command in commands {
             if !args.is_empty() {
@@ -327,7 +340,36 @@ impl Tmux {
         if let Some(command) = request.command {
             args.extend(["--".into(), command.into()]);
         }
-        self.run(args).await.map(drop)
+        if !(request.keep_exit && self.chains_commands().await) {
+            return self.run(args).await.map(drop);
+        }
+        let session = pane_target(request.name);
+        // `-w`: the window's option; without it, the session's (user) option.
+        let set = |window: bool, name: &str, value: &str| -> Vec<OsString> {
+            let scope: &[&str] = if window { &["-w"] } else { &[] };
+            let mut argv: Vec<OsString> = vec!["set-option".into(), "-q".into()];
+            argv.extend(scope.iter().map(OsString::from));
+            argv.extend([&"-t".into(), &session, name, value].map(OsString::from));
+            argv
+        };
+        let commands = [
+            args,
+            set(true, "remain-on-exit", "on"),
+            set(true, "remain-on-exit-format", ""),
+            set(false, crate::session::KEEP_EXIT_OPTION, "1"),
+        ];
+        self.run_sequence(&commands).await.map(drop)
+    }
+
+    async fn chains_commands(&self) -> bool {
+        *self
+            .chains
+            .get_or_init(|| async {
+                self.version()
+                    .await
+                    .is_ok_and(|version| !version.contains("(fake)"))
+            })
+            .await
     }
 
     /// Whether a session of exactly this name exists, and if not, whether
@@ -348,6 +390,13 @@ impl Tmux {
             Err(e) if e.is_missing_session() => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// Kills one pane; its session ends with it if it was the last, so
+    /// this takes the turn as `kill_session` does.
+    pub async fn kill_pane(&self, pane: control::PaneId) -> Result<(), TmuxError> {
+        let _turn = control::handshake::turn().await;
+        self.run_cmd(&command::KillPane { pane }).await
     }
 
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {

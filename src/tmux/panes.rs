@@ -33,7 +33,7 @@ pub struct PaneInfo {
 }
 
 /// A pane's place in its window, in cells (borders excluded).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PaneRect {
     pub left: u16,
     pub top: u16,

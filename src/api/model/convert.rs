@@ -6,8 +6,9 @@
 use super::events::{Event, EventKind};
 use super::health::{StorageFailure, StorageReport, StorageStatus, StorageWrite};
 use super::sessions::{
-    Cursor, DeleteMode, DeleteResponse, InputResponse, PaneRect, SessionState, SessionSummary,
-    Snapshot, SnapshotFormat, SnapshotPane, StateReason, Thought, Transport, Until, When,
+    Attention, AttentionReason, Cursor, DeleteMode, DeleteResponse, InputResponse, MatchedLine,
+    PaneRect, QueueItem, SessionState, SessionSummary, Snapshot, SnapshotFormat, SnapshotPane,
+    Thought, Transport, WaitResponse, When,
 };
 use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
 use crate::store;
@@ -19,6 +20,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             session_id,
             tmux_name,
             created_at,
+            ended_at,
             queued_inputs,
             thought,
             actor,
@@ -36,19 +38,28 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             transport,
             subscribers,
             latest_seq,
+            attention,
+            exit_status,
+            exit_signal,
+            last_command_status,
         } = actor;
         SessionSummary {
             session_id,
             tmux_name,
             state: state.into(),
-            state_reason: state_reason.into(),
+            state_reason: state_reason.as_str().to_owned(),
             state_since,
+            attention: attention.map(Attention::from),
             current_command,
             cwd,
             title,
             cols,
             rows,
             created_at,
+            ended_at,
+            exit_status,
+            exit_signal,
+            last_command_status,
             last_activity_at,
             transport: transport.into(),
             subscribers,
@@ -65,26 +76,59 @@ impl From<session::SessionState> for SessionState {
         match state {
             S::Starting => SessionState::Starting,
             S::Idle => SessionState::Idle,
-            S::Busy => SessionState::Busy,
-            S::Attention => SessionState::Attention,
+            S::Working => SessionState::Working,
+            S::Waiting => SessionState::Waiting,
             S::Exited => SessionState::Exited,
         }
     }
 }
 
-impl From<session::StateReason> for StateReason {
-    fn from(reason: session::StateReason) -> Self {
-        use session::StateReason as R;
-        match reason {
-            R::Attaching => StateReason::Attaching,
-            R::PromptMarker => StateReason::PromptMarker,
-            R::OutputActivity => StateReason::OutputActivity,
-            R::ForegroundProcess => StateReason::ForegroundProcess,
-            R::Quiet => StateReason::Quiet,
-            R::Bell => StateReason::Bell,
-            R::IdleTimeout => StateReason::IdleTimeout,
-            R::Input => StateReason::Input,
-            R::ProcessExit => StateReason::ProcessExit,
+impl From<session::Attention> for Attention {
+    fn from(attention: session::Attention) -> Self {
+        let session::Attention { reason, since } = attention;
+        use session::AttentionReason as R;
+        let reason = match reason {
+            R::Bell => AttentionReason::Bell,
+            R::NeedsInput => AttentionReason::NeedsInput,
+            R::LongSilence => AttentionReason::LongSilence,
+        };
+        Attention { reason, since }
+    }
+}
+
+impl From<supervisor::WaitOutcome> for WaitResponse {
+    fn from(outcome: supervisor::WaitOutcome) -> Self {
+        let supervisor::WaitOutcome { session, matched } = outcome;
+        WaitResponse {
+            session: session.into(),
+            matched: matched.map(|m| {
+                let supervisor::MatchedLine { row, line, text } = m;
+                MatchedLine { row, line, text }
+            }),
+        }
+    }
+}
+
+impl From<supervisor::QueueItem> for QueueItem {
+    fn from(item: supervisor::QueueItem) -> Self {
+        let supervisor::QueueItem {
+            id,
+            text,
+            submit,
+            when,
+            queued_at,
+            started,
+        } = item;
+        QueueItem {
+            id,
+            text,
+            submit,
+            when: match when {
+                store::InputWhen::Idle => When::Idle,
+                store::InputWhen::Waiting => When::Waiting,
+            },
+            queued_at,
+            started,
         }
     }
 }
@@ -232,18 +276,7 @@ impl From<When> for supervisor::When {
         match when {
             When::Now => supervisor::When::Now,
             When::Idle => supervisor::When::Idle,
-        }
-    }
-}
-
-impl From<Until> for supervisor::Until {
-    fn from(until: Until) -> Self {
-        match until {
-            Until::Idle => supervisor::Until::Idle,
-            Until::Busy => supervisor::Until::Busy,
-            Until::Attention => supervisor::Until::Attention,
-            Until::Exited => supervisor::Until::Exited,
-            Until::Change => supervisor::Until::Change,
+            When::Waiting => supervisor::When::Waiting,
         }
     }
 }
@@ -302,6 +335,7 @@ impl From<store::Failure> for StorageFailure {
                 store::Write::Events => StorageWrite::Events,
                 store::Write::Registry => StorageWrite::Registry,
                 store::Write::Thoughts => StorageWrite::Thoughts,
+                store::Write::Ended => StorageWrite::Ended,
             },
             file,
             error,

@@ -31,6 +31,11 @@ pub enum ErrorCode {
     NameTaken,
     /// 409: that tmux session is tracked already.
     AlreadyTracked,
+    /// 409: the session has ended; it can no longer reach the state waited for.
+    SessionEnded,
+    /// 409: the request conflicts with the session's state (e.g. a queued
+    /// input already being typed cannot be cancelled).
+    Conflict,
     /// 413: the body or the input is too large.
     PayloadTooLarge,
     /// 429: `max_sessions` reached.
@@ -59,7 +64,9 @@ impl ErrorCode {
             C::NotFound => StatusCode::NOT_FOUND,
             C::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             C::Timeout => StatusCode::REQUEST_TIMEOUT,
-            C::NameTaken | C::AlreadyTracked => StatusCode::CONFLICT,
+            C::NameTaken | C::AlreadyTracked | C::SessionEnded | C::Conflict => {
+                StatusCode::CONFLICT
+            }
             C::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             C::CapacityExceeded | C::QueueFull => StatusCode::TOO_MANY_REQUESTS,
             C::Internal | C::AttachFailed => StatusCode::INTERNAL_SERVER_ERROR,

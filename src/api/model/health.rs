@@ -22,6 +22,8 @@ pub enum StorageWrite {
     Registry,
     /// Replacing `thoughts.json`.
     Thoughts,
+    /// Replacing `ended.json`.
+    Ended,
 }
 
 /// One write that is failing.

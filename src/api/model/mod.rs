@@ -23,11 +23,12 @@ pub use health::{
     StorageWrite, VersionInfo,
 };
 pub use sessions::{
-    AdoptRequest, CreateSessionRequest, Cursor, DeleteMode, DeleteQuery, DeleteResponse,
-    InputRequest, InputResponse, PaneRect, ResizeRequest, ScrollbackQuery, ScrollbackResponse,
-    SessionEnvelope, SessionList, SessionState, SessionSummary, Snapshot, SnapshotFormat,
-    SnapshotPane, SnapshotQuery, StateReason, Thought, ThoughtRequest, ThoughtResponse, Transport,
-    Until, WaitRequest, When,
+    AdoptRequest, Attention, AttentionReason, CreateSessionRequest, Cursor, DeleteMode,
+    DeleteQuery, DeleteResponse, InputRequest, InputResponse, ListInclude, ListQuery, MatchedLine,
+    PaneRect, QueueCancelled, QueueItem, QueueList, ResizeRequest, ScrollbackQuery,
+    ScrollbackResponse, SessionEnvelope, SessionList, SessionState, SessionSummary, Snapshot,
+    SnapshotFormat, SnapshotPane, SnapshotQuery, Thought, ThoughtRequest, ThoughtResponse,
+    Transport, Until, WaitRequest, WaitResponse, When,
 };
 pub use streams::{
     RowChange, ScreenMessage, SocketAuth, StreamClientMessage, StreamQuery, StreamServerMessage,

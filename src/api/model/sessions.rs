@@ -4,39 +4,40 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// What a session is doing.
+/// What a session is doing (README: "States and evidence").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionState {
+    /// Attached, not judged yet.
     Starting,
+    /// A shell at its prompt.
     Idle,
-    Busy,
-    Attention,
+    /// Output changing, or the foreground program using CPU or running.
+    Working,
+    /// A program blocked reading the terminal, and quiet: it waits for input.
+    Waiting,
+    /// The session ended (kept readable for the retention window).
     Exited,
 }
 
-/// Why the session is in its state.
+/// Why a session needs someone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StateReason {
-    /// Attached, no output seen yet.
-    Attaching,
-    /// An OSC 133 prompt marker.
-    PromptMarker,
-    /// The window changed recently.
-    OutputActivity,
-    /// The foreground process: a shell (idle) or another program (busy).
-    ForegroundProcess,
-    /// No output for the quiet period, foreground unknown.
-    Quiet,
+pub enum AttentionReason {
     /// The terminal bell rang.
     Bell,
-    /// Busy and then silent for `state.attention_after_s`.
-    IdleTimeout,
-    /// Input arrived (clears attention).
-    Input,
-    /// The session or its tmux server is gone.
-    ProcessExit,
+    /// A program started waiting for input.
+    NeedsInput,
+    /// A working program showed nothing and used no CPU for `state.attention_after_s`.
+    LongSilence,
+}
+
+/// The attention flag. It clears when input arrives or the session next
+/// changes activity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Attention {
+    pub reason: AttentionReason,
+    pub since: DateTime<Utc>,
 }
 
 /// How tmuxd's control client is connected to the session.
@@ -68,8 +69,16 @@ pub struct SessionSummary {
     pub session_id: String,
     pub tmux_name: String,
     pub state: SessionState,
-    pub state_reason: StateReason,
+    /// Why: `attaching`, `shell_prompt`, `prompt_marker`, `quiet`,
+    /// `output_activity`, `cpu`, `foreground_process`, `input`,
+    /// `terminal_read`, `event_wait`, a screen rule's reason from the
+    /// config, or for `exited` the end's (`api_kill`, `process_exit`,
+    /// `tmux_server_gone`, `attach_failed`, `startup_missing_tmux`).
+    #[schema(example = "shell_prompt")]
+    pub state_reason: String,
     pub state_since: DateTime<Utc>,
+    /// Set while the session needs someone; independent of the state.
+    pub attention: Option<Attention>,
     /// The foreground program of the active pane.
     pub current_command: String,
     pub cwd: String,
@@ -77,13 +86,22 @@ pub struct SessionSummary {
     pub cols: u16,
     pub rows: u16,
     pub created_at: DateTime<Utc>,
+    /// When the session ended; `null` while it lives.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// The exit status of the session's program, when tmux could tell
+    /// (sessions tmuxd created); `null` when unknown.
+    pub exit_status: Option<i32>,
+    /// The signal that ended the program, when tmux could tell.
+    pub exit_signal: Option<i32>,
+    /// The status the last OSC 133 `D;N` prompt mark reported, if any.
+    pub last_command_status: Option<i32>,
     pub last_activity_at: Option<DateTime<Utc>>,
     pub transport: Transport,
     /// Open output streams.
     pub subscribers: usize,
     /// The latest output sequence number.
     pub latest_seq: u64,
-    /// Inputs waiting for the session to be idle.
+    /// Inputs waiting for the session to be ready.
     pub queued_inputs: usize,
     pub thought: Option<Thought>,
 }
@@ -91,8 +109,26 @@ pub struct SessionSummary {
 /// `GET /v1/sessions`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SessionList {
-    /// Live sessions, sorted by id number.
+    /// Live sessions (with `include=ended` also ended ones still kept),
+    /// sorted by id number.
     pub sessions: Vec<SessionSummary>,
+}
+
+/// What `GET /v1/sessions` lists besides live sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ListInclude {
+    /// Sessions that ended within the retention window.
+    Ended,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// `ended`: also the sessions that ended within the retention window.
+    #[serde(default)]
+    pub include: Option<ListInclude>,
 }
 
 /// One session, as create, adopt, get, resize and wait answer.
@@ -173,8 +209,10 @@ pub struct DeleteResponse {
 pub enum When {
     #[default]
     Now,
-    /// Queued (FIFO, at most 64) until the session is next idle.
+    /// Queued (FIFO, at most 64) until a shell is at its prompt.
     Idle,
+    /// Queued (FIFO, at most 64) until a program waits for input (or a shell is at its prompt).
+    Waiting,
 }
 
 /// `POST /v1/sessions/{id}/input`: text first, then keys, then Enter if `submit`.
@@ -200,7 +238,7 @@ pub struct InputRequest {
 pub struct InputResponse {
     /// Typed now.
     pub delivered: bool,
-    /// Queued until the session is idle.
+    /// Queued until the session is ready (see `when`).
     pub queued: bool,
 }
 
@@ -221,22 +259,86 @@ pub struct ResizeRequest {
 #[serde(rename_all = "snake_case")]
 pub enum Until {
     Idle,
+    Working,
+    /// The name `working` had before; kept for older clients.
     Busy,
+    Waiting,
+    /// The attention flag is raised.
     Attention,
+    /// The session ended; answers at once for an ended session still kept.
     Exited,
-    /// Any change of state or reason after the request.
+    /// Any change of state or attention after the request.
     Change,
+    /// No output that changed the screen for `quiet_ms`.
+    Quiet,
 }
 
-/// `POST /v1/sessions/{id}/wait`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// `POST /v1/sessions/{id}/wait`: give `until` (a condition) or `match`
+/// (a regex over the screen's lines), not both.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitRequest {
-    pub until: Until,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
+    /// With `until: "quiet"`: how long without output, 1..=3600000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 3_600_000)]
+    pub quiet_ms: Option<u64>,
+    /// A regex (at most 1024 bytes) over the window's lines, like expect.
+    #[serde(default, rename = "match", skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1024)]
+    pub pattern: Option<String>,
     /// Default 30000, at most 3600000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(maximum = 3_600_000)]
     pub timeout_ms: Option<u64>,
+}
+
+/// The answer to a wait: the session, and for `match` the line that matched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WaitResponse {
+    pub session: SessionSummary,
+    #[serde(default, rename = "match", skip_serializing_if = "Option::is_none")]
+    pub matched: Option<MatchedLine>,
+}
+
+/// A screen line a wait's regex matched.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MatchedLine {
+    /// The row in the window snapshot, from 0.
+    pub row: usize,
+    pub line: String,
+    /// What the regex matched within the line.
+    pub text: String,
+}
+
+/// One input waiting in a session's queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueItem {
+    /// Its number, for `DELETE .../input/queue/{n}`.
+    pub id: u64,
+    pub text: String,
+    pub submit: bool,
+    /// `idle` or `waiting`.
+    pub when: When,
+    pub queued_at: DateTime<Utc>,
+    /// Being typed now: it can no longer be cancelled.
+    pub started: bool,
+}
+
+/// `GET /v1/sessions/{id}/input/queue`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueList {
+    pub session_id: String,
+    /// Oldest first: the order they will be typed in.
+    pub items: Vec<QueueItem>,
+}
+
+/// `DELETE /v1/sessions/{id}/input/queue/{n}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueCancelled {
+    pub session_id: String,
+    pub cancelled: QueueItem,
 }
 
 /// `PUT /v1/sessions/{id}/thought`.

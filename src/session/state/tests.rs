@@ -9,9 +9,12 @@ fn timing() -> Timing {
         idle_after: Duration::milliseconds(1500),
         prompt_settle: Duration::milliseconds(250),
         attention_after: Duration::milliseconds(10_000),
+        probe_interval: Duration::milliseconds(1000),
     }
 }
 
+use Activity as A;
+use AttentionReason::*;
 use SessionState::*;
 use StateReason::*;
 
@@ -22,166 +25,381 @@ fn out(bytes: &[u8]) -> Signal<'_> {
     }
 }
 
-/// Runs (time, signal, expected (state, reason) after it) rows in order.
-fn run(rows: &[(i64, Signal<'_>, (SessionState, StateReason))]) {
-    let mut detector = Detector::new(at(0), timing());
+fn probe(activity: Activity) -> Signal<'static> {
+    Signal::Probe(Evidence {
+        activity,
+        cpu: None,
+        rule: None,
+    })
+}
+
+/// A probe with the foreground group's CPU ticks so far.
+fn probe_cpu(activity: Activity, ticks: u64) -> Signal<'static> {
+    Signal::Probe(Evidence {
+        activity,
+        cpu: Some((42, ticks)),
+        rule: None,
+    })
+}
+
+fn rule(state: SessionState, reason: &'static str) -> Signal<'static> {
+    Signal::Probe(Evidence {
+        activity: A::TerminalRead,
+        cpu: None,
+        rule: Some((state, reason)),
+    })
+}
+
+type Row<'a> = (
+    i64,
+    Signal<'a>,
+    (SessionState, StateReason, Option<AttentionReason>),
+);
+
+/// Runs (time, signal, expected (state, reason, attention) after it) rows
+/// in order, from a detector started at 0.
+fn run(rows: &[Row<'_>]) -> Detector {
+    run_from(Detector::new(at(0), timing(), None), rows)
+}
+
+fn run_from(mut detector: Detector, rows: &[Row<'_>]) -> Detector {
     for (i, (ms, signal, want)) in rows.iter().enumerate() {
         detector.step(at(*ms), *signal);
         let view = detector.view();
-        assert_eq!(
-            (view.state, view.reason),
-            *want,
-            "row {i} at {ms} ms: {signal:?}"
-        );
+        let got = (view.state, view.reason, view.attention.map(|a| a.reason));
+        assert_eq!(got, *want, "row {i} at {ms} ms: {signal:?}");
     }
+    detector
 }
 
 #[test]
 fn shell_command_runs_and_prompt_returns() {
     run(&[
-        (0, Signal::Tick, (Starting, Attaching)),
-        (10, out(b"$ "), (Busy, OutputActivity)),
-        (100, Signal::Tick, (Busy, OutputActivity)),
+        (0, out(b"$ "), (Starting, Attaching, None)),
+        (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+        // `sleep 3` typed through the API: working at once.
+        (1000, Signal::Input, (Working, Input, None)),
+        (1010, out(b"sleep 3\r\n"), (Working, Input, None)),
+        (1260, probe(A::Blocked), (Working, ForegroundProcess, None)),
+        (2260, probe(A::Blocked), (Working, ForegroundProcess, None)),
+        // The prompt comes back; once it has settled, the shell reads.
+        (4000, out(b"$ "), (Working, ForegroundProcess, None)),
+        (4250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+    ]);
+}
+
+/// Finding 2: `bash -c 'echo start; sleep 8; echo done'` is a shell, but
+/// not one at its prompt: it waits for its child. A loop printing every
+/// second stays working without a state event per line.
+#[test]
+fn a_shell_script_is_working_until_it_ends() {
+    let mut d = run(&[
+        (0, out(b"start\r\n"), (Starting, Attaching, None)),
+        (250, probe(A::Blocked), (Working, ForegroundProcess, None)),
+    ]);
+    let mut events = 0;
+    for second in 1..60 {
+        let t = at(second * 1000);
+        events += usize::from(d.step(t, out(b"tick\r\n")).is_some());
+        events += usize::from(
+            d.step(t + Duration::milliseconds(250), probe(A::Blocked))
+                .is_some(),
+        );
+        assert_eq!(d.view().state, Working);
+    }
+    assert_eq!(events, 0, "no event while the script keeps working");
+    d.step(at(60_000), Signal::End(EndReason::ProcessExit));
+    assert_eq!(
+        (d.view().state, d.view().reason),
+        (Exited, End(EndReason::ProcessExit))
+    );
+}
+
+/// Finding 3: `sleep 900` prints nothing and uses no CPU: working, and after
+/// `attention_after` of that, attention for the long silence.
+#[test]
+fn a_silent_program_is_working_then_needs_attention() {
+    run(&[
+        (0, out(b""), (Starting, Attaching, None)),
         (
-            260,
-            Signal::Foreground(Foreground::Shell),
-            (Idle, ForegroundProcess),
+            250,
+            probe_cpu(A::Blocked, 1),
+            (Working, ForegroundProcess, None),
         ),
-        // `sleep 3` typed and started: echo, then the probe finds sleep.
-        (1000, out(b"sleep 3\r\n"), (Busy, OutputActivity)),
         (
             1250,
-            Signal::Foreground(Foreground::Other),
-            (Busy, ForegroundProcess),
+            probe_cpu(A::Blocked, 1),
+            (Working, ForegroundProcess, None),
         ),
-        (3000, Signal::Tick, (Busy, ForegroundProcess)),
-        // The prompt comes back: output, then the probe sees the shell.
-        (4000, out(b"$ "), (Busy, ForegroundProcess)),
         (
-            4250,
-            Signal::Foreground(Foreground::Shell),
-            (Idle, ForegroundProcess),
+            10_250,
+            probe_cpu(A::Blocked, 1),
+            (Working, ForegroundProcess, Some(LongSilence)),
+        ),
+        // It prints again: the silence is over.
+        (
+            11_000,
+            out(b"still here"),
+            (Working, ForegroundProcess, None),
         ),
     ]);
 }
 
 #[test]
-fn unknown_foreground_uses_the_quiet_period() {
+fn cpu_use_is_working_and_stopping_is_noticed() {
     run(&[
-        (0, out(b"hello"), (Busy, OutputActivity)),
+        (0, out(b"x"), (Starting, Attaching, None)),
+        (250, probe_cpu(A::Running, 20), (Working, Cpu, None)),
+        (1250, probe_cpu(A::Blocked, 120), (Working, Cpu, None)),
+        // Five ticks in a second: 5%, not busy.
+        (
+            2250,
+            probe_cpu(A::Blocked, 125),
+            (Working, ForegroundProcess, None),
+        ),
+        // It then reads the terminal without printing anything.
+        (
+            3250,
+            probe_cpu(A::TerminalRead, 125),
+            (Waiting, TerminalRead, Some(NeedsInput)),
+        ),
+    ]);
+}
+
+/// Finding 4: a REPL and a `[y/N]` question are waiting as soon as their
+/// prompt has settled, and need attention; input clears it.
+#[test]
+fn a_program_reading_the_terminal_is_waiting() {
+    run(&[
+        (0, out(b"Proceed? [y/N] "), (Starting, Attaching, None)),
         (
             250,
-            Signal::Foreground(Foreground::Unknown),
-            (Busy, OutputActivity),
+            probe(A::TerminalRead),
+            (Waiting, TerminalRead, Some(NeedsInput)),
         ),
-        (1400, Signal::Tick, (Busy, OutputActivity)),
-        (1500, Signal::Tick, (Idle, Quiet)),
+        // Someone types in tmux itself: echo, but it still reads.
+        (900, out(b"y"), (Waiting, TerminalRead, Some(NeedsInput))),
+        (
+            1150,
+            probe(A::TerminalRead),
+            (Waiting, TerminalRead, Some(NeedsInput)),
+        ),
+        (2000, Signal::Input, (Working, Input, None)),
+        (2010, out(b">>> 1+1\r\n2\r\n>>> "), (Working, Input, None)),
+        (
+            2260,
+            probe(A::TerminalRead),
+            (Waiting, TerminalRead, Some(NeedsInput)),
+        ),
+    ]);
+}
+
+/// An agent's TUI waits in epoll: weaker evidence, so it needs a longer
+/// quiet period, and a spinner that keeps redrawing is working.
+#[test]
+fn a_program_polling_is_waiting_only_after_a_longer_quiet() {
+    run(&[
+        (0, out(b"thinking |"), (Starting, Attaching, None)),
+        (250, probe(A::EventWait), (Working, OutputActivity, None)),
+        (300, out(b"thinking /"), (Working, OutputActivity, None)),
+        (550, probe(A::EventWait), (Working, OutputActivity, None)),
+        (1300, probe(A::EventWait), (Working, OutputActivity, None)),
+        (
+            1800,
+            probe(A::EventWait),
+            (Waiting, EventWait, Some(NeedsInput)),
+        ),
+    ]);
+}
+
+/// Finding 1: a bell at a prompt is a flag; the state is idle all along,
+/// and input clears the flag.
+#[test]
+fn a_bell_is_a_flag_beside_the_state() {
+    run(&[
+        (0, out(b"$ "), (Starting, Attaching, None)),
+        (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+        (1000, Signal::Input, (Working, Input, None)),
+        (
+            1010,
+            out(b"sleep 2; printf '\\a'\r\n"),
+            (Working, Input, None),
+        ),
+        (1260, probe(A::Blocked), (Working, ForegroundProcess, None)),
+        (
+            3000,
+            out(b"\x07$ "),
+            (Working, ForegroundProcess, Some(Bell)),
+        ),
+        (3250, probe(A::ShellPrompt), (Idle, ShellPrompt, Some(Bell))),
+        (9000, probe(A::ShellPrompt), (Idle, ShellPrompt, Some(Bell))),
+        (9500, Signal::Input, (Working, Input, None)),
+    ]);
+}
+
+#[test]
+fn activity_after_a_bell_clears_it_and_keystrokes_do_too() {
+    let d = run(&[
+        (0, out(b"$ \x07"), (Starting, Attaching, Some(Bell))),
+        (250, probe(A::ShellPrompt), (Idle, ShellPrompt, Some(Bell))),
+        // Someone typed a command in tmux itself; it runs.
+        (1000, out(b"make\r\n"), (Idle, ShellPrompt, Some(Bell))),
+        (1100, out(b"compiling"), (Idle, ShellPrompt, Some(Bell))),
+        (1250, probe(A::Running), (Working, OutputActivity, None)),
+        (2000, out(b"\x07"), (Working, OutputActivity, Some(Bell))),
+    ]);
+    run_from(
+        d,
+        &[(2100, Signal::Keystrokes, (Working, OutputActivity, None))],
+    );
+}
+
+#[test]
+fn title_terminators_are_not_bells() {
+    run(&[
+        (0, out(b"\x1b]0;my title\x07"), (Starting, Attaching, None)),
+        (10, out(b"\x1b]2;split"), (Starting, Attaching, None)),
+        (20, out(b" title\x07 ok"), (Starting, Attaching, None)),
+        (30, out(b"\x1b]0;st\x1b\\"), (Starting, Attaching, None)),
+    ]);
+}
+
+#[test]
+fn prompt_marks_answer_at_once_and_evidence_refines() {
+    let d = run(&[
+        (0, out(b"\x1b]133;A\x07$ "), (Idle, PromptMarker, None)),
+        (10, out(b"\x1b]133;C\x1b\\"), (Working, PromptMarker, None)),
+        (260, probe(A::Blocked), (Working, ForegroundProcess, None)),
+        (5010, out(b"\x1b]133;D;3\x07"), (Idle, PromptMarker, None)),
+        (5260, probe(A::ShellPrompt), (Idle, PromptMarker, None)),
+        // Split across chunks; the command asks a question.
+        (6000, out(b"\x1b]13"), (Idle, PromptMarker, None)),
+        (6001, out(b"3;C\x07"), (Working, PromptMarker, None)),
+        (
+            6300,
+            probe(A::TerminalRead),
+            (Waiting, TerminalRead, Some(NeedsInput)),
+        ),
+    ]);
+    assert_eq!(d.last_command_status(), Some(3));
+}
+
+#[test]
+fn without_process_facts_quiet_means_idle() {
+    run(&[
+        (0, out(b"hello"), (Starting, Attaching, None)),
+        (250, probe(A::Unknown), (Working, OutputActivity, None)),
+        (1250, probe(A::Unknown), (Working, OutputActivity, None)),
+        (1500, probe(A::Unknown), (Idle, Quiet, None)),
         (
             1600,
             Signal::Output {
                 bytes: b"\x1b[H",
                 changed: false,
             },
-            (Idle, Quiet),
+            (Idle, Quiet, None),
         ),
     ]);
 }
 
 #[test]
-fn bell_raises_attention_until_input() {
+fn screen_rules_win_and_name_the_reason() {
     run(&[
-        (0, out(b"$ "), (Busy, OutputActivity)),
         (
-            300,
-            Signal::Foreground(Foreground::Shell),
-            (Idle, ForegroundProcess),
+            0,
+            out(b"Do you want to proceed? 1. Yes"),
+            (Starting, Attaching, None),
         ),
-        (500, out(b"x\x07"), (Attention, Bell)),
-        (
-            900,
-            Signal::Foreground(Foreground::Shell),
-            (Attention, Bell),
-        ),
-        (5000, out(b"more"), (Attention, Bell)),
-        (6000, Signal::Input, (Busy, Input)),
-        (
-            6300,
-            Signal::Foreground(Foreground::Shell),
-            (Idle, ForegroundProcess),
-        ),
-    ]);
-}
-
-#[test]
-fn title_terminators_are_not_bells() {
-    run(&[
-        (0, out(b"\x1b]0;my title\x07"), (Busy, OutputActivity)),
-        (10, out(b"\x1b]2;split"), (Busy, OutputActivity)),
-        (20, out(b" title\x07 ok"), (Busy, OutputActivity)),
-        (30, out(b"\x1b]0;st\x1b\\"), (Busy, OutputActivity)),
-    ]);
-}
-
-#[test]
-fn a_silent_program_needs_attention_after_the_timeout() {
-    run(&[
-        (0, out(b"agent> thinking"), (Busy, OutputActivity)),
         (
             250,
-            Signal::Foreground(Foreground::Other),
-            (Busy, ForegroundProcess),
+            rule(Waiting, "permission_prompt"),
+            (Waiting, Rule("permission_prompt"), Some(NeedsInput)),
         ),
-        (9000, Signal::Tick, (Busy, ForegroundProcess)),
-        (10_000, Signal::Tick, (Attention, IdleTimeout)),
-        (11_000, Signal::Input, (Busy, Input)),
-        (11_500, Signal::Tick, (Busy, Input)),
-        (21_000, Signal::Tick, (Attention, IdleTimeout)),
+        (1000, Signal::Input, (Working, Input, None)),
+        (1010, out(b"ok"), (Working, Input, None)),
+        (1260, probe(A::EventWait), (Working, OutputActivity, None)),
     ]);
 }
 
 #[test]
-fn prompt_markers_take_over() {
+fn input_the_pane_has_not_answered_is_not_judged_by_the_old_screen() {
     run(&[
-        (0, out(b"\x1b]133;A\x07$ "), (Idle, PromptMarker)),
-        (10, out(b"\x1b]133;C\x1b\\"), (Busy, PromptMarker)),
-        // Markers decide from now on: quiet output and foreground do not.
+        (0, out(b"$ "), (Starting, Attaching, None)),
+        (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+        (1000, Signal::Input, (Working, Input, None)),
+        // A loaded machine: the shell has not even echoed yet.
+        (1250, probe(A::ShellPrompt), (Working, Input, None)),
+        (1500, out(b"ls\r\nfile\r\n$ "), (Working, Input, None)),
+        (1750, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+        // Input a program never echoes (a password): judged after idle_after.
+        (3000, Signal::Input, (Working, Input, None)),
+        (3250, probe(A::TerminalRead), (Working, Input, None)),
         (
-            5000,
-            Signal::Foreground(Foreground::Shell),
-            (Busy, PromptMarker),
+            4500,
+            probe(A::TerminalRead),
+            (Waiting, TerminalRead, Some(NeedsInput)),
         ),
-        (5010, out(b"\x1b]133;D;0\x07"), (Idle, PromptMarker)),
-        // Split across chunks.
-        (6000, out(b"\x1b]13"), (Idle, PromptMarker)),
-        (6001, out(b"3;C\x07"), (Busy, PromptMarker)),
     ]);
 }
 
 #[test]
-fn exit_is_final() {
-    run(&[
-        (0, out(b"$ "), (Busy, OutputActivity)),
-        (10, Signal::Exit, (Exited, ProcessExit)),
-        (20, out(b"\x07"), (Exited, ProcessExit)),
-        (30, Signal::Input, (Exited, ProcessExit)),
-    ]);
+fn attention_survives_a_restart_and_exit_is_final() {
+    let kept = Attention {
+        reason: Bell,
+        since: at(-5000),
+    };
+    let d = Detector::new(at(0), timing(), Some(kept));
+    let d = run_from(
+        d,
+        &[
+            (0, out(b"$ "), (Starting, Attaching, Some(Bell))),
+            (250, probe(A::ShellPrompt), (Idle, ShellPrompt, Some(Bell))),
+        ],
+    );
+    assert_eq!(d.view().attention, Some(kept), "its first time is kept");
+    run_from(
+        d,
+        &[
+            (
+                300,
+                Signal::End(EndReason::TmuxServerGone),
+                (Exited, End(EndReason::TmuxServerGone), Some(Bell)),
+            ),
+            (
+                400,
+                out(b"\x07"),
+                (Exited, End(EndReason::TmuxServerGone), Some(Bell)),
+            ),
+            (
+                500,
+                Signal::Input,
+                (Exited, End(EndReason::TmuxServerGone), Some(Bell)),
+            ),
+        ],
+    );
 }
 
 #[test]
 fn deadlines_say_when_to_look_again() {
-    let mut d = Detector::new(at(0), timing());
-    assert_eq!(d.next_deadline(), None, "nothing to wait for before output");
+    let mut d = Detector::new(at(0), timing(), None);
+    assert_eq!(d.next_deadline(), None, "nothing to look at before output");
     d.step(at(100), out(b"$ "));
-    assert_eq!(
-        d.next_deadline(),
-        Some(at(350)),
-        "probe once output settles"
-    );
-    d.step(at(350), Signal::Foreground(Foreground::Other));
-    assert_eq!(d.next_deadline(), Some(at(10_100)), "attention timeout");
-    d.step(at(400), Signal::Foreground(Foreground::Shell));
+    assert_eq!(d.next_deadline(), Some(at(350)), "once output settles");
+    d.step(at(350), probe(A::Blocked));
+    assert_eq!(d.next_deadline(), Some(at(1350)), "working: look again");
+    d.step(at(1350), probe(A::ShellPrompt));
     assert_eq!(d.view().state, Idle);
-    assert_eq!(d.next_deadline(), None);
-    d.step(at(500), out(b"\x07"));
-    assert_eq!(d.next_deadline(), None, "attention waits for input");
+    assert_eq!(d.next_deadline(), None, "idle: output will say");
+    d.step(at(2000), out(b"\x07"));
+    assert_eq!(d.next_deadline(), Some(at(2250)));
+}
+
+#[test]
+fn only_notable_changes_are_reported() {
+    let mut d = Detector::new(at(0), timing(), None);
+    assert!(d.step(at(0), out(b"x")).is_none(), "still starting");
+    assert!(d.step(at(250), probe(A::Running)).is_some(), "working");
+    assert!(d.step(at(1250), probe(A::Blocked)).is_none(), "reason only");
+    assert!(d.step(at(1300), out(b"\x07")).is_some(), "attention");
+    assert!(d.step(at(2300), probe(A::ShellPrompt)).is_some(), "idle");
 }

@@ -41,6 +41,20 @@ impl KillSession {
 }
 silent_command!(KillSession, "kill-session");
 
+/// `kill-pane -t %N`: ends a pane tmux keeps after its program exited
+/// (`remain-on-exit`), once tmuxd has read its exit status.
+#[derive(Clone, Debug)]
+pub struct KillPane {
+    pub pane: PaneId,
+}
+
+impl KillPane {
+    fn argv(&self) -> Vec<String> {
+        owned(&["kill-pane", "-t", &self.pane.to_string()])
+    }
+}
+silent_command!(KillPane, "kill-pane");
+
 /// Which options table `set-option`/`show-options` use.
 #[derive(Clone, Debug)]
 pub enum OptionScope {

@@ -153,7 +153,9 @@ function notify(tile) {
   if (!document.hidden && sessionView.id === tile.id) return;
   const s = tile.summary;
   const note = new Notification(`${s.tmux_name} needs attention`, {
-    body: [s.state_reason, s.current_command, s.thought && s.thought.text].filter(Boolean).join(' · '),
+    body: [s.attention && s.attention.reason, s.state, s.current_command, s.thought && s.thought.text]
+      .filter(Boolean)
+      .join(' · '),
     tag: `tmuxd-${s.session_id}`,
     icon: '/assets/icon.svg',
   });

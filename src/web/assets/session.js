@@ -7,7 +7,7 @@ import { api } from './api.js';
 import { confirmDialog } from './dialogs.js';
 import { InputQueue, pasteText, translateKey } from './keys.js';
 import { ScreenFeed } from './screen.js';
-import { ago } from './wall.js';
+import { ago, stateText } from './wall.js';
 
 const SCROLLBACK_LINES = 2000;
 /** Smallest scale of the open screen (13px text at 0.7 is about 9px). */
@@ -104,8 +104,8 @@ export class SessionView {
     if (!summary) return;
     $('session-name').textContent = `${summary.tmux_name}`;
     const state = $('session-state');
-    state.className = `state ${summary.state}`;
-    state.textContent = `${summary.state}${summary.state_reason ? ` · ${summary.state_reason}` : ''} · ${ago(summary.state_since)}`;
+    state.className = `state ${summary.state}${summary.attention ? ' attention' : ''}`;
+    state.textContent = `${stateText(summary)} · ${ago(summary.state_since)}`;
     const bits = [summary.session_id, summary.current_command, summary.cwd].filter(Boolean);
     if (summary.thought && summary.thought.text) bits.push(`💭 ${summary.thought.text}`);
     $('session-info').textContent = bits.join(' · ');

@@ -1,11 +1,20 @@
 // The wall: one tile per session with a live thumbnail of its screen, its
 // state and why, for how long, command, cwd, thought and last activity.
-// Sessions that need attention sort first. A tile's screen feed is open
+// Sessions with the attention flag up sort first. A tile's screen feed is open
 // only while the tile is on screen, so a long wall costs little.
 
 import { ScreenFeed } from './screen.js';
 
-const STATE_ORDER = { attention: 0, busy: 1, starting: 2, idle: 3, exited: 4 };
+const STATE_ORDER = { waiting: 0, working: 1, starting: 2, idle: 3, exited: 4 };
+
+/** `idle · shell_prompt`, then `· attention: bell` when the flag is up. */
+export function stateText(s) {
+  const parts = [s.state];
+  if (s.state_reason) parts.push(s.state_reason);
+  if (s.attention) parts.push(`attention: ${s.attention.reason}`);
+  if (s.exit_status !== null && s.exit_status !== undefined) parts.push(`status ${s.exit_status}`);
+  return parts.join(' · ');
+}
 const THUMB_MAX_HEIGHT = 220;
 const HIDDEN_CLOSE_MS = 5000;
 
@@ -77,10 +86,11 @@ class Tile {
     const s = this.summary;
     this.nameEl.textContent = s.tmux_name;
     this.nameEl.title = `${s.tmux_name} (${s.session_id})`;
-    this.stateEl.className = `state ${this.state}`;
-    this.stateEl.textContent = this.ended ? `ended: ${this.ended}` : `${s.state}${s.state_reason ? ` · ${s.state_reason}` : ''}`;
+    const flagged = !this.ended && !!s.attention;
+    this.stateEl.className = `state ${this.state}${flagged ? ' attention' : ''}`;
+    this.stateEl.textContent = this.ended ? `ended: ${this.ended}` : stateText(s);
     this.root.dataset.state = this.state;
-    this.root.classList.toggle('attention', !this.ended && s.state === 'attention');
+    this.root.classList.toggle('attention', flagged);
     this.root.classList.toggle('ended', !!this.ended);
     this.cmdEl.textContent = s.current_command ? `› ${s.current_command}` : '';
     this.cwdEl.textContent = s.cwd || '';
@@ -178,9 +188,10 @@ export class Wall {
   upsert(summary) {
     const tile = this.tiles.get(summary.session_id);
     if (tile) {
-      const was = tile.summary.state;
+      const was = tile.summary.attention;
       tile.update(summary);
-      if (summary.state === 'attention' && was !== 'attention') this.onAttention(tile);
+      const raised = summary.attention && (!was || was.since !== summary.attention.since);
+      if (raised) this.onAttention(tile);
       return tile;
     }
     const created = new Tile(summary, this);
@@ -209,7 +220,13 @@ export class Wall {
     switch (event.kind) {
       case 'session_state':
         if (tile) {
-          this.upsert({ ...tile.summary, state: event.state, state_reason: event.reason, state_since: event.state_since });
+          this.upsert({
+            ...tile.summary,
+            state: event.state,
+            state_reason: event.reason,
+            state_since: event.state_since,
+            attention: event.attention ?? null,
+          });
           this.arrange();
         }
         return true;
@@ -249,7 +266,7 @@ export class Wall {
   }
 
   compare(a, b) {
-    const rank = (t) => (t.ended ? 2 : t.summary.state === 'attention' ? 0 : 1);
+    const rank = (t) => (t.ended ? 2 : t.summary.attention ? 0 : 1);
     if (rank(a) !== rank(b)) return rank(a) - rank(b);
     const byName = () => a.summary.tmux_name.localeCompare(b.summary.tmux_name, undefined, { numeric: true });
     if (this.sortKey === 'name') return byName();
@@ -276,7 +293,7 @@ export class Wall {
 
   attentionCount() {
     let n = 0;
-    for (const tile of this.tiles.values()) if (!tile.ended && tile.summary.state === 'attention') n++;
+    for (const tile of this.tiles.values()) if (!tile.ended && tile.summary.attention) n++;
     return n;
   }
 }

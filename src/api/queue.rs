@@ -1,0 +1,50 @@
+//! `GET /v1/sessions/{id}/input/queue` lists the inputs queued for a
+//! session; `DELETE .../input/queue/{n}` cancels one not yet being typed.
+
+use axum::Json;
+use axum::extract::{Path, State};
+
+use super::AppState;
+use super::auth::ReadWrite;
+use super::error::ApiError;
+use super::model::{ErrorBody, QueueCancelled, QueueList};
+
+#[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    responses(
+        (status = 200, description = "Queued inputs, oldest first", body = QueueList),
+        (status = 404, description = "`not_found`", body = ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<QueueList>, ApiError> {
+    let items = state.supervisor.queued(&id)?;
+    Ok(Json(QueueList {
+        session_id: id,
+        items: items.into_iter().map(Into::into).collect(),
+    }))
+}
+
+#[utoipa::path(delete, path = "/v1/sessions/{id}/input/queue/{n}", tag = "sessions",
+    params(
+        ("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"),
+        ("n" = u64, Path, example = 1, description = "The queued input's `id`")),
+    responses(
+        (status = 200, description = "Cancelled; an `input_dropped` event (reason `cancelled`) is recorded", body = QueueCancelled),
+        (status = 400, description = "`bad_request`: `n` is not a number", body = ErrorBody),
+        (status = 404, description = "`not_found`: no such session or queued input", body = ErrorBody),
+        (status = 409, description = "`conflict`: it is being typed already", body = ErrorBody)))]
+pub async fn cancel(
+    _: ReadWrite,
+    State(state): State<AppState>,
+    Path((id, n)): Path<(String, String)>,
+) -> Result<Json<QueueCancelled>, ApiError> {
+    let n: u64 = n
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("{n:?} is not a queued input number")))?;
+    let item = state.supervisor.cancel_queued(&id, n).await?;
+    Ok(Json(QueueCancelled {
+        session_id: id,
+        cancelled: item.into(),
+    }))
+}

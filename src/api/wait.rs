@@ -1,0 +1,71 @@
+//! `POST /v1/sessions/{id}/wait`: until a state, the attention flag, the
+//! end, a quiet period, or a screen line matching a regex.
+
+use axum::Json;
+use axum::extract::{Path, State};
+
+use super::AppState;
+use super::auth::ReadWrite;
+use super::error::ApiError;
+use super::extract::ApiJson;
+use super::model::{ErrorBody, Until, WaitRequest, WaitResponse};
+use crate::supervisor::{self, MAX_WAIT_MS};
+
+/// Wait this long when the client does not say.
+const DEFAULT_WAIT_MS: u64 = 30_000;
+/// Longest regex accepted, in bytes.
+const MAX_MATCH_BYTES: usize = 1024;
+
+#[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    request_body = WaitRequest,
+    responses(
+        (status = 200, description = "The condition holds (for `match`, with the line)", body = WaitResponse),
+        (status = 400, description = "`bad_request`: neither or both of `until` and `match`, a bad regex, `quiet_ms` missing or out of range", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 408, description = "`timeout`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: it ended without reaching the state", body = ErrorBody)))]
+pub async fn wait(
+    _: ReadWrite,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<WaitRequest>,
+) -> Result<Json<WaitResponse>, ApiError> {
+    let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
+    let until = until_of(&body)?;
+    let outcome = state.supervisor.wait(&id, until, timeout_ms).await?;
+    Ok(Json(outcome.into()))
+}
+
+fn until_of(body: &WaitRequest) -> Result<supervisor::Until, ApiError> {
+    use supervisor::Until as U;
+    let bad = |m: &str| Err(ApiError::bad_request(m));
+    if body.quiet_ms.is_some() && body.until != Some(Until::Quiet) {
+        return bad("quiet_ms goes with until: \"quiet\"");
+    }
+    let until = match (body.until, &body.pattern) {
+        (Some(_), Some(_)) => return bad("give until or match, not both"),
+        (None, None) => return bad("give until (a state) or match (a regex)"),
+        (None, Some(pattern)) if pattern.len() > MAX_MATCH_BYTES => {
+            return bad(&format!("match is longer than {MAX_MATCH_BYTES} bytes"));
+        }
+        (None, Some(pattern)) => match regex::Regex::new(pattern) {
+            Ok(regex) => U::Match(regex),
+            Err(e) => return bad(&format!("match is not a regex: {e}")),
+        },
+        (Some(until), None) => match until {
+            Until::Idle => U::Idle,
+            Until::Working | Until::Busy => U::Working,
+            Until::Waiting => U::Waiting,
+            Until::Attention => U::Attention,
+            Until::Exited => U::Exited,
+            Until::Change => U::Change,
+            Until::Quiet => match body.quiet_ms {
+                Some(ms @ 1..=MAX_WAIT_MS) => U::Quiet(std::time::Duration::from_millis(ms)),
+                Some(_) => return bad(&format!("quiet_ms must be between 1 and {MAX_WAIT_MS}")),
+                None => return bad("until: \"quiet\" needs quiet_ms"),
+            },
+        },
+    };
+    Ok(until)
+}

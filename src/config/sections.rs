@@ -1,0 +1,150 @@
+//! The settings of state rules (`[[state.rules]]`) and notifications
+//! (`[notify]`): their shapes, and the checks `validate` runs on them.
+
+use serde::Deserialize;
+
+use super::{ConfigError, invalid};
+
+/// Rows a rule looks at when it does not say.
+const DEFAULT_RULE_ROWS: usize = 5;
+
+/// One `[[state.rules]]` table: a regex over the active pane's last `rows`
+/// rows with text, and the state and reason it means.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub regex: String,
+    #[serde(default = "default_rows")]
+    pub rows: usize,
+    pub state: RuleState,
+    /// Reported as `state_reason`: lowercase letters, digits and `_`.
+    pub reason: String,
+}
+
+fn default_rows() -> usize {
+    DEFAULT_RULE_ROWS
+}
+
+/// The states a rule can set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleState {
+    Idle,
+    Working,
+    Waiting,
+}
+
+impl RuleState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleState::Idle => "idle",
+            RuleState::Working => "working",
+            RuleState::Waiting => "waiting",
+        }
+    }
+}
+
+/// `[notify]`: what tmuxd does when a session needs attention or exits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotifyConfig {
+    /// POSTed a JSON body per notification (http:// only).
+    pub webhook_url: Option<String>,
+    /// Run per notification (argv; no shell), the event in its environment.
+    pub command: Option<Vec<String>>,
+    /// Seconds after a session's attention notification in which its next
+    /// one is skipped (exits are always sent).
+    pub cooldown_s: u64,
+    /// Notifications sent at most per minute, all sessions together.
+    pub max_per_minute: u64,
+    /// Retries of a failed webhook call, with doubling delays from 1 s.
+    pub retries: u32,
+    /// Longest a webhook call or the command may take, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            webhook_url: None,
+            command: None,
+            cooldown_s: 300,
+            max_per_minute: 20,
+            retries: 3,
+            timeout_ms: 5000,
+        }
+    }
+}
+
+/// `[notify]` in a layer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileNotify {
+    pub webhook_url: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub cooldown_s: Option<u64>,
+    pub max_per_minute: Option<u64>,
+    pub retries: Option<u32>,
+    pub timeout_ms: Option<u64>,
+}
+
+/// Each rule's regex compiles, its rows and reason are sensible.
+pub fn check_rules(rules: &[RuleConfig]) -> Result<(), ConfigError> {
+    for (i, rule) in rules.iter().enumerate() {
+        let key = format!("state.rules[{i}]");
+        if let Err(e) = regex::Regex::new(&rule.regex) {
+            return Err(invalid(&key, format!("regex does not compile: {e}")));
+        }
+        if !(1..=500).contains(&rule.rows) {
+            return Err(invalid(
+                &key,
+                format!("rows must be between 1 and 500, got {}", rule.rows),
+            ));
+        }
+        let word = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+        if rule.reason.is_empty() || rule.reason.len() > 64 || !rule.reason.chars().all(word) {
+            return Err(invalid(
+                &key,
+                format!("reason {:?} must be 1 to 64 of a-z, 0-9 and _", rule.reason),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn check_notify(notify: &NotifyConfig) -> Result<(), ConfigError> {
+    if let Some(url) = &notify.webhook_url {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| invalid("notify.webhook_url", format!("{url:?} is not a URL: {e}")))?;
+        if parsed.scheme() != "http" {
+            let reason = "must be an http:// URL (tmuxd is built without TLS; use a local relay)";
+            return Err(invalid("notify.webhook_url", reason));
+        }
+    }
+    if let Some(command) = &notify.command
+        && command.first().is_none_or(|program| program.is_empty())
+    {
+        return Err(invalid(
+            "notify.command",
+            "must name a program: [\"/path/to/program\", \"arg\"...]",
+        ));
+    }
+    Ok(())
+}
+
+/// `[{ regex = "...", rows = 5, state = "waiting", reason = "..." }]`.
+pub fn render_rules(rules: &[RuleConfig]) -> String {
+    let tables: Vec<String> = rules
+        .iter()
+        .map(|r| {
+            let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
+            format!(
+                "{{ regex = {}, rows = {}, state = {}, reason = {} }}",
+                text(&r.regex),
+                r.rows,
+                text(r.state.as_str()),
+                text(&r.reason)
+            )
+        })
+        .collect();
+    format!("[{}]", tables.join(", "))
+}

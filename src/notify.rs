@@ -1,0 +1,81 @@
+//! Notifications: when a session's attention flag is raised and when a
+//! session ends, POST the event to a webhook and/or run a command, as the
+//! config says. A per-session cooldown keeps a flapping session from
+//! spamming (exits are always sent) and a global rate limit caps the rest.
+//! The notifier follows the event log, so it sees exactly what clients of
+//! `/v1/events` see, with the same `seq`.
+
+mod deliver;
+mod gate;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use gate::{Gate, Trigger};
+
+use crate::config::NotifyConfig;
+use crate::metrics::Metrics;
+use crate::store::{Event, EventKind};
+use crate::supervisor::Supervisor;
+
+/// Starts following the event log, unless nothing is configured to notify.
+pub fn spawn(
+    supervisor: &Supervisor,
+    config: NotifyConfig,
+    metrics: Metrics,
+    tasks: &TaskTracker,
+    cancel: CancellationToken,
+) {
+    if config.webhook_url.is_none() && config.command.is_none() {
+        return;
+    }
+    let since = supervisor.next_event_seq().saturating_sub(1);
+    let (mut live, _, _) = supervisor.follow_events(since);
+    let tracker = tasks.clone();
+    tasks.spawn(async move {
+        let mut gate = Gate::new(&config);
+        loop {
+            let event = tokio::select! {
+                _ = cancel.cancelled() => return,
+                event = live.recv() => event,
+            };
+            let event = match event {
+                Ok(event) => event,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!("notifications skipped {n} events: too many at once");
+                    continue;
+                }
+                Err(_) => return,
+            };
+            let Some((trigger, session_id)) = trigger_of(&event, &mut gate) else {
+                continue;
+            };
+            if !gate.admit(trigger, &session_id, std::time::Instant::now()) {
+                tracing::debug!(seq = event.seq, %session_id, ?trigger, "notification skipped (cooldown or rate limit)");
+                continue;
+            }
+            let delivery = deliver::Delivery::new(&config, trigger, &event);
+            tracker.spawn(delivery.run(cancel.clone(), metrics.clone()));
+        }
+    });
+}
+
+/// Whether an event is something to notify of: a newly raised attention
+/// flag (a state event carrying an attention that was not seen before), or
+/// a session's end.
+fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
+    let session_id = event.session_id.clone()?;
+    match event.kind {
+        EventKind::SessionDeleted => Some((Trigger::Exited, session_id)),
+        EventKind::SessionState => {
+            let attention = event.detail.get("attention").filter(|a| !a.is_null());
+            let since = attention
+                .and_then(|a| a.get("since"))
+                .and_then(Value::as_str);
+            gate.attention_seen(&session_id, since)
+                .then_some((Trigger::Attention, session_id))
+        }
+        _ => None,
+    }
+}

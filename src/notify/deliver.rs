@@ -1,0 +1,154 @@
+//! Sending one notification: the webhook POST (retried with doubling
+//! delays) and the command (its environment scrubbed of tmuxd's own
+//! variables, then given the event), each bounded by the timeout.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Trigger;
+use crate::config::NotifyConfig;
+use crate::metrics::Metrics;
+use crate::store::Event;
+
+/// The first retry's delay; each next one doubles it.
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+
+pub struct Delivery {
+    webhook: Option<String>,
+    command: Option<Vec<String>>,
+    retries: u32,
+    timeout: Duration,
+    trigger: Trigger,
+    event: Event,
+}
+
+impl Delivery {
+    pub fn new(config: &NotifyConfig, trigger: Trigger, event: &Event) -> Self {
+        Delivery {
+            webhook: config.webhook_url.clone(),
+            command: config.command.clone(),
+            retries: config.retries,
+            timeout: Duration::from_millis(config.timeout_ms),
+            trigger,
+            event: event.clone(),
+        }
+    }
+
+    /// Sends to the webhook and runs the command, each counted in the
+    /// metrics as delivered or failed (when configured).
+    pub async fn run(self, cancel: CancellationToken, metrics: Metrics) {
+        let (posted, ran) = tokio::join!(self.post(&cancel), self.run_command());
+        for outcome in [posted, ran].into_iter().flatten() {
+            match outcome {
+                true => metrics.notification_delivered(),
+                false => metrics.notification_failed(),
+            }
+        }
+    }
+
+    /// `{"trigger", "seq", "event"}`.
+    fn body(&self) -> Value {
+        json!({
+            "trigger": self.trigger.as_str(),
+            "seq": self.event.seq,
+            "event": self.event,
+        })
+    }
+
+    /// Whether the webhook took it; `None` without a webhook (or when
+    /// tmuxd stops while retrying).
+    async fn post(&self, cancel: &CancellationToken) -> Option<bool> {
+        let url = self.webhook.as_ref()?;
+        let client = reqwest::Client::new();
+        let body = self.body();
+        let mut delay = FIRST_RETRY;
+        for attempt in 0..=self.retries {
+            let sent = client
+                .post(url)
+                .timeout(self.timeout)
+                .json(&body)
+                .send()
+                .await;
+            match sent {
+                Ok(answer) if answer.status().is_success() => return Some(true),
+                Ok(answer) => {
+                    tracing::warn!(seq = self.event.seq, attempt, status = %answer.status(), "webhook refused a notification")
+                }
+                Err(e) => {
+                    tracing::warn!(seq = self.event.seq, attempt, "webhook unreachable: {e}")
+                }
+            }
+            if attempt == self.retries {
+                break;
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return None,
+                _ = tokio::time::sleep(delay) => {}
+            }
+            delay *= 2;
+        }
+        tracing::warn!(
+            seq = self.event.seq,
+            "notification not delivered to the webhook"
+        );
+        Some(false)
+    }
+
+    /// Whether the command ran and succeeded; `None` without a command.
+    async fn run_command(&self) -> Option<bool> {
+        let (program, args) = self.command.as_ref()?.split_first()?;
+        let mut command = tokio::process::Command::new(program);
+        command.args(args);
+        // Never a token: every inherited TMUXD_* (and tmux's pane
+        // variables) goes, then only the event is added.
+        for var in crate::tmux::child_env_removals() {
+            command.env_remove(var);
+        }
+        command
+            .env("TMUXD_EVENT", self.event_json())
+            .env("TMUXD_EVENT_SEQ", self.event.seq.to_string())
+            .env("TMUXD_EVENT_TRIGGER", self.trigger.as_str())
+            .env(
+                "TMUXD_SESSION_ID",
+                self.event.session_id.clone().unwrap_or_default(),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                tracing::warn!("cannot run the notify command {program:?}: {e}");
+                return Some(false);
+            }
+        };
+        let succeeded = match tokio::time::timeout(self.timeout, child.wait()).await {
+            Ok(Ok(status)) if status.success() => true,
+            Ok(Ok(status)) => {
+                tracing::warn!(seq = self.event.seq, "the notify command {status}");
+                false
+            }
+            Ok(Err(e)) => {
+                tracing::warn!("waiting for the notify command: {e}");
+                false
+            }
+            Err(_) => {
+                tracing::warn!(
+                    seq = self.event.seq,
+                    "the notify command timed out; killing it"
+                );
+                let _ = child.kill().await;
+                false
+            }
+        };
+        Some(succeeded)
+    }
+
+    fn event_json(&self) -> String {
+        serde_json::to_string(&self.event).unwrap_or_default()
+    }
+}

@@ -1,0 +1,248 @@
+//! How a pane's program exited, on the sessions tmuxd created: tmux keeps
+//! their dead panes (`remain-on-exit`, set with the session, which carries
+//! the `@tmuxd-keep-exit` option), the actor reads `#{pane_dead_status}` /
+//! `#{pane_dead_signal}` over its control client, then kills the pane (the
+//! session ends with its last pane). A death is noticed at once through a
+//! pidfd on the pane's process, at attach from `list-panes`, and else by a
+//! `%subscription-changed` (tmux checks those once a second).
+//!
+//! tmux 3.3 only knows the status when it reaps the child before it reads
+//! the end of the terminal; otherwise it is `null`.
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+use tokio::sync::mpsc;
+
+use super::{Purpose, SessionActor};
+use crate::tmux::command::{
+    DisplayMessage, ListPanes, OptionScope, PaneScope, RefreshClient, SetOption, Target,
+};
+use crate::tmux::control::{ControlClient, PaneId};
+
+/// The subscription that reports dead panes.
+const EXIT_SUBSCRIPTION: &str = "tmuxd-exit";
+/// The session option marking a session whose dead panes tmuxd reads and kills.
+pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
+/// Looks at a pane whose process exited before tmux has noticed: this many
+/// times, this far apart (the subscription is the net behind them).
+const EXIT_LOOKS: u8 = 10;
+const EXIT_LOOK_EVERY: Duration = Duration::from_millis(20);
+
+/// `KEEP:DEAD:STATUS:SIGNAL`, for `display-message` and the subscription.
+fn exit_format() -> String {
+    format!("#{{{KEEP_EXIT_OPTION}}}:#{{pane_dead}}:#{{pane_dead_status}}:#{{pane_dead_signal}}")
+}
+
+/// A pane process's exit, as a pidfd tells it; the task ends when dropped.
+pub(super) struct PidWatch {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for PidWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Sends `pane` on `exited` once process `pid` has exited. None when the
+/// kernel has no pidfds (before 5.3) or the process is already gone (then
+/// `exited` hears at once).
+pub(super) fn watch_pid(
+    pid: u32,
+    pane: u32,
+    exited: &mpsc::UnboundedSender<(u32, u8)>,
+) -> Option<PidWatch> {
+    let fd = match pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+            let _ = exited.send((pane, 0));
+            return None;
+        }
+        Err(_) => return None,
+    };
+    // SAFETY: the AsyncFd owns the OwnedFd, which stays open, the same
+    // descriptor, until the AsyncFd drops it.
+    let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.ok()?;
+    let exited = exited.clone();
+    let task = tokio::spawn(async move {
+        if fd.readable().await.is_ok() {
+            let _ = exited.send((pane, 0));
+        }
+    });
+    Some(PidWatch { task })
+}
+
+fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| std::io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
+    // or -1; no memory is passed.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just returned to us and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+impl SessionActor {
+    /// Asks tmux to report each pane's death with its status.
+    pub(super) async fn watch_exits(&mut self, client: &mut ControlClient) {
+        let subscribe = RefreshClient::Subscribe {
+            name: EXIT_SUBSCRIPTION.to_owned(),
+            what: "%*".to_owned(),
+            format: format!("#{{?pane_dead,{},}}", exit_format()),
+        };
+        self.send(client, &subscribe, Purpose::Quiet).await;
+    }
+
+    pub(super) fn on_subscription(&mut self, name: &str, scope: &[String], value: &[u8]) {
+        if name != EXIT_SUBSCRIPTION {
+            return;
+        }
+        let pane = scope
+            .iter()
+            .find_map(|w| w.strip_prefix('%'))
+            .and_then(|n| n.parse::<u32>().ok());
+        if let Some(pane) = pane {
+            self.on_exit_facts(pane, value, 0);
+        }
+    }
+
+    /// Undoes what tmuxd set on a session it made (`remain-on-exit`, its
+    /// format, the marker) on every window, so once tmuxd lets go of it a
+    /// program's exit ends its pane as tmux does by default. A session
+    /// without the marker is left as it is.
+    pub(super) async fn release_exits(&mut self, client: &mut ControlClient) {
+        let session = Target::Session(self.tmux_name.clone());
+        let marker = DisplayMessage {
+            target: Some(session.clone()),
+            format: format!("#{{{KEEP_EXIT_OPTION}}}"),
+        };
+        if client.run(&marker).await.ok().as_deref() != Some("1") {
+            return;
+        }
+        let windows = ListPanes {
+            scope: PaneScope::Session(session.clone()),
+            format: "#{window_id}".to_owned(),
+        };
+        let mut windows = client.run(&windows).await.unwrap_or_default();
+        windows.dedup();
+        for window in windows.iter().filter_map(|w| w.parse().ok()) {
+            for name in ["remain-on-exit", "remain-on-exit-format"] {
+                let unset = SetOption {
+                    scope: OptionScope::Window(Target::Window(window)),
+                    name: name.to_owned(),
+                    value: None,
+                };
+                let _ = client.run(&unset).await;
+            }
+        }
+        let unmark = SetOption {
+            scope: OptionScope::Session(session),
+            name: KEEP_EXIT_OPTION.to_owned(),
+            value: None,
+        };
+        let _ = client.run(&unmark).await;
+    }
+
+    /// A pane's process has exited (or its pane is dead at attach): ask
+    /// tmux how, unless that is known already.
+    pub(super) async fn look_at_exit(&mut self, pane: u32, looks: u8, client: &mut ControlClient) {
+        if self.reaped.contains(&pane) {
+            return;
+        }
+        let ask = DisplayMessage {
+            target: Some(Target::Pane(PaneId(pane))),
+            format: exit_format(),
+        };
+        self.send(client, &ask, Purpose::Exit { pane, looks }).await;
+    }
+
+    /// What tmux said of a pane's end: keep it and kill the pane if it is
+    /// dead on a session tmuxd keeps the exit of; look again shortly if
+    /// tmux has not noticed the death yet.
+    pub(super) fn on_exit_facts(&mut self, pane: u32, value: &[u8], looks: u8) {
+        match parse_exit(value) {
+            Exit::Dead(exit) if self.reaped.insert(pane) => {
+                tracing::debug!(session_id = %self.session_id, pane, ?exit, "pane exited");
+                self.exit = Some(exit);
+                // Forked under the handshake turn, not sent on the client:
+                // the last pane's end closes the session, a notification
+                // that must not meet another client's handshake (tmux < 3.7).
+                let tmux = self.tmux.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = tmux.kill_pane(PaneId(pane)).await {
+                        tracing::debug!(pane, "killing a dead pane: {e}");
+                    }
+                });
+            }
+            Exit::NotYet if looks + 1 < EXIT_LOOKS => {
+                let again = self.exits_tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(EXIT_LOOK_EVERY).await;
+                    let _ = again.send((pane, looks + 1));
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What tmux says of a pane.
+#[derive(Debug, PartialEq, Eq)]
+enum Exit {
+    /// Dead, on a session tmuxd keeps the exit of: (status, signal).
+    Dead((Option<i32>, Option<i32>)),
+    /// Ours, but tmux has not noticed the death yet.
+    NotYet,
+    /// Not a session tmuxd keeps the exit of, or unreadable.
+    NotOurs,
+}
+
+/// `KEEP:DEAD:STATUS:SIGNAL` (empty while alive, for the subscription).
+fn parse_exit(value: &[u8]) -> Exit {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return Exit::NotOurs;
+    };
+    let mut parts = text.trim().split(':');
+    if parts.next() != Some("1") {
+        return Exit::NotOurs;
+    }
+    if parts.next() != Some("1") {
+        return Exit::NotYet;
+    }
+    let number = |p: Option<&str>| p.and_then(|p| p.parse().ok());
+    Exit::Dead((number(parts.next()), number(parts.next())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_values() {
+        assert_eq!(parse_exit(b"1:1:7:"), Exit::Dead((Some(7), None)));
+        assert_eq!(parse_exit(b"1:1::9"), Exit::Dead((None, Some(9))));
+        assert_eq!(parse_exit(b"1:1::"), Exit::Dead((None, None)));
+        assert_eq!(parse_exit(b"1:0::"), Exit::NotYet);
+        assert_eq!(parse_exit(b":1:0:"), Exit::NotOurs);
+        assert_eq!(parse_exit(b""), Exit::NotOurs);
+    }
+
+    #[tokio::test]
+    async fn a_pidfd_tells_when_a_process_exits() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.1")
+            .spawn()
+            .unwrap();
+        let _watch = watch_pid(child.id(), 7, &tx).expect("pidfds on this kernel");
+        let pane = tokio::time::timeout(Duration::from_secs(60), rx.recv()).await;
+        assert_eq!(pane.unwrap(), Some((7, 0)));
+        child.wait().unwrap();
+        assert!(watch_pid(u32::MAX, 8, &tx).is_none());
+    }
+}

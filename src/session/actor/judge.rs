@@ -1,0 +1,73 @@
+//! The actor's side of state detection: when the detector asks, look at
+//! the foreground process group (/proc) and the active pane's last rows
+//! (screen rules), and feed it what was seen.
+
+use chrono::Utc;
+
+use super::{RUNNING_FRESH, SessionActor};
+use crate::session::ActorEvent;
+use crate::session::foreground::{self, Running};
+use crate::session::rules;
+use crate::session::state::{Evidence, Signal};
+
+impl SessionActor {
+    /// A deadline passed: look at the foreground group and the screen.
+    pub(super) fn probe(&mut self) {
+        let (activity, cpu) = match self.active_pid() {
+            Some(pid) => foreground::look(pid),
+            None => (crate::session::state::Activity::Unknown, None),
+        };
+        let rule = self.rule_match();
+        self.signal(Signal::Probe(Evidence {
+            activity,
+            cpu,
+            rule,
+        }));
+    }
+
+    fn rule_match(&self) -> Option<(crate::session::SessionState, &'static str)> {
+        let rules = &self.config.rules;
+        if rules.is_empty() {
+            return None;
+        }
+        let pane = self.panes.get(&self.window.active)?;
+        let (cols, _) = pane.screen.size();
+        let rows: Vec<String> = pane.screen.screen().rows(0, cols).collect();
+        rules::evaluate(rules, &rows)
+    }
+
+    pub(super) fn active_pid(&self) -> Option<u32> {
+        self.panes.get(&self.window.active).and_then(|p| p.pid)
+    }
+
+    /// What the active pane runs, from /proc, reused for a moment.
+    pub(super) fn running(&mut self) -> Running {
+        let now = std::time::Instant::now();
+        if let Some((at, running)) = &self.running
+            && now.duration_since(*at) < RUNNING_FRESH
+        {
+            return running.clone();
+        }
+        let running = self
+            .active_pid()
+            .and_then(foreground::running)
+            .unwrap_or(Running {
+                command: String::new(),
+                cwd: String::new(),
+            });
+        self.running = Some((now, running.clone()));
+        running
+    }
+
+    /// Feeds the detector; a notable change goes to waiters and the supervisor.
+    pub(super) fn signal(&mut self, signal: Signal<'_>) {
+        if let Some(view) = self.detector.step(Utc::now(), signal) {
+            self.state_tx.send_replace(view);
+            let _ = self.events.send(ActorEvent::State {
+                session_id: self.session_id.clone(),
+                actor_id: self.actor_id,
+                view,
+            });
+        }
+    }
+}

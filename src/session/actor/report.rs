@@ -1,0 +1,70 @@
+//! What the actor tells about its session: the summary, a snapshot, and
+//! what is kept once the session has ended.
+
+use super::SessionActor;
+use crate::session::state::Signal;
+use crate::session::window::{self, Region, SnapshotFormat};
+use crate::session::{ActorSummary, EndReason, Final, FinalScreens, Snapshot, Transport};
+
+impl SessionActor {
+    pub(super) fn summary(&mut self) -> ActorSummary {
+        let state = self.detector.view();
+        let running = self.running();
+        let title = self
+            .panes
+            .get(&self.window.active)
+            .map(|p| p.screen.title().to_owned())
+            .unwrap_or_default();
+        ActorSummary {
+            state: state.state,
+            state_reason: state.reason,
+            state_since: state.since,
+            current_command: running.command,
+            cwd: running.cwd,
+            title,
+            cols: self.window.cols,
+            rows: self.window.rows,
+            last_activity_at: self.detector.last_activity(),
+            transport: if self.client_gone {
+                Transport::Disconnected
+            } else {
+                Transport::Attached
+            },
+            subscribers: self
+                .subscribers
+                .iter()
+                .filter(|s| !s.tx.is_closed())
+                .count(),
+            latest_seq: self.ring.latest_seq(),
+            attention: state.attention,
+            exit_status: self.exit.and_then(|(status, _)| status),
+            exit_signal: self.exit.and_then(|(_, signal)| signal),
+            last_command_status: self.detector.last_command_status(),
+        }
+    }
+
+    /// The snapshot of `region` in `format`, from memory.
+    pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
+        Snapshot {
+            session_id: self.session_id.clone(),
+            seq: self.ring.latest_seq(),
+            screen: window::snapshot(&self.window, &self.screens(), format, region),
+        }
+    }
+
+    /// Reports the end, then keeps what the session last showed.
+    pub(super) fn finish(&mut self, reason: EndReason) -> Final {
+        self.signal(Signal::End(reason));
+        let screen = |format, region| self.snapshot(format, region);
+        let screens = FinalScreens {
+            window_text: screen(SnapshotFormat::Text, Region::Window),
+            window_ansi: screen(SnapshotFormat::Ansi, Region::Window),
+            pane_text: screen(SnapshotFormat::Text, Region::ActivePane),
+            pane_ansi: screen(SnapshotFormat::Ansi, Region::ActivePane),
+        };
+        Final {
+            summary: self.summary(),
+            screens,
+        }
+    }
+}

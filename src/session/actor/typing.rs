@@ -1,0 +1,86 @@
+//! Typing into the active pane: an input request as `send-keys` commands
+//! small enough for tmux to take one at a time, in order, answered once
+//! tmux took all of them.
+
+use tokio::sync::oneshot;
+
+use super::{HEX_CHUNK_BYTES, InputJob, Purpose, SessionActor, TEXT_CHUNK_BYTES};
+use crate::session::Input;
+use crate::session::state::Signal;
+use crate::tmux::command::{SendHex, SendKeys, SendLiteral, Target};
+use crate::tmux::control::{ControlClient, PaneId};
+
+impl SessionActor {
+    pub(super) async fn type_input(
+        &mut self,
+        input: Input,
+        reply: oneshot::Sender<Result<(), String>>,
+        client: &mut ControlClient,
+    ) {
+        // Raw bytes come from someone at a keyboard (a stream client); text
+        // and keys from a request that gives the session something to do.
+        let typed = input.text.is_some() || !input.keys.is_empty();
+        self.signal(if typed {
+            Signal::Input
+        } else {
+            Signal::Keystrokes
+        });
+        let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
+        if pieces.is_empty() {
+            let _ = reply.send(Ok(()));
+            return;
+        }
+        let job = self.next_job;
+        self.next_job += 1;
+        self.jobs.insert(
+            job,
+            InputJob {
+                pieces_left: pieces.len(),
+                error: None,
+                reply,
+            },
+        );
+        for piece in pieces {
+            let purpose = Purpose::Input { job };
+            match piece {
+                Piece::Text(c) => self.send(client, &c, purpose).await,
+                Piece::Hex(c) => self.send(client, &c, purpose).await,
+                Piece::Keys(c) => self.send(client, &c, purpose).await,
+            }
+        }
+    }
+}
+
+/// One `send-keys` of an input request.
+enum Piece {
+    Text(SendLiteral),
+    Hex(SendHex),
+    Keys(SendKeys),
+}
+
+/// Text, then raw bytes, then keys, as `send-keys` commands small enough
+/// for tmux to take one at a time.
+fn pieces(input: Input, target: &Target) -> Vec<Piece> {
+    let text = input.text.filter(|t| !t.is_empty());
+    let bytes = input.bytes.filter(|b| !b.is_empty());
+    let mut pieces: Vec<Piece> = text
+        .map(|t| SendLiteral::chunked(target, &t, TEXT_CHUNK_BYTES))
+        .unwrap_or_default()
+        .into_iter()
+        .map(Piece::Text)
+        .collect();
+    if let Some(bytes) = bytes {
+        pieces.extend(
+            SendHex::chunked(target, &bytes, HEX_CHUNK_BYTES)
+                .into_iter()
+                .map(Piece::Hex),
+        );
+    }
+    if !input.keys.is_empty() {
+        pieces.push(Piece::Keys(SendKeys {
+            target: target.clone(),
+            keys: input.keys,
+        }));
+    }
+    pieces
+}

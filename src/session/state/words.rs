@@ -1,0 +1,147 @@
+//! The words of state detection as clients see them: states, the reason
+//! for each, why a session ended, and the attention flag.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, Serializer};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    Starting,
+    Idle,
+    Working,
+    Waiting,
+    Exited,
+}
+
+/// Why tmuxd stopped tracking a session; the same words in the session's
+/// last state event and in its `session_deleted` event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    ApiKill,
+    ProcessExit,
+    TmuxServerGone,
+    AttachFailed,
+    StartupMissingTmux,
+}
+
+impl EndReason {
+    const ALL: [EndReason; 5] = [
+        EndReason::ApiKill,
+        EndReason::ProcessExit,
+        EndReason::TmuxServerGone,
+        EndReason::AttachFailed,
+        EndReason::StartupMissingTmux,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::ApiKill => "api_kill",
+            EndReason::ProcessExit => "process_exit",
+            EndReason::TmuxServerGone => "tmux_server_gone",
+            EndReason::AttachFailed => "attach_failed",
+            EndReason::StartupMissingTmux => "startup_missing_tmux",
+        }
+    }
+}
+
+/// Why the session is in its state (README: "States and evidence").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateReason {
+    /// Attached, not judged yet.
+    Attaching,
+    /// An interactive shell blocked reading its terminal.
+    ShellPrompt,
+    /// An OSC 133 mark: `A`/`B`/`D` (idle), `C` (working).
+    PromptMarker,
+    /// No process facts, and no output for `idle_after`.
+    Quiet,
+    /// The screen changed recently.
+    OutputActivity,
+    /// The foreground process group is using CPU.
+    Cpu,
+    /// A program runs and is not reading the terminal (a sleep, a child, the network).
+    ForegroundProcess,
+    /// Input was typed through tmuxd and the pane has not answered yet.
+    Input,
+    /// A program is blocked in a read of the terminal.
+    TerminalRead,
+    /// A program is blocked in poll/select/epoll with the terminal as its
+    /// input, and has been quiet for `idle_after`.
+    EventWait,
+    /// A screen rule from the config matched; its reason.
+    Rule(&'static str),
+    /// The session ended.
+    End(EndReason),
+}
+
+impl StateReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateReason::Attaching => "attaching",
+            StateReason::ShellPrompt => "shell_prompt",
+            StateReason::PromptMarker => "prompt_marker",
+            StateReason::Quiet => "quiet",
+            StateReason::OutputActivity => "output_activity",
+            StateReason::Cpu => "cpu",
+            StateReason::ForegroundProcess => "foreground_process",
+            StateReason::Input => "input",
+            StateReason::TerminalRead => "terminal_read",
+            StateReason::EventWait => "event_wait",
+            StateReason::Rule(reason) => reason,
+            StateReason::End(end) => end.as_str(),
+        }
+    }
+}
+
+impl Serialize for StateReason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Read back from `ended.json`. A reason no variant names (a screen rule's,
+/// from a config since changed) is kept as a rule reason; the few such
+/// strings are leaked, as rule reasons are, to keep views `Copy`.
+impl<'de> Deserialize<'de> for StateReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use StateReason as R;
+        let name = String::deserialize(deserializer)?;
+        let fixed = [
+            R::Attaching,
+            R::ShellPrompt,
+            R::PromptMarker,
+            R::Quiet,
+            R::OutputActivity,
+            R::Cpu,
+            R::ForegroundProcess,
+            R::Input,
+            R::TerminalRead,
+            R::EventWait,
+        ];
+        let known = fixed
+            .into_iter()
+            .chain(EndReason::ALL.map(R::End))
+            .find(|r| r.as_str() == name);
+        Ok(known.unwrap_or_else(|| R::Rule(Box::leak(name.into_boxed_str()))))
+    }
+}
+
+/// Why a session needs someone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionReason {
+    /// The terminal bell rang.
+    Bell,
+    /// A program started waiting for input.
+    NeedsInput,
+    /// A working program has shown nothing and used no CPU for `attention_after`.
+    LongSilence,
+}
+
+/// The attention flag: why, and since when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attention {
+    pub reason: AttentionReason,
+    pub since: DateTime<Utc>,
+}

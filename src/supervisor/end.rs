@@ -1,0 +1,147 @@
+//! How tracking of a session ends: the actor reports the session exited
+//! and hands over its last summary and screens, which stay readable; the
+//! end is recorded with one reason, the same in the session's last state
+//! event and in its `session_deleted` event.
+
+use chrono::{DateTime, Utc};
+
+use super::ended::Retained;
+use super::lifecycle::{EndReason, dropped_input};
+use super::registry::{Entry, format_id};
+use super::{SessionSummary, Supervisor};
+use crate::session::{ActorSummary, Final, SessionState, StateReason, StateView, Transport};
+use crate::store::{EventKind, NewEvent, Thought};
+
+/// A session taken out of the registry, and what goes with it.
+struct Untracked {
+    entry: Entry,
+    thought: Option<Thought>,
+    thoughts_written: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Supervisor {
+    /// Stops tracking a session whose end is decided. `actor_id` (when
+    /// given) must still be current.
+    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
+        let Some(untracked) = self.untrack(id, actor_id, reason) else {
+            return;
+        };
+        let entry = &untracked.entry;
+        let last = entry.handle.finish(reason).await.ok();
+        let ended_at = Utc::now();
+        let actor = last
+            .as_ref()
+            .map(|l| l.summary.clone())
+            .or_else(|| entry.last_summary.as_ref().map(|s| s.actor.clone()));
+        let view = StateView {
+            state: SessionState::Exited,
+            reason: StateReason::End(reason),
+            since: ended_at,
+            attention: actor.as_ref().and_then(|a| a.attention),
+        };
+        self.record_end(entry, &view, actor.as_ref(), reason);
+        let _ = self.persist().await;
+        if let Some(written) = untracked.thoughts_written {
+            let _ = written.await;
+        }
+        if let Some(actor) = actor {
+            let retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
+            self.retain(id, retained).await;
+        }
+        self.registry().finishing.remove(&id);
+        self.inner.retained.send_modify(|n| *n += 1);
+    }
+
+    /// Takes the session out of the registry, marked as finishing (so a
+    /// waiter knows its record is coming), with its thought.
+    fn untrack(&self, id: u64, actor_id: Option<u64>, reason: EndReason) -> Option<Untracked> {
+        let mut registry = self.registry();
+        let current = registry
+            .sessions
+            .get(&id)
+            .is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
+        if !current {
+            return None;
+        }
+        let entry = registry.sessions.remove(&id)?;
+        registry.finishing.insert(id);
+        registry
+            .ended
+            .insert(entry.tmux_name.clone(), std::time::Instant::now());
+        if reason == EndReason::AttachFailed {
+            // Protect it from discovery re-adopting it in a loop.
+            registry
+                .detached
+                .insert(entry.tmux_name.clone(), entry.persisted());
+        }
+        let thought = registry.thoughts.get(&format_id(id)).cloned();
+        // thoughts.json is rewritten only if this session had a thought.
+        let thoughts_written = (reason != EndReason::AttachFailed
+            && registry.thoughts.remove(&format_id(id)).is_some())
+        .then(|| {
+            self.inner
+                .persistence
+                .queue_thoughts(registry.to_thoughts_file())
+        });
+        Some(Untracked {
+            entry,
+            thought,
+            thoughts_written,
+        })
+    }
+
+    /// The exited state event, the delete event, and the queued inputs dropped.
+    fn record_end(
+        &self,
+        entry: &Entry,
+        view: &StateView,
+        actor: Option<&ActorSummary>,
+        reason: EndReason,
+    ) {
+        let exit = actor.map_or((None, None), |a| (a.exit_status, a.exit_signal));
+        self.record(super::queue::state_event(view, exit), entry);
+        self.record(
+            NewEvent::new(EventKind::SessionDeleted)
+                .reason(reason.as_str())
+                .detail("exit_status", serde_json::json!(exit.0))
+                .detail("exit_signal", serde_json::json!(exit.1)),
+            entry,
+        );
+        if reason != EndReason::AttachFailed {
+            for item in &entry.queue {
+                self.record(dropped_input(item, reason.as_str()), entry);
+            }
+        }
+    }
+}
+
+/// What is kept of an ended session: its summary as of the end, and the
+/// last screens when the actor could give them.
+fn retained(
+    entry: &Entry,
+    thought: Option<Thought>,
+    mut actor: ActorSummary,
+    view: &StateView,
+    last: Option<Final>,
+) -> Retained {
+    let ended_at: DateTime<Utc> = view.since;
+    actor.state = view.state;
+    actor.state_reason = view.reason;
+    actor.state_since = view.since;
+    actor.transport = Transport::Disconnected;
+    actor.subscribers = 0;
+    let summary = SessionSummary {
+        session_id: format_id(entry.id),
+        tmux_name: entry.tmux_name.clone(),
+        created_at: entry.created_at,
+        ended_at: Some(ended_at),
+        queued_inputs: 0,
+        thought,
+        actor,
+    };
+    Retained {
+        summary,
+        screens: last.map(|l| l.screens),
+        ended_at,
+    }
+}

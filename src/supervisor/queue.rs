@@ -1,0 +1,276 @@
+//! Queued input: typed when the session is ready for it (`when: idle`, a
+//! shell at its prompt; `when: waiting`, a program waiting for input),
+//! whatever the attention flag says; listed and cancelled by number. The
+//! actor's state reports land here: they are recorded, and they release
+//! the queue.
+
+use chrono::Utc;
+
+use super::registry::{format_id, persist_attention};
+use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError, parse_id};
+use crate::session::{SessionState, StateView};
+use crate::store::{EventKind, InputWhen, NewEvent, QueuedInput};
+
+/// Whether a session in `state` is ready for input queued `when`.
+pub fn ready(state: SessionState, when: InputWhen) -> bool {
+    matches!(
+        (state, when),
+        (SessionState::Idle, InputWhen::Idle) | (SessionState::Waiting, InputWhen::Waiting)
+    )
+}
+
+/// The `session_state` event of a view: state, reason, since, the
+/// attention flag, and (for `exited`) how the program exited.
+pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) -> NewEvent {
+    let mut event = NewEvent::new(EventKind::SessionState)
+        .reason(view.reason.as_str())
+        .detail(
+            "state",
+            serde_json::to_value(view.state).unwrap_or_default(),
+        )
+        .detail(
+            "state_since",
+            serde_json::to_value(view.since).unwrap_or_default(),
+        )
+        .detail(
+            "attention",
+            serde_json::to_value(view.attention).unwrap_or_default(),
+        );
+    if view.state == SessionState::Exited {
+        event = event
+            .detail("exit_status", serde_json::json!(exit.0))
+            .detail("exit_signal", serde_json::json!(exit.1));
+    }
+    event
+}
+
+fn item_view(item: &QueuedInput) -> QueueItem {
+    QueueItem {
+        id: item.id,
+        text: item.text.clone(),
+        submit: item.submit,
+        when: item.when,
+        queued_at: item.queued_at,
+        started: item.started,
+    }
+}
+
+impl Supervisor {
+    pub(super) async fn enqueue(
+        &self,
+        session_id: &str,
+        text: &str,
+        submit: bool,
+        when: InputWhen,
+    ) -> Result<InputOutcome, SupervisorError> {
+        let not_found = || SupervisorError::NotFound(session_id.to_owned());
+        let id = parse_id(session_id).ok_or_else(not_found)?;
+        let ready_now = {
+            let mut registry = self.registry();
+            let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
+            if entry.queue.len() >= MAX_QUEUED_INPUTS {
+                return Err(SupervisorError::QueueFull {
+                    session_id: session_id.to_owned(),
+                    max: MAX_QUEUED_INPUTS,
+                });
+            }
+            let item = QueuedInput {
+                id: entry.next_queue_id(),
+                when,
+                text: text.to_owned(),
+                submit,
+                queued_at: Utc::now(),
+                started: false,
+            };
+            entry.queue.push_back(item);
+            let state = entry.state;
+            entry.queue.front().is_some_and(|f| ready(state, f.when))
+        };
+        let _ = self.persist().await;
+        // Already ready: no transition will come, so deliver now.
+        if ready_now && self.deliver_next(id).await {
+            return Ok(InputOutcome {
+                delivered: true,
+                queued: false,
+            });
+        }
+        Ok(InputOutcome {
+            delivered: false,
+            queued: true,
+        })
+    }
+
+    /// The items queued for a session, oldest first.
+    pub fn queued(&self, session_id: &str) -> Result<Vec<QueueItem>, SupervisorError> {
+        let not_found = || SupervisorError::NotFound(session_id.to_owned());
+        let id = parse_id(session_id).ok_or_else(not_found)?;
+        let registry = self.registry();
+        let entry = registry.sessions.get(&id).ok_or_else(not_found)?;
+        Ok(entry.queue.iter().map(item_view).collect())
+    }
+
+    /// Takes item `n` out of the queue, unless its typing has begun.
+    pub async fn cancel_queued(
+        &self,
+        session_id: &str,
+        n: u64,
+    ) -> Result<QueueItem, SupervisorError> {
+        let not_found = || SupervisorError::NotFound(session_id.to_owned());
+        let id = parse_id(session_id).ok_or_else(not_found)?;
+        let (item, name) = {
+            let mut registry = self.registry();
+            let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
+            let Some(at) = entry.queue.iter().position(|q| q.id == n) else {
+                return Err(SupervisorError::NotFound(format!(
+                    "queued input {n} of {session_id}"
+                )));
+            };
+            if entry.queue[at].started {
+                return Err(SupervisorError::Conflict(format!(
+                    "queued input {n} of {session_id} is being typed"
+                )));
+            }
+            let item = entry.queue.remove(at).expect("position is in the queue");
+            (item, entry.tmux_name.clone())
+        };
+        let _ = self.persist().await;
+        self.inner.persistence.record(
+            NewEvent::new(EventKind::InputDropped)
+                .session_id(session_id)
+                .tmux_name(name)
+                .reason("cancelled")
+                .detail("text", item.text.clone())
+                .detail("queue_id", item.id),
+        );
+        Ok(item_view(&item))
+    }
+
+    /// The session reported a new view: record it, keep its attention
+    /// flag (persisted, so restarts keep it), and type the next queued
+    /// input if the session is ready for it.
+    pub(super) async fn on_state(&self, session_id: &str, actor_id: u64, view: StateView) {
+        let Some(id) = parse_id(session_id) else {
+            return;
+        };
+        let (tmux_name, attention_changed) = {
+            let mut registry = self.registry();
+            let Some(entry) = registry
+                .sessions
+                .get_mut(&id)
+                .filter(|e| e.actor_id == actor_id)
+            else {
+                return;
+            };
+            entry.state = view.state;
+            let changed =
+                entry.attention.map(persist_attention) != view.attention.map(persist_attention);
+            entry.attention = view.attention;
+            (entry.tmux_name.clone(), changed)
+        };
+        let event = state_event(&view, (None, None))
+            .session_id(session_id)
+            .tmux_name(tmux_name);
+        self.inner.persistence.record(event);
+        if attention_changed {
+            drop(self.persist());
+        }
+        if matches!(view.state, SessionState::Idle | SessionState::Waiting) {
+            // Typing takes a moment; the event loop does not wait for it.
+            let supervisor = self.clone();
+            tokio::spawn(async move { supervisor.deliver_next(id).await });
+        }
+    }
+
+    /// Types the oldest queued input if the session is ready for it and
+    /// nothing is being typed; the next one waits for the next time.
+    ///
+    /// At most once: the item is marked `started` on disk before its first
+    /// byte is typed and leaves the queue once typed. A daemon killed in
+    /// between finds the mark at restart and reports the item dropped as
+    /// `interrupted` instead of typing it a second time.
+    pub(super) async fn deliver_next(&self, id: u64) -> bool {
+        let item = {
+            let mut registry = self.registry();
+            let Some(entry) = registry.sessions.get_mut(&id) else {
+                return false;
+            };
+            let state = entry.state;
+            let Some(item) = entry.queue.front_mut() else {
+                return false;
+            };
+            if entry.delivering || !ready(state, item.when) {
+                return false;
+            }
+            item.started = true;
+            let item = item.clone();
+            entry.delivering = true;
+            // Typing makes the session work; the next item waits until it
+            // is ready again.
+            entry.state = SessionState::Working;
+            item
+        };
+        let marked = self.persist().await;
+        let typist = match (marked, self.typist(&format_id(id))) {
+            (Ok(()), Ok(typist)) => typist,
+            (marked, _) => {
+                // Without the mark on disk a crash could type it twice: wait.
+                if let Some(entry) = self.registry().sessions.get_mut(&id) {
+                    entry.delivering = false;
+                    if let Some(front) = entry.queue.front_mut() {
+                        front.started = false;
+                    }
+                }
+                if marked.is_err() {
+                    tracing::warn!(session_id = %format_id(id), "queued input waits: its start could not be saved");
+                }
+                return false;
+            }
+        };
+        let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
+        let typed = typist.type_in(text, &[], item.submit).await;
+        let name = typist.tmux_name;
+        if let Some(entry) = self.registry().sessions.get_mut(&id) {
+            entry.delivering = false;
+            if entry.queue.front().is_some_and(|front| front.started) {
+                entry.queue.pop_front();
+            }
+        }
+        let _ = self.persist().await;
+        match typed {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(session_id = %format_id(id), "typing queued input failed: {e}");
+                self.inner.persistence.record(
+                    NewEvent::new(EventKind::InputDropped)
+                        .session_id(format_id(id))
+                        .tmux_name(&name)
+                        .reason("delivery_failed")
+                        .detail("message", e.to_string()),
+                );
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_follows_what_each_item_waits_for() {
+        use SessionState::*;
+        let table = [
+            (Idle, InputWhen::Idle, true),
+            (Waiting, InputWhen::Idle, false),
+            (Waiting, InputWhen::Waiting, true),
+            (Idle, InputWhen::Waiting, false),
+            (Working, InputWhen::Idle, false),
+            (Starting, InputWhen::Waiting, false),
+            (Exited, InputWhen::Idle, false),
+        ];
+        for (state, when, want) in table {
+            assert_eq!(ready(state, when), want, "{state:?} {when:?}");
+        }
+    }
+}

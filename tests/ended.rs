@@ -1,0 +1,408 @@
+//! Ended sessions stay readable (summary, exit status, last screen), waits
+//! answer from them, the end has one reason everywhere, attention and
+//! ended sessions survive a restart; `wait --match` / `quiet`; the input
+//! queue listed and cancelled. Real tmux, the real daemon and CLI.
+
+mod common;
+
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use serde_json::{Value, json};
+
+fn create(daemon: &Daemon, name: &str, command: &str) -> String {
+    let session = daemon.create(&json!({ "name": name, "command": command }));
+    session["session_id"].as_str().unwrap().to_owned()
+}
+
+fn wait_body(daemon: &Daemon, id: &str, body: Value) -> (u16, Value) {
+    let (status, answer) = daemon.post(&format!("/v1/sessions/{id}/wait"), &body);
+    (status.as_u16(), answer)
+}
+
+fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
+    let (status, body) = wait_body(daemon, id, json!({ "until": until, "timeout_ms": 60_000 }));
+    assert_eq!(status, 200, "wait until {until}: {body}");
+    body["session"].clone()
+}
+
+fn type_line(daemon: &Daemon, id: &str, line: &str) {
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": line, "submit": true }),
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+fn cli(daemon: &Daemon, args: &[&str]) -> std::process::Output {
+    daemon.client().args(args).output().unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Finding 5: a program that ends at once keeps its exit status and last
+/// screen; `wait --until exited` on it answers at once; it is listed with
+/// `?include=ended` / `ls --all` only; a wait that can no longer be met
+/// says so instead of 404.
+#[test]
+fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    // tmux 3.3 knows a pane's status only if it reaps the program before
+    // the terminal closes, and keeps its last output only if it read it
+    // before the reap. A pause after the output, then a child holding the
+    // terminal a moment (ignoring the hangup its parent's exit sends, an
+    // ignore set before the fork so no race), make both certain; with a plain `echo; exit 3`
+    // each is usually, not always, known (to tmux itself, not just tmuxd).
+    let quick = create(
+        &daemon,
+        "quick",
+        "sh -c 'echo quick-$((1+2)); sleep 0.3; trap \"\" HUP; sleep 0.5 & exit 3'",
+    );
+    let ended = wait(&daemon, &quick, "exited");
+    assert_eq!(ended["state_reason"], "process_exit", "{ended}");
+    assert_eq!(ended["exit_status"], 3, "{ended}");
+    assert!(ended["ended_at"].is_string(), "{ended}");
+    let lines = daemon.snapshot_lines(&quick);
+    assert!(lines.iter().any(|l| l == "quick-3"), "{lines:?}");
+    let (status, got) = daemon.get(&format!("/v1/sessions/{quick}"));
+    assert_eq!(
+        (status.as_u16(), &got["session"]["exit_status"]),
+        (200, &json!(3))
+    );
+    assert!(
+        daemon.session_ids().is_empty(),
+        "live listing has only live sessions"
+    );
+    let (_, all) = daemon.get("/v1/sessions?include=ended");
+    assert_eq!(all["sessions"][0]["session_id"], quick.as_str(), "{all}");
+    let listing = stdout(&cli(&daemon, &["ls", "--all"]));
+    let row = listing
+        .lines()
+        .find(|l| l.starts_with(&quick))
+        .expect(&listing);
+    assert!(row.contains("exited(3)"), "{listing}");
+    let waited = cli(
+        &daemon,
+        &["wait", &quick, "--until", "exited", "--timeout", "1s"],
+    );
+    assert!(stdout(&waited).contains("exited(3)"));
+
+    // One reason, the same in the last state event and the delete event.
+    let events: Vec<Value> = daemon
+        .events()
+        .into_iter()
+        .filter(|e| e["session_id"] == quick.as_str())
+        .collect();
+    let last_state = events
+        .iter()
+        .rfind(|e| e["kind"] == "session_state")
+        .unwrap();
+    let deleted = events
+        .iter()
+        .find(|e| e["kind"] == "session_deleted")
+        .unwrap();
+    assert_eq!(last_state["state"], "exited");
+    assert_eq!(last_state["reason"], deleted["reason"]);
+    assert_eq!(deleted["exit_status"], 3);
+
+    // A wait on a session that then ends.
+    let short = create(&daemon, "short", "sleep 1");
+    let (status, body) = wait_body(
+        &daemon,
+        &short,
+        json!({ "until": "idle", "timeout_ms": 60_000 }),
+    );
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("session_ended")),
+        "{body}"
+    );
+    let exited = wait(&daemon, &short, "exited");
+    assert_eq!(exited["state_reason"], "process_exit", "{exited}");
+
+    // Kept across a restart; and a program that ends while tmuxd is down
+    // leaves its dead pane (and session) for tmuxd to read when it is back.
+    let later = create(
+        &daemon,
+        "later",
+        "sh -c 'echo bye-$((1+1)); sleep 1; exit 4'",
+    );
+    daemon.wait_for_snapshot(&later, "bye-2");
+    daemon.terminate();
+    wait_for("the pane to die while tmuxd is down", || {
+        let dead = tmux.output(&["list-panes", "-t", "=later:", "-F", "#{pane_dead}"]);
+        (String::from_utf8_lossy(&dead.stdout).trim() == "1").then_some(())
+    });
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let gone = wait(&daemon, &later, "exited");
+    assert_eq!(gone["state_reason"], "process_exit", "{gone}");
+    assert!(daemon.snapshot_lines(&later).iter().any(|l| l == "bye-2"));
+    assert!(
+        !tmux.has_session("later"),
+        "tmuxd ended the dead pane's session"
+    );
+    let again = wait(&daemon, &quick, "exited");
+    assert_eq!(again["exit_status"], 3);
+    let lines = daemon.snapshot_lines(&quick);
+    assert!(lines.iter().any(|l| l == "quick-3"), "{lines:?}");
+    let next = daemon.create(&json!({ "command": "sleep 30" }));
+    assert_ne!(next["session_id"], quick.as_str(), "ids are not reused");
+}
+
+/// Ended sessions are kept within the window: count and age from the config.
+#[test]
+fn the_retention_window_is_bounded() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "[session]\nended_max = 2\n".into(),
+            ..Default::default()
+        },
+    );
+    let ids: Vec<String> = (0..3)
+        .map(|i| {
+            let id = create(&daemon, &format!("e{i}"), "true");
+            wait(&daemon, &id, "exited");
+            id
+        })
+        .collect();
+    let (_, all) = daemon.get("/v1/sessions?include=ended");
+    let kept: Vec<&str> = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kept,
+        [ids[1].as_str(), ids[2].as_str()],
+        "the oldest went first"
+    );
+    let (status, _) = daemon.get(&format!("/v1/sessions/{}", ids[0]));
+    assert_eq!(status, 404);
+}
+
+/// Finding 6: attention survives a restart; after `kill-server` the state
+/// event and the delete event give the same reason.
+#[test]
+fn finding_6_attention_survives_a_restart_and_an_end_has_one_reason() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let id = create(&daemon, "ring", common::SHELL);
+    wait(&daemon, &id, "idle");
+    // Rung through tmux itself: input through tmuxd would clear the flag.
+    tmux.send_keys("ring", &["printf '\\a'", "Enter"]);
+    let rang = wait(&daemon, &id, "attention");
+    assert_eq!(rang["attention"]["reason"], "bell");
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let back = wait(&daemon, &id, "idle");
+    assert_eq!(
+        back["attention"], rang["attention"],
+        "same flag, same since"
+    );
+
+    tmux.run(&["kill-server"]);
+    let ended = wait(&daemon, &id, "exited");
+    assert_eq!(ended["state_reason"], "tmux_server_gone");
+    let reasons: Vec<(String, String)> = daemon
+        .events()
+        .into_iter()
+        .filter(|e| e["session_id"] == id.as_str())
+        .filter(|e| {
+            e["kind"] == "session_deleted"
+                || (e["kind"] == "session_state" && e["state"] == "exited")
+        })
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_owned(),
+                e["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("session_state".to_owned(), "tmux_server_gone".to_owned()),
+            ("session_deleted".to_owned(), "tmux_server_gone".to_owned())
+        ]
+    );
+}
+
+/// `wait --match` returns the matching line (like expect); `quiet=` waits
+/// for the output to stop; bad conditions are refused.
+#[test]
+fn wait_for_a_line_and_for_quiet() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = create(&daemon, "build", common::SHELL);
+    wait(&daemon, &id, "idle");
+    type_line(&daemon, &id, "sleep 1; echo build-$((6*7)) done");
+    let out = cli(
+        &daemon,
+        &[
+            "wait",
+            "build",
+            "--match",
+            r"build-\d+ done",
+            "--timeout",
+            "60s",
+        ],
+    );
+    assert_eq!(stdout(&out), "build-42 done\n");
+    let (status, body) = wait_body(
+        &daemon,
+        &id,
+        json!({ "match": "build-(\\d+)", "timeout_ms": 1000 }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["match"]["text"], "build-42", "{body}");
+    assert!(body["match"]["row"].is_u64());
+    let timed_out = cli(
+        &daemon,
+        &[
+            "wait",
+            "build",
+            "--match",
+            "never-shown",
+            "--timeout",
+            "300ms",
+        ],
+    );
+    assert_eq!(timed_out.status.code(), Some(3));
+
+    type_line(
+        &daemon,
+        &id,
+        "for i in 1 2 3; do echo tick; sleep 0.3; done",
+    );
+    let started = std::time::Instant::now();
+    let (status, body) = wait_body(
+        &daemon,
+        &id,
+        json!({ "until": "quiet", "quiet_ms": 1500, "timeout_ms": 60_000 }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1500),
+        "quiet means no output for the whole period"
+    );
+    let quiet = cli(
+        &daemon,
+        &["wait", "build", "--until", "quiet=200ms", "--json"],
+    );
+    assert!(stdout(&quiet).contains("\"session\""));
+
+    for (bad, why) in [
+        (json!({ "until": "quiet" }), "needs quiet_ms"),
+        (json!({ "until": "idle", "match": "x" }), "not both"),
+        (json!({ "match": "(" }), "not a regex"),
+        (
+            json!({ "until": "idle", "quiet_ms": 5 }),
+            "quiet_ms goes with",
+        ),
+        (json!({}), "give until"),
+    ] {
+        let (status, body) = wait_body(&daemon, &id, bad.clone());
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(why),
+            "{body}"
+        );
+    }
+}
+
+/// The queue is listed, and an item not yet typed can be cancelled (over
+/// the API and the CLI); it is never typed.
+#[test]
+fn queued_input_is_listed_and_cancelled() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = create(&daemon, "q", common::SHELL);
+    wait(&daemon, &id, "idle");
+    type_line(&daemon, &id, "sleep 3");
+    wait(&daemon, &id, "working");
+    for text in [
+        "echo first-$((0+1))",
+        "echo second-$((1+1))",
+        "echo third-$((1+2))",
+    ] {
+        let (status, body) = daemon.post(
+            &format!("/v1/sessions/{id}/input"),
+            &json!({ "text": text, "submit": true, "when": "idle" }),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, queue) = daemon.get(&format!("/v1/sessions/{id}/input/queue"));
+    assert_eq!(status, 200);
+    let numbers: Vec<u64> = queue["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3], "{queue}");
+    assert_eq!(queue["items"][1]["when"], "idle");
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["cancelled"]["text"], "echo second-$((1+1))");
+    let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
+    assert_eq!(status, 404, "cancelled once");
+    let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/x"));
+    assert_eq!(status, 400);
+    let listed = stdout(&cli(&daemon, &["queue", "ls", "q"]));
+    assert!(
+        listed.contains("third-") && !listed.contains("second-"),
+        "{listed}"
+    );
+    stdout(&cli(&daemon, &["queue", "rm", "q", "3"]));
+    daemon.wait_for_snapshot(&id, "first-1");
+    wait_for("the queue to empty", || {
+        let (_, queue) = daemon.get(&format!("/v1/sessions/{id}/input/queue"));
+        queue["items"].as_array().unwrap().is_empty().then_some(())
+    });
+    wait(&daemon, &id, "idle");
+    let lines = daemon.snapshot_lines(&id);
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("second-") || l.contains("third-")),
+        "cancelled items are never typed: {lines:?}"
+    );
+    assert!(
+        daemon
+            .events()
+            .iter()
+            .any(|e| e["kind"] == "input_dropped" && e["reason"] == "cancelled")
+    );
+}
+
+/// A session tmuxd made and then let go of (detach) behaves as tmux does
+/// by default: when its program exits, the pane and session end, rather
+/// than a dead pane waiting for a tmuxd that no longer watches it.
+#[test]
+fn a_detached_session_no_longer_keeps_dead_panes() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    tmux.new_session("keeper", (80, 24), "sleep 600");
+    let id = create(&daemon, "det", "sh -c 'read line; echo got-$line'");
+    let marked = tmux.run(&["show-options", "-v", "-t", "=det:", "@tmuxd-keep-exit"]);
+    assert_eq!(marked.trim(), "1");
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=detach"));
+    assert_eq!(status, 200, "{body}");
+    let remain = tmux.run(&["show-options", "-w", "-v", "-t", "=det:", "remain-on-exit"]);
+    assert_ne!(remain.trim(), "on", "remain-on-exit was undone");
+    tmux.send_keys("det", &["x", "Enter"]);
+    wait_for("the session to end by itself", || {
+        (!tmux.has_session("det")).then_some(())
+    });
+}

@@ -1,0 +1,154 @@
+//! Notifications: a webhook on a loopback server (a std TcpListener here)
+//! gets one POST per raised attention, none while the session cools down,
+//! and one per exit, each with its event's `seq`; a failed call is retried.
+//! The notify command gets the event in its environment and no TMUXD_*
+//! secret.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use serde_json::{Value, json};
+
+/// A webhook receiver: answers `statuses` in turn (then 200), and hands
+/// each request's JSON body over the channel.
+fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut statuses = statuses.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(value) = lower.strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let status = statuses.next().unwrap_or(200);
+            let answer =
+                format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let _ = stream.write_all(answer.as_bytes());
+            let _ = tx.send(serde_json::from_slice(&body).unwrap());
+        }
+    });
+    (url, rx)
+}
+
+fn next(rx: &mpsc::Receiver<Value>) -> Value {
+    rx.recv_timeout(common::PATIENCE).expect("a notification")
+}
+
+fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &json!({ "until": until, "timeout_ms": 60_000 }),
+    );
+    assert_eq!(status, 200, "wait until {until}: {body}");
+    body["session"].clone()
+}
+
+#[test]
+fn a_webhook_is_called_once_per_attention_with_a_cooldown_and_on_exit() {
+    let tmux = TmuxServer::new();
+    // The first call fails: it is retried, with the same event.
+    let (url, calls) = webhook(vec![503]);
+    let dir = tempfile::tempdir().unwrap();
+    let env_file = dir.path().join("env");
+    let config = format!(
+        "[notify]\nwebhook_url = {url:?}\ncooldown_s = 3600\ncommand = [\"sh\", \"-c\", \"env > {}\"]\n",
+        env_file.display()
+    );
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: config,
+            env: vec![("TMUXD_SECRET_FOR_TEST".into(), "hunter2".into())],
+            ..Default::default()
+        },
+    );
+    let session = daemon.create(&json!({ "name": "n", "command": common::SHELL }));
+    let id = session["session_id"].as_str().unwrap().to_owned();
+    wait(&daemon, &id, "idle");
+
+    // Rung in tmux itself (input through tmuxd would clear the flag).
+    tmux.send_keys("n", &["printf '\\a'", "Enter"]);
+    let first = next(&calls);
+    let retried = next(&calls);
+    assert_eq!(
+        first, retried,
+        "the failed call is retried with the same body"
+    );
+    assert_eq!(first["trigger"], "attention");
+    assert_eq!(first["event"]["session_id"], id.as_str());
+    assert_eq!(first["event"]["attention"]["reason"], "bell");
+    let seq = first["seq"].as_u64().unwrap();
+    assert_eq!(first["event"]["seq"], seq);
+    let logged = daemon
+        .events()
+        .into_iter()
+        .find(|e| e["seq"] == seq)
+        .unwrap();
+    assert_eq!(logged["kind"], "session_state", "{logged}");
+
+    // Cleared by input, rung again: the session is cooling down.
+    let (status, _) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": "true", "submit": true }),
+    );
+    assert_eq!(status, 200);
+    wait_for("attention cleared", || {
+        let (_, body) = daemon.get(&format!("/v1/sessions/{id}"));
+        body["session"]["attention"].is_null().then_some(())
+    });
+    tmux.send_keys("n", &["printf '\\a'", "Enter"]);
+    wait_for("the second bell", || {
+        let raised = daemon
+            .events()
+            .into_iter()
+            .filter(|e| e["session_id"] == id.as_str() && e["attention"]["reason"] == "bell")
+            .filter_map(|e| e["attention"]["since"].as_str().map(str::to_owned))
+            .collect::<std::collections::BTreeSet<_>>();
+        (raised.len() == 2).then_some(())
+    });
+
+    // An exit is always notified; nothing came for the second bell. (A
+    // second session keeps the server up: this end is the session's own.)
+    tmux.new_session("keeper", (80, 24), "sleep 600");
+    tmux.run(&["kill-session", "-t", "=n"]);
+    let exit = next(&calls);
+    assert_eq!(exit["trigger"], "exited", "{exit}");
+    assert_eq!(exit["event"]["kind"], "session_deleted");
+    assert_eq!(exit["event"]["reason"], "process_exit");
+    assert!(exit["seq"].as_u64().unwrap() > seq);
+    assert!(
+        calls.recv_timeout(Duration::from_millis(500)).is_err(),
+        "one call per attention, one per exit"
+    );
+
+    // The command saw the last event, and none of tmuxd's own variables.
+    let env = wait_for("the command's environment", || {
+        let env = std::fs::read_to_string(&env_file).ok()?;
+        env.contains("TMUXD_EVENT_TRIGGER=exited").then_some(env)
+    });
+    assert!(env.contains(&format!("TMUXD_SESSION_ID={id}")), "{env}");
+    assert!(env.contains("TMUXD_EVENT={"), "{env}");
+    assert!(!env.contains("hunter2"), "{env}");
+    assert!(!env.contains("TMUXD_SECRET_FOR_TEST"), "{env}");
+}

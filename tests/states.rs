@@ -1,0 +1,289 @@
+//! What a session is doing, with real tmux and real programs: a shell at
+//! its prompt (idle), a script and a sleep (working), a REPL and a `[y/N]`
+//! question (waiting, within a second of going quiet), the bell as a flag
+//! beside the state, and screen rules from the config.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use serde_json::{Value, json};
+
+fn create(daemon: &Daemon, name: &str, command: &str) -> String {
+    let session = daemon.create(&json!({ "name": name, "command": command }));
+    session["session_id"].as_str().unwrap().to_owned()
+}
+
+fn summary(daemon: &Daemon, id: &str) -> Value {
+    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
+    assert_eq!(status, 200, "{body}");
+    body["session"].clone()
+}
+
+fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &json!({ "until": until, "timeout_ms": common::PATIENCE.as_millis() as u64 }),
+    );
+    assert_eq!(status, 200, "wait until {until}: {body}");
+    body["session"].clone()
+}
+
+fn type_line(daemon: &Daemon, id: &str, line: &str) {
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": line, "submit": true }),
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+/// (state, reason, attention reason) of each state event of `id`.
+fn state_events(daemon: &Daemon, id: &str) -> Vec<(String, String, String)> {
+    daemon
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "session_state" && e["session_id"] == id)
+        .map(|e| {
+            let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
+            (
+                text(&e["state"]),
+                text(&e["reason"]),
+                text(&e["attention"]["reason"]),
+            )
+        })
+        .collect()
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/programs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Finding 1: a bell is a flag beside the state. The prompt coming back
+/// is `idle` (wait answers), and input queued for idle is typed though the
+/// flag is up; typing it clears the flag.
+#[test]
+fn finding_1_a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = create(&daemon, "bell", common::SHELL);
+    wait(&daemon, &id, "idle");
+    type_line(&daemon, &id, "sleep 2; printf '\\a'");
+    wait(&daemon, &id, "working");
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": "echo queued-$((2+2))", "submit": true, "when": "idle" }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["queued"], true);
+    let rang = wait(&daemon, &id, "attention");
+    assert_eq!(rang["attention"]["reason"], "bell", "{rang}");
+    daemon.wait_for_snapshot(&id, "queued-4");
+    let after = wait(&daemon, &id, "idle");
+    assert_eq!(after["queued_inputs"], 0);
+    assert!(
+        after["attention"].is_null(),
+        "the typed input cleared it: {after}"
+    );
+    let events = state_events(&daemon, &id);
+    assert!(
+        events
+            .iter()
+            .any(|(state, _, attention)| state == "idle" && attention == "bell"),
+        "idle with the bell flag up: {events:?}"
+    );
+}
+
+/// Finding 2: `bash -c` is a shell, but not one at its prompt; the script is
+/// working until it ends, and a loop printing every second does not flap.
+#[test]
+fn finding_2_a_shell_script_is_working_until_it_ends() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let script = create(
+        &daemon,
+        "script",
+        "bash -c 'echo start; sleep 3; echo done'",
+    );
+    let looping = create(
+        &daemon,
+        "loop",
+        "bash -c 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done'",
+    );
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + common::PATIENCE;
+    loop {
+        let (status, body) = daemon.get(&format!("/v1/sessions/{script}"));
+        assert_eq!(status, 200, "{body}");
+        let state = body["session"]["state"].as_str().unwrap().to_owned();
+        if state == "exited" {
+            break;
+        }
+        seen.push(state);
+        assert!(Instant::now() < deadline, "the script never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(seen.contains(&"working".to_owned()), "{seen:?}");
+    assert!(
+        seen.iter().all(|s| s == "starting" || s == "working"),
+        "working until it ends: {seen:?}"
+    );
+    let ended = wait(&daemon, &looping, "exited");
+    assert_eq!(ended["state_reason"], "process_exit", "{ended}");
+    let states: Vec<String> = state_events(&daemon, &looping)
+        .into_iter()
+        .map(|(state, _, _)| state)
+        .collect();
+    assert_eq!(states, ["working", "exited"], "no flapping");
+}
+
+/// Finding 3: `sleep 900` prints nothing and uses no CPU: working, and
+/// after `attention_after_s` of that, attention for the long silence.
+#[test]
+fn finding_3_a_silent_program_is_working_then_needs_attention() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "[state]\nattention_after_s = 2\n".into(),
+            ..Default::default()
+        },
+    );
+    let id = create(&daemon, "sleeper", "sleep 900");
+    let working = wait(&daemon, &id, "working");
+    assert_eq!(working["state_reason"], "foreground_process", "{working}");
+    let silent = wait(&daemon, &id, "attention");
+    assert_eq!(silent["state"], "working", "{silent}");
+    assert_eq!(silent["attention"]["reason"], "long_silence", "{silent}");
+}
+
+/// How long after its last output `id` was reported waiting, as the
+/// daemon saw both (its own clock).
+fn waiting_lag(daemon: &Daemon, id: &str) -> Duration {
+    let waiting = wait(daemon, id, "waiting");
+    let at = |field: &str| {
+        chrono::DateTime::parse_from_rfc3339(waiting[field].as_str().unwrap()).unwrap()
+    };
+    (at("state_since") - at("last_activity_at"))
+        .to_std()
+        .unwrap_or_default()
+}
+
+/// Finding 4: a REPL at `>>>` and a `[y/N]` question are waiting within a
+/// second of going quiet (median of several tries, measured by the daemon
+/// from the last output it saw), and need attention until input arrives.
+#[test]
+fn finding_4_a_repl_and_a_question_are_waiting_within_a_second() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let mut lags = Vec::new();
+    for i in 0..3 {
+        let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
+        let id = create(&daemon, &format!("ask{i}"), question);
+        lags.push(waiting_lag(&daemon, &id));
+        let asked = summary(&daemon, &id);
+        assert_eq!(asked["state_reason"], "terminal_read", "{asked}");
+        assert_eq!(asked["attention"]["reason"], "needs_input", "{asked}");
+        type_line(&daemon, &id, "y");
+        daemon.wait_for_snapshot(&id, "answered-y");
+        let answered = wait(&daemon, &id, "working");
+        assert!(answered["attention"].is_null(), "{answered}");
+    }
+    let repl = create(&daemon, "repl", "python3 -q");
+    lags.push(waiting_lag(&daemon, &repl));
+    for expression in ["6*7", "2**10"] {
+        type_line(&daemon, &repl, expression);
+        let (status, body) = daemon.post(
+            &format!("/v1/sessions/{repl}/wait"),
+            &json!({ "match": "^(42|1024)$", "timeout_ms": 60_000 }),
+        );
+        assert_eq!(status, 200, "{body}");
+        lags.push(waiting_lag(&daemon, &repl));
+    }
+    lags.sort();
+    let median = lags[lags.len() / 2];
+    eprintln!("waiting after going quiet: {lags:?}, median {median:?}");
+    assert!(
+        median <= Duration::from_secs(1),
+        "median {median:?} of {lags:?}"
+    );
+    let events = state_events(&daemon, &repl);
+    assert!(
+        events
+            .iter()
+            .any(|(s, r, a)| s == "waiting" && r == "terminal_read" && a == "needs_input"),
+        "{events:?}"
+    );
+}
+
+/// Input queued `when: waiting` goes to a program that asks for it, not
+/// while it computes.
+#[test]
+fn input_queued_for_waiting_is_typed_when_the_repl_asks() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let repl = create(&daemon, "py", "python3 -q");
+    wait(&daemon, &repl, "waiting");
+    type_line(&daemon, &repl, "import time; time.sleep(2); print('slept')");
+    wait(&daemon, &repl, "working");
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{repl}/input"),
+        &json!({ "text": "print('from-' + 'queue')", "submit": true, "when": "waiting" }),
+    );
+    assert_eq!((status.as_u16(), &body["queued"]), (200, &json!(true)));
+    let lines = daemon.wait_for_snapshot(&repl, "from-queue");
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap();
+    assert!(at("slept") < at("from-queue"), "{lines:?}");
+}
+
+/// Screen rules name what a program's screen says: an agent's permission
+/// question (which /proc sees as a terminal read) and a "press any key"
+/// from a program that only sleeps (which /proc sees as working).
+#[test]
+fn screen_rules_set_the_state_and_its_reason() {
+    let tmux = TmuxServer::new();
+    let rules = r#"
+[[state.rules]]
+regex = '(?m)^\s*Do you want to proceed\?'
+rows = 8
+state = "waiting"
+reason = "permission_prompt"
+
+[[state.rules]]
+regex = '(?i)press any key'
+rows = 2
+state = "waiting"
+reason = "press_any_key"
+"#;
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: rules.into(),
+            ..Default::default()
+        },
+    );
+    let agent = create(&daemon, "agent", &fixture("agent_prompt.sh"));
+    let asked = wait(&daemon, &agent, "waiting");
+    assert_eq!(asked["state_reason"], "permission_prompt", "{asked}");
+    type_line(&daemon, &agent, "1");
+    daemon.wait_for_snapshot(&agent, "answered 1");
+    wait_for("the agent working again", || {
+        let s = summary(&daemon, &agent);
+        (s["state"] == "working").then_some(s)
+    });
+    let key = create(&daemon, "key", &fixture("press_any_key.sh"));
+    let pressed = wait(&daemon, &key, "waiting");
+    assert_eq!(pressed["state_reason"], "press_any_key", "{pressed}");
+
+    // Without the rules, /proc alone decides.
+    let other = TmuxServer::new();
+    let plain = Daemon::start(&other);
+    let key = create(&plain, "key", &fixture("press_any_key.sh"));
+    let working = wait(&plain, &key, "working");
+    assert_eq!(working["state_reason"], "foreground_process", "{working}");
+}
