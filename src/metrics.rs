@@ -108,6 +108,7 @@ struct Inner {
     session_ends: Family<ReasonLabels, Counter>,
     events_appended: Family<KindLabels, Counter>,
     queued_inputs: Gauge,
+    sessions_attention: Gauge,
     tmux_commands: Family<TmuxLabels, Counter>,
     tmux_latency: Histograms<TmuxLatencyLabels>,
     http_requests: Family<HttpLabels, Counter>,
@@ -148,6 +149,7 @@ impl Metrics {
             session_ends: Family::default(),
             events_appended: Family::default(),
             queued_inputs: Gauge::default(),
+            sessions_attention: Gauge::default(),
             tmux_commands: Family::default(),
             tmux_latency: Family::new_with_constructor(latency_histogram),
             http_requests: Family::default(),
@@ -205,6 +207,11 @@ impl Metrics {
     /// Inputs waiting for their session to be idle, in all (at each scrape).
     pub fn set_queued_inputs(&self, queued: usize) {
         self.inner.queued_inputs.set(queued as i64);
+    }
+
+    /// Sessions whose attention flag is raised now (counted at each scrape).
+    pub fn set_sessions_attention(&self, raised: usize) {
+        self.inner.sessions_attention.set(raised as i64);
     }
 
     /// An event was numbered and served; `kind` and `reason` as recorded.
@@ -352,7 +359,7 @@ impl Drop for SubscriberGuard {
 }
 
 /// The states api.md lists; another state is added when first reported.
-const SESSION_STATES: [&str; 5] = ["starting", "idle", "busy", "attention", "exited"];
+const SESSION_STATES: [&str; 5] = ["starting", "idle", "working", "waiting", "exited"];
 
 /// Label sets known in advance start at 0, so their families are in every
 /// scrape (a family with no samples is left out of the text) and a rate
@@ -411,8 +418,13 @@ fn register_all(registry: &mut Registry, m: &Inner) {
     );
     r.register(
         "queued_inputs",
-        "Inputs queued until their session is next idle",
+        "Inputs queued until their session is ready for them",
         m.queued_inputs.clone(),
+    );
+    r.register(
+        "sessions_attention",
+        "Sessions whose attention flag is raised (bell, needs input, long silence)",
+        m.sessions_attention.clone(),
     );
     r.register(
         "tmux_commands",

@@ -16,11 +16,12 @@ use tungstenite::Message;
 
 /// Every family the daemon reports, as the parser names them (counters
 /// without `_total`).
-const FAMILIES: [&str; 20] = [
+const FAMILIES: [&str; 21] = [
     "tmuxd_sessions",
     "tmuxd_session_ends",
     "tmuxd_events_appended",
     "tmuxd_queued_inputs",
+    "tmuxd_sessions_attention",
     "tmuxd_tmux_commands",
     "tmuxd_tmux_command_duration_seconds",
     "tmuxd_http_requests",
@@ -155,6 +156,12 @@ fn every_family_is_parsed_and_moves_as_the_daemon_works() {
     let shell = daemon.create(&json!({ "name": "shell", "command": SHELL }));
     let id = shell["session_id"].as_str().unwrap().to_owned();
     daemon.wait_for_snapshot(&id, "$");
+    assert_eq!(scrape(&daemon).sum("tmuxd_sessions_attention", &[]), 0.0);
+    // Rung through tmux itself: input through tmuxd would clear the flag.
+    tmux.send_keys("shell", &["printf '\\a'", "Enter"]);
+    scrape_until(&daemon, "the bell raised attention", |s| {
+        s.sum("tmuxd_sessions_attention", &[]) == 1.0
+    });
     let cat = daemon.create(&json!({ "name": "cat", "command": "exec cat" }));
     let cat_id = cat["session_id"].as_str().unwrap().to_owned();
     let (status, queued) = daemon.post(

@@ -122,4 +122,27 @@ fn every_route_is_described_with_its_errors() {
     ] {
         assert!(described.contains(word), "the stream's messages: {word}");
     }
+    let mut refs = Vec::new();
+    collect_refs(&doc, &mut refs);
+    assert!(!refs.is_empty());
+    for reference in refs {
+        let pointer = reference.strip_prefix('#').unwrap_or(&reference);
+        assert!(doc.pointer(pointer).is_some(), "unresolvable {reference}");
+    }
+}
+
+/// Every `$ref` in the document, wherever it sits.
+fn collect_refs(value: &Value, refs: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                match (key.as_str(), child) {
+                    ("$ref", Value::String(target)) => refs.push(target.clone()),
+                    _ => collect_refs(child, refs),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_refs(item, refs)),
+        _ => {}
+    }
 }

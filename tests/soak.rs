@@ -180,9 +180,11 @@ fn one_cycle(http: &Client, base: &str) {
     let url = format!("{base}/v1/sessions/{id}/input");
     let typed = http.post(url).json(&eof).send().unwrap();
     assert_eq!(typed.status(), 200);
+    // An ended session stays readable (state `exited`) for a while.
     wait_for("the session's end noticed", || {
-        let status = http.get(format!("{base}/v1/sessions/{id}")).send().unwrap();
-        (status.status() == 404).then_some(())
+        let answer = http.get(format!("{base}/v1/sessions/{id}")).send().unwrap();
+        let body: Value = answer.json().unwrap_or_default();
+        (body["session"]["state"] == "exited").then_some(())
     });
 }
 

@@ -33,6 +33,11 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .set_sessions(states.iter().map(String::as_str));
     let queued = sessions.iter().map(|s| s.queued_inputs).sum();
     state.metrics.set_queued_inputs(queued);
+    let raised = sessions
+        .iter()
+        .filter(|s| s.actor.attention.is_some())
+        .count();
+    state.metrics.set_sessions_attention(raised);
     let storage = state.supervisor.storage_report();
     state.metrics.set_storage(StorageHealth {
         degraded: storage.status != "ok",

@@ -62,6 +62,7 @@ with `auth.token` every route but /healthz, /version and the dashboard needs \
         model::SnapshotFormat,
         model::SnapshotPane,
         model::DeleteMode,
+        model::ListInclude,
         model::Event,
         model::EventKind,
         model::ReplayTruncatedNotice,

@@ -40,16 +40,19 @@ fn states_nobody_is_in_read_zero() {
     let metrics = Metrics::new();
     let text = metrics.encode();
     assert_eq!(
-        sample(&text, "tmuxd_sessions{state=\"attention\"}"),
+        sample(&text, "tmuxd_sessions{state=\"waiting\"}"),
         Some(0.0)
     );
-    metrics.set_sessions(["idle", "busy", "idle"]);
+    metrics.set_sessions(["idle", "working", "idle"]);
     let text = metrics.encode();
     assert_eq!(sample(&text, "tmuxd_sessions{state=\"idle\"}"), Some(2.0));
-    metrics.set_sessions(["busy"]);
+    metrics.set_sessions(["working"]);
     let text = metrics.encode();
     assert_eq!(sample(&text, "tmuxd_sessions{state=\"idle\"}"), Some(0.0));
-    assert_eq!(sample(&text, "tmuxd_sessions{state=\"busy\"}"), Some(1.0));
+    assert_eq!(
+        sample(&text, "tmuxd_sessions{state=\"working\"}"),
+        Some(1.0)
+    );
 }
 
 #[test]

@@ -37,6 +37,9 @@ pub(super) struct Attach {
     pub(super) tagged: bool,
     /// Attention raised before (a restart or a detach).
     pub(super) attention: Option<PersistedAttention>,
+    /// tmuxd just made it with `remain-on-exit`: it cannot close during
+    /// the handshake, so the attach need not wait for a quiet server.
+    pub(super) kept_exit: bool,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -62,7 +65,7 @@ impl Supervisor {
         validate_create(&request)?;
         let mut reservation = self.reserve_new(request.name.as_deref())?;
         let mut tries = 0;
-        loop {
+        let kept_exit = loop {
             let new = NewSession {
                 name: &reservation.tmux_name,
                 cwd: request.cwd.as_deref().map(Path::new),
@@ -71,7 +74,7 @@ impl Supervisor {
                 keep_exit: true,
             };
             match self.tmux().new_session(&new).await {
-                Ok(()) => break,
+                Ok(kept_exit) => break kept_exit,
                 Err(e)
                     if e.is_duplicate_session()
                         && request.name.is_none()
@@ -88,7 +91,7 @@ impl Supervisor {
                     });
                 }
             }
-        }
+        };
         let name = reservation.tmux_name.clone();
         let (view, tagged) = match self.view_tagging(&name, reservation.id).await {
             Ok((view, tagged)) => (view.unwrap_or_else(|| default_view(&name)), tagged),
@@ -103,6 +106,7 @@ impl Supervisor {
             queue: Vec::new(),
             tagged,
             attention: None,
+            kept_exit,
         };
         let summary = match self
             .attach(
@@ -201,6 +205,7 @@ impl Supervisor {
             attention: known.as_ref().and_then(|k| k.attention.clone()),
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
             tagged,
+            kept_exit: false,
         };
         self.attach(
             attach,
@@ -286,6 +291,7 @@ impl Supervisor {
             queue,
             tagged,
             attention,
+            kept_exit,
         } = attach;
         let attention: Option<Attention> = attention.as_ref().and_then(restore_attention);
         // An item whose typing began before tmuxd stopped may be partly
@@ -293,7 +299,7 @@ impl Supervisor {
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self
-            .spawn_actor(reservation.id, actor_id, &view.name, attention)
+            .spawn_actor(reservation.id, actor_id, &view.name, attention, !kept_exit)
             .await
         {
             Ok(handle) => handle,
@@ -425,16 +431,17 @@ impl Supervisor {
     }
 
     /// Attaches a control client to tmux session `name` and starts its actor.
-    /// Attaches once the server has been quiet a moment (see
-    /// `tmux::control::handshake`), sessions tmuxd just created included: a
-    /// program that ends at once closes its session, and that notification
-    /// must not meet the handshake.
+    /// With `wait_for_quiet`, attaches once the server has been quiet a
+    /// moment (see `tmux::control::handshake`): a session tmuxd did not make
+    /// with `remain-on-exit` may close during the handshake, and that
+    /// notification must not meet it.
     pub(super) async fn spawn_actor(
         &self,
         id: u64,
         actor_id: u64,
         name: &str,
         attention: Option<Attention>,
+        wait_for_quiet: bool,
     ) -> Result<SessionHandle, ControlError> {
         SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
@@ -443,6 +450,7 @@ impl Supervisor {
             tmux_name: name.to_owned(),
             control: ControlOptions {
                 timeout: self.inner.settings.command_timeout,
+                wait_for_quiet,
                 ..ControlOptions::default()
             },
             config: self.inner.settings.actor.clone(),

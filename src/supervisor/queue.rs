@@ -162,6 +162,11 @@ impl Supervisor {
                 return;
             };
             entry.state = view.state;
+            if view.state == SessionState::Exited {
+                // The last pane died: the slot is free at once; the end
+                // that follows records the exited event with the exit facts.
+                return;
+            }
             let changed =
                 entry.attention.map(persist_attention) != view.attention.map(persist_attention);
             entry.attention = view.attention;

@@ -47,7 +47,10 @@ impl Supervisor {
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self.spawn_actor(id, new_actor_id, &name, attention).await {
+        let handle = match self
+            .spawn_actor(id, new_actor_id, &name, attention, true)
+            .await
+        {
             Ok(handle) => handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
@@ -173,6 +176,7 @@ impl Supervisor {
             attention: session.attention,
             // Marked by the caller, all at once.
             tagged: true,
+            kept_exit: false,
         };
         self.attach(attach, event).await.map(drop)
     }

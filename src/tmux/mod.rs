@@ -317,7 +317,9 @@ impl Tmux {
         }
     }
 
-    pub async fn new_session(&self, request: &NewSession<'_>) -> Result<(), TmuxError> {
+    /// Creates the session; says whether tmux keeps its dead panes
+    /// (`keep_exit` asked, and a tmux that runs command sequences).
+    pub async fn new_session(&self, request: &NewSession<'_>) -> Result<bool, TmuxError> {
         // A new session is announced to every control client (see `control::handshake`).
         let _turn = control::handshake::turn().await;
         let mut args: Vec<OsString> = vec![
@@ -341,7 +343,7 @@ impl Tmux {
             args.extend(["--".into(), command.into()]);
         }
         if !(request.keep_exit && self.chains_commands().await) {
-            return self.run(args).await.map(drop);
+            return self.run(args).await.map(|_| false);
         }
         let session = pane_target(request.name);
         // `-w`: the window's option; without it, the session's (user) option.
@@ -358,7 +360,7 @@ impl Tmux {
             set(true, "remain-on-exit-format", ""),
             set(false, crate::session::KEEP_EXIT_OPTION, "1"),
         ];
-        self.run_sequence(&commands).await.map(drop)
+        self.run_sequence(&commands).await.map(|_| true)
     }
 
     async fn chains_commands(&self) -> bool {

@@ -16,6 +16,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
 use super::{Purpose, SessionActor};
+use crate::session::EndReason;
+use crate::session::state::Signal;
 use crate::tmux::command::{
     DisplayMessage, ListPanes, OptionScope, PaneScope, RefreshClient, SetOption, Target,
 };
@@ -30,9 +32,13 @@ pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
 const EXIT_LOOKS: u8 = 10;
 const EXIT_LOOK_EVERY: Duration = Duration::from_millis(20);
 
-/// `KEEP:DEAD:STATUS:SIGNAL`, for `display-message` and the subscription.
+/// `KEEP:DEAD:STATUS:SIGNAL:LIVE`, for `display-message` and the
+/// subscription; LIVE has an `x` for each pane of the session still alive.
 fn exit_format() -> String {
-    format!("#{{{KEEP_EXIT_OPTION}}}:#{{pane_dead}}:#{{pane_dead_status}}:#{{pane_dead_signal}}")
+    format!(
+        "#{{{KEEP_EXIT_OPTION}}}:#{{pane_dead}}:#{{pane_dead_status}}:#{{pane_dead_signal}}:\
+         #{{W:#{{P:#{{?pane_dead,,x}}}}}}"
+    )
 }
 
 /// A pane process's exit, as a pidfd tells it; the task ends when dropped.
@@ -163,12 +169,17 @@ impl SessionActor {
 
     /// What tmux said of a pane's end: keep it and kill the pane if it is
     /// dead on a session tmuxd keeps the exit of; look again shortly if
-    /// tmux has not noticed the death yet.
+    /// tmux has not noticed the death yet. The session's last pane dying is
+    /// its end: it is reported exited at once (freeing its capacity slot),
+    /// before the kill and the reap that follow.
     pub(super) fn on_exit_facts(&mut self, pane: u32, value: &[u8], looks: u8) {
         match parse_exit(value) {
-            Exit::Dead(exit) if self.reaped.insert(pane) => {
-                tracing::debug!(session_id = %self.session_id, pane, ?exit, "pane exited");
+            Exit::Dead { exit, last } if self.reaped.insert(pane) => {
+                tracing::debug!(session_id = %self.session_id, pane, ?exit, last, "pane exited");
                 self.exit = Some(exit);
+                if last {
+                    self.signal(Signal::End(EndReason::ProcessExit));
+                }
                 // Forked under the handshake turn, not sent on the client:
                 // the last pane's end closes the session, a notification
                 // that must not meet another client's handshake (tmux < 3.7).
@@ -194,15 +205,19 @@ impl SessionActor {
 /// What tmux says of a pane.
 #[derive(Debug, PartialEq, Eq)]
 enum Exit {
-    /// Dead, on a session tmuxd keeps the exit of: (status, signal).
-    Dead((Option<i32>, Option<i32>)),
+    /// Dead, on a session tmuxd keeps the exit of: (status, signal), and
+    /// whether it was the session's last live pane.
+    Dead {
+        exit: (Option<i32>, Option<i32>),
+        last: bool,
+    },
     /// Ours, but tmux has not noticed the death yet.
     NotYet,
     /// Not a session tmuxd keeps the exit of, or unreadable.
     NotOurs,
 }
 
-/// `KEEP:DEAD:STATUS:SIGNAL` (empty while alive, for the subscription).
+/// `KEEP:DEAD:STATUS:SIGNAL:LIVE` (empty while alive, for the subscription).
 fn parse_exit(value: &[u8]) -> Exit {
     let Ok(text) = std::str::from_utf8(value) else {
         return Exit::NotOurs;
@@ -215,7 +230,9 @@ fn parse_exit(value: &[u8]) -> Exit {
         return Exit::NotYet;
     }
     let number = |p: Option<&str>| p.and_then(|p| p.parse().ok());
-    Exit::Dead((number(parts.next()), number(parts.next())))
+    let exit = (number(parts.next()), number(parts.next()));
+    let last = parts.next().is_some_and(str::is_empty);
+    Exit::Dead { exit, last }
 }
 
 #[cfg(test)]
@@ -224,10 +241,13 @@ mod tests {
 
     #[test]
     fn exit_values() {
-        assert_eq!(parse_exit(b"1:1:7:"), Exit::Dead((Some(7), None)));
-        assert_eq!(parse_exit(b"1:1::9"), Exit::Dead((None, Some(9))));
-        assert_eq!(parse_exit(b"1:1::"), Exit::Dead((None, None)));
-        assert_eq!(parse_exit(b"1:0::"), Exit::NotYet);
+        let dead = |exit, last| Exit::Dead { exit, last };
+        assert_eq!(parse_exit(b"1:1:7::"), dead((Some(7), None), true));
+        assert_eq!(parse_exit(b"1:1::9:x"), dead((None, Some(9)), false));
+        assert_eq!(parse_exit(b"1:1:::xx"), dead((None, None), false));
+        // Without the live count (an older reply), never taken for the last.
+        assert_eq!(parse_exit(b"1:1::"), dead((None, None), false));
+        assert_eq!(parse_exit(b"1:0:::"), Exit::NotYet);
         assert_eq!(parse_exit(b":1:0:"), Exit::NotOurs);
         assert_eq!(parse_exit(b""), Exit::NotOurs);
     }

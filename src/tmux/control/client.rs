@@ -56,6 +56,10 @@ pub struct ControlOptions {
     pub flags: Vec<ClientFlag>,
     /// How long `close` waits for tmux to let the client go before killing it.
     pub exit_grace: Duration,
+    /// Attach only once the server has been quiet (see `handshake`). A
+    /// session tmuxd just made with `remain-on-exit` cannot close during
+    /// the handshake, so its client goes at once.
+    pub wait_for_quiet: bool,
 }
 
 impl Default for ControlOptions {
@@ -64,6 +68,7 @@ impl Default for ControlOptions {
             timeout: Duration::from_secs(10),
             flags: vec![ClientFlag::PauseAfter(DEFAULT_PAUSE_AFTER_SECS)],
             exit_grace: Duration::from_secs(2),
+            wait_for_quiet: true,
         }
     }
 }
@@ -153,7 +158,10 @@ impl ControlClient {
     ) -> Result<ControlClient, ControlError> {
         // Until the attach is confirmed, a notification to every control
         // client could crash tmux (see `handshake`): wait for a quiet moment.
-        let _turn = super::handshake::quiet_turn().await;
+        let _turn = match options.wait_for_quiet {
+            true => super::handshake::quiet_turn().await,
+            false => super::handshake::turn().await,
+        };
         let mut child = spawn_client(tmux, name, &options.flags)?;
         let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let stdout = stdout.expect("stdout is piped");
