@@ -406,3 +406,25 @@ fn a_detached_session_no_longer_keeps_dead_panes() {
         (!tmux.has_session("det")).then_some(())
     });
 }
+
+/// A pane's end is noticed wherever it is: here the program that made the
+/// session ends in a window nobody looks at (another one was opened and
+/// selected from outside), and its dead pane is read and closed.
+#[test]
+fn a_program_ending_in_a_window_not_shown_is_reaped() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = create(&daemon, "behind", "sh -c 'read line; exit 7'");
+    tmux.run(&["new-window", "-t", "=behind:", common::SHELL]);
+    let windows = || tmux.run(&["list-windows", "-t", "=behind", "-F", "#{window_index}"]);
+    wait_for("the new window to be tmuxd's view", || {
+        (windows().lines().count() == 2).then_some(())
+    });
+    tmux.run(&["send-keys", "-t", "=behind:0", "go", "Enter"]);
+    wait_for("the dead pane to be closed", || {
+        (windows().lines().count() == 1).then_some(())
+    });
+    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
+    assert_eq!(status, 200, "{body}");
+    assert_ne!(body["session"]["state"], "exited", "the session lives on");
+}

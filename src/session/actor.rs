@@ -62,8 +62,6 @@ struct Subscriber {
 struct Pane {
     screen: PaneScreen,
     pid: Option<u32>,
-    /// Tells when the pane's process exits.
-    exit_watch: Option<exits::PidWatch>,
     /// Captures asked for and not yet answered; output is not fed meanwhile.
     seeding: Option<Seed>,
 }
@@ -90,6 +88,8 @@ const SEED_RETRIES: u8 = 3;
 enum Purpose {
     /// The current window's panes, to lay it out and seed them.
     Window,
+    /// Every pane of the session with its process, to watch them exit.
+    Pids,
     /// A pane's rows (`alternate`: the normal screen behind the alternate one).
     Capture { pane: u32, alternate: bool },
     /// One piece of an input request.
@@ -145,6 +145,8 @@ struct SessionActor {
     exit: Option<(Option<i32>, Option<i32>)>,
     /// Panes whose process exited (and how often tmux was asked about it).
     exits_tx: mpsc::UnboundedSender<(u32, u8)>,
+    /// Each pane of the session: its process and the watch on it.
+    watches: BTreeMap<u32, (u32, Option<exits::PidWatch>)>,
 }
 
 pub(super) async fn start(
@@ -180,6 +182,7 @@ pub(super) async fn start(
         client_gone: false,
         running: None,
         reaped: BTreeSet::new(),
+        watches: BTreeMap::new(),
         exit: None,
         exits_tx,
     };
@@ -198,7 +201,7 @@ pub(super) async fn start(
             return Err(e);
         }
     }
-    actor.watch_exits(&mut client).await;
+    actor.ask_pids(&mut client).await;
     // The screen tmux shows now counts as the first output: a session that
     // prints nothing more is judged from it (quiet, its foreground).
     actor.signal(Signal::Output {
@@ -334,6 +337,7 @@ impl SessionActor {
             session: self.tmux_name.clone(),
         };
         self.send(client, &command, Purpose::Window).await;
+        self.ask_pids(client).await;
     }
 
     async fn on_event(&mut self, event: ClientEvent, client: &mut ControlClient) {
@@ -347,6 +351,12 @@ impl SessionActor {
                 };
                 match purpose {
                     Purpose::Window => self.on_window(result, client).await,
+                    Purpose::Pids => match result {
+                        Ok(rows) => self.watch_pids(&rows),
+                        Err(e) => {
+                            tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
+                        }
+                    },
                     Purpose::Capture { pane, alternate } => {
                         if self.on_capture(pane, alternate, result) {
                             self.look(client).await;
@@ -380,9 +390,6 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
-            Notification::SubscriptionChanged { name, scope, value } => {
-                self.on_subscription(&name, &scope, &value)
-            }
             _ => {}
         }
     }
@@ -499,18 +506,9 @@ impl SessionActor {
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
                 screen: PaneScreen::new(state.cols, state.rows),
                 pid: None,
-                exit_watch: None,
                 seeding: None,
             });
-            if pane.pid != row.pid {
-                pane.pid = row.pid;
-                pane.exit_watch = row
-                    .pid
-                    .and_then(|pid| exits::watch_pid(pid, row.pane.0, &self.exits_tx));
-            }
-            if row.dead {
-                let _ = self.exits_tx.send((row.pane.0, 0));
-            }
+            pane.pid = row.pid;
             pane.seeding = Some(Seed {
                 replies_left: 1 + u8::from(state.alternate_on),
                 state,
@@ -595,7 +593,11 @@ impl SessionActor {
                     let _ = done.reply.send(done.error.map_or(Ok(()), Err));
                 }
             }
-            Purpose::Quiet | Purpose::Window | Purpose::Capture { .. } | Purpose::Exit { .. } => {
+            Purpose::Quiet
+            | Purpose::Window
+            | Purpose::Pids
+            | Purpose::Capture { .. }
+            | Purpose::Exit { .. } => {
                 if let Err(e) = result {
                     tracing::debug!(session_id = %self.session_id, "tmux command failed: {e}");
                 }

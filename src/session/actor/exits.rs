@@ -3,12 +3,19 @@
 //! the `@tmuxd-keep-exit` option), the actor reads `#{pane_dead_status}` /
 //! `#{pane_dead_signal}` over its control client, then kills the pane (the
 //! session ends with its last pane). A death is noticed at once through a
-//! pidfd on the pane's process, at attach from `list-panes`, and else by a
-//! `%subscription-changed` (tmux checks those once a second).
+//! pidfd on the process of every pane of the session (listed at attach and
+//! whenever a window or layout changes), and from `list-panes` for a pane
+//! already dead.
+//!
+//! No control-mode subscription is used for this: tmux before 3.7 crashes
+//! when a client's session is destroyed and its subscription timer fires
+//! before the client is gone (tmux GitHub issue 4916), which an outside
+//! `kill-session` or a server shutdown can stage.
 //!
 //! tmux 3.3 only knows the status when it reaps the child before it reads
 //! the end of the terminal; otherwise it is `null`.
 
+use std::collections::BTreeSet;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -18,22 +25,23 @@ use tokio::sync::mpsc;
 use super::{Purpose, SessionActor};
 use crate::session::EndReason;
 use crate::session::state::Signal;
-use crate::tmux::command::{
-    DisplayMessage, ListPanes, OptionScope, PaneScope, RefreshClient, SetOption, Target,
-};
+use crate::tmux::command::{DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target};
 use crate::tmux::control::{ControlClient, PaneId};
 
-/// The subscription that reports dead panes.
-const EXIT_SUBSCRIPTION: &str = "tmuxd-exit";
 /// The session option marking a session whose dead panes tmuxd reads and kills.
 pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
 /// Looks at a pane whose process exited before tmux has noticed: this many
-/// times, this far apart (the subscription is the net behind them).
+/// times, this far apart, then every `EXIT_LOOK_LATER` for as long as the
+/// pane lives undead (a background child can hold its terminal open).
 const EXIT_LOOKS: u8 = 10;
 const EXIT_LOOK_EVERY: Duration = Duration::from_millis(20);
+const EXIT_LOOK_LATER: Duration = Duration::from_secs(1);
 
-/// `KEEP:DEAD:STATUS:SIGNAL:LIVE`, for `display-message` and the
-/// subscription; LIVE has an `x` for each pane of the session still alive.
+/// `PANE PID DEAD` for each pane of a session, to watch their processes.
+const PIDS_FORMAT: &str = "#{pane_id} #{pane_pid} #{pane_dead}";
+
+/// `KEEP:DEAD:STATUS:SIGNAL:LIVE`, for `display-message`; LIVE has an `x`
+/// for each pane of the session still alive.
 fn exit_format() -> String {
     format!(
         "#{{{KEEP_EXIT_OPTION}}}:#{{pane_dead}}:#{{pane_dead_status}}:#{{pane_dead_signal}}:\
@@ -94,27 +102,41 @@ fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
 }
 
 impl SessionActor {
-    /// Asks tmux to report each pane's death with its status.
-    pub(super) async fn watch_exits(&mut self, client: &mut ControlClient) {
-        let subscribe = RefreshClient::Subscribe {
-            name: EXIT_SUBSCRIPTION.to_owned(),
-            what: "%*".to_owned(),
-            format: format!("#{{?pane_dead,{},}}", exit_format()),
+    /// Asks tmux for every pane of the session and its process.
+    pub(super) async fn ask_pids(&mut self, client: &mut ControlClient) {
+        let pids = ListPanes {
+            scope: PaneScope::Session(Target::Session(self.tmux_name.clone())),
+            format: PIDS_FORMAT.to_owned(),
         };
-        self.send(client, &subscribe, Purpose::Quiet).await;
+        self.send(client, &pids, Purpose::Pids).await;
     }
 
-    pub(super) fn on_subscription(&mut self, name: &str, scope: &[String], value: &[u8]) {
-        if name != EXIT_SUBSCRIPTION {
-            return;
+    /// Watches the process of every pane of the session from `PIDS_FORMAT`
+    /// rows: a new pane or a respawned one gets a pidfd, a pane gone loses
+    /// its watch, a pane already dead is looked at.
+    pub(super) fn watch_pids(&mut self, rows: &[Vec<u8>]) {
+        let mut seen = BTreeSet::new();
+        for row in rows {
+            let row = String::from_utf8_lossy(row);
+            let mut fields = row.split(' ');
+            let (Some(pane), Some(pid), Some(dead)) = (
+                fields.next().and_then(|p| p.parse::<PaneId>().ok()),
+                fields.next().and_then(|p| p.parse::<u32>().ok()),
+                fields.next(),
+            ) else {
+                continue;
+            };
+            seen.insert(pane.0);
+            if dead == "1" {
+                let _ = self.exits_tx.send((pane.0, 0));
+            }
+            if self.watches.get(&pane.0).is_some_and(|w| w.0 == pid) {
+                continue;
+            }
+            let watch = watch_pid(pid, pane.0, &self.exits_tx);
+            self.watches.insert(pane.0, (pid, watch));
         }
-        let pane = scope
-            .iter()
-            .find_map(|w| w.strip_prefix('%'))
-            .and_then(|n| n.parse::<u32>().ok());
-        if let Some(pane) = pane {
-            self.on_exit_facts(pane, value, 0);
-        }
+        self.watches.retain(|pane, _| seen.contains(pane));
     }
 
     /// Undoes what tmuxd set on a session it made (`remain-on-exit`, its
@@ -190,11 +212,16 @@ impl SessionActor {
                     }
                 });
             }
-            Exit::NotYet if looks + 1 < EXIT_LOOKS => {
+            Exit::NotYet => {
                 let again = self.exits_tx.clone();
+                let pause = if looks < EXIT_LOOKS {
+                    EXIT_LOOK_EVERY
+                } else {
+                    EXIT_LOOK_LATER
+                };
                 tokio::spawn(async move {
-                    tokio::time::sleep(EXIT_LOOK_EVERY).await;
-                    let _ = again.send((pane, looks + 1));
+                    tokio::time::sleep(pause).await;
+                    let _ = again.send((pane, looks.saturating_add(1)));
                 });
             }
             _ => {}
@@ -217,7 +244,7 @@ enum Exit {
     NotOurs,
 }
 
-/// `KEEP:DEAD:STATUS:SIGNAL:LIVE` (empty while alive, for the subscription).
+/// `KEEP:DEAD:STATUS:SIGNAL:LIVE`.
 fn parse_exit(value: &[u8]) -> Exit {
     let Ok(text) = std::str::from_utf8(value) else {
         return Exit::NotOurs;

@@ -177,15 +177,8 @@ pub enum RefreshClient {
     Flags(Vec<ClientFlag>),
     /// `-A '%N:ACTION'`.
     Pane { pane: PaneId, action: PaneAction },
-    /// `-B NAME:WHAT:FORMAT`: `%subscription-changed` when FORMAT's value
-    /// changes (WHAT: empty for the session, `%N`, `%*`, `@N`, `@*`).
-    Subscribe {
-        name: String,
-        what: String,
-        format: String,
-    },
-    /// `-B NAME`.
-    Unsubscribe { name: String },
+    // No `-B` subscriptions: tmux before 3.7 crashes when a client with
+    // one loses its session (tmux GitHub issue 4916).
 }
 
 impl RefreshClient {
@@ -208,10 +201,6 @@ impl RefreshClient {
                 };
                 ("-A", format!("{pane}:{action}"))
             }
-            RefreshClient::Subscribe { name, what, format } => {
-                ("-B", format!("{name}:{what}:{format}"))
-            }
-            RefreshClient::Unsubscribe { name } => ("-B", name.clone()),
         };
         owned(&["refresh-client", flag, &value])
     }

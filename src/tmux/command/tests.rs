@@ -160,19 +160,6 @@ fn argv_of_each_command() {
             .args(),
             "refresh-client -A %7:off",
         ),
-        (
-            RefreshClient::Subscribe {
-                name: "cmd".into(),
-                what: "%*".into(),
-                format: "#{pane_current_command}".into(),
-            }
-            .args(),
-            "refresh-client -B cmd:%*:#{pane_current_command}",
-        ),
-        (
-            RefreshClient::Unsubscribe { name: "cmd".into() }.args(),
-            "refresh-client -B cmd",
-        ),
     ];
     for (args, want) in table {
         assert_eq!(args.join(" "), want);

@@ -87,12 +87,6 @@ pub enum Notification {
     ClientDetached {
         client: String,
     },
-    SubscriptionChanged {
-        name: String,
-        /// The ids tmux gave (`-` or absent for a session-level subscription).
-        scope: Vec<String>,
-        value: Vec<u8>,
-    },
     PasteBufferChanged {
         name: String,
     },
@@ -202,7 +196,6 @@ fn parse_named(name: &[u8], rest: &[u8]) -> Option<Notification> {
             }
         }
         b"%client-detached" => N::ClientDetached { client: text(rest) },
-        b"%subscription-changed" => parse_subscription(first, tail)?,
         b"%paste-buffer-changed" => N::PasteBufferChanged { name: text(rest) },
         b"%paste-buffer-deleted" => N::PasteBufferDeleted { name: text(rest) },
         b"%config-error" => N::ConfigError {
@@ -224,24 +217,6 @@ fn parse_layout_change(rest: &[u8]) -> Option<Notification> {
         layout: text(layout),
         visible_layout: text(visible),
         flags: text(flags),
-    })
-}
-
-/// `NAME $S @W IDX %P ... : VALUE`; the scope words are kept as given.
-fn parse_subscription(name: &[u8], rest: &[u8]) -> Option<Notification> {
-    let value = after_colon(rest)?;
-    let scope_len = rest.len() - value.len();
-    let scope = text(&rest[..scope_len]);
-    let scope = scope
-        .split(' ')
-        .take_while(|w| *w != ":")
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect();
-    Some(Notification::SubscriptionChanged {
-        name: text(name),
-        scope,
-        value: unescape_output(value),
     })
 }
 

@@ -166,22 +166,6 @@ fn notifications() {
             },
         ),
         (
-            "%subscription-changed sub1 $0 @0 0 %0 : bash : x",
-            N::SubscriptionChanged {
-                name: "sub1".into(),
-                scope: vec!["$0".into(), "@0".into(), "0".into(), "%0".into()],
-                value: b"bash : x".to_vec(),
-            },
-        ),
-        (
-            "%subscription-changed s $0 - - - : v\\134",
-            N::SubscriptionChanged {
-                name: "s".into(),
-                scope: vec!["$0".into(), "-".into(), "-".into(), "-".into()],
-                value: b"v\\".to_vec(),
-            },
-        ),
-        (
             "%paste-buffer-changed buffer0",
             N::PasteBufferChanged {
                 name: "buffer0".into(),
