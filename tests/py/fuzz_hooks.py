@@ -26,7 +26,9 @@ def before_call(context, case, kwargs):
         # A comment ends at a newline: drop those so nothing after it runs.
         tail = body["command"].replace("\n", " ").replace("\r", " ")
         body["command"] = INERT + tail
-    elif method == "POST" and path == "/v1/sessions" and "command" not in body:
+    elif method == "POST" and path == "/v1/sessions" and body.get("command") is None:
+        # Absent or null means the default shell, which would then run
+        # whatever text the fuzzer types into it (it once made files).
         body["command"] = INERT
     if method == "POST" and path.endswith("/wait"):
         timeout = body.get("timeout_ms")
