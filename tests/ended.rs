@@ -8,28 +8,9 @@ mod common;
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
-fn create(daemon: &Daemon, name: &str, command: &str) -> String {
-    let session = daemon.create(&json!({ "name": name, "command": command }));
-    session["session_id"].as_str().unwrap().to_owned()
-}
-
 fn wait_body(daemon: &Daemon, id: &str, body: Value) -> (u16, Value) {
     let (status, answer) = daemon.post(&format!("/v1/sessions/{id}/wait"), &body);
     (status.as_u16(), answer)
-}
-
-fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
-    let (status, body) = wait_body(daemon, id, json!({ "until": until, "timeout_ms": 60_000 }));
-    assert_eq!(status, 200, "wait until {until}: {body}");
-    body["session"].clone()
-}
-
-fn type_line(daemon: &Daemon, id: &str, line: &str) {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/input"),
-        &json!({ "text": line, "submit": true }),
-    );
-    assert_eq!(status, 200, "{body}");
 }
 
 fn cli(daemon: &Daemon, args: &[&str]) -> std::process::Output {
@@ -60,12 +41,11 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     // terminal a moment (ignoring the hangup its parent's exit sends, an
     // ignore set before the fork so no race), make both certain; with a plain `echo; exit 3`
     // each is usually, not always, known (to tmux itself, not just tmuxd).
-    let quick = create(
-        &daemon,
+    let quick = daemon.create_named(
         "quick",
         "sh -c 'echo quick-$((1+2)); sleep 0.3; trap \"\" HUP; sleep 0.5 & exit 3'",
     );
-    let ended = wait(&daemon, &quick, "exited");
+    let ended = daemon.wait_until(&quick, "exited");
     assert_eq!(ended["state_reason"], "process_exit", "{ended}");
     assert_eq!(ended["exit_status"], 3, "{ended}");
     assert!(ended["ended_at"].is_string(), "{ended}");
@@ -113,7 +93,7 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     assert_eq!(deleted["exit_status"], 3);
 
     // A wait on a session that then ends.
-    let short = create(&daemon, "short", "sleep 1");
+    let short = daemon.create_named("short", "sleep 1");
     let (status, body) = wait_body(
         &daemon,
         &short,
@@ -124,16 +104,12 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
         (409, Some("session_ended")),
         "{body}"
     );
-    let exited = wait(&daemon, &short, "exited");
+    let exited = daemon.wait_until(&short, "exited");
     assert_eq!(exited["state_reason"], "process_exit", "{exited}");
 
     // Kept across a restart; and a program that ends while tmuxd is down
     // leaves its dead pane (and session) for tmuxd to read when it is back.
-    let later = create(
-        &daemon,
-        "later",
-        "sh -c 'echo bye-$((1+1)); sleep 1; exit 4'",
-    );
+    let later = daemon.create_named("later", "sh -c 'echo bye-$((1+1)); sleep 1; exit 4'");
     daemon.wait_for_snapshot(&later, "bye-2");
     daemon.terminate();
     wait_for("the pane to die while tmuxd is down", || {
@@ -141,14 +117,14 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
         (String::from_utf8_lossy(&dead.stdout).trim() == "1").then_some(())
     });
     let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
-    let gone = wait(&daemon, &later, "exited");
+    let gone = daemon.wait_until(&later, "exited");
     assert_eq!(gone["state_reason"], "process_exit", "{gone}");
     assert!(daemon.snapshot_lines(&later).iter().any(|l| l == "bye-2"));
     assert!(
         !tmux.has_session("later"),
         "tmuxd ended the dead pane's session"
     );
-    let again = wait(&daemon, &quick, "exited");
+    let again = daemon.wait_until(&quick, "exited");
     assert_eq!(again["exit_status"], 3);
     let lines = daemon.snapshot_lines(&quick);
     assert!(lines.iter().any(|l| l == "quick-3"), "{lines:?}");
@@ -169,8 +145,8 @@ fn the_retention_window_is_bounded() {
     );
     let ids: Vec<String> = (0..3)
         .map(|i| {
-            let id = create(&daemon, &format!("e{i}"), "true");
-            wait(&daemon, &id, "exited");
+            let id = daemon.create_named(&format!("e{i}"), "true");
+            daemon.wait_until(&id, "exited");
             id
         })
         .collect();
@@ -197,22 +173,22 @@ fn finding_6_attention_survives_a_restart_and_an_end_has_one_reason() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
-    let id = create(&daemon, "ring", common::SHELL);
-    wait(&daemon, &id, "idle");
+    let id = daemon.create_named("ring", common::SHELL);
+    daemon.wait_until(&id, "idle");
     // Rung through tmux itself: input through tmuxd would clear the flag.
     tmux.send_keys("ring", &["printf '\\a'", "Enter"]);
-    let rang = wait(&daemon, &id, "attention");
+    let rang = daemon.wait_until(&id, "attention");
     assert_eq!(rang["attention"]["reason"], "bell");
     daemon.terminate();
     let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
-    let back = wait(&daemon, &id, "idle");
+    let back = daemon.wait_until(&id, "idle");
     assert_eq!(
         back["attention"], rang["attention"],
         "same flag, same since"
     );
 
     tmux.run(&["kill-server"]);
-    let ended = wait(&daemon, &id, "exited");
+    let ended = daemon.wait_until(&id, "exited");
     assert_eq!(ended["state_reason"], "tmux_server_gone");
     let reasons: Vec<(String, String)> = daemon
         .events()
@@ -244,9 +220,9 @@ fn finding_6_attention_survives_a_restart_and_an_end_has_one_reason() {
 fn wait_for_a_line_and_for_quiet() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = create(&daemon, "build", common::SHELL);
-    wait(&daemon, &id, "idle");
-    type_line(&daemon, &id, "sleep 1; echo build-$((6*7)) done");
+    let id = daemon.create_named("build", common::SHELL);
+    daemon.wait_until(&id, "idle");
+    daemon.type_line(&id, "sleep 1; echo build-$((6*7)) done");
     let out = cli(
         &daemon,
         &[
@@ -280,11 +256,7 @@ fn wait_for_a_line_and_for_quiet() {
     );
     assert_eq!(timed_out.status.code(), Some(3));
 
-    type_line(
-        &daemon,
-        &id,
-        "for i in 1 2 3; do echo tick; sleep 0.3; done",
-    );
+    daemon.type_line(&id, "for i in 1 2 3; do echo tick; sleep 0.3; done");
     let started = std::time::Instant::now();
     let (status, body) = wait_body(
         &daemon,
@@ -327,10 +299,10 @@ fn wait_for_a_line_and_for_quiet() {
 fn queued_input_is_listed_and_cancelled() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = create(&daemon, "q", common::SHELL);
-    wait(&daemon, &id, "idle");
-    type_line(&daemon, &id, "sleep 3");
-    wait(&daemon, &id, "working");
+    let id = daemon.create_named("q", common::SHELL);
+    daemon.wait_until(&id, "idle");
+    daemon.type_line(&id, "sleep 3");
+    daemon.wait_until(&id, "working");
     for text in [
         "echo first-$((0+1))",
         "echo second-$((1+1))",
@@ -370,7 +342,7 @@ fn queued_input_is_listed_and_cancelled() {
         let (_, queue) = daemon.get(&format!("/v1/sessions/{id}/input/queue"));
         queue["items"].as_array().unwrap().is_empty().then_some(())
     });
-    wait(&daemon, &id, "idle");
+    daemon.wait_until(&id, "idle");
     let lines = daemon.snapshot_lines(&id);
     assert!(
         !lines
@@ -394,7 +366,7 @@ fn a_detached_session_no_longer_keeps_dead_panes() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     tmux.new_session("keeper", (80, 24), "sleep 600");
-    let id = create(&daemon, "det", "sh -c 'read line; echo got-$line'");
+    let id = daemon.create_named("det", "sh -c 'read line; echo got-$line'");
     let marked = tmux.run(&["show-options", "-v", "-t", "=det:", "@tmuxd-keep-exit"]);
     assert_eq!(marked.trim(), "1");
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=detach"));
@@ -414,7 +386,7 @@ fn a_detached_session_no_longer_keeps_dead_panes() {
 fn a_program_ending_in_a_window_not_shown_is_reaped() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = create(&daemon, "behind", "sh -c 'read line; exit 7'");
+    let id = daemon.create_named("behind", "sh -c 'read line; exit 7'");
     tmux.run(&["new-window", "-t", "=behind:", common::SHELL]);
     let windows = || tmux.run(&["list-windows", "-t", "=behind", "-F", "#{window_index}"]);
     wait_for("the new window to be tmuxd's view", || {

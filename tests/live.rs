@@ -63,14 +63,6 @@ fn shell(daemon: &Daemon, name: &str) -> String {
     id
 }
 
-fn type_line(daemon: &Daemon, id: &str, line: &str) {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/input"),
-        &json!({ "text": line, "submit": true }),
-    );
-    assert_eq!(status, 200, "{body}");
-}
-
 fn wait_state(daemon: &Daemon, id: &str, until: &str, timeout_ms: u64) -> Value {
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/wait"),
@@ -85,18 +77,18 @@ fn a_resumed_stream_gets_exactly_the_missed_bytes() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let id = shell(&daemon, "resume");
-    type_line(&daemon, &id, "echo start-$((0+1))");
+    daemon.type_line(&id, "echo start-$((0+1))");
     daemon.wait_for_snapshot(&id, "start-1");
     let (mut steady, _) = connect(&daemon, &format!("/v1/sessions/{id}/stream?since=0"));
     let (mut leaving, ready) = connect(&daemon, &format!("/v1/sessions/{id}/stream"));
     assert!(ready["latest_seq"].as_u64().unwrap() > 0);
 
-    type_line(&daemon, &id, "echo part-$((1+1))");
+    daemon.type_line(&id, "echo part-$((1+1))");
     let before = read_frames(&mut leaving, |f| joined(f).contains("part-2"));
     let last_seen = before.last().unwrap().0;
     drop(leaving);
     for i in 0..5 {
-        type_line(&daemon, &id, &format!("echo missed-{i}-$((i*0))"));
+        daemon.type_line(&id, &format!("echo missed-{i}-$((i*0))"));
     }
     daemon.wait_for_snapshot(&id, "missed-4-0");
     let (mut back, ready) = connect(
@@ -162,8 +154,7 @@ fn a_stalled_subscriber_is_dropped_while_others_keep_up() {
     // 3 MB of text through the session (less than a subscriber's queue, so
     // a reader that keeps reading is never dropped however the machine is
     // loaded); the stalled client never reads and is dropped.
-    type_line(
-        &daemon,
+    daemon.type_line(
         &id,
         "head -c 2250000 /dev/urandom | base64 -w 100; echo flood-$((40+2))",
     );
@@ -198,7 +189,7 @@ fn a_stalled_subscriber_is_dropped_while_others_keep_up() {
     });
     assert_eq!(summary["session"]["transport"], "attached");
     daemon.wait_for_snapshot(&id, "flood-42");
-    type_line(&daemon, &id, "echo after-$((2*2))");
+    daemon.type_line(&id, "echo after-$((2*2))");
     daemon.wait_for_snapshot(&id, "after-4");
 }
 
@@ -208,7 +199,7 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
     let daemon = Daemon::start(&tmux);
     let id = shell(&daemon, "states");
 
-    type_line(&daemon, &id, "sleep 2; printf '\\a'");
+    daemon.type_line(&id, "sleep 2; printf '\\a'");
     let working = wait_state(&daemon, &id, "working", 5_000);
     assert_eq!(working["state"], "working");
     let attention = wait_state(&daemon, &id, "attention", 10_000);
@@ -230,7 +221,7 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
     );
 
     // Input clears attention; then the prompt coming back means idle, fast.
-    type_line(&daemon, &id, "sleep 1; date +%s%3N");
+    daemon.type_line(&id, "sleep 1; date +%s%3N");
     wait_state(&daemon, &id, "working", 5_000);
     let idle = wait_state(&daemon, &id, "idle", 10_000);
     let returned_at = chrono::Utc::now().timestamp_millis();
@@ -253,7 +244,7 @@ fn the_wait_command_line_blocks_until_the_state() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let id = shell(&daemon, "cli-wait");
-    type_line(&daemon, &id, "sleep 1");
+    daemon.type_line(&id, "sleep 1");
     wait_state(&daemon, &id, "working", 5_000);
     let out = daemon
         .client()
@@ -266,7 +257,7 @@ fn the_wait_command_line_blocks_until_the_state() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("idle"));
-    type_line(&daemon, &id, "sleep 5");
+    daemon.type_line(&id, "sleep 5");
     wait_state(&daemon, &id, "working", 5_000);
     let out = daemon
         .client()
@@ -293,7 +284,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     let mut daemon = Daemon::start_with(&tmux, options());
     let id = shell(&daemon, "queue");
 
-    type_line(&daemon, &id, "sleep 3; echo first-$((0+1))");
+    daemon.type_line(&id, "sleep 3; echo first-$((0+1))");
     wait_state(&daemon, &id, "working", 5_000);
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
@@ -328,7 +319,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     );
 
     // Queued while busy, across a restart.
-    type_line(&daemon, &id, "sleep 4; echo third-$((1+2))");
+    daemon.type_line(&id, "sleep 4; echo third-$((1+2))");
     wait_state(&daemon, &id, "working", 5_000);
     daemon.post(
         &format!("/v1/sessions/{id}/input"),
@@ -348,7 +339,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     );
 
     // Left in the queue when the session ends: dropped, with an event.
-    type_line(&daemon, &id, "sleep 30");
+    daemon.type_line(&id, "sleep 30");
     wait_state(&daemon, &id, "working", 5_000);
     daemon.post(
         &format!("/v1/sessions/{id}/input"),
@@ -441,7 +432,7 @@ fn bad_live_input_gets_clear_errors_and_changes_nothing() {
             "{body}: {answer}"
         );
     }
-    type_line(&daemon, &id, "sleep 5");
+    daemon.type_line(&id, "sleep 5");
     wait_state(&daemon, &id, "working", 5_000);
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/wait"),

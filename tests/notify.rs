@@ -55,15 +55,6 @@ fn next(rx: &mpsc::Receiver<Value>) -> Value {
     rx.recv_timeout(common::PATIENCE).expect("a notification")
 }
 
-fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/wait"),
-        &json!({ "until": until, "timeout_ms": 60_000 }),
-    );
-    assert_eq!(status, 200, "wait until {until}: {body}");
-    body["session"].clone()
-}
-
 #[test]
 fn a_webhook_is_called_once_per_attention_with_a_cooldown_and_on_exit() {
     let tmux = TmuxServer::new();
@@ -85,7 +76,7 @@ fn a_webhook_is_called_once_per_attention_with_a_cooldown_and_on_exit() {
     );
     let session = daemon.create(&json!({ "name": "n", "command": common::SHELL }));
     let id = session["session_id"].as_str().unwrap().to_owned();
-    wait(&daemon, &id, "idle");
+    daemon.wait_until(&id, "idle");
 
     // Rung in tmux itself (input through tmuxd would clear the flag).
     tmux.send_keys("n", &["printf '\\a'", "Enter"]);

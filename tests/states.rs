@@ -11,32 +11,10 @@ use std::time::{Duration, Instant};
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
-fn create(daemon: &Daemon, name: &str, command: &str) -> String {
-    let session = daemon.create(&json!({ "name": name, "command": command }));
-    session["session_id"].as_str().unwrap().to_owned()
-}
-
 fn summary(daemon: &Daemon, id: &str) -> Value {
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
     assert_eq!(status, 200, "{body}");
     body["session"].clone()
-}
-
-fn wait(daemon: &Daemon, id: &str, until: &str) -> Value {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/wait"),
-        &json!({ "until": until, "timeout_ms": common::PATIENCE.as_millis() as u64 }),
-    );
-    assert_eq!(status, 200, "wait until {until}: {body}");
-    body["session"].clone()
-}
-
-fn type_line(daemon: &Daemon, id: &str, line: &str) {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/input"),
-        &json!({ "text": line, "submit": true }),
-    );
-    assert_eq!(status, 200, "{body}");
 }
 
 /// (state, reason, attention reason) of each state event of `id`.
@@ -71,20 +49,20 @@ fn fixture(name: &str) -> String {
 fn finding_1_a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = create(&daemon, "bell", common::SHELL);
-    wait(&daemon, &id, "idle");
-    type_line(&daemon, &id, "sleep 2; printf '\\a'");
-    wait(&daemon, &id, "working");
+    let id = daemon.create_named("bell", common::SHELL);
+    daemon.wait_until(&id, "idle");
+    daemon.type_line(&id, "sleep 2; printf '\\a'");
+    daemon.wait_until(&id, "working");
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "text": "echo queued-$((2+2))", "submit": true, "when": "idle" }),
     );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["queued"], true);
-    let rang = wait(&daemon, &id, "attention");
+    let rang = daemon.wait_until(&id, "attention");
     assert_eq!(rang["attention"]["reason"], "bell", "{rang}");
     daemon.wait_for_snapshot(&id, "queued-4");
-    let after = wait(&daemon, &id, "idle");
+    let after = daemon.wait_until(&id, "idle");
     assert_eq!(after["queued_inputs"], 0);
     assert!(
         after["attention"].is_null(),
@@ -105,13 +83,8 @@ fn finding_1_a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
 fn finding_2_a_shell_script_is_working_until_it_ends() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let script = create(
-        &daemon,
-        "script",
-        "bash -c 'echo start; sleep 3; echo done'",
-    );
-    let looping = create(
-        &daemon,
+    let script = daemon.create_named("script", "bash -c 'echo start; sleep 3; echo done'");
+    let looping = daemon.create_named(
         "loop",
         "bash -c 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done'",
     );
@@ -133,7 +106,7 @@ fn finding_2_a_shell_script_is_working_until_it_ends() {
         seen.iter().all(|s| s == "starting" || s == "working"),
         "working until it ends: {seen:?}"
     );
-    let ended = wait(&daemon, &looping, "exited");
+    let ended = daemon.wait_until(&looping, "exited");
     assert_eq!(ended["state_reason"], "process_exit", "{ended}");
     let states: Vec<String> = state_events(&daemon, &looping)
         .into_iter()
@@ -154,10 +127,10 @@ fn finding_3_a_silent_program_is_working_then_needs_attention() {
             ..Default::default()
         },
     );
-    let id = create(&daemon, "sleeper", "sleep 900");
-    let working = wait(&daemon, &id, "working");
+    let id = daemon.create_named("sleeper", "sleep 900");
+    let working = daemon.wait_until(&id, "working");
     assert_eq!(working["state_reason"], "foreground_process", "{working}");
-    let silent = wait(&daemon, &id, "attention");
+    let silent = daemon.wait_until(&id, "attention");
     assert_eq!(silent["state"], "working", "{silent}");
     assert_eq!(silent["attention"]["reason"], "long_silence", "{silent}");
 }
@@ -165,7 +138,7 @@ fn finding_3_a_silent_program_is_working_then_needs_attention() {
 /// How long after its last output `id` was reported waiting, as the
 /// daemon saw both (its own clock).
 fn waiting_lag(daemon: &Daemon, id: &str) -> Duration {
-    let waiting = wait(daemon, id, "waiting");
+    let waiting = daemon.wait_until(id, "waiting");
     let at = |field: &str| {
         chrono::DateTime::parse_from_rfc3339(waiting[field].as_str().unwrap()).unwrap()
     };
@@ -184,20 +157,20 @@ fn finding_4_a_repl_and_a_question_are_waiting_within_a_second() {
     let mut lags = Vec::new();
     for i in 0..3 {
         let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
-        let id = create(&daemon, &format!("ask{i}"), question);
+        let id = daemon.create_named(&format!("ask{i}"), question);
         lags.push(waiting_lag(&daemon, &id));
         let asked = summary(&daemon, &id);
         assert_eq!(asked["state_reason"], "terminal_read", "{asked}");
         assert_eq!(asked["attention"]["reason"], "needs_input", "{asked}");
-        type_line(&daemon, &id, "y");
+        daemon.type_line(&id, "y");
         daemon.wait_for_snapshot(&id, "answered-y");
-        let answered = wait(&daemon, &id, "working");
+        let answered = daemon.wait_until(&id, "working");
         assert!(answered["attention"].is_null(), "{answered}");
     }
-    let repl = create(&daemon, "repl", "python3 -q");
+    let repl = daemon.create_named("repl", "python3 -q");
     lags.push(waiting_lag(&daemon, &repl));
     for expression in ["6*7", "2**10"] {
-        type_line(&daemon, &repl, expression);
+        daemon.type_line(&repl, expression);
         let (status, body) = daemon.post(
             &format!("/v1/sessions/{repl}/wait"),
             &json!({ "match": "^(42|1024)$", "timeout_ms": 60_000 }),
@@ -227,10 +200,10 @@ fn finding_4_a_repl_and_a_question_are_waiting_within_a_second() {
 fn input_queued_for_waiting_is_typed_when_the_repl_asks() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let repl = create(&daemon, "py", "python3 -q");
-    wait(&daemon, &repl, "waiting");
-    type_line(&daemon, &repl, "import time; time.sleep(2); print('slept')");
-    wait(&daemon, &repl, "working");
+    let repl = daemon.create_named("py", "python3 -q");
+    daemon.wait_until(&repl, "waiting");
+    daemon.type_line(&repl, "import time; time.sleep(2); print('slept')");
+    daemon.wait_until(&repl, "working");
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{repl}/input"),
         &json!({ "text": "print('from-' + 'queue')", "submit": true, "when": "waiting" }),
@@ -267,23 +240,23 @@ reason = "press_any_key"
             ..Default::default()
         },
     );
-    let agent = create(&daemon, "agent", &fixture("agent_prompt.sh"));
-    let asked = wait(&daemon, &agent, "waiting");
+    let agent = daemon.create_named("agent", &fixture("agent_prompt.sh"));
+    let asked = daemon.wait_until(&agent, "waiting");
     assert_eq!(asked["state_reason"], "permission_prompt", "{asked}");
-    type_line(&daemon, &agent, "1");
+    daemon.type_line(&agent, "1");
     daemon.wait_for_snapshot(&agent, "answered 1");
     wait_for("the agent working again", || {
         let s = summary(&daemon, &agent);
         (s["state"] == "working").then_some(s)
     });
-    let key = create(&daemon, "key", &fixture("press_any_key.sh"));
-    let pressed = wait(&daemon, &key, "waiting");
+    let key = daemon.create_named("key", &fixture("press_any_key.sh"));
+    let pressed = daemon.wait_until(&key, "waiting");
     assert_eq!(pressed["state_reason"], "press_any_key", "{pressed}");
 
     // Without the rules, /proc alone decides.
     let other = TmuxServer::new();
     let plain = Daemon::start(&other);
-    let key = create(&plain, "key", &fixture("press_any_key.sh"));
-    let working = wait(&plain, &key, "working");
+    let key = plain.create_named("key", &fixture("press_any_key.sh"));
+    let working = plain.wait_until(&key, "working");
     assert_eq!(working["state_reason"], "foreground_process", "{working}");
 }

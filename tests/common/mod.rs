@@ -373,6 +373,27 @@ impl Daemon {
         value["session"].clone()
     }
 
+    /// Creates session `name` running `command`; returns its id.
+    pub fn create_named(&self, name: &str, command: &str) -> String {
+        let session = self.create(&serde_json::json!({ "name": name, "command": command }));
+        session["session_id"].as_str().unwrap().to_owned()
+    }
+
+    /// `POST .../wait` until `until` (asserting 200); returns the summary.
+    pub fn wait_until(&self, id: &str, until: &str) -> Value {
+        let body = serde_json::json!({ "until": until, "timeout_ms": PATIENCE.as_millis() as u64 });
+        let (status, answer) = self.post(&format!("/v1/sessions/{id}/wait"), &body);
+        assert_eq!(status, StatusCode::OK, "wait until {until}: {answer}");
+        answer["session"].clone()
+    }
+
+    /// Types `line` and Enter into the session (asserting 200).
+    pub fn type_line(&self, id: &str, line: &str) {
+        let body = serde_json::json!({ "text": line, "submit": true });
+        let (status, answer) = self.post(&format!("/v1/sessions/{id}/input"), &body);
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+
     pub fn sessions(&self) -> Vec<Value> {
         let (status, value) = self.get("/v1/sessions");
         assert_eq!(status, StatusCode::OK);
