@@ -141,6 +141,7 @@ pub struct LsArgs {
     pub connect: Connect,
 }
 
+/// One session, how to print it, where the daemon is (`show`, `queue ls`).
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     #[command(flatten)]
@@ -441,19 +442,9 @@ pub struct ManArgs {
 #[derive(Subcommand, Debug)]
 pub enum QueueCommand {
     /// List the inputs queued for a session: number, what it waits for, text.
-    Ls(QueueLsArgs),
+    Ls(ShowArgs),
     /// Cancel a queued input by its number (as `queue ls` shows it).
     Rm(QueueRmArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct QueueLsArgs {
-    #[command(flatten)]
-    pub target: Target,
-    #[command(flatten)]
-    pub format: Format,
-    #[command(flatten)]
-    pub connect: Connect,
 }
 
 #[derive(Args, Debug)]

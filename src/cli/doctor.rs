@@ -94,6 +94,7 @@ async fn probe_session(probe: &Tmux) -> Result<(), String> {
         size: Some((80, 24)),
         command: Some("sleep 30"),
         keep_exit: false,
+        tag: None,
     };
     probe
         .new_session(&request)

@@ -2,7 +2,7 @@
 
 use reqwest::Method;
 
-use super::args::{QueueLsArgs, QueueRmArgs};
+use super::args::{QueueRmArgs, ShowArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::{one_line, print_either, table};
 use super::resolve::session_id;
@@ -12,7 +12,7 @@ use crate::api::model::{QueueCancelled, QueueList};
 /// Longest text shown in a table cell.
 const TEXT_WIDTH: usize = 60;
 
-pub async fn ls(client: &Client, args: QueueLsArgs) -> Result<(), ClientError> {
+pub async fn ls(client: &Client, args: ShowArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;
     let body: QueueList = client
         .get(&format!("/v1/sessions/{}/input/queue", encode(&id)))

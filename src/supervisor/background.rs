@@ -2,7 +2,7 @@
 //! tick), the reaper (acts on client exits at once, retries on its tick) and
 //! checkpoints.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
@@ -11,9 +11,9 @@ use tokio_util::task::TaskTracker;
 
 use super::Supervisor;
 use super::lifecycle::EndReason;
-use super::plan::{Known, plan_discovery};
+use super::plan::{DiscoveryPlan, Known, plan_discovery};
 use crate::session::{ActorEvent, ClientExited};
-use crate::tmux::{SessionStatus, session_views};
+use crate::tmux::{SessionStatus, SessionView, session_views};
 
 pub(super) fn spawn_loops(
     supervisor: &Supervisor,
@@ -180,6 +180,31 @@ impl Supervisor {
     /// Returns how many sessions it adopted.
     pub(super) async fn discover(&self) -> usize {
         let looked_at = std::time::Instant::now();
+        // Names first: most changes (tmuxd's own creates, ends) adopt
+        // nothing, and listing every pane costs tmux tens of milliseconds
+        // with 200 sessions; the panes are listed when there is a session
+        // to adopt or a restore to do.
+        if self.registry().restore_pending.is_none() {
+            let names = match self.tmux().session_names().await {
+                Ok(names) => names,
+                Err(e) => {
+                    tracing::warn!("discovery: {e}");
+                    return 0;
+                }
+            };
+            let live = names
+                .into_iter()
+                .map(|name| {
+                    let view = super::lifecycle::default_view(&name);
+                    (name, view)
+                })
+                .collect();
+            let plan = self.plan(&live, looked_at);
+            if plan.adopt.is_empty() {
+                self.forget_detached(&plan).await;
+                return 0;
+            }
+        }
         let panes = match self.tmux().list_panes().await {
             Ok(panes) => panes,
             Err(e) => {
@@ -192,46 +217,59 @@ impl Supervisor {
         if let Some(file) = pending {
             self.restore(file, &live).await;
         }
-        let plan = {
-            let mut registry = self.registry();
-            registry.seen_names = live.keys().cloned().collect();
-            let known = Known {
-                tracked: registry
-                    .sessions
-                    .values()
-                    .map(|e| (e.tmux_name.as_str(), e.id))
-                    .collect(),
-                detached: registry.detached.keys().map(String::as_str).collect(),
-                // A session that ended since tmux was asked is listed, but gone.
-                reserved: registry
-                    .reserved
-                    .keys()
-                    .chain(
-                        registry
-                            .ended
-                            .iter()
-                            .filter(|(_, at)| **at >= looked_at)
-                            .map(|(name, _)| name),
-                    )
-                    .map(String::as_str)
-                    .collect::<BTreeSet<_>>(),
-            };
-            let plan = plan_discovery(&live, &known, &self.inner.settings.filter);
-            for name in &plan.forget_detached {
-                registry.detached.remove(name);
-            }
-            registry.ended.retain(|_, at| *at >= looked_at);
-            plan
-        };
+        let plan = self.plan(&live, looked_at);
         let adoptions = plan
             .adopt
             .iter()
             .map(|name| self.adopt_discovered(live[name].clone()));
         futures::future::join_all(adoptions).await;
+        self.forget_detached(&plan).await;
+        plan.adopt.len()
+    }
+
+    /// What discovery does with the sessions tmux listed at `looked_at`:
+    /// notes their names, forgets detached sessions that are gone, and says
+    /// which to adopt.
+    fn plan(
+        &self,
+        live: &BTreeMap<String, SessionView>,
+        looked_at: std::time::Instant,
+    ) -> DiscoveryPlan {
+        let mut registry = self.registry();
+        registry.seen_names = live.keys().cloned().collect();
+        let known = Known {
+            tracked: registry
+                .sessions
+                .values()
+                .map(|e| (e.tmux_name.as_str(), e.id))
+                .collect(),
+            detached: registry.detached.keys().map(String::as_str).collect(),
+            // A session that ended since tmux was asked is listed, but gone.
+            reserved: registry
+                .reserved
+                .keys()
+                .chain(
+                    registry
+                        .ended
+                        .iter()
+                        .filter(|(_, at)| **at >= looked_at)
+                        .map(|(name, _)| name),
+                )
+                .map(String::as_str)
+                .collect::<BTreeSet<_>>(),
+        };
+        let plan = plan_discovery(live, &known, &self.inner.settings.filter);
+        for name in &plan.forget_detached {
+            registry.detached.remove(name);
+        }
+        registry.ended.retain(|_, at| *at >= looked_at);
+        plan
+    }
+
+    async fn forget_detached(&self, plan: &DiscoveryPlan) {
         if !plan.forget_detached.is_empty() {
             let _ = self.persist().await;
         }
-        plan.adopt.len()
     }
 
     async fn checkpoint(&self) {

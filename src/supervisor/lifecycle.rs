@@ -65,16 +65,18 @@ impl Supervisor {
         validate_create(&request)?;
         let mut reservation = self.reserve_new(request.name.as_deref())?;
         let mut tries = 0;
-        let kept_exit = loop {
+        let made = loop {
+            let tag = format_id(reservation.id);
             let new = NewSession {
                 name: &reservation.tmux_name,
                 cwd: request.cwd.as_deref().map(Path::new),
                 size: request.size,
                 command: request.command.as_deref(),
                 keep_exit: true,
+                tag: Some(&tag),
             };
             match self.tmux().new_session(&new).await {
-                Ok(kept_exit) => break kept_exit,
+                Ok(made) => break made,
                 Err(e)
                     if e.is_duplicate_session()
                         && request.name.is_none()
@@ -93,10 +95,15 @@ impl Supervisor {
             }
         };
         let name = reservation.tmux_name.clone();
-        let (view, tagged) = match self.view_tagging(&name, reservation.id).await {
-            Ok((view, tagged)) => (view.unwrap_or_else(|| default_view(&name)), tagged),
-            Err(_) => (default_view(&name), false),
+        let (view, tagged) = match made.tagged_panes {
+            Some(panes) => (session_views(&panes).remove(&name), true),
+            None => self
+                .view_tagging(&name, reservation.id)
+                .await
+                .unwrap_or((None, false)),
         };
+        let view = view.unwrap_or_else(|| default_view(&name));
+        let kept_exit = made.kept_exit;
         let attach = Attach {
             reservation,
             view,

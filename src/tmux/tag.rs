@@ -25,17 +25,15 @@ impl Tmux {
         self.run_sequence(&commands).await.map(drop)
     }
 
-    /// Marks the session with `id`, then lists every pane as `list_panes`
-    /// does, in one tmux call.
+    /// Marks the session with `id`, then lists its panes as `list_panes`
+    /// does, in one tmux call (the session's panes only: with hundreds of
+    /// sessions, listing them all doubled the call's cost).
     pub async fn tag_and_list_panes(
         &self,
         name: &str,
         id: &str,
     ) -> Result<Vec<PaneInfo>, TmuxError> {
-        let list = ["list-panes", "-a", "-F", LIST_PANES_FORMAT].map(str::to_owned);
-        let out = self
-            .run_sequence(&[set_tag_args(name, id), list.to_vec()])
-            .await?;
+        let out = self.run_sequence(&tag_and_list_args(name, id)).await?;
         Ok(parse_list_panes(&out))
     }
 
@@ -54,6 +52,13 @@ impl Tmux {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Marks session `name` with `id`, then lists its panes (`LIST_PANES_FORMAT`).
+pub(super) fn tag_and_list_args(name: &str, id: &str) -> [Vec<String>; 2] {
+    let target = session_target(name);
+    let list = ["list-panes", "-s", "-t", &target, "-F", LIST_PANES_FORMAT].map(str::to_owned);
+    [set_tag_args(name, id), list.to_vec()]
 }
 
 fn set_tag_args(name: &str, id: &str) -> Vec<String> {
