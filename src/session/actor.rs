@@ -17,6 +17,7 @@ mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
+use crate::tmux::command::SessionSummary as TmuxSession;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -34,7 +35,8 @@ use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
+    CaptureSeed, HasSession, ListSessions, PaneRow, RefreshClient, ResizeWindow, Target,
+    TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
@@ -96,6 +98,8 @@ enum Purpose {
     Input { job: u64 },
     /// A command whose reply someone waits for.
     Reply(oneshot::Sender<Result<(), String>>),
+    /// `list-sessions`, for the supervisor's discovery.
+    Sessions(oneshot::Sender<Result<Vec<TmuxSession>, String>>),
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: u32, looks: u8 },
     /// Nothing waits; a failure is only logged.
@@ -288,6 +292,16 @@ impl SessionActor {
                 };
                 self.send(client, &resize, Purpose::Reply(reply)).await;
             }
+            SessionCmd::ListSessions { reply } => {
+                self.send(client, &ListSessions, Purpose::Sessions(reply))
+                    .await;
+            }
+            SessionCmd::HasSession { name, reply } => {
+                let ask = HasSession {
+                    target: Target::Session(name),
+                };
+                self.send(client, &ask, Purpose::Reply(reply)).await;
+            }
             SessionCmd::Subscribe { since, pane, reply } => {
                 let _ = reply.send(self.subscribe(since, pane));
             }
@@ -351,6 +365,12 @@ impl SessionActor {
                 };
                 match purpose {
                     Purpose::Window => self.on_window(result, client).await,
+                    Purpose::Sessions(reply) => {
+                        let sessions = result.map_err(|e| e.to_string()).and_then(|lines| {
+                            ListSessions.parse(&lines).map_err(|e| e.to_string())
+                        });
+                        let _ = reply.send(sessions);
+                    }
                     Purpose::Pids => match result {
                         Ok(rows) => self.watch_pids(&rows),
                         Err(e) => {
@@ -578,6 +598,9 @@ impl SessionActor {
         match purpose {
             Purpose::Reply(reply) => {
                 let _ = reply.send(result);
+            }
+            Purpose::Sessions(reply) => {
+                let _ = reply.send(result.map(|()| Vec::new()));
             }
             Purpose::Input { job } => {
                 let Some(entry) = self.jobs.get_mut(&job) else {

@@ -11,6 +11,7 @@ mod rules;
 mod state;
 mod window;
 
+use crate::tmux::command::SessionSummary as TmuxSession;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -53,6 +54,16 @@ pub enum SessionCmd {
     Resize {
         cols: u16,
         rows: u16,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Lists the server's sessions over this session's client (no fork).
+    ListSessions {
+        reply: oneshot::Sender<Result<Vec<TmuxSession>, String>>,
+    },
+    /// Asks tmux, over this session's client, whether session `name`
+    /// exists (no fork): `Err` carries tmux's answer.
+    HasSession {
+        name: String,
         reply: oneshot::Sender<Result<(), String>>,
     },
     /// A stream of one pane's output chunks after `since` (the active pane
@@ -326,6 +337,18 @@ impl SessionHandle {
 
     pub async fn resize(&self, cols: u16, rows: u16) -> Result<Result<(), String>, ActorGone> {
         self.ask(|reply| SessionCmd::Resize { cols, rows, reply })
+            .await
+    }
+
+    /// The server's sessions, asked over this session's client.
+    pub async fn list_sessions(&self) -> Result<Result<Vec<TmuxSession>, String>, ActorGone> {
+        self.ask(|reply| SessionCmd::ListSessions { reply }).await
+    }
+
+    /// Whether session `name` exists, asked over this session's client.
+    pub async fn has_session(&self, name: &str) -> Result<Result<(), String>, ActorGone> {
+        let name = name.to_owned();
+        self.ask(|reply| SessionCmd::HasSession { name, reply })
             .await
     }
 

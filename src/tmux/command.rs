@@ -383,8 +383,8 @@ impl TmuxCommand for ListPaneInfo {
 mod server;
 mod window;
 pub use server::{
-    ClientFlag, KillPane, KillSession, ListSessions, OptionScope, PaneAction, RefreshClient,
-    ResizeWindow, SessionSummary, SetOption, ShowOptions,
+    ClientFlag, HasSession, KillPane, KillSession, ListSessions, OptionScope, PaneAction,
+    RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,
 };
 pub use window::{PaneRow, WindowPanes};
 

@@ -41,6 +41,19 @@ impl KillSession {
 }
 silent_command!(KillSession, "kill-session");
 
+/// `has-session -t T`: fails with "can't find session" when it is gone.
+#[derive(Clone, Debug)]
+pub struct HasSession {
+    pub target: Target,
+}
+
+impl HasSession {
+    fn argv(&self) -> Vec<String> {
+        owned(&["has-session", "-t", &self.target.to_arg()])
+    }
+}
+silent_command!(HasSession, "has-session");
+
 /// `kill-pane -t %N`: ends a pane tmux keeps after its program exited
 /// (`remain-on-exit`), once tmuxd has read its exit status.
 #[derive(Clone, Debug)]
