@@ -17,7 +17,6 @@ mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
-use crate::tmux::command::SessionSummary as TmuxSession;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -35,8 +34,7 @@ use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
 use crate::tmux::command::{
-    CaptureSeed, HasSession, ListSessions, PaneRow, RefreshClient, ResizeWindow, Target,
-    TmuxCommand, WindowPanes,
+    CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
@@ -98,12 +96,28 @@ enum Purpose {
     Input { job: u64 },
     /// A command whose reply someone waits for.
     Reply(oneshot::Sender<Result<(), String>>),
-    /// `list-sessions`, for the supervisor's discovery.
-    Sessions(oneshot::Sender<Result<Vec<TmuxSession>, String>>),
+    /// A command asked on someone else's behalf: the reply's lines.
+    Lines(oneshot::Sender<Result<Vec<Vec<u8>>, String>>),
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: u32, looks: u8 },
     /// Nothing waits; a failure is only logged.
     Quiet,
+}
+
+/// A command built elsewhere (`SessionHandle::ask_tmux`), run as given;
+/// its reply's lines go back to be parsed by the asker.
+struct Prepared(Vec<String>);
+
+impl TmuxCommand for Prepared {
+    type Output = Vec<Vec<u8>>;
+
+    fn args(&self) -> Vec<String> {
+        self.0.clone()
+    }
+
+    fn parse(&self, lines: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, ParseError> {
+        Ok(lines.to_vec())
+    }
 }
 
 /// An input request being typed in pieces.
@@ -292,15 +306,9 @@ impl SessionActor {
                 };
                 self.send(client, &resize, Purpose::Reply(reply)).await;
             }
-            SessionCmd::ListSessions { reply } => {
-                self.send(client, &ListSessions, Purpose::Sessions(reply))
+            SessionCmd::Ask { args, reply } => {
+                self.send(client, &Prepared(args), Purpose::Lines(reply))
                     .await;
-            }
-            SessionCmd::HasSession { name, reply } => {
-                let ask = HasSession {
-                    target: Target::Session(name),
-                };
-                self.send(client, &ask, Purpose::Reply(reply)).await;
             }
             SessionCmd::Subscribe { since, pane, reply } => {
                 let _ = reply.send(self.subscribe(since, pane));
@@ -365,11 +373,8 @@ impl SessionActor {
                 };
                 match purpose {
                     Purpose::Window => self.on_window(result, client).await,
-                    Purpose::Sessions(reply) => {
-                        let sessions = result.map_err(|e| e.to_string()).and_then(|lines| {
-                            ListSessions.parse(&lines).map_err(|e| e.to_string())
-                        });
-                        let _ = reply.send(sessions);
+                    Purpose::Lines(reply) => {
+                        let _ = reply.send(result.map_err(|e| e.to_string()));
                     }
                     Purpose::Pids => match result {
                         Ok(rows) => self.watch_pids(&rows),
@@ -599,7 +604,7 @@ impl SessionActor {
             Purpose::Reply(reply) => {
                 let _ = reply.send(result);
             }
-            Purpose::Sessions(reply) => {
+            Purpose::Lines(reply) => {
                 let _ = reply.send(result.map(|()| Vec::new()));
             }
             Purpose::Input { job } => {

@@ -11,7 +11,6 @@ mod rules;
 mod state;
 mod window;
 
-use crate::tmux::command::SessionSummary as TmuxSession;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -30,6 +29,7 @@ pub use window::{
 };
 
 use crate::tmux::Tmux;
+use crate::tmux::command::TmuxCommand;
 use crate::tmux::control::{ControlError, ControlOptions};
 
 /// Requests an actor serves; each carries its own reply channel.
@@ -56,15 +56,11 @@ pub enum SessionCmd {
         rows: u16,
         reply: oneshot::Sender<Result<(), String>>,
     },
-    /// Lists the server's sessions over this session's client (no fork).
-    ListSessions {
-        reply: oneshot::Sender<Result<Vec<TmuxSession>, String>>,
-    },
-    /// Asks tmux, over this session's client, whether session `name`
-    /// exists (no fork): `Err` carries tmux's answer.
-    HasSession {
-        name: String,
-        reply: oneshot::Sender<Result<(), String>>,
+    /// Runs a command (its argv) over this session's client for someone
+    /// else, so they need not fork: the reply's lines, or tmux's error.
+    Ask {
+        args: Vec<String>,
+        reply: oneshot::Sender<Result<Vec<Vec<u8>>, String>>,
     },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
@@ -340,16 +336,15 @@ impl SessionHandle {
             .await
     }
 
-    /// The server's sessions, asked over this session's client.
-    pub async fn list_sessions(&self) -> Result<Result<Vec<TmuxSession>, String>, ActorGone> {
-        self.ask(|reply| SessionCmd::ListSessions { reply }).await
-    }
-
-    /// Whether session `name` exists, asked over this session's client.
-    pub async fn has_session(&self, name: &str) -> Result<Result<(), String>, ActorGone> {
-        let name = name.to_owned();
-        self.ask(|reply| SessionCmd::HasSession { name, reply })
-            .await
+    /// Runs `command` over this session's control client (no fork);
+    /// `Err` carries tmux's refusal or a reply that did not parse.
+    pub async fn ask_tmux<C: TmuxCommand>(
+        &self,
+        command: &C,
+    ) -> Result<Result<C::Output, String>, ActorGone> {
+        let args = command.args();
+        let lines = self.ask(|reply| SessionCmd::Ask { args, reply }).await?;
+        Ok(lines.and_then(|lines| command.parse(&lines).map_err(|e| e.to_string())))
     }
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {

@@ -13,7 +13,10 @@ use super::Supervisor;
 use super::lifecycle::EndReason;
 use super::plan::{DiscoveryPlan, Known, plan_discovery};
 use crate::session::{ActorEvent, ClientExited};
-use crate::tmux::{SessionStatus, SessionView, TmuxError, session_views};
+use crate::tmux::command::{
+    HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
+};
+use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
 pub(super) fn spawn_loops(
     supervisor: &Supervisor,
@@ -182,38 +185,55 @@ impl Supervisor {
     /// 15-40 ms with 200 clients attached), else by a forked `has-session`
     /// (which also tells a server that is gone).
     async fn session_status(&self, id: u64, name: &str) -> Result<SessionStatus, TmuxError> {
-        if let Some(handle) = self.another_client(Some(id)) {
-            match tokio::time::timeout(ASK_ANOTHER, handle.has_session(name)).await {
-                Ok(Ok(Ok(()))) => return Ok(SessionStatus::Alive),
-                Ok(Ok(Err(e))) if e.contains("can't find session") => {
-                    return Ok(SessionStatus::Gone);
-                }
-                _ => {}
-            }
+        let ask = HasSession {
+            target: Target::Session(name.to_owned()),
+        };
+        match self.ask_tmux(&ask, Some(id)).await {
+            Some(Ok(())) => Ok(SessionStatus::Alive),
+            Some(Err(e)) if e.contains("can't find session") => Ok(SessionStatus::Gone),
+            _ => self.tmux().session_status(name).await,
         }
-        self.tmux().session_status(name).await
     }
 
     /// The name of every session, asked over a tracked session's control
     /// client when there is one, else forked.
     async fn session_names(&self) -> Result<Vec<String>, TmuxError> {
-        if let Some(handle) = self.another_client(None)
-            && let Ok(Ok(Ok(sessions))) =
-                tokio::time::timeout(ASK_ANOTHER, handle.list_sessions()).await
-        {
-            return Ok(sessions.into_iter().map(|s| s.name).collect());
+        match self.ask_tmux(&ListSessions, None).await {
+            Some(Ok(sessions)) => Ok(sessions.into_iter().map(|s| s.name).collect()),
+            _ => self.tmux().session_names().await,
         }
-        self.tmux().session_names().await
     }
 
-    /// A tracked session's actor (not `except`'s) to ask tmux things over
-    /// its control client instead of forking.
-    fn another_client(&self, except: Option<u64>) -> Option<crate::session::SessionHandle> {
-        self.registry()
+    /// Every pane, as `Tmux::list_panes` gives them, over a control client
+    /// when there is one.
+    async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
+        let ask = ListPaneInfo {
+            scope: PaneScope::All,
+        };
+        match self.ask_tmux(&ask, None).await {
+            Some(Ok(panes)) => Ok(panes),
+            _ => self.tmux().list_panes().await,
+        }
+    }
+
+    /// Runs `command` over the control client of a tracked session (not
+    /// `except`) instead of forking; None when there is none, or it did not
+    /// answer in time (the caller forks then).
+    async fn ask_tmux<C: TmuxCommand>(
+        &self,
+        command: &C,
+        except: Option<u64>,
+    ) -> Option<Result<C::Output, String>> {
+        let handle = self
+            .registry()
             .sessions
             .values()
             .find(|e| Some(e.id) != except && e.ending.is_none())
-            .map(|e| e.handle.clone())
+            .map(|e| e.handle.clone())?;
+        match tokio::time::timeout(ASK_ANOTHER, handle.ask_tmux(command)).await {
+            Ok(Ok(answer)) => Some(answer),
+            _ => None,
+        }
     }
 
     /// One discovery tick: restore persisted sessions once tmux answers,
@@ -247,7 +267,7 @@ impl Supervisor {
                 return 0;
             }
         }
-        let panes = match self.tmux().list_panes().await {
+        let panes = match self.list_panes().await {
             Ok(panes) => panes,
             Err(e) => {
                 tracing::warn!("discovery: {e}");
