@@ -43,6 +43,44 @@ fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
     assert_eq!(ended["tmux_name"], "outside");
 }
 
+/// A session discovery leaves alone at `max_sessions` is said once in the
+/// log however often tmux announces changes, and adopted once room frees.
+#[test]
+fn a_full_registry_refuses_a_session_once_and_adopts_it_when_room_frees() {
+    let tmux = TmuxServer::new();
+    tmux.new_shell("a");
+    tmux.new_shell("b");
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "max_sessions = 2\n".into(),
+            ..Default::default()
+        },
+    );
+    wait_for("two adopted", || {
+        (daemon.sessions().len() == 2).then_some(())
+    });
+    tmux.new_shell("c");
+    let refusals = || {
+        let log = daemon.log();
+        let about_c = |l: &&str| l.contains("not adopting") && l.ends_with("tmux_name=c");
+        log.lines().filter(about_c).count()
+    };
+    wait_for("the refusal logged", || (refusals() == 1).then_some(()));
+    // Each of these is a %sessions-changed that looks at `c` again.
+    for i in 0..3 {
+        let name = format!("churn{i}");
+        tmux.new_session(&name, (80, 24), "sleep 0.1");
+        wait_for("the churn session to end", || {
+            (!tmux.has_session(&name)).then_some(())
+        });
+    }
+    assert_eq!(refusals(), 1, "{}", daemon.log());
+    tmux.run(&["kill-session", "-t", "=a"]);
+    wait_for("c adopted once a slot frees", || id_of(&daemon, "c"));
+    assert!(!daemon.log().contains("safety sweep"), "{}", daemon.log());
+}
+
 #[test]
 fn the_last_session_ending_is_a_process_exit_and_a_dead_server_is_reported() {
     let tmux = TmuxServer::new();

@@ -63,9 +63,9 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
             _ = tokio::time::sleep(period) => listening,
         };
         let adopted = supervisor.discover().await;
-        if sweep && adopted > 0 {
+        if sweep && !adopted.is_empty() {
             tracing::warn!(
-                adopted,
+                adopted = ?adopted,
                 "the safety sweep found sessions no tmux event announced"
             );
         }
@@ -239,8 +239,9 @@ impl Supervisor {
     /// One discovery tick: restore persisted sessions once tmux answers,
     /// refresh every actor's view, adopt new sessions, forget detached ones
     /// that are gone.
-    /// Returns how many sessions it adopted.
-    pub(super) async fn discover(&self) -> usize {
+    /// Returns the names it adopted that it had not seen before (a session
+    /// refused for capacity and adopted once room freed up is not news).
+    pub(super) async fn discover(&self) -> Vec<String> {
         let looked_at = std::time::Instant::now();
         // Names first: most changes (tmuxd's own creates, ends) adopt
         // nothing, and listing every pane costs tmux tens of milliseconds
@@ -251,7 +252,7 @@ impl Supervisor {
                 Ok(names) => names,
                 Err(e) => {
                     tracing::warn!("discovery: {e}");
-                    return 0;
+                    return Vec::new();
                 }
             };
             let live = names
@@ -264,14 +265,14 @@ impl Supervisor {
             let plan = self.plan(&live, looked_at);
             if plan.adopt.is_empty() {
                 self.forget_detached(&plan).await;
-                return 0;
+                return Vec::new();
             }
         }
         let panes = match self.list_panes().await {
             Ok(panes) => panes,
             Err(e) => {
                 tracing::warn!("discovery: {e}");
-                return 0;
+                return Vec::new();
             }
         };
         let live = session_views(&panes);
@@ -286,7 +287,22 @@ impl Supervisor {
             .map(|name| self.adopt_discovered(live[name].clone()));
         futures::future::join_all(adoptions).await;
         self.forget_detached(&plan).await;
-        plan.adopt.len()
+        let mut registry = self.registry();
+        let news = plan
+            .adopt
+            .into_iter()
+            .filter(|name| !registry.refused.contains(name))
+            .collect();
+        // Still refused: listed now and not tracked.
+        let tracked: BTreeSet<String> = registry
+            .sessions
+            .values()
+            .map(|e| e.tmux_name.clone())
+            .collect();
+        registry
+            .refused
+            .retain(|name| live.contains_key(name) && !tracked.contains(name));
+        news
     }
 
     /// What discovery does with the sessions tmux listed at `looked_at`:

@@ -178,7 +178,9 @@ impl Supervisor {
         let reservation = match self.reserve_existing(&view.name, true) {
             Ok(reservation) => reservation,
             Err(SupervisorError::Capacity { max }) => {
-                tracing::warn!(tmux_name = %view.name, "not adopting: {max} sessions tracked already");
+                if self.registry().refused.insert(view.name.clone()) {
+                    tracing::warn!(tmux_name = %view.name, "not adopting: {max} sessions tracked already");
+                }
                 return;
             }
             Err(_) => return,

@@ -132,6 +132,9 @@ pub struct Registry {
     pub retained: BTreeMap<u64, Retained>,
     /// Sessions whose end is being recorded: no longer tracked, not yet retained.
     pub finishing: BTreeSet<u64>,
+    /// Names discovery left alone because `max_sessions` was reached (said
+    /// once in the log, adopted when room frees up).
+    pub refused: BTreeSet<String>,
     next_counter: u64,
 }
 
