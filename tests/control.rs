@@ -79,9 +79,13 @@ fn pane_of(server: &TmuxServer, name: &str) -> PaneId {
 
 /// A session whose pane waits for Enter, then runs `script` (no echo, so
 /// the pane's output is only what `script` writes), then idles.
+/// A pane that runs `script` once it is sent Enter. It is ready (echo off,
+/// waiting in `read`) before this returns: an Enter that beat `stty -echo`
+/// would be echoed into the output the tests count.
 fn triggered_session(server: &TmuxServer, name: &str, script: &str) {
-    let command = format!("stty -echo; read x; {script}; exec sleep 100000");
+    let command = format!("stty -echo; printf TRIGGER-READY; read x; {script}; exec sleep 100000");
     server.new_session(name, (80, 24), &command);
+    server.wait_for_text(name, "TRIGGER-READY");
 }
 
 /// Output of `pane` until it contains `needle` (true) or tmux pauses the
