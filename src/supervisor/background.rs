@@ -195,13 +195,19 @@ impl Supervisor {
         }
     }
 
-    /// The name of every session, asked over a tracked session's control
-    /// client when there is one, else forked.
+    /// The name of every session (far cheaper for tmux than every pane),
+    /// asked over a tracked session's control client when there is one,
+    /// else forked; no server means none.
     async fn session_names(&self) -> Result<Vec<String>, TmuxError> {
-        match self.ask_tmux(&ListSessions, None).await {
-            Some(Ok(sessions)) => Ok(sessions.into_iter().map(|s| s.name).collect()),
-            _ => self.tmux().session_names().await,
-        }
+        let sessions = match self.ask_tmux(&ListSessions, None).await {
+            Some(Ok(sessions)) => sessions,
+            _ => match self.tmux().run_cmd(&ListSessions).await {
+                Ok(sessions) => sessions,
+                Err(e) if e.is_missing_session() => Vec::new(),
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(sessions.into_iter().map(|s| s.name).collect())
     }
 
     /// Every pane, as `Tmux::list_panes` gives them, over a control client
@@ -287,22 +293,11 @@ impl Supervisor {
             .map(|name| self.adopt_discovered(live[name].clone()));
         futures::future::join_all(adoptions).await;
         self.forget_detached(&plan).await;
-        let mut registry = self.registry();
-        let news = plan
-            .adopt
+        let registry = self.registry();
+        plan.adopt
             .into_iter()
             .filter(|name| !registry.refused.contains(name))
-            .collect();
-        // Still refused: listed now and not tracked.
-        let tracked: BTreeSet<String> = registry
-            .sessions
-            .values()
-            .map(|e| e.tmux_name.clone())
-            .collect();
-        registry
-            .refused
-            .retain(|name| live.contains_key(name) && !tracked.contains(name));
-        news
+            .collect()
     }
 
     /// What discovery does with the sessions tmux listed at `looked_at`:
@@ -340,6 +335,15 @@ impl Supervisor {
         for name in &plan.forget_detached {
             registry.detached.remove(name);
         }
+        // Refused for capacity and still waiting: listed, and not tracked.
+        let tracked: BTreeSet<String> = registry
+            .sessions
+            .values()
+            .map(|e| e.tmux_name.clone())
+            .collect();
+        registry
+            .refused
+            .retain(|name| live.contains_key(name) && !tracked.contains(name));
         registry.ended.retain(|_, at| *at >= looked_at);
         plan
     }

@@ -329,15 +329,6 @@ impl Tmux {
         }
     }
 
-    /// The name of every session (far cheaper for tmux than `list_panes`).
-    pub async fn session_names(&self) -> Result<Vec<String>, TmuxError> {
-        match self.run(["list-sessions", "-F", "#{session_name}"]).await {
-            Ok(out) => Ok(out.lines().map(str::to_owned).collect()),
-            Err(e) if e.is_missing_session() => Ok(Vec::new()),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Creates the session, with what `keep_exit` and `tag` ask for in the
     /// same tmux call when tmux runs command sequences (one fork: each costs
     /// ~15 ms with 200 control clients attached).
