@@ -152,3 +152,41 @@ fn deleting_with_kill_ends_the_tmux_session() {
         "api_kill"
     );
 }
+
+/// tmuxd restarts every client's status timer at once (a `status-interval`
+/// set on one session and unset at once: see `supervisor::status_timers`),
+/// and leaves every option as it found it, a session's own value included.
+#[test]
+fn aligning_status_timers_leaves_every_option_as_it_was() {
+    let tmux = TmuxServer::new();
+    for name in ["a", "b", "c"] {
+        tmux.new_shell(name);
+    }
+    tmux.run(&["set-option", "-t", "=a:", "status-interval", "7"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("set-options");
+    tmux.run(&[
+        "set-hook",
+        "-g",
+        "after-set-option",
+        &format!("run-shell 'echo set >> {}'", log.display()),
+    ]);
+    let options = |target: &str| tmux.run(&["show-options", "-t", target]);
+    let before: Vec<String> = ["=a:", "=b:", "=c:"].map(options).to_vec();
+    let daemon = Daemon::start(&tmux);
+    for name in ["a", "b", "c"] {
+        adopted_id(&daemon, name);
+    }
+    // A pin and its unpin, once the attaches have settled.
+    wait_for("the status timers to be aligned", || {
+        let sets = std::fs::read_to_string(&log).unwrap_or_default();
+        (sets.lines().count() >= 2).then_some(())
+    });
+    let after: Vec<String> = ["=a:", "=b:", "=c:"].map(options).to_vec();
+    assert_eq!(after, before, "session options must end as they were");
+    assert_eq!(
+        tmux.run(&["show-options", "-gv", "status-interval"]).trim(),
+        "15"
+    );
+    assert!(before[0].contains("status-interval 7"), "{}", before[0]);
+}

@@ -34,6 +34,10 @@ pub(super) fn spawn_loops(
         })
     };
     tasks.spawn(discovery);
+    tasks.spawn(super::status_timers::align_after_attaches(
+        supervisor.clone(),
+        cancel.clone(),
+    ));
     tasks.spawn(checkpoint);
     tasks.spawn(handle_actor_events(
         supervisor.clone(),
@@ -225,7 +229,7 @@ impl Supervisor {
     /// Runs `command` over the control client of a tracked session (not
     /// `except`) instead of forking; None when there is none, or it did not
     /// answer in time (the caller forks then).
-    async fn ask_tmux<C: TmuxCommand>(
+    pub(super) async fn ask_tmux<C: TmuxCommand>(
         &self,
         command: &C,
         except: Option<u64>,

@@ -452,7 +452,7 @@ impl Supervisor {
         attention: Option<Attention>,
         wait_for_quiet: bool,
     ) -> Result<SessionHandle, ControlError> {
-        SessionHandle::spawn(ActorSpec {
+        let handle = SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
             actor_id,
             tmux: self.tmux().clone(),
@@ -467,7 +467,9 @@ impl Supervisor {
             sessions_changed: self.inner.sessions_changed.clone(),
             attention,
         })
-        .await
+        .await?;
+        self.inner.client_attached.notify_one();
+        Ok(handle)
     }
 
     pub(super) fn record(&self, event: NewEvent, entry: &Entry) {

@@ -12,6 +12,7 @@ mod plan;
 mod queue;
 mod registry;
 mod restore;
+mod status_timers;
 mod tags;
 mod types;
 mod wait;
@@ -124,8 +125,10 @@ struct Inner {
     persistence: Persistence,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
-    /// Actors wake this when tmux redrew their client (see `session::redraw`).
+    /// Actors wake this when their control client hears `%sessions-changed`.
     sessions_changed: Arc<Notify>,
+    /// Woken when a control client attached (see `status_timers`).
+    client_attached: Arc<Notify>,
     /// Counts sessions retained after their end; waiters on an ending
     /// session watch it for the record to appear.
     retained: tokio::sync::watch::Sender<u64>,
@@ -158,6 +161,7 @@ impl Supervisor {
                 events,
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
+                client_attached: Arc::new(Notify::new()),
                 retained: tokio::sync::watch::channel(0).0,
             }),
         };

@@ -384,7 +384,7 @@ mod server;
 mod window;
 pub use server::{
     ClientFlag, HasSession, KillPane, KillSession, ListSessions, OptionScope, PaneAction,
-    RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,
+    PinStatusInterval, RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,
 };
 pub use window::{PaneRow, WindowPanes};
 

@@ -117,6 +117,31 @@ impl SetOption {
 }
 silent_command!(SetOption, "set-option");
 
+/// `set-option -o -F -t T status-interval '#{status-interval}'`: gives
+/// session T a value of its own equal to the one it inherits, and fails
+/// ("already set") when T already has one. Unsetting it again right after
+/// changes nothing but restarts every client's status timer in the same
+/// instant (see `supervisor::status_timers`).
+#[derive(Clone, Debug)]
+pub struct PinStatusInterval {
+    pub target: Target,
+}
+
+impl PinStatusInterval {
+    fn argv(&self) -> Vec<String> {
+        owned(&[
+            "set-option",
+            "-o",
+            "-F",
+            "-t",
+            &self.target.to_arg(),
+            "status-interval",
+            "#{status-interval}",
+        ])
+    }
+}
+silent_command!(PinStatusInterval, "set-option");
+
 /// `show-options -v -q [SCOPE] NAME`: one option's value; `None` when it
 /// is not set (`-q` makes an unknown user option quiet instead of an error).
 #[derive(Clone, Debug)]

@@ -125,6 +125,13 @@ fn argv_of_each_command() {
             "set-option -s -u -- @k",
         ),
         (
+            PinStatusInterval {
+                target: Target::SessionId(SessionId(3)),
+            }
+            .args(),
+            "set-option -o -F -t $3 status-interval #{status-interval}",
+        ),
+        (
             ShowOptions {
                 scope: OptionScope::GlobalSession,
                 name: "status".into(),
