@@ -15,14 +15,25 @@ fn id_of(daemon: &Daemon, name: &str) -> Option<String> {
         .map(|s| s["session_id"].as_str().unwrap().to_owned())
 }
 
+/// The id of session `name` once its control client is attached: tmux
+/// before 3.7 can crash when a session closes while a control client is
+/// mid-handshake (README), so tests act from outside only after that.
+fn attached_id(daemon: &Daemon, name: &str) -> Option<String> {
+    daemon
+        .sessions()
+        .iter()
+        .find(|s| s["tmux_name"] == name && s["transport"] == "attached")
+        .map(|s| s["session_id"].as_str().unwrap().to_owned())
+}
+
 #[test]
 fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     tmux.new_shell("outside");
     tmux.new_shell("other");
-    let id = wait_for("discovery to adopt", || id_of(&daemon, "outside"));
-    wait_for("discovery to adopt", || id_of(&daemon, "other"));
+    let id = wait_for("discovery to adopt", || attached_id(&daemon, "outside"));
+    wait_for("discovery to adopt", || attached_id(&daemon, "other"));
 
     tmux.run(&["kill-session", "-t", "=outside"]);
     let killed_at = Instant::now();
@@ -41,6 +52,57 @@ fn outside_sessions_are_adopted_and_outside_kills_are_noticed_at_once() {
     });
     assert_eq!(ended["reason"], "process_exit");
     assert_eq!(ended["tmux_name"], "outside");
+}
+
+/// A discovered session is listed as `starting` while its client attaches
+/// (an adoption may wait seconds for a quiet tmux server), one slow attach
+/// does not keep the next discovery waiting, and a request for a session
+/// still attaching waits for it.
+#[test]
+fn a_discovered_session_is_listed_while_its_client_attaches() {
+    let tmux = TmuxServer::new();
+    tmux.new_shell("first");
+    let dir = tempfile::tempdir().unwrap();
+    // The control client for `slow` takes 3 s to start.
+    let script = dir.path().join("slow-attach-tmux");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\nfor a in \"$@\"; do [[ $a == =slow ]] && sleep 3; done\nexec tmux \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            tmux_bin: Some(script),
+            ..Default::default()
+        },
+    );
+    wait_for("first to be adopted", || id_of(&daemon, "first"));
+    let started = Instant::now();
+    tmux.new_shell("slow");
+    let slow = wait_for("slow to be listed", || id_of(&daemon, "slow"));
+    let listed_after = started.elapsed();
+    tmux.new_shell("next");
+    wait_for("next to be listed", || id_of(&daemon, "next"));
+    let (status, body) = daemon.get(&format!("/v1/sessions/{slow}"));
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    let summary = &body["session"];
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "slow and next must be listed before slow's client attached (took {:?})",
+        started.elapsed()
+    );
+    assert_eq!(summary["state"], "starting", "{summary}");
+    assert_eq!(summary["state_reason"], "attaching", "{summary}");
+    assert_eq!(summary["transport"], "disconnected", "{summary}");
+    // Waits for the attach, then answers from the screen.
+    let (status, snapshot) = daemon.get(&format!("/v1/sessions/{slow}/snapshot"));
+    assert_eq!(status, reqwest::StatusCode::OK, "{snapshot}");
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    let (_, body) = daemon.get(&format!("/v1/sessions/{slow}"));
+    assert_eq!(body["session"]["transport"], "attached", "{body}");
+    assert!(listed_after < Duration::from_secs(3), "{listed_after:?}");
 }
 
 /// A session discovery leaves alone at `max_sessions` is said once in the

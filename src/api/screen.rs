@@ -37,7 +37,7 @@ pub async fn screen(
     Path(id): Path<String>,
     pending: PendingSocket,
 ) -> Result<Response, ApiError> {
-    ws::serve_session(state, id, pending, serve)
+    ws::serve_session(state, id, pending, serve).await
 }
 
 /// The first frame, and again whenever the size changes.

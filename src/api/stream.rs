@@ -50,6 +50,7 @@ pub async fn stream(
     ws::serve_session(state, id, pending, move |socket, handle, state, id| {
         serve(socket, handle, state, id, (since, pane))
     })
+    .await
 }
 
 fn parse_pane(text: &str) -> Option<u32> {

@@ -148,7 +148,7 @@ where
 /// first message learns it only after authenticating, so a caller without a
 /// token learns nothing about which sessions exist. `serve` gets the
 /// state and the id back with the socket and the session's handle.
-pub fn serve_session<F, Fut>(
+pub async fn serve_session<F, Fut>(
     state: AppState,
     id: String,
     pending: PendingSocket,
@@ -159,12 +159,16 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let known = match pending.is_verified() {
-        true => Some(state.supervisor.handle(&id)?),
+        true => Some(state.supervisor.handle(&id).await?),
         false => None,
     };
     let policy = state.auth.clone();
     pending.upgrade(policy, move |socket| async move {
-        let handle = match known.map_or_else(|| state.supervisor.handle(&id), Ok) {
+        let known = match known {
+            Some(known) => Ok(known),
+            None => state.supervisor.handle(&id).await,
+        };
+        let handle = match known {
             Ok((handle, _)) => handle,
             Err(e) => return close(socket.into_inner(), CLOSE_POLICY, &e.to_string()).await,
         };

@@ -162,6 +162,36 @@ pub struct ActorSummary {
     pub last_command_status: Option<i32>,
 }
 
+impl ActorSummary {
+    /// A session with no client attached (being attached, or ended before
+    /// one could be): only its state and size are known.
+    pub fn without_client(
+        state: SessionState,
+        reason: StateReason,
+        since: DateTime<Utc>,
+        (cols, rows): (u16, u16),
+    ) -> ActorSummary {
+        ActorSummary {
+            state,
+            state_reason: reason,
+            state_since: since,
+            current_command: String::new(),
+            cwd: String::new(),
+            title: String::new(),
+            cols,
+            rows,
+            last_activity_at: None,
+            transport: Transport::Disconnected,
+            subscribers: 0,
+            latest_seq: 0,
+            attention: None,
+            exit_status: None,
+            exit_signal: None,
+            last_command_status: None,
+        }
+    }
+}
+
 /// What to type: literal text, raw bytes for the program, tmux key names.
 #[derive(Clone, Debug, Default)]
 pub struct Input {

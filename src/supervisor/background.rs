@@ -66,7 +66,7 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
             _ = changed.notified() => false,
             _ = tokio::time::sleep(period) => listening,
         };
-        let adopted = supervisor.discover().await;
+        let adopted = supervisor.discover(Adoptions::Spawn).await;
         if sweep && !adopted.is_empty() {
             tracing::warn!(
                 adopted = ?adopted,
@@ -74,6 +74,15 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
             );
         }
     }
+}
+
+/// Whether a discovery waits for the sessions it adopts to be attached.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Adoptions {
+    /// At startup: the daemon serves once every session is attached.
+    Await,
+    /// While running: adoptions attach in their own tasks.
+    Spawn,
 }
 
 /// How long another session's client may take to say whether one lives.
@@ -251,7 +260,7 @@ impl Supervisor {
     /// that are gone.
     /// Returns the names it adopted that it had not seen before (a session
     /// refused for capacity and adopted once room freed up is not news).
-    pub(super) async fn discover(&self) -> Vec<String> {
+    pub(super) async fn discover(&self, adoptions_mode: Adoptions) -> Vec<String> {
         let looked_at = std::time::Instant::now();
         // Names first: most changes (tmuxd's own creates, ends) adopt
         // nothing, and listing every pane costs tmux tens of milliseconds
@@ -291,11 +300,29 @@ impl Supervisor {
             self.restore(file, &live).await;
         }
         let plan = self.plan(&live, looked_at);
-        let adoptions = plan
+        // Reserved now, so the next look does not adopt them again; listed
+        // as `starting` while their clients attach.
+        let adoptions: Vec<_> = plan
             .adopt
             .iter()
-            .map(|name| self.adopt_discovered(live[name].clone()));
-        futures::future::join_all(adoptions).await;
+            .filter_map(|name| Some((self.reserve_discovered(name)?, live[name].clone())))
+            .map(|(reservation, view)| {
+                let supervisor = self.clone();
+                async move { supervisor.adopt_discovered(reservation, view).await }
+            })
+            .collect();
+        match adoptions_mode {
+            Adoptions::Await => {
+                futures::future::join_all(adoptions).await;
+            }
+            // An attach may wait seconds for a quiet server: the next
+            // `%sessions-changed` is not kept waiting behind it.
+            Adoptions::Spawn => {
+                for adoption in adoptions {
+                    self.inner.tasks.spawn(adoption);
+                }
+            }
+        }
         self.forget_detached(&plan).await;
         let registry = self.registry();
         plan.adopt

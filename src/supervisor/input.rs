@@ -109,7 +109,7 @@ impl Supervisor {
                 "state must be at most {MAX_THOUGHT_STATE_BYTES} bytes without control characters"
             )));
         }
-        let (_, name) = self.handle(session_id)?;
+        let (_, name) = self.handle(session_id).await?;
         let thought = Thought {
             text: update.text,
             state: update.state,

@@ -14,7 +14,7 @@ use super::{
     SupervisorError, check_input_size, check_size,
 };
 use crate::session::{ActorSpec, ActorSummary, Attention, SessionHandle, SessionState};
-use crate::session::{StateReason, StateView, Transport};
+use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions};
 use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
@@ -173,21 +173,28 @@ impl Supervisor {
             .await
     }
 
-    /// Adopts a session discovery found; a full registry skips it.
-    pub(super) async fn adopt_discovered(&self, view: SessionView) {
-        let reservation = match self.reserve_existing(&view.name, true) {
-            Ok(reservation) => reservation,
+    /// Takes the id and name of a session discovery found; a full
+    /// registry refuses it (said once in the log).
+    pub(super) fn reserve_discovered(&self, name: &str) -> Option<Reservation> {
+        match self.reserve_existing(name, true) {
+            Ok(reservation) => Some(reservation),
             Err(SupervisorError::Capacity { max }) => {
-                if self.registry().refused.insert(view.name.clone()) {
-                    tracing::warn!(tmux_name = %view.name, "not adopting: {max} sessions tracked already");
+                if self.registry().refused.insert(name.to_owned()) {
+                    tracing::warn!(tmux_name = %name, "not adopting: {max} sessions tracked already");
                 }
-                return;
+                None
             }
-            Err(_) => return,
-        };
-        if let Err(e) = self
+            Err(_) => None,
+        }
+    }
+
+    /// Adopts a session discovery found and reserved.
+    pub(super) async fn adopt_discovered(&self, reservation: Reservation, view: SessionView) {
+        let adopted = self
             .adopt_with_view(reservation, view, false, "discovered")
-            .await
+            .await;
+        if let Err(e) = adopted
+            && !self.registry().closing
         {
             tracing::warn!("adopting a discovered session failed: {e}");
         }
@@ -228,7 +235,7 @@ impl Supervisor {
         session_id: &str,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let (_, name) = self.handle(session_id)?;
+        let (_, name) = self.handle(session_id).await?;
         let id = super::parse_id(session_id).unwrap_or_default();
         match mode {
             DeleteMode::Detach => {
@@ -306,6 +313,7 @@ impl Supervisor {
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
+        let _attaching = self.attaching(&reservation, &view, created_at, queue.len());
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self
             .spawn_actor(reservation.id, actor_id, &view.name, attention, !kept_exit)
@@ -361,16 +369,60 @@ impl Supervisor {
         let summary = {
             let mut registry = self.registry();
             registry.reserved.remove(&reservation.tmux_name);
-            registry.detached.remove(&reservation.tmux_name);
-            // Adopted again under its old id: it is live, not ended.
-            registry.retained.remove(&reservation.id);
-            registry.sessions.insert(reservation.id, entry);
-            actor
-                .ok()
-                .and_then(|actor| registry.summarize(reservation.id, actor))
+            if registry.closing {
+                Err(entry.handle)
+            } else {
+                registry.detached.remove(&reservation.tmux_name);
+                // Adopted again under its old id: it is live, not ended.
+                registry.retained.remove(&reservation.id);
+                registry.sessions.insert(reservation.id, entry);
+                Ok(actor
+                    .ok()
+                    .and_then(|actor| registry.summarize(reservation.id, actor)))
+            }
         };
-        let _ = self.persist().await;
-        summary.ok_or_else(|| SupervisorError::Gone(format_id(reservation.id)))
+        let gone = || SupervisorError::Gone(format_id(reservation.id));
+        match summary {
+            Ok(summary) => {
+                let _ = self.persist().await;
+                summary.ok_or_else(gone)
+            }
+            // The daemon is stopping and has let every other client go.
+            Err(handle) => {
+                handle.shutdown().await;
+                Err(gone())
+            }
+        }
+    }
+
+    /// Lists the session as `starting` until the guard drops (attached or not).
+    fn attaching(
+        &self,
+        reservation: &Reservation,
+        view: &SessionView,
+        created_at: DateTime<Utc>,
+        queued_inputs: usize,
+    ) -> Attaching {
+        let now = Utc::now();
+        let summary = SessionSummary {
+            session_id: format_id(reservation.id),
+            tmux_name: reservation.tmux_name.clone(),
+            created_at,
+            ended_at: None,
+            queued_inputs,
+            thought: None,
+            actor: ActorSummary::without_client(
+                SessionState::Starting,
+                StateReason::Attaching,
+                now,
+                (view.cols, view.rows),
+            ),
+        };
+        self.registry().attaching.insert(reservation.id, summary);
+        Attaching {
+            supervisor: self.clone(),
+            id: reservation.id,
+        }
     }
 
     /// A session whose program ended before a client could attach: its
@@ -411,24 +463,7 @@ impl Supervisor {
             ended_at: Some(now),
             queued_inputs: 0,
             thought: None,
-            actor: ActorSummary {
-                state: end.state,
-                state_reason: end.reason,
-                state_since: now,
-                current_command: String::new(),
-                cwd: String::new(),
-                title: String::new(),
-                cols: view.cols,
-                rows: view.rows,
-                last_activity_at: None,
-                transport: Transport::Disconnected,
-                subscribers: 0,
-                latest_seq: 0,
-                attention: None,
-                exit_status: None,
-                exit_signal: None,
-                last_command_status: None,
-            },
+            actor: ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows)),
         };
         let retained = super::ended::Retained {
             summary: summary.clone(),
@@ -553,6 +588,20 @@ impl Supervisor {
 
     fn release(&self, reservation: &Reservation) {
         self.registry().reserved.remove(&reservation.tmux_name);
+    }
+}
+
+/// A session listed as attaching; dropping it takes the listing away and
+/// wakes requests waiting for the session (`Supervisor::handle`).
+pub(super) struct Attaching {
+    supervisor: Supervisor,
+    id: u64,
+}
+
+impl Drop for Attaching {
+    fn drop(&mut self) {
+        self.supervisor.registry().attaching.remove(&self.id);
+        self.supervisor.inner.attached.send_modify(|n| *n += 1);
     }
 }
 

@@ -17,6 +17,7 @@ mod tags;
 mod types;
 mod wait;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -132,6 +133,11 @@ struct Inner {
     /// Counts sessions retained after their end; waiters on an ending
     /// session watch it for the record to appear.
     retained: tokio::sync::watch::Sender<u64>,
+    /// Counts attaches that finished (either way); requests for a session
+    /// still attaching watch it.
+    attached: tokio::sync::watch::Sender<u64>,
+    /// The daemon's tasks: adoptions run in them.
+    tasks: TaskTracker,
 }
 
 impl Supervisor {
@@ -163,9 +169,11 @@ impl Supervisor {
                 sessions_changed: Arc::new(Notify::new()),
                 client_attached: Arc::new(Notify::new()),
                 retained: tokio::sync::watch::channel(0).0,
+                attached: tokio::sync::watch::channel(0).0,
+                tasks: tasks.clone(),
             }),
         };
-        supervisor.discover().await;
+        supervisor.discover(background::Adoptions::Await).await;
         background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
     }
@@ -192,13 +200,36 @@ impl Supervisor {
         self.inner.persistence.queue_registry(registry.to_file())
     }
 
-    /// The handle of a live session and its tmux name, or `NotFound`.
-    pub fn handle(&self, session_id: &str) -> Result<(SessionHandle, String), SupervisorError> {
+    /// The handle of a live session and its tmux name, or `NotFound`. A
+    /// session still attaching is waited for (its attach has a deadline).
+    pub async fn handle(
+        &self,
+        session_id: &str,
+    ) -> Result<(SessionHandle, String), SupervisorError> {
         let not_found = || SupervisorError::NotFound(session_id.to_owned());
         let id = parse_id(session_id).ok_or_else(not_found)?;
-        let registry = self.registry();
-        let entry = registry.sessions.get(&id).ok_or_else(not_found)?;
-        Ok((entry.handle.clone(), entry.tmux_name.clone()))
+        let mut attached = self.inner.attached.subscribe();
+        loop {
+            {
+                let registry = self.registry();
+                if let Some(entry) = registry.sessions.get(&id) {
+                    return Ok((entry.handle.clone(), entry.tmux_name.clone()));
+                }
+                if !registry.attaching.contains_key(&id) {
+                    return Err(not_found());
+                }
+            }
+            if attached.changed().await.is_err() {
+                return Err(not_found());
+            }
+        }
+    }
+
+    /// The summary of a session still attaching, if it is.
+    fn attaching_summary(registry: &Registry, id: u64) -> Option<SessionSummary> {
+        let mut summary = registry.attaching.get(&id)?.clone();
+        summary.thought = registry.thoughts.get(&summary.session_id).cloned();
+        Some(summary)
     }
 
     /// Every live session, and with `ended` those ended within the
@@ -230,6 +261,22 @@ impl Supervisor {
                     .and_then(|e| e.last_summary.clone()),
             })
             .collect();
+        let listed: BTreeSet<u64> = sessions
+            .iter()
+            .filter_map(|s| parse_id(&s.session_id))
+            .collect();
+        let attaching: Vec<u64> = registry
+            .attaching
+            .keys()
+            .filter(|id| !listed.contains(id))
+            .copied()
+            .collect();
+        sessions.extend(
+            attaching
+                .into_iter()
+                .filter_map(|id| Self::attaching_summary(&registry, id)),
+        );
+        sessions.sort_by_key(|s| parse_id(&s.session_id));
         if ended {
             let live: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
             sessions.extend(
@@ -260,7 +307,15 @@ impl Supervisor {
     }
 
     async fn get_live(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
-        let (handle, _) = self.handle(session_id)?;
+        if let Some(id) = parse_id(session_id) {
+            let registry = self.registry();
+            if !registry.sessions.contains_key(&id)
+                && let Some(summary) = Self::attaching_summary(&registry, id)
+            {
+                return Ok(summary);
+            }
+        }
+        let (handle, _) = self.handle(session_id).await?;
         let actor = handle
             .summary()
             .await
@@ -276,7 +331,7 @@ impl Supervisor {
         format: SnapshotFormat,
         region: Region,
     ) -> Result<Snapshot, SupervisorError> {
-        let live = match self.handle(session_id) {
+        let live = match self.handle(session_id).await {
             Ok((handle, _)) => handle.snapshot(format, region).await.ok(),
             Err(_) => None,
         };
@@ -297,7 +352,7 @@ impl Supervisor {
         rows: u16,
     ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
-        let (handle, _) = self.handle(session_id)?;
+        let (handle, _) = self.handle(session_id).await?;
         let resized = handle
             .resize(cols, rows)
             .await
@@ -318,7 +373,7 @@ impl Supervisor {
                 "lines must be between 1 and {max}"
             )));
         }
-        let (_, name) = self.handle(session_id)?;
+        let (_, name) = self.handle(session_id).await?;
         Ok(self
             .tmux()
             .capture_pane(&name, CaptureRange::History { lines })
@@ -344,12 +399,15 @@ impl Supervisor {
     /// Ends every actor's tmux client cleanly (sessions stay alive) and
     /// flushes the registry and the event log.
     pub async fn shutdown(&self) {
-        let handles: Vec<SessionHandle> = self
-            .registry()
-            .sessions
-            .values()
-            .map(|e| e.handle.clone())
-            .collect();
+        let handles: Vec<SessionHandle> = {
+            let mut registry = self.registry();
+            registry.closing = true;
+            registry
+                .sessions
+                .values()
+                .map(|e| e.handle.clone())
+                .collect()
+        };
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
         self.inner.persistence.close();

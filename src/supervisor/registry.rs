@@ -135,6 +135,11 @@ pub struct Registry {
     /// Names discovery left alone because `max_sessions` was reached (said
     /// once in the log, adopted when room frees up).
     pub refused: BTreeSet<String>,
+    /// Sessions whose control client is attaching, listed as `starting`
+    /// meanwhile (an adoption may wait seconds for a quiet tmux server).
+    pub attaching: BTreeMap<u64, SessionSummary>,
+    /// Shutting down: an attach that completes now is let go at once.
+    pub closing: bool,
     next_counter: u64,
 }
 

@@ -61,7 +61,7 @@ impl Supervisor {
         let mut retained = self.inner.retained.subscribe();
         let mut first: Option<StateView> = None;
         loop {
-            if let Ok((handle, _)) = self.handle(session_id) {
+            if let Ok((handle, _)) = self.handle(session_id).await {
                 match self.wait_live(session_id, &handle, until, &mut first).await {
                     Live::Met(outcome) => return Ok(*outcome),
                     Live::Gone => continue,
