@@ -33,7 +33,7 @@ use super::Notification;
 static TURN: Mutex<()> = Mutex::const_new(());
 
 /// When a notification that goes to every control client was last heard,
-/// in milliseconds since `epoch()`.
+/// in milliseconds since `epoch()` (0: none yet).
 static LAST_HEARD_MS: AtomicU64 = AtomicU64::new(0);
 
 /// How long the server must have been quiet before a handshake.
@@ -57,12 +57,11 @@ pub async fn quiet_turn() -> MutexGuard<'static, ()> {
     let started = Instant::now();
     loop {
         let guard = TURN.lock().await;
-        let quiet_for = match LAST_HEARD_MS.load(Ordering::Relaxed) {
-            0 => QUIET,
-            last => epoch()
-                .elapsed()
-                .saturating_sub(Duration::from_millis(last)),
-        };
+        // Nothing heard yet counts as noise heard at the first look: a
+        // daemon started right after another died meets that one's clients
+        // leaving and its last commands landing.
+        let last = Duration::from_millis(LAST_HEARD_MS.load(Ordering::Relaxed));
+        let quiet_for = epoch().elapsed().saturating_sub(last);
         if quiet_for >= QUIET || started.elapsed() >= MAX_WAIT {
             return guard;
         }
