@@ -351,9 +351,21 @@ fn ended_sessions_do_not_hold_capacity_under_churn() {
         refused * 10 <= attempts,
         "{refused} of {attempts} creates were refused"
     );
-    wait_for("every short session reaped", || {
-        (daemon.sessions().len() == 1).then_some(())
-    });
+    let mut left = Vec::new();
+    let reaped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for("every short session reaped", || {
+            left = daemon.sessions();
+            (left.len() == 1).then_some(())
+        })
+    }));
+    if reaped.is_err() {
+        let events: Vec<Value> = daemon
+            .events()
+            .into_iter()
+            .filter(|e| left.iter().any(|s| s["session_id"] == e["session_id"]))
+            .collect();
+        panic!("still listed: {left:#?}\ntheir events: {events:#?}");
+    }
     // tmux before 3.7 crashes when a notification meets a control client
     // in its handshake; tmuxd takes turns so its own churn never does that.
     assert!(

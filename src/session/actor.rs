@@ -387,10 +387,15 @@ impl SessionActor {
                             self.look(client).await;
                         }
                     }
-                    Purpose::Exit { pane, looks } => {
-                        let value = result.map(|lines| lines.concat()).unwrap_or_default();
-                        self.on_exit_facts(pane, &value, looks)
-                    }
+                    Purpose::Exit { pane, looks } => match result {
+                        Ok(lines) => self.on_exit_facts(pane, &lines.concat(), looks),
+                        // A pane already closed has nothing more to tell.
+                        Err(e) if e.to_string().contains("can't find pane") => {}
+                        Err(e) => {
+                            tracing::debug!(session_id = %self.session_id, pane, "asking how a pane ended failed: {e}");
+                            self.look_at_exit_later(pane, looks);
+                        }
+                    },
                     other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
                 }
             }

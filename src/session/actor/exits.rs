@@ -212,20 +212,24 @@ impl SessionActor {
                     }
                 });
             }
-            Exit::NotYet => {
-                let again = self.exits_tx.clone();
-                let pause = if looks < EXIT_LOOKS {
-                    EXIT_LOOK_EVERY
-                } else {
-                    EXIT_LOOK_LATER
-                };
-                tokio::spawn(async move {
-                    tokio::time::sleep(pause).await;
-                    let _ = again.send((pane, looks.saturating_add(1)));
-                });
-            }
+            Exit::NotYet => self.look_at_exit_later(pane, looks),
             _ => {}
         }
+    }
+
+    /// Asks again how `pane` ended: soon for the first looks, then every
+    /// `EXIT_LOOK_LATER`.
+    pub(super) fn look_at_exit_later(&self, pane: u32, looks: u8) {
+        let again = self.exits_tx.clone();
+        let pause = if looks < EXIT_LOOKS {
+            EXIT_LOOK_EVERY
+        } else {
+            EXIT_LOOK_LATER
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep(pause).await;
+            let _ = again.send((pane, looks.saturating_add(1)));
+        });
     }
 }
 
