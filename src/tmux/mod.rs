@@ -425,18 +425,30 @@ impl Tmux {
         }
     }
 
-    /// Kills one pane; its session ends with it if it was the last, so
-    /// this takes the turn as `kill_session` does.
-    pub async fn kill_pane(&self, pane: control::PaneId) -> Result<(), TmuxError> {
+    /// Kills one pane; its session ends with it if it was the last
+    /// (`closes_session`), so this takes the turn as `kill_session` does.
+    pub async fn kill_pane(
+        &self,
+        pane: control::PaneId,
+        closes_session: bool,
+    ) -> Result<(), TmuxError> {
         let _turn = control::handshake::turn().await;
-        self.run_cmd(&command::KillPane { pane }).await
+        let seen = control::handshake::detaches_heard();
+        let killed = self.run_cmd(&command::KillPane { pane }).await;
+        if closes_session && killed.is_ok() {
+            control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
+        }
+        killed
     }
 
+    /// Kills a session; tmuxd's client on it leaves tmux within the turn.
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
         let _turn = control::handshake::turn().await;
+        let seen = control::handshake::detaches_heard();
         self.run(["kill-session", "-t", &session_target(name)])
-            .await
-            .map(drop)
+            .await?;
+        control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
+        Ok(())
     }
 
     /// Lines of the active pane, joined wrapped lines (`-J`), trailing
@@ -490,6 +502,10 @@ impl Tmux {
 
 /// The oldest tmux whose control mode tmuxd can use.
 const MIN_VERSION: (u32, u32) = (3, 2);
+
+/// How long a kill holds the turn for tmuxd's client on the session to
+/// leave tmux (see `control::handshake::until_detach_heard`).
+const CLIENT_LEAVES: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// (major, minor) from `tmux 3.3a`, `tmux next-3.4`, `tmux 3.2-rc2`.
 fn parse_version(text: &str) -> Option<(u32, u32)> {

@@ -207,7 +207,7 @@ impl SessionActor {
                 // that must not meet another client's handshake (tmux < 3.7).
                 let tmux = self.tmux.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = tmux.kill_pane(PaneId(pane)).await {
+                    if let Err(e) = tmux.kill_pane(PaneId(pane), last).await {
                         tracing::debug!(pane, "killing a dead pane: {e}");
                     }
                 });

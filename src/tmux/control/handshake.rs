@@ -26,11 +26,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::{Mutex, MutexGuard, Notify};
 
 use super::Notification;
 
 static TURN: Mutex<()> = Mutex::const_new(());
+
+/// How many `%client-detached` tmuxd's clients have heard, and a wake-up
+/// for each.
+static DETACHES: AtomicU64 = AtomicU64::new(0);
+static DETACH_HEARD: Notify = Notify::const_new();
 
 /// When a notification that goes to every control client was last heard,
 /// in milliseconds since `epoch()` (0: none yet).
@@ -85,5 +90,35 @@ pub fn heard(notification: &Notification) {
     if global {
         let now = (epoch().elapsed().as_millis() as u64).max(1);
         LAST_HEARD_MS.fetch_max(now, Ordering::Relaxed);
+    }
+    if matches!(notification, Notification::ClientDetached { .. }) {
+        DETACHES.fetch_add(1, Ordering::Relaxed);
+        DETACH_HEARD.notify_waiters();
+    }
+}
+
+/// How many `%client-detached` have been heard so far.
+pub fn detaches_heard() -> u64 {
+    DETACHES.load(Ordering::Relaxed)
+}
+
+/// Holds on (with the turn) until a `%client-detached` beyond `seen` is
+/// heard, at most `max`. A control client whose session tmuxd closed, or
+/// that tmuxd closed, leaves tmux a moment after its process ends, and
+/// tmux then tells every control client: that must happen inside the turn,
+/// not in the next client's handshake. Another of tmuxd's clients hearing
+/// it is the sign it has happened; with none left to hear, `max` is waited.
+pub async fn until_detach_heard(seen: u64, max: Duration) {
+    let deadline = tokio::time::Instant::now() + max;
+    loop {
+        let heard = DETACH_HEARD.notified();
+        tokio::pin!(heard);
+        heard.as_mut().enable();
+        if detaches_heard() > seen {
+            return;
+        }
+        if tokio::time::timeout_at(deadline, heard).await.is_err() {
+            return;
+        }
     }
 }
