@@ -51,6 +51,7 @@ live!(
     status_two_lines,
     two_panes,
     emoji_zwj,
+    flood_then_quiet,
 );
 
 #[test]

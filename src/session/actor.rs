@@ -8,9 +8,11 @@
 //! and modes, then a `capture-pane` per pane. tmux answers commands in
 //! order with the output it read before them, so a pane's output that
 //! arrives before its capture's reply is already in the capture and is not
-//! fed again; output after it is.
+//! fed again; output after it is. A pane flooding output is re-seeded
+//! rather than fed (see `flood`).
 
 mod exits;
+mod flood;
 mod judge;
 mod report;
 mod typing;
@@ -25,6 +27,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
+use self::flood::Flood;
 use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
@@ -64,6 +67,8 @@ struct Pane {
     pid: Option<u32>,
     /// Captures asked for and not yet answered; output is not fed meanwhile.
     seeding: Option<Seed>,
+    /// The current burst of output, and whether it is skipped.
+    flood: Flood,
 }
 
 /// A re-seed in flight: tmux's state of the pane and what came back so far.
@@ -241,6 +246,14 @@ async fn until(deadline: Option<DateTime<Utc>>) {
     }
 }
 
+/// Sleeps until `at`, or forever when there is none.
+async fn until_instant(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
 impl SessionActor {
     async fn run(
         mut self,
@@ -250,6 +263,11 @@ impl SessionActor {
     ) {
         loop {
             let deadline = self.detector.next_deadline();
+            let reseed_at = self
+                .panes
+                .values()
+                .filter_map(|p| p.flood.reseed_at())
+                .min();
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
@@ -277,6 +295,7 @@ impl SessionActor {
                     None => self.on_client_gone(),
                 },
                 _ = until(deadline) => self.probe(),
+                _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
                 Some((pane, looks)) = exits.recv(), if !self.client_gone => {
                     self.look_at_exit(pane, looks, &mut client).await
                 }
@@ -425,21 +444,27 @@ impl SessionActor {
     }
 
     /// A pane's output: logged for streams whatever the screen's state, and
-    /// fed to the pane's screen once it is seeded.
+    /// fed to the pane's screen once it is seeded, unless it floods.
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
         let id = pane.0;
         let now = std::time::Instant::now();
         let changed = match self.panes.get_mut(&id) {
             // Bytes a seed in flight already holds; the detector still
-            // reads them (a prompt mark or a bell must not be lost).
+            // reads them (a prompt mark or a bell must not be lost). A
+            // skipping pane is seeded again anyway.
             Some(Pane {
                 seeding: Some(seed),
+                flood,
                 ..
             }) => {
-                seed.raced = true;
+                seed.raced |= flood.feed(now, data.len());
                 Some(true)
             }
             Some(slot) => {
+                // A flood is re-seeded from tmux instead (`reseed_floods`).
+                if !slot.flood.feed(now, data.len()) {
+                    return self.publish(id, data, Some(true));
+                }
                 let bells = slot.screen.process(&data);
                 // Hashing the whole screen per chunk would cost a flood
                 // dearly: output in a burst counts as a change, and the
@@ -459,6 +484,12 @@ impl SessionActor {
             // A pane of another window: logged for streams only.
             None => None,
         };
+        self.publish(id, data, changed);
+    }
+
+    /// Output to the detector (`changed`: for a pane of the window), the
+    /// replay ring and the pane's stream subscribers.
+    fn publish(&mut self, id: u32, data: Vec<u8>, changed: Option<bool>) {
         if let Some(changed) = changed {
             self.signal(Signal::Output {
                 bytes: &data,
@@ -480,6 +511,21 @@ impl SessionActor {
             }
             s.tx.send(chunk.clone()).is_ok()
         });
+    }
+
+    /// Re-seeds the panes whose skipped output is due to be drawn (see `flood`).
+    async fn reseed_floods(&mut self, client: &mut ControlClient) {
+        let now = std::time::Instant::now();
+        let mut due = false;
+        for pane in self.panes.values_mut() {
+            if pane.flood.reseed_at().is_some_and(|at| at <= now) {
+                pane.flood.reseeded(now);
+                due = true;
+            }
+        }
+        if due {
+            self.look(client).await;
+        }
     }
 
     /// Output of `pane` was skipped (tmux paused it): its subscribers are
@@ -537,6 +583,7 @@ impl SessionActor {
                 screen: PaneScreen::new(state.cols, state.rows),
                 pid: None,
                 seeding: None,
+                flood: Flood::default(),
             });
             pane.pid = row.pid;
             pane.seeding = Some(Seed {

@@ -285,6 +285,15 @@ pub const SCENARIOS: &[Scenario] = &[
             WaitText("end-marker"),
         ],
     ),
+    // 600 KB without a pause: tmuxd stops drawing it and re-seeds the
+    // screen from tmux once quiet; colour and cursor must still be exact.
+    case(
+        "flood_then_quiet",
+        &[
+            Run(r"seq 1 100000; printf '\033[31mred tail\033[0m partial'; cat"),
+            WaitText("red tail partial"),
+        ],
+    ),
     case(
         "emoji_zwj",
         &[
