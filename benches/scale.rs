@@ -24,6 +24,55 @@ fn row(what: &str, value: String, target: &str) {
     println!("{what:<58} {value:>22}   target {target}");
 }
 
+/// One keep-alive HTTP/1.1 connection spoken by hand, for what a lean
+/// client pays: reqwest's blocking client adds a runtime thread and a
+/// channel round trip to every request.
+struct RawClient {
+    stream: std::net::TcpStream,
+    host: String,
+    buf: Vec<u8>,
+}
+
+impl RawClient {
+    fn connect(base: &str) -> RawClient {
+        let address = base.strip_prefix("http://").unwrap();
+        let stream = std::net::TcpStream::connect(address).unwrap();
+        stream.set_nodelay(true).unwrap();
+        RawClient {
+            stream,
+            host: address.to_owned(),
+            buf: Vec::with_capacity(64 * 1024),
+        }
+    }
+
+    /// GETs `path` and reads the whole answer; panics on anything but 200.
+    fn get(&mut self, path: &str) {
+        use std::io::{Read, Write};
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", self.host);
+        self.stream.write_all(request.as_bytes()).unwrap();
+        self.buf.clear();
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = self.stream.read(&mut chunk).unwrap();
+            assert!(n > 0, "the daemon closed the connection");
+            self.buf.extend_from_slice(&chunk[..n]);
+            let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&self.buf[..end]).to_ascii_lowercase();
+            assert!(head.starts_with("http/1.1 200"), "{head}");
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .expect("a content-length");
+            if self.buf.len() >= end + 4 + length {
+                return;
+            }
+        }
+    }
+}
+
 /// CPU ticks (user + system) of a process, from /proc.
 fn ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -181,6 +230,19 @@ fn main() {
     row(
         "snapshot p50 (keep-alive client)",
         format!("{:.3} ms", p(&mut snaps, 0.5)),
+        "<= 0.3 ms",
+    );
+    let mut raw = RawClient::connect(&daemon.base);
+    let mut raw_snaps: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let started = Instant::now();
+            raw.get(&format!("/v1/sessions/{s0}/snapshot"));
+            started.elapsed()
+        })
+        .collect();
+    row(
+        "snapshot p50 (raw keep-alive socket)",
+        format!("{:.3} ms", p(&mut raw_snaps, 0.5)),
         "<= 0.3 ms",
     );
     let mut lists: Vec<Duration> = (0..200)

@@ -223,6 +223,18 @@ impl Supervisor {
         Ok(sessions.into_iter().map(|s| s.name).collect())
     }
 
+    /// The panes of session `name`'s current window (its view), over a
+    /// control client when there is one.
+    async fn session_panes(&self, name: &str) -> Result<Vec<PaneInfo>, TmuxError> {
+        let ask = ListPaneInfo {
+            scope: PaneScope::Window(Target::Session(name.to_owned())),
+        };
+        match self.ask_tmux(&ask, None).await {
+            Some(Ok(panes)) => Ok(panes),
+            _ => self.tmux().run_cmd(&ask).await,
+        }
+    }
+
     /// Every pane, as `Tmux::list_panes` gives them, over a control client
     /// when there is one.
     async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
@@ -264,8 +276,8 @@ impl Supervisor {
         let looked_at = std::time::Instant::now();
         // Names first: most changes (tmuxd's own creates, ends) adopt
         // nothing, and listing every pane costs tmux tens of milliseconds
-        // with 200 sessions; the panes are listed when there is a session
-        // to adopt or a restore to do.
+        // with 200 sessions; only the new sessions' panes are listed, and
+        // every pane only for the restore at startup.
         if self.registry().restore_pending.is_none() {
             let names = match self.session_names().await {
                 Ok(names) => names,
@@ -282,10 +294,14 @@ impl Supervisor {
                 })
                 .collect();
             let plan = self.plan(&live, looked_at);
-            if plan.adopt.is_empty() {
-                self.forget_detached(&plan).await;
-                return Vec::new();
+            let mut views = BTreeMap::new();
+            for name in &plan.adopt {
+                // A session gone meanwhile has no view, and is not adopted.
+                if let Ok(panes) = self.session_panes(name).await {
+                    views.extend(session_views(&panes));
+                }
             }
+            return self.adopt_planned(plan, &views, adoptions_mode).await;
         }
         let panes = match self.list_panes().await {
             Ok(panes) => panes,
@@ -300,12 +316,27 @@ impl Supervisor {
             self.restore(file, &live).await;
         }
         let plan = self.plan(&live, looked_at);
+        self.adopt_planned(plan, &live, adoptions_mode).await
+    }
+
+    /// Adopts what `plan` says, with the sessions' `views`; returns the
+    /// names it adopted that it had not seen before (a session refused for
+    /// capacity and adopted once room freed up is not news).
+    async fn adopt_planned(
+        &self,
+        plan: DiscoveryPlan,
+        views: &BTreeMap<String, SessionView>,
+        adoptions_mode: Adoptions,
+    ) -> Vec<String> {
         // Reserved now, so the next look does not adopt them again; listed
         // as `starting` while their clients attach.
         let adoptions: Vec<_> = plan
             .adopt
             .iter()
-            .filter_map(|name| Some((self.reserve_discovered(name)?, live[name].clone())))
+            .filter_map(|name| {
+                let view = views.get(name)?.clone();
+                Some((self.reserve_discovered(name)?, view))
+            })
             .map(|(reservation, view)| {
                 let supervisor = self.clone();
                 async move { supervisor.adopt_discovered(reservation, view).await }
@@ -327,7 +358,7 @@ impl Supervisor {
         let registry = self.registry();
         plan.adopt
             .into_iter()
-            .filter(|name| !registry.refused.contains(name))
+            .filter(|name| views.contains_key(name) && !registry.refused.contains(name))
             .collect()
     }
 
