@@ -61,21 +61,25 @@ fn push_color(params: &mut Vec<String>, color: Color, base: u8) {
     }
 }
 
-/// The cells of columns `left..left + cols` of `row`, blanks as spaces, a
-/// wide character once (its continuation cell left out).
-fn cells(screen: &vt100::Screen, row: u16, left: u16, cols: u16) -> Vec<(Pen, String)> {
+/// The cells of columns `left..left + cols` of `row`, a wide character
+/// once (its continuation cell left out).
+fn cells(
+    screen: &vt100::Screen,
+    row: u16,
+    left: u16,
+    cols: u16,
+) -> impl Iterator<Item = &vt100::Cell> {
     (left..left.saturating_add(cols))
-        .filter_map(|col| screen.cell(row, col))
+        .filter_map(move |col| screen.cell(row, col))
         .filter(|cell| !cell.is_wide_continuation())
-        .map(|cell| {
-            let text = if cell.has_contents() {
-                cell.contents().to_owned()
-            } else {
-                " ".to_owned()
-            };
-            (Pen::of(cell), text)
-        })
-        .collect()
+}
+
+/// What a cell shows: its text, or a space when blank.
+fn shown(cell: &vt100::Cell) -> &str {
+    match cell.has_contents() {
+        true => cell.contents(),
+        false => " ",
+    }
 }
 
 /// Columns `left..left + cols` of `row` as plain text; with `trim`,
@@ -87,15 +91,14 @@ pub(super) fn text_row(
     cols: u16,
     trim: bool,
 ) -> String {
-    let line: String = cells(screen, row, left, cols)
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect();
-    if trim {
-        line.trim_end_matches(' ').to_owned()
-    } else {
-        line
+    let mut line = String::with_capacity(usize::from(cols));
+    for cell in cells(screen, row, left, cols) {
+        line.push_str(shown(cell));
     }
+    if trim {
+        line.truncate(line.trim_end_matches(' ').len());
+    }
+    line
 }
 
 /// Columns `left..left + cols` of `row`. With `trim`, trailing cells that
@@ -108,17 +111,19 @@ pub(super) fn ansi_row(
     cols: u16,
     trim: bool,
 ) -> String {
-    let cells = cells(screen, row, left, cols);
-    let shown = match trim {
+    let cells: Vec<(Pen, &str)> = cells(screen, row, left, cols)
+        .map(|cell| (Pen::of(cell), shown(cell)))
+        .collect();
+    let visible = match trim {
         true => cells
             .iter()
-            .rposition(|(pen, text)| *pen != Pen::default() || text != " ")
+            .rposition(|(pen, text)| *pen != Pen::default() || *text != " ")
             .map_or(0, |last| last + 1),
         false => cells.len(),
     };
-    let mut line = String::new();
+    let mut line = String::with_capacity(usize::from(cols));
     let mut pen = Pen::default();
-    for (cell_pen, text) in &cells[..shown] {
+    for (cell_pen, text) in &cells[..visible] {
         if *cell_pen != pen {
             line.push_str(&cell_pen.sgr());
             pen = *cell_pen;

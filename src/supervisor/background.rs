@@ -1,6 +1,6 @@
-//! The supervisor's background loops: discovery (one `list-panes -a` per
-//! tick), the reaper (acts on client exits at once, retries on its tick) and
-//! checkpoints.
+//! The supervisor's background loops: discovery (when tmux says sessions
+//! changed, and a slow sweep), the reaper (acts on client exits at once,
+//! retries on its tick) and checkpoints.
 
 use std::collections::{BTreeMap, BTreeSet};
 

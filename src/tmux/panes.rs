@@ -1,5 +1,6 @@
-//! `list-panes -a`: the one call per discovery tick that tells tmuxd every
-//! session's name, size, status line, current command, cwd and dead panes.
+//! `list-panes` in the discovery format: each session's name, size, status
+//! line, current command, cwd and dead panes (every pane at startup, the
+//! current window of a session discovery adopts after that).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,7 @@ use serde::Serialize;
 /// name tmuxd tracks may contain (see `names`).
 pub const LIST_PANES_FORMAT: &str = "#{session_name}\t#{window_active}\t#{pane_active}\t#{window_width}\t#{window_height}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_dead}\t#{pane_pid}\t#{status}\t#{status-position}\t#{pane_title}\t#{alternate_on}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}";
 
-/// One line of `list-panes -a`.
+/// One line of `list-panes` in `LIST_PANES_FORMAT`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaneInfo {
     pub session_name: String,
