@@ -7,7 +7,7 @@ use tokio::sync::oneshot;
 use super::{HEX_CHUNK_BYTES, InputJob, Purpose, SessionActor, TEXT_CHUNK_BYTES};
 use crate::session::Input;
 use crate::session::state::Signal;
-use crate::tmux::command::{SendHex, SendKeys, SendLiteral, Target};
+use crate::tmux::command::{ParseError, SendHex, SendKeys, SendLiteral, Target, TmuxCommand};
 use crate::tmux::control::{ControlClient, PaneId};
 
 impl SessionActor {
@@ -40,12 +40,18 @@ impl SessionActor {
                 reply,
             },
         );
-        for piece in pieces {
-            let purpose = Purpose::Input { job };
-            match piece {
-                Piece::Text(c) => self.send(client, &c, purpose).await,
-                Piece::Hex(c) => self.send(client, &c, purpose).await,
-                Piece::Keys(c) => self.send(client, &c, purpose).await,
+        // In one write: a daemon killed part way must not leave a line
+        // typed without its Enter for the next input to run into.
+        match client.send_all(&pieces).await {
+            Ok(tickets) => {
+                for ticket in tickets {
+                    self.purposes.insert(ticket, Purpose::Input { job });
+                }
+            }
+            Err(e) => {
+                for _ in &pieces {
+                    self.settle(Purpose::Input { job }, Err(e.to_string()));
+                }
             }
         }
     }
@@ -56,6 +62,26 @@ enum Piece {
     Text(SendLiteral),
     Hex(SendHex),
     Keys(SendKeys),
+}
+
+impl TmuxCommand for Piece {
+    type Output = ();
+
+    fn args(&self) -> Vec<String> {
+        match self {
+            Piece::Text(c) => c.args(),
+            Piece::Hex(c) => c.args(),
+            Piece::Keys(c) => c.args(),
+        }
+    }
+
+    fn parse(&self, lines: &[Vec<u8>]) -> Result<(), ParseError> {
+        match self {
+            Piece::Text(c) => c.parse(lines),
+            Piece::Hex(c) => c.parse(lines),
+            Piece::Keys(c) => c.parse(lines),
+        }
+    }
 }
 
 /// Text, then raw bytes, then keys, as `send-keys` commands small enough

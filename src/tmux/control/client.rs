@@ -102,7 +102,7 @@ pub enum ClientEvent {
 }
 
 /// Where a reply goes once it arrives.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Delivery {
     /// Into the event stream (`send`).
     Event,
@@ -120,6 +120,12 @@ struct Pending {
     notifications_in_reply: bool,
     /// When it was written, for its latency.
     sent_at: Instant,
+}
+
+/// A command line to write: its words, and how to read its reply.
+struct Line {
+    args: Vec<String>,
+    notifications_in_reply: bool,
 }
 
 type ReplyResult = Result<Vec<Vec<u8>>, ControlError>;
@@ -329,10 +335,48 @@ impl ControlClient {
         delivery: Delivery,
         deadline: Instant,
     ) -> Result<Ticket, ControlError> {
-        let args = command.args();
-        let line = command_line(&args)?;
-        let closed = || ControlError::Closed {
-            command: describe(&args),
+        let line = Line {
+            args: command.args(),
+            notifications_in_reply: command.notifications_in_reply(),
+        };
+        let tickets = self.write_lines(vec![line], delivery, deadline).await?;
+        Ok(tickets[0])
+    }
+
+    /// Sends several commands, answered as events, in one write: tmux gets
+    /// all of them or, if tmuxd dies while writing, almost surely none
+    /// (a line typed without its Enter would stay on the program's line).
+    pub async fn send_all<C: TmuxCommand>(
+        &mut self,
+        commands: &[C],
+    ) -> Result<Vec<Ticket>, ControlError> {
+        let deadline = Instant::now() + self.options.timeout;
+        let lines = commands
+            .iter()
+            .map(|command| Line {
+                args: command.args(),
+                notifications_in_reply: command.notifications_in_reply(),
+            })
+            .collect();
+        self.write_lines(lines, Delivery::Event, deadline).await
+    }
+
+    async fn write_lines(
+        &mut self,
+        lines: Vec<Line>,
+        delivery: Delivery,
+        deadline: Instant,
+    ) -> Result<Vec<Ticket>, ControlError> {
+        let mut bytes = Vec::new();
+        for line in &lines {
+            bytes.extend(command_line(&line.args)?);
+        }
+        let what = || {
+            lines
+                .iter()
+                .map(|l| describe(&l.args))
+                .collect::<Vec<_>>()
+                .join("; ")
         };
         if self.writing {
             self.stdin = None;
@@ -341,9 +385,9 @@ impl ControlClient {
             .stdin
             .as_mut()
             .filter(|_| !self.eof)
-            .ok_or_else(closed)?;
+            .ok_or_else(|| ControlError::Closed { command: what() })?;
         self.writing = true;
-        match timeout_at(deadline, stdin.write_all(&line)).await {
+        match timeout_at(deadline, stdin.write_all(&bytes)).await {
             Ok(Ok(())) => self.writing = false,
             Ok(Err(e)) => {
                 self.stdin = None;
@@ -354,21 +398,25 @@ impl ControlClient {
                 // command as its tail. End the input instead.
                 self.stdin = None;
                 return Err(ControlError::Timeout {
-                    command: describe(&args),
+                    command: what(),
                     timeout: self.options.timeout,
                 });
             }
         }
-        let ticket = Ticket(self.next_ticket);
-        self.next_ticket += 1;
-        self.pending.push_back(Pending {
-            ticket,
-            command: describe(&args),
-            delivery,
-            notifications_in_reply: command.notifications_in_reply(),
-            sent_at: Instant::now(),
-        });
-        Ok(ticket)
+        let mut tickets = Vec::with_capacity(lines.len());
+        for line in lines {
+            let ticket = Ticket(self.next_ticket);
+            self.next_ticket += 1;
+            self.pending.push_back(Pending {
+                ticket,
+                command: describe(&line.args),
+                delivery,
+                notifications_in_reply: line.notifications_in_reply,
+                sent_at: Instant::now(),
+            });
+            tickets.push(ticket);
+        }
+        Ok(tickets)
     }
 
     async fn wait_held(&mut self, ticket: Ticket) -> ReplyResult {
