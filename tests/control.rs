@@ -229,6 +229,39 @@ async fn attaching_to_a_missing_session_is_a_clear_error() {
     assert!(error.to_string().contains("can't find session"), "{error}");
 }
 
+/// With no tmux server running (it crashed, or was killed), an attach
+/// fails; it must not start a server of its own (`attach-session` would).
+#[tokio::test]
+async fn attaching_where_no_server_runs_starts_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("sock");
+    // A server started here would stay up without sessions, to be seen.
+    let config = dir.path().join("tmux.conf");
+    std::fs::write(&config, "set -g exit-empty off\n").unwrap();
+    let tmux = Tmux::new(
+        "tmux".into(),
+        Socket::Path(socket.clone()),
+        Some(config),
+        PATIENCE,
+    );
+    let attached = ControlClient::attach(&tmux, "gone", options(vec![])).await;
+    assert!(attached.is_err(), "attached where no server runs");
+    let running = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .args(["-N", "list-sessions"])
+        .output()
+        .unwrap();
+    if running.status.success() {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .arg("kill-server")
+            .output();
+        panic!("the attach started a server on {socket:?}");
+    }
+}
+
 #[tokio::test]
 async fn output_is_every_byte_the_program_wrote() {
     let server = TmuxServer::new();

@@ -9,14 +9,17 @@ use super::error::ControlError;
 use crate::tmux::command::ClientFlag;
 use crate::tmux::{Tmux, session_target};
 
-/// `tmux [global options] -C attach-session [-f FLAGS] -t =NAME`.
+/// `tmux [global options] -N -C attach-session [-f FLAGS] -t =NAME`.
+/// `-N`: `attach-session` would start a server when none runs (after a
+/// crash, say), and that server would hold the client's pipes; with `-N`
+/// the attach fails instead.
 pub(super) fn spawn_client(
     tmux: &Tmux,
     name: &str,
     flags: &[ClientFlag],
 ) -> Result<Child, ControlError> {
     let mut command = tmux.command();
-    command.args(["-C", "attach-session"]);
+    command.args(["-N", "-C", "attach-session"]);
     if !flags.is_empty() {
         command.args(["-f", &ClientFlag::list(flags)]);
     }
