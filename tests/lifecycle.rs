@@ -63,13 +63,16 @@ fn a_discovered_session_is_listed_while_its_client_attaches() {
     let tmux = TmuxServer::new();
     tmux.new_shell("first");
     let dir = tempfile::tempdir().unwrap();
-    // The control client for `slow` takes 3 s to start.
+    // The control client for `slow` takes SLOW to start: time for a loaded
+    // machine to list it and the next one meanwhile, and within the attach's
+    // deadline (`tmux.command_timeout_ms`, 5 s).
+    const SLOW: Duration = Duration::from_secs(3);
     let script = dir.path().join("slow-attach-tmux");
-    std::fs::write(
-        &script,
-        "#!/bin/bash\nfor a in \"$@\"; do [[ $a == =slow ]] && sleep 3; done\nexec tmux \"$@\"\n",
-    )
-    .unwrap();
+    let wrapper = format!(
+        "#!/bin/bash\nfor a in \"$@\"; do [[ $a == =slow ]] && sleep {}; done\nexec tmux \"$@\"\n",
+        SLOW.as_secs()
+    );
+    std::fs::write(&script, wrapper).unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let daemon = Daemon::start_with(
         &tmux,
@@ -89,7 +92,7 @@ fn a_discovered_session_is_listed_while_its_client_attaches() {
     assert_eq!(status, reqwest::StatusCode::OK, "{body}");
     let summary = &body["session"];
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < SLOW,
         "slow and next must be listed before slow's client attached (took {:?})",
         started.elapsed()
     );
@@ -99,10 +102,10 @@ fn a_discovered_session_is_listed_while_its_client_attaches() {
     // Waits for the attach, then answers from the screen.
     let (status, snapshot) = daemon.get(&format!("/v1/sessions/{slow}/snapshot"));
     assert_eq!(status, reqwest::StatusCode::OK, "{snapshot}");
-    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert!(started.elapsed() >= SLOW);
     let (_, body) = daemon.get(&format!("/v1/sessions/{slow}"));
     assert_eq!(body["session"]["transport"], "attached", "{body}");
-    assert!(listed_after < Duration::from_secs(3), "{listed_after:?}");
+    assert!(listed_after < SLOW, "{listed_after:?}");
 }
 
 /// A session discovery leaves alone at `max_sessions` is said once in the

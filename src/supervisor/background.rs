@@ -212,13 +212,10 @@ impl Supervisor {
     /// asked over a tracked session's control client when there is one,
     /// else forked; no server means none.
     async fn session_names(&self) -> Result<Vec<String>, TmuxError> {
-        let sessions = match self.ask_tmux(&ListSessions, None).await {
-            Some(Ok(sessions)) => sessions,
-            _ => match self.tmux().run_cmd(&ListSessions).await {
-                Ok(sessions) => sessions,
-                Err(e) if e.is_missing_session() => Vec::new(),
-                Err(e) => return Err(e),
-            },
+        let sessions = match self.ask_or_fork(&ListSessions).await {
+            Ok(sessions) => sessions,
+            Err(e) if e.is_missing_session() => Vec::new(),
+            Err(e) => return Err(e),
         };
         Ok(sessions.into_iter().map(|s| s.name).collect())
     }
@@ -229,10 +226,7 @@ impl Supervisor {
         let ask = ListPaneInfo {
             scope: PaneScope::Window(Target::Session(name.to_owned())),
         };
-        match self.ask_tmux(&ask, None).await {
-            Some(Ok(panes)) => Ok(panes),
-            _ => self.tmux().run_cmd(&ask).await,
-        }
+        self.ask_or_fork(&ask).await
     }
 
     /// Every pane, as `Tmux::list_panes` gives them, over a control client
@@ -244,6 +238,19 @@ impl Supervisor {
         match self.ask_tmux(&ask, None).await {
             Some(Ok(panes)) => Ok(panes),
             _ => self.tmux().list_panes().await,
+        }
+    }
+
+    /// Runs `command` over a tracked session's control client, or forks
+    /// when none answers well (an error there may be that client's, not
+    /// tmux's answer).
+    pub(super) async fn ask_or_fork<C: TmuxCommand>(
+        &self,
+        command: &C,
+    ) -> Result<C::Output, TmuxError> {
+        match self.ask_tmux(command, None).await {
+            Some(Ok(output)) => Ok(output),
+            _ => self.tmux().run_cmd(command).await,
         }
     }
 

@@ -93,13 +93,10 @@ impl Supervisor {
             name: "status-interval".to_owned(),
             value: None,
         };
-        let answer = match self.ask_tmux(&unpin, None).await {
-            Some(answer) => answer,
-            None => self.tmux().run_cmd(&unpin).await.map_err(|e| e.to_string()),
-        };
-        match answer {
+        match self.ask_or_fork(&unpin).await {
             Ok(()) => tracing::debug!("status timers aligned"),
-            Err(e) if e.contains("no such session") || e.contains("can't find session") => {}
+            // Gone with its session.
+            Err(e) if e.is_missing_session() || e.to_string().contains("no such session") => {}
             Err(e) => tracing::warn!("could not unset the status-interval tmuxd set: {e}"),
         }
     }

@@ -426,28 +426,34 @@ impl Tmux {
     }
 
     /// Kills one pane; its session ends with it if it was the last
-    /// (`closes_session`), so this takes the turn as `kill_session` does.
+    /// (`closes_session`).
     pub async fn kill_pane(
         &self,
         pane: control::PaneId,
         closes_session: bool,
     ) -> Result<(), TmuxError> {
-        let _turn = control::handshake::turn().await;
-        let seen = control::handshake::detaches_heard();
-        let killed = self.run_cmd(&command::KillPane { pane }).await;
-        if closes_session && killed.is_ok() {
-            control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
-        }
-        killed
+        self.kill(&command::KillPane { pane }, closes_session).await
     }
 
-    /// Kills a session; tmuxd's client on it leaves tmux within the turn.
     pub async fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
+        let target = command::Target::Session(name.to_owned());
+        self.kill(&command::KillSession { target }, true).await
+    }
+
+    /// A kill takes the handshake turn (a closed session is announced to
+    /// every control client), and one that closes a session keeps it until
+    /// tmuxd's client on that session has left tmux.
+    async fn kill<C: command::TmuxCommand<Output = ()>>(
+        &self,
+        command: &C,
+        closes_session: bool,
+    ) -> Result<(), TmuxError> {
         let _turn = control::handshake::turn().await;
         let seen = control::handshake::detaches_heard();
-        self.run(["kill-session", "-t", &session_target(name)])
-            .await?;
-        control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
+        self.run_cmd(command).await?;
+        if closes_session {
+            control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
+        }
         Ok(())
     }
 
