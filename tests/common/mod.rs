@@ -221,6 +221,9 @@ pub struct Daemon {
     pub data_dir: PathBuf,
     log: PathBuf,
     http: reqwest::blocking::Client,
+    /// The token the daemon generated in its data dir (no token configured),
+    /// which every harness request carries; `None` when the test set its own.
+    token: Option<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -304,11 +307,15 @@ impl Daemon {
                 );
             }
         };
+        let token = std::fs::read_to_string(data_dir.join("token"))
+            .ok()
+            .map(|t| t.trim().to_owned());
         Daemon {
             child: Some(child),
             base,
             data_dir,
             log,
+            token,
             http: reqwest::blocking::Client::builder()
                 .timeout(PATIENCE)
                 .build()
@@ -322,11 +329,26 @@ impl Daemon {
         self._dir.path()
     }
 
-    /// The tmuxd binary as a client of this daemon (`TMUXD_URL` set).
+    /// The tmuxd binary as a client of this daemon (`TMUXD_URL` set, and
+    /// `TMUXD_TOKEN` when the daemon generated its token).
     pub fn client(&self) -> Command {
         let mut command = tmuxd_command(self.home());
         command.env("TMUXD_URL", &self.base);
+        if let Some(token) = &self.token {
+            command.env("TMUXD_TOKEN", token);
+        }
         command
+    }
+
+    /// The generated token, if the daemon made one (see `token`).
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// `Authorization: Bearer ...` for raw clients (WebSockets, hand-spoken
+    /// HTTP), when the daemon generated its token.
+    pub fn auth_header(&self) -> Option<String> {
+        self.token.as_ref().map(|t| format!("Bearer {t}"))
     }
 
     pub fn pid(&self) -> u32 {
@@ -344,6 +366,9 @@ impl Daemon {
         body: Option<&Value>,
     ) -> (StatusCode, Value) {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(header) = self.auth_header() {
+            request = request.header("Authorization", header);
+        }
         if let Some(body) = body {
             request = request.json(body);
         }
