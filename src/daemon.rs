@@ -2,6 +2,9 @@
 //! shutdown future fires. Tests call this same function.
 
 mod connections;
+mod credentials;
+
+pub use credentials::{SOCKET_FILE, TOKEN_FILE};
 
 use std::time::Duration;
 
@@ -9,7 +12,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::api::{self, AppState, AuthPolicy, StreamLimits, TmuxProbe};
+use crate::api::{self, AppState, AuthPolicy, HostNames, StreamLimits, TmuxProbe};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::supervisor::{Settings, Supervisor};
@@ -66,7 +69,18 @@ pub async fn serve(
         &tasks,
         cancel.clone(),
     );
-    let auth = AuthPolicy::new(config.auth.token.clone(), config.auth.read_token.clone());
+    let token = match (&config.auth.token, config.auth.insecure_no_auth) {
+        (Some(token), _) => Some(token.clone()),
+        (None, true) => {
+            tracing::warn!(
+                "auth.insecure_no_auth is set: every local user, and any program that can reach {address}, can read and type into every session without a credential"
+            );
+            None
+        }
+        (None, false) => Some(credentials::load_or_create_token(&config.data_dir)?),
+    };
+    let hosts = HostNames::new(config.http.allowed_hosts.clone());
+    let auth = AuthPolicy::new(token, config.auth.read_token.clone(), hosts);
     let state = AppState {
         supervisor: supervisor.clone(),
         auth: std::sync::Arc::new(auth),
@@ -74,9 +88,11 @@ pub async fn serve(
         tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
         metrics,
+        http_address: address,
     };
     let app = api::router(state, config.http.max_body_bytes);
     let limits = connections::Limits::from_config(&config.http);
+    let socket = credentials::bind_socket(&config.data_dir);
     // Scripts and tests read the bound address (the port may have been 0) from this line.
     println!("tmuxd listening on http://{address}");
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");
@@ -86,7 +102,22 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    connections::serve(listener, app, limits, cancel.clone(), DRAIN_TIMEOUT).await;
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let serve = |listener| {
+        let (app, slots, cancel) = (app.clone(), slots.clone(), cancel.clone());
+        connections::serve(listener, slots, app, limits, cancel, DRAIN_TIMEOUT)
+    };
+    let tcp = serve(connections::Listener::Tcp(listener));
+    match socket {
+        Some((listener, path)) => {
+            // SAFETY: geteuid(2) cannot fail and touches no memory.
+            let uid = unsafe { libc::geteuid() };
+            let unix = serve(connections::Listener::Unix { listener, uid });
+            tokio::join!(tcp, unix);
+            let _ = std::fs::remove_file(path);
+        }
+        None => tcp.await,
+    }
     cancel.cancel();
     tasks.close();
     supervisor.shutdown().await;

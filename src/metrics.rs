@@ -123,6 +123,7 @@ struct Inner {
     events_lost: Counter,
     notifications: Counter,
     notification_failures: Counter,
+    auth_failures: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
 }
@@ -164,6 +165,7 @@ impl Metrics {
             events_lost: Counter::default(),
             notifications: Counter::default(),
             notification_failures: Counter::default(),
+            auth_failures: Counter::default(),
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
             registry: Registry::default(),
@@ -339,6 +341,11 @@ impl Metrics {
     pub fn notification_failed(&self) {
         self.inner.notification_failures.inc();
     }
+
+    /// A request or socket presented a credential that matched nothing.
+    pub fn auth_failed(&self) {
+        self.inner.auth_failures.inc();
+    }
 }
 
 /// Keeps a subscriber counted while it lives.
@@ -459,6 +466,11 @@ fn register_all(registry: &mut Registry, m: &Inner) {
         "notification_failures",
         "Notifications that could not be delivered",
         m.notification_failures.clone(),
+    );
+    r.register(
+        "auth_failures",
+        "Requests and sockets refused for a token or login code that matched nothing (each one slowed)",
+        m.auth_failures.clone(),
     );
     r.register_with_unit(
         "uptime",

@@ -8,8 +8,10 @@ use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};
 use wire::{close_reason, next_json, send_json, ws_request};
 
-const RW: &str = "rw-secret-1f2e3d";
-const RO: &str = "ro-secret-9a8b7c";
+const RW: &str = "rw-secret-1f2e3d-0123456789";
+const RO: &str = "ro-secret-9a8b7c-0123456789";
+const RW_BEARER: &str = "Bearer rw-secret-1f2e3d-0123456789";
+const RO_BEARER: &str = "Bearer ro-secret-9a8b7c-0123456789";
 
 /// What a route needs, as the table says.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +61,8 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/", Need::Open, None, (200, 200)),
         route("GET", "/assets/app.js", Need::Open, None, (200, 200)),
         route("GET", "/v1/server", Need::Read, None, (200, 200)),
+        route("GET", "/v1/whoami", Need::Read, None, (200, 200)),
+        route("POST", "/v1/login/code", Need::Write, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),
@@ -182,8 +186,8 @@ fn headers_for(credential: Credential, upgrade: bool) -> Vec<(&'static str, &'st
     let mut headers = match credential {
         Credential::None => vec![],
         Credential::Wrong => vec![("Authorization", "Bearer not-the-token")],
-        Credential::ReadOnly => vec![("Authorization", "Bearer ro-secret-9a8b7c")],
-        Credential::ReadWrite => vec![("Authorization", "Bearer rw-secret-1f2e3d")],
+        Credential::ReadOnly => vec![("Authorization", RO_BEARER)],
+        Credential::ReadWrite => vec![("Authorization", RW_BEARER)],
     };
     if upgrade {
         headers.extend([
@@ -203,7 +207,8 @@ fn check(base: &str, route: &Route, credential: Credential, upgrade: bool) -> Op
         true => route.handler.1,
     });
     let headers = headers_for(credential, upgrade);
-    let (status, body) = wire::exchange(
+    // Wrong guesses are slowed per address; this table is about decisions.
+    let (status, body) = wire::exchange_from_fresh_address(
         base,
         route.method,
         &route.path,

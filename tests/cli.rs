@@ -255,7 +255,7 @@ fn finding_5_help_url_and_token() {
     let daemon = Daemon::start_with(
         &tmux,
         DaemonOptions {
-            extra_config: "[auth]\ntoken = \"s3cret\"\n".into(),
+            extra_config: "[auth]\ntoken = \"s3cret-0123456789abcdefghij\"\n".into(),
             ..Default::default()
         },
     );
@@ -290,19 +290,26 @@ fn finding_5_help_url_and_token() {
     );
     let id = stdout_ok(tmuxd(
         &daemon,
-        &["new", "-q", "--token", "s3cret", "--name", "t"],
+        &[
+            "new",
+            "-q",
+            "--token",
+            "s3cret-0123456789abcdefghij",
+            "--name",
+            "t",
+        ],
     ))
     .trim()
     .to_owned();
     let bare = daemon.base.trim_start_matches("http://").to_owned();
     let listed = tmuxd_command(daemon.home())
         .args(["ls", "--url", &bare])
-        .env("TMUXD_TOKEN", "s3cret")
+        .env("TMUXD_TOKEN", "s3cret-0123456789abcdefghij")
         .output()
         .unwrap();
     assert!(stdout_ok(listed).contains(&id));
     let by_env = tmuxd_command(daemon.home())
-        .args(["show", "t", "--token", "s3cret"])
+        .args(["show", "t", "--token", "s3cret-0123456789abcdefghij"])
         .env("TMUXD_URL", &bare)
         .output()
         .unwrap();
@@ -313,7 +320,16 @@ fn finding_5_help_url_and_token() {
     assert!(stderr(&watch).contains("TMUXD_TOKEN"), "{}", stderr(&watch));
     let wrong = tmuxd(&daemon, &["watch", "t", "--token", "wrong"]);
     assert!(stderr(&wrong).contains("TMUXD_TOKEN"), "{}", stderr(&wrong));
-    stdout_ok(tmuxd(&daemon, &["rm", "t", "--kill", "--token", "s3cret"]));
+    stdout_ok(tmuxd(
+        &daemon,
+        &[
+            "rm",
+            "t",
+            "--kill",
+            "--token",
+            "s3cret-0123456789abcdefghij",
+        ],
+    ));
 }
 
 /// Finding 6: resize, scrollback and `snap --pane active`.

@@ -317,7 +317,7 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
     let path = dir.path().join("config.toml");
     std::fs::write(
         &path,
-        "max_sessions = 9\n[auth]\ntoken = \"s3cret-token\"\n",
+        "max_sessions = 9\n[auth]\ntoken = \"s3cret-token-0123456789abcd\"\n",
     )
     .unwrap();
     let out = tmuxd_command(dir.path())

@@ -66,7 +66,7 @@ fn the_server_endpoint_needs_a_token() {
     let daemon = Daemon::start_with(
         &tmux,
         DaemonOptions {
-            extra_config: "[auth]\ntoken = \"rw\"\nread_token = \"ro\"\n".into(),
+            extra_config: "[auth]\ntoken = \"rw-0123456789abcdefghijklmn\"\nread_token = \"ro-0123456789abcdefghijklmn\"\n".into(),
             ..Default::default()
         },
     );
@@ -75,7 +75,7 @@ fn the_server_endpoint_needs_a_token() {
     assert_eq!(status, 401);
     let server: serde_json::Value = reqwest::blocking::Client::new()
         .get(format!("{}/v1/server", daemon.base))
-        .bearer_auth("ro")
+        .bearer_auth("ro-0123456789abcdefghijklmn")
         .send()
         .unwrap()
         .json()

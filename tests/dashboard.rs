@@ -16,8 +16,8 @@ use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
 /// One browser at a time: the machine has two cores.
 static BROWSER: Mutex<()> = Mutex::new(());
 
-const TOKEN: &str = "dashboard-test-token";
-const READ_TOKEN: &str = "dashboard-test-read-token";
+const TOKEN: &str = "dashboard-test-token-0123456789";
+const READ_TOKEN: &str = "dashboard-test-read-token-0123456789";
 
 fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
@@ -61,6 +61,7 @@ fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String
         .env("TMUXD_URL", &daemon.base)
         .env("TMUXD_PID", daemon.pid().to_string())
         .env("TMUXD_TEST_SHELL", common::SHELL)
+        .envs(daemon.token().map(|t| ("TMUXD_TEST_TOKEN", t)))
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(log.reopen().unwrap())
@@ -204,6 +205,34 @@ fn browser_refused_until_the_token_and_read_only_with_the_read_token() {
     assert!(
         !typed.iter().any(|l| l.contains("nope")),
         "the read-only page typed nothing: {typed:?}"
+    );
+}
+
+/// Finding: a page served on another port of the same machine could type
+/// into every session over a WebSocket (no preflight) and read every screen.
+/// From `localhost:` and `127.0.0.1:` origins, with and without the token,
+/// nothing opens and nothing is typed.
+#[test]
+fn browser_a_page_on_another_port_cannot_type_or_read() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let scratch = tempfile::tempdir().unwrap();
+    let marker = scratch.path().join("pwned");
+    run_scenario(
+        "cross-origin",
+        &daemon,
+        &[("TMUXD_TEST_MARKER", marker.to_str().unwrap())],
+    );
+    assert!(!marker.exists(), "the foreign page typed a command");
+    let typed = tmux.capture("victim");
+    assert!(
+        !typed.iter().any(|l| l.contains("touch")),
+        "nothing was typed: {typed:?}"
+    );
+    let log = daemon.log();
+    assert!(
+        log.contains("is not this daemon's own"),
+        "refused by origin"
     );
 }
 

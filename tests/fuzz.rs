@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 const EXAMPLES: &str = "20";
 /// Fixed, so CI is repeatable; set TMUXD_FUZZ_SEED to explore further.
 const SEED: &str = "20261123";
-const TOKEN: &str = "fuzz-rw-token-5c1d";
+const TOKEN: &str = "fuzz-rw-token-5c1d-0123456789";
 
 /// `positive_data_acceptance` expects every schema-valid request to
 /// succeed, but the API refuses some for reasons a schema cannot state:

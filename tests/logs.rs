@@ -8,8 +8,8 @@ use common::{Daemon, DaemonOptions, TmuxServer};
 use serde_json::json;
 use wire::{next_json, send_json, ws_request};
 
-const RW: &str = "rw-secret-1f2e3d";
-const RO: &str = "ro-secret-9a8b7c";
+const RW: &str = "rw-secret-1f2e3d-0123456789";
+const RO: &str = "ro-secret-9a8b7c-0123456789";
 
 /// `s` as the hex a frame dump would show it.
 fn hex(s: &str) -> String {

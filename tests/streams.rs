@@ -217,14 +217,14 @@ fn with_a_token_websockets_authenticate_with_their_first_message() {
     let daemon = Daemon::start_with(
         &tmux,
         DaemonOptions {
-            env: vec![("TMUXD_TOKEN".into(), "sekrit-1".into())],
+            env: vec![("TMUXD_TOKEN".into(), "sekrit-1-0123456789abcdefghij".into())],
             ..Default::default()
         },
     );
     let client = reqwest::blocking::Client::new();
     let create = client
         .post(format!("{}/v1/sessions", daemon.base))
-        .bearer_auth("sekrit-1")
+        .bearer_auth("sekrit-1-0123456789abcdefghij")
         .json(&json!({ "command": common::SHELL }))
         .send()
         .unwrap();
@@ -243,7 +243,10 @@ fn with_a_token_websockets_authenticate_with_their_first_message() {
     );
     assert_eq!(
         client
-            .get(format!("{}/v1/sessions?token=sekrit-1", daemon.base))
+            .get(format!(
+                "{}/v1/sessions?token=sekrit-1-0123456789abcdefghij",
+                daemon.base
+            ))
             .send()
             .unwrap()
             .status(),
@@ -262,7 +265,7 @@ fn with_a_token_websockets_authenticate_with_their_first_message() {
     let (mut right, _) = tungstenite::connect(url.as_str()).unwrap();
     right
         .send(Message::Text(
-            r#"{"type":"auth","token":"sekrit-1"}"#.into(),
+            r#"{"type":"auth","token":"sekrit-1-0123456789abcdefghij"}"#.into(),
         ))
         .unwrap();
     let ready = match right.read().unwrap() {

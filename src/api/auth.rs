@@ -1,8 +1,13 @@
-//! Who may talk to the daemon, decided per route group. Without a token only
-//! loopback clients may: the Host and Origin checks stop DNS rebinding and
-//! cross-site requests from a browser. With tokens, a bearer token is
-//! required (the read token allows GET only); the two WebSocket routes alone
-//! may instead authenticate with their first message.
+//! Who may talk to the daemon, decided per route group.
+//!
+//! Every request first passes the origin check (`origin.rs`): a browser
+//! request must come from the daemon's own origin, and the `Host` must be a
+//! name the daemon answers to. Then a credential: the daemon's own user on
+//! its unix socket (peer uid checked at accept), or over TCP the read-write
+//! token (configured, or generated into the data dir), the read token (GET
+//! only), or a dashboard credential from a login code (`logins.rs`). Only
+//! `auth.insecure_no_auth` lets TCP clients in without one. The two
+//! WebSocket routes alone may authenticate with their first message.
 //!
 //! Each group of routes in `mod.rs` carries a [`Guard`] that states what it
 //! needs; handlers then take a proof of what was checked, which only this
@@ -10,10 +15,14 @@
 //! [`PendingSocket`] whose upgrade yields an [`AuthenticatedSocket`] only
 //! after authentication.
 
+mod logins;
+mod origin;
 mod socket;
 
 use std::fmt;
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -21,16 +30,43 @@ use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-pub use socket::{AuthenticatedSocket, PendingSocket};
+pub use logins::{CODE_TTL, CREDENTIAL_TTL, random_hex};
+pub use origin::HostNames;
+pub use socket::{AuthenticatedSocket, PendingSocket, ReadBudget};
 
 use super::error::ApiError;
 use super::model::ErrorCode;
+use crate::metrics::Metrics;
 
-/// The tokens the daemon accepts; none means loopback clients only.
-#[derive(Clone, Default)]
+/// Who is at the other end of a connection, as the listener saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// A TCP client at this address.
+    Tcp(IpAddr),
+    /// A client of the unix socket running as the daemon's own user (others
+    /// are turned away when they connect).
+    OwnUser,
+}
+
+impl Peer {
+    /// The address failures are counted under.
+    fn address(self) -> IpAddr {
+        match self {
+            Peer::Tcp(address) => address,
+            Peer::OwnUser => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        }
+    }
+}
+
+/// The credentials the daemon accepts.
+#[derive(Default)]
 pub struct AuthPolicy {
+    /// `None` only with `auth.insecure_no_auth`: then TCP needs nothing.
     token: Option<String>,
     read_token: Option<String>,
+    hosts: HostNames,
+    logins: Mutex<logins::Logins>,
+    backoff: Mutex<logins::Backoff>,
 }
 
 /// Tokens are secrets: never printed, not even by `{:?}`.
@@ -40,6 +76,7 @@ impl fmt::Debug for AuthPolicy {
         f.debug_struct("AuthPolicy")
             .field("token", &mask(&self.token))
             .field("read_token", &mask(&self.read_token))
+            .field("hosts", &self.hosts)
             .finish()
     }
 }
@@ -93,24 +130,52 @@ enum Admission {
 pub struct Guard {
     policy: Arc<AuthPolicy>,
     need: Need,
+    metrics: Metrics,
 }
 
 impl Guard {
-    pub fn new(policy: Arc<AuthPolicy>, need: Need) -> Self {
-        Guard { policy, need }
+    pub fn new(policy: Arc<AuthPolicy>, need: Need, metrics: Metrics) -> Self {
+        Guard {
+            policy,
+            need,
+            metrics,
+        }
+    }
+}
+
+/// Why a request was turned away.
+#[derive(Debug)]
+enum Refusal {
+    /// A credential was presented and matched nothing: counted and slowed.
+    WrongCredential(ApiError),
+    /// Anything else.
+    Other(ApiError),
+}
+
+impl From<ApiError> for Refusal {
+    fn from(error: ApiError) -> Self {
+        Refusal::Other(error)
     }
 }
 
 /// The middleware behind every [`Guard`]: refuses, or runs the route with
-/// the proof of what was checked.
+/// the proof of what was checked. Requests carry their [`Peer`] from the
+/// listener; one without (none is made so) counts as a TCP stranger.
 pub async fn require(State(guard): State<Guard>, mut request: Request, next: Next) -> Response {
-    let admission = admit(
-        &guard.policy,
-        guard.need,
-        request.method(),
-        request.headers(),
-    );
-    match admission {
+    let peer = request.extensions().get::<Peer>().copied();
+    let peer = peer.unwrap_or(Peer::Tcp(IpAddr::V4(Ipv4Addr::UNSPECIFIED)));
+    request.extensions_mut().insert(peer);
+    let checked = origin::check(request.uri(), request.headers(), &guard.policy.hosts)
+        .map_err(|error| {
+            // A page of another origin or a rebinding name: worth knowing about.
+            tracing::info!(path = request.uri().path(), "refused: {}", error.message);
+            Refusal::Other(error)
+        })
+        .and_then(|()| {
+            let (method, headers) = (request.method(), request.headers());
+            admit(&guard.policy, guard.need, peer, method, headers)
+        });
+    match checked {
         Ok(Admission::Caller(Access::ReadWrite)) => {
             request.extensions_mut().insert(ReadWrite(()));
         }
@@ -118,7 +183,11 @@ pub async fn require(State(guard): State<Guard>, mut request: Request, next: Nex
         Ok(Admission::Socket(gate)) => {
             request.extensions_mut().insert(gate);
         }
-        Err(error) => return error.into_response(),
+        Err(Refusal::WrongCredential(error)) => {
+            guard.policy.slow_down(peer, &guard.metrics).await;
+            return error.into_response();
+        }
+        Err(Refusal::Other(error)) => return error.into_response(),
     }
     next.run(request).await
 }
@@ -131,46 +200,51 @@ fn forbidden(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::Forbidden, message)
 }
 
+/// The credential part of the decision, once the origin check passed.
 fn admit(
     policy: &AuthPolicy,
     need: Need,
+    peer: Peer,
     method: &Method,
     headers: &HeaderMap,
-) -> Result<Admission, ApiError> {
-    if policy.token.is_none() {
-        check_loopback(headers)?;
+) -> Result<Admission, Refusal> {
+    if need == Need::Open {
+        return Ok(Admission::Caller(Access::ReadOnly));
+    }
+    if peer == Peer::OwnUser || policy.token.is_none() {
         return Ok(match need {
             Need::Socket => Admission::Socket(Gate::Verified(Access::ReadWrite)),
             _ => Admission::Caller(Access::ReadWrite),
         });
     }
-    if need == Need::Open {
-        return Ok(Admission::Caller(Access::ReadOnly));
-    }
     let access = match bearer(headers)? {
         Some(presented) => policy
             .access_for(presented)
-            .ok_or_else(|| unauthorized("invalid token"))?,
+            .ok_or_else(|| Refusal::WrongCredential(unauthorized("invalid token")))?,
         None if need == Need::Socket && is_websocket_upgrade(headers) => {
             return Ok(Admission::Socket(Gate::FirstMessage));
         }
-        None => return Err(unauthorized("missing bearer token")),
+        None => return Err(unauthorized("missing bearer token").into()),
     };
     let reads = method == Method::GET || method == Method::HEAD;
     match (need, access) {
         (Need::Socket, access) => Ok(Admission::Socket(Gate::Verified(access))),
         (_, Access::ReadWrite) => Ok(Admission::Caller(Access::ReadWrite)),
         (Need::Read, Access::ReadOnly) if reads => Ok(Admission::Caller(Access::ReadOnly)),
-        (_, Access::ReadOnly) => Err(forbidden("the read token allows GET only")),
+        (_, Access::ReadOnly) => Err(forbidden("the read token allows GET only").into()),
     }
 }
 
 /// The bearer token, if an Authorization header was sent; any other kind
 /// of Authorization header is refused rather than ignored.
 fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
         return Ok(None);
     };
+    if values.next().is_some() {
+        return Err(ApiError::bad_request("more than one Authorization header"));
+    }
     value
         .to_str()
         .ok()
@@ -180,8 +254,16 @@ fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
 }
 
 impl AuthPolicy {
-    pub fn new(token: Option<String>, read_token: Option<String>) -> Self {
-        AuthPolicy { token, read_token }
+    /// `token: None` means no credential at all on TCP
+    /// (`auth.insecure_no_auth`); the daemon's own user gets in on the
+    /// unix socket either way.
+    pub fn new(token: Option<String>, read_token: Option<String>, hosts: HostNames) -> Self {
+        AuthPolicy {
+            token,
+            read_token,
+            hosts,
+            ..AuthPolicy::default()
+        }
     }
 
     /// What a presented token allows, compared in constant time.
@@ -190,12 +272,54 @@ impl AuthPolicy {
             t.as_ref()
                 .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()))
         };
-        if matches(&self.token) {
+        let logins = self.logins.lock().expect("logins lock");
+        if matches(&self.token) || logins.is_credential(presented, Instant::now()) {
             Some(Access::ReadWrite)
         } else if matches(&self.read_token) {
             Some(Access::ReadOnly)
         } else {
             None
+        }
+    }
+
+    /// A one-time login code for the dashboard (`tmuxd open`).
+    pub fn issue_login_code(&self) -> String {
+        let mut logins = self.logins.lock().expect("logins lock");
+        logins.issue_code(Instant::now())
+    }
+
+    /// The dashboard credential for a live login code; a wrong or used
+    /// code is a failed authentication, slowed like a wrong token.
+    pub async fn exchange_login_code(
+        &self,
+        code: &str,
+        peer: Peer,
+        metrics: &Metrics,
+    ) -> Option<String> {
+        let exchanged = {
+            let mut logins = self.logins.lock().expect("logins lock");
+            logins.exchange(code, Instant::now())
+        };
+        if exchanged.is_none() {
+            self.slow_down(peer, metrics).await;
+        }
+        exchanged
+    }
+
+    /// Counts a failed authentication and holds its answer for the
+    /// address's backoff (the daemon's own user is never slowed).
+    pub async fn slow_down(&self, peer: Peer, metrics: &Metrics) {
+        metrics.auth_failed();
+        if peer == Peer::OwnUser {
+            return;
+        }
+        let wait = {
+            let mut backoff = self.backoff.lock().expect("backoff lock");
+            backoff.failed(peer.address(), Instant::now())
+        };
+        if wait > Duration::ZERO {
+            tracing::debug!(?peer, ?wait, "failed authentication; answer held");
+            tokio::time::sleep(wait).await;
         }
     }
 }
@@ -215,48 +339,6 @@ fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
-}
-
-fn check_loopback(headers: &HeaderMap) -> Result<(), ApiError> {
-    let refuse = |what: &str| forbidden(format!("{what} is not a loopback address"));
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !is_loopback_host(host) {
-        return Err(refuse("Host"));
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        let host = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"));
-        if !host.is_some_and(is_loopback_host) {
-            return Err(refuse("Origin"));
-        }
-    }
-    Ok(())
-}
-
-/// `127.0.0.1`, `localhost` or `[::1]`, with or without a port.
-fn is_loopback_host(host_port: &str) -> bool {
-    let host = match host_port.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((inside, "")) => inside,
-            Some((inside, port)) if port.strip_prefix(':').is_some_and(is_port) => inside,
-            _ => return false,
-        },
-        None => match host_port.rsplit_once(':') {
-            Some((host, port)) if is_port(port) => host,
-            Some(_) => return false,
-            None => host_port,
-        },
-    };
-    matches!(host, "127.0.0.1" | "localhost" | "::1")
-}
-
-fn is_port(digits: &str) -> bool {
-    !digits.is_empty() && digits.len() <= 5 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod login;
 mod metrics;
 pub mod model;
 pub mod openapi;
@@ -25,7 +26,7 @@ use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
 
-pub use auth::{Access, AuthPolicy};
+pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
@@ -45,17 +46,22 @@ pub struct AppState {
     /// Fires at shutdown: open streams close instead of holding the server.
     pub cancel: CancellationToken,
     pub metrics: Metrics,
+    /// The TCP address the daemon listens on, for the login links it makes.
+    pub http_address: std::net::SocketAddr,
 }
 
 /// Every route, grouped by what it needs; each group's guard decides who
 /// gets through before any handler runs, whatever headers a request carries.
 /// `tests/auth.rs` runs every route here with every kind of credential.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let guard =
-        |need| middleware::from_fn_with_state(Guard::new(state.auth.clone(), need), auth::require);
+    let guard = |need| {
+        let guard = Guard::new(state.auth.clone(), need, state.metrics.clone());
+        middleware::from_fn_with_state(guard, auth::require)
+    };
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/version", get(health::version))
+        .route("/v1/login", post(login::exchange))
         .merge(crate::web::routes())
         .route_layer(guard(Need::Open));
     let read = Router::new()
@@ -66,6 +72,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/input/queue", get(queue::list))
         .route("/v1/events", get(events::events))
         .route("/v1/server", get(server::server))
+        .route("/v1/whoami", get(login::whoami))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/openapi.json", get(openapi::openapi))
@@ -79,6 +86,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/wait", post(wait::wait))
         .route("/v1/sessions/{id}/input/queue/{n}", delete(queue::cancel))
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
+        .route("/v1/login/code", post(login::issue_code))
         .route_layer(guard(Need::Write));
     // The only routes that take an upgrade without a bearer header; their
     // handlers get a socket only once it has authenticated.

@@ -18,7 +18,7 @@ use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::model;
-use super::{events, health, metrics, queue, screen, server, sessions, stream, wait};
+use super::{events, health, login, metrics, queue, screen, server, sessions, stream, wait};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -26,9 +26,12 @@ use super::{events, health, metrics, queue, screen, server, sessions, stream, wa
         title = "tmuxd",
         description = "A daemon that supervises tmux sessions. Errors are always \
 `{\"error\": {\"code\", \"message\"}}` (ErrorBody) with one of the ErrorCode values. \
-Without tokens only loopback clients are served (a non-loopback Host or Origin gets 403); \
-with `auth.token` every route but /healthz, /version and the dashboard needs \
-`Authorization: Bearer <token>`, and the read token allows GET only."
+Every route but /healthz, /version, /v1/login and the dashboard needs \
+`Authorization: Bearer <token>` (the configured `auth.token`, or the one the daemon generates \
+in its data dir, or a dashboard credential from /v1/login), except for the daemon's own user on \
+its unix socket; the read token allows GET only. A browser request must come from the daemon's \
+own origin (scheme, host and port), and the Host must be loopback, an IP address or in \
+`http.allowed_hosts`; anything else gets 403."
     ),
     paths(
         health::healthz,
@@ -36,6 +39,9 @@ with `auth.token` every route but /healthz, /version and the dashboard needs \
         health::readyz,
         metrics::metrics,
         server::server,
+        login::issue_code,
+        login::exchange,
+        login::whoami,
         openapi,
         dashboard,
         dashboard_asset,

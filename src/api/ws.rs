@@ -162,8 +162,8 @@ where
         true => Some(state.supervisor.handle(&id).await?),
         false => None,
     };
-    let policy = state.auth.clone();
-    pending.upgrade(policy, move |socket| async move {
+    let (policy, metrics) = (state.auth.clone(), state.metrics.clone());
+    pending.upgrade(policy, metrics, move |socket| async move {
         let known = match known {
             Some(known) => Ok(known),
             None => state.supervisor.handle(&id).await,

@@ -8,9 +8,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::duration::{WaitLimit, parse_duration};
 
 const AFTER_HELP: &str = "\
-Client commands reach the daemon at --url, else $TMUXD_URL, else the bind address of the
-config file (default http://127.0.0.1:7420), with --token, else $TMUXD_TOKEN, else auth.token
-of the config file. A URL without a scheme (127.0.0.1:7420) means http://.
+Client commands reach the daemon at --url, else $TMUXD_URL, else its unix socket in the data
+dir (tmuxd.sock: the daemon's own user needs no token there), else the bind address of the
+config file (default http://127.0.0.1:7420); over TCP with --token, else $TMUXD_TOKEN, else
+auth.token of the config file. A URL without a scheme (127.0.0.1:7420) means http://.
 
 A SESSION is a session id (sess_3) or the exact name of its tmux session (build).
 
@@ -118,6 +119,8 @@ pub enum Command {
     Events(EventsArgs),
     /// Attach this terminal to a session with tmux itself (on the daemon's tmux server).
     Attach(AttachArgs),
+    /// Print a link that logs a browser into the dashboard (works once, for a minute).
+    Open(OpenArgs),
     /// List or cancel the inputs queued for a session.
     #[command(subcommand)]
     Queue(QueueCommand),
@@ -421,6 +424,15 @@ pub struct AttachArgs {
     /// Attach read-only (`tmux attach -r`): watch without typing into it.
     #[arg(short, long)]
     pub read_only: bool,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
+pub struct OpenArgs {
+    /// Only print the link; do not start a browser.
+    #[arg(long)]
+    pub print: bool,
     #[command(flatten)]
     pub connect: Connect,
 }

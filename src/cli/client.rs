@@ -1,6 +1,8 @@
 //! A small HTTP client for the daemon: base URL, bearer token, and the
 //! API's JSON errors turned into plain messages with a hint where one helps.
 
+use std::path::{Path, PathBuf};
+
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -14,6 +16,8 @@ pub struct Client {
     http: reqwest::Client,
     base: Url,
     token: Option<String>,
+    /// The daemon's unix socket, when requests go there instead of TCP.
+    socket: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +25,10 @@ pub enum ClientError {
     #[error(
         "cannot reach tmuxd at {base}: {source} (is `tmuxd serve` running? set TMUXD_URL or pass --url to point elsewhere)"
     )]
-    Unreachable { base: Url, source: reqwest::Error },
+    Unreachable {
+        base: String,
+        source: reqwest::Error,
+    },
     #[error("{message} ({code}, HTTP {}){}", status.as_u16(), auth_hint(*status))]
     Api {
         status: StatusCode,
@@ -95,6 +102,34 @@ impl Client {
             http: reqwest::Client::new(),
             base,
             token,
+            socket: None,
+        }
+    }
+
+    /// A client of the daemon's unix socket (`http://localhost` on it).
+    pub fn over_socket(socket: PathBuf, token: Option<String>) -> Self {
+        let http = reqwest::Client::builder()
+            .unix_socket(socket.as_path())
+            .build()
+            .unwrap_or_default();
+        Client {
+            http,
+            base: Url::parse("http://localhost/").expect("a valid URL"),
+            token,
+            socket: Some(socket),
+        }
+    }
+
+    /// The unix socket requests go to, if not TCP.
+    pub fn socket(&self) -> Option<&Path> {
+        self.socket.as_deref()
+    }
+
+    /// Where the daemon is, as errors name it.
+    fn place(&self) -> String {
+        match &self.socket {
+            Some(socket) => format!("unix socket {}", socket.display()),
+            None => self.base.to_string(),
         }
     }
 
@@ -121,7 +156,7 @@ impl Client {
             .send()
             .await
             .map_err(|source| ClientError::Unreachable {
-                base: self.base.clone(),
+                base: self.place(),
                 source,
             })?;
         let status = response.status();

@@ -10,6 +10,7 @@ mod events;
 mod input;
 mod install;
 mod logging;
+mod open;
 mod output;
 mod pipe;
 mod queue;
@@ -48,6 +49,7 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
         Command::Watch(args) => watch::watch(&connect(&args.connect, env)?, args).await,
         Command::Events(args) => events::events(&connect(&args.connect, env)?, args).await,
         Command::Attach(args) => attach::attach(&connect(&args.connect, env)?, args).await,
+        Command::Open(args) => open::open(&connect(&args.connect, env)?, args).await,
         Command::Queue(QueueCommand::Ls(args)) => {
             queue::ls(&connect(&args.connect, env)?, args).await
         }
@@ -63,16 +65,29 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
     }
 }
 
-/// `--url`/`TMUXD_URL`, else the configured bind; `--token`/`TMUXD_TOKEN`,
-/// else the configured token. A broken config file is ignored here: the
-/// flags and environment may be all a client needs.
+/// `--url`/`TMUXD_URL`; else the daemon's unix socket in the configured
+/// data dir, where the daemon's own user needs no token; else the
+/// configured bind. `--token`/`TMUXD_TOKEN`, else the configured token. A
+/// broken config file is ignored here: the flags and environment may be all
+/// a client needs.
 fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
     let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
     let loaded = config::load(&Flags::default(), env).ok();
-    let url = given(&connect.url).unwrap_or_else(|| match &loaded {
-        Some(loaded) => loaded.config.bind.to_string(),
-        None => "127.0.0.1:7420".to_owned(),
+    let token = given(&connect.token).or_else(|| {
+        let loaded = loaded.as_ref()?;
+        loaded.config.auth.token.clone()
     });
-    let token = given(&connect.token).or_else(|| loaded.and_then(|l| l.config.auth.token));
-    Ok(Client::new(base_url(&url)?, token))
+    if let Some(url) = given(&connect.url) {
+        return Ok(Client::new(base_url(&url)?, token));
+    }
+    let data_dir = loaded.as_ref().map(|l| l.config.data_dir.clone());
+    let socket = data_dir.map(|dir| dir.join(crate::daemon::SOCKET_FILE));
+    if let Some(socket) = socket.filter(|s| s.exists()) {
+        return Ok(Client::over_socket(socket, token));
+    }
+    let bind = loaded.map_or_else(
+        || "127.0.0.1:7420".to_owned(),
+        |l| l.config.bind.to_string(),
+    );
+    Ok(Client::new(base_url(&bind)?, token))
 }

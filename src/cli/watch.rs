@@ -121,15 +121,12 @@ async fn stream(
     Ok(())
 }
 
+/// The messages of an open stream, over TCP or the daemon's unix socket.
+type Frames = futures::stream::BoxStream<'static, Result<Message, tungstenite::Error>>;
+
 /// Opens the WebSocket with the bearer token in the handshake, so a bad
 /// token is refused at once instead of after the first-message timeout.
-async fn connect(
-    client: &Client,
-    url: &str,
-) -> Result<
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
-    ClientError,
-> {
+async fn connect(client: &Client, url: &str) -> Result<Frames, ClientError> {
     let mut request = url
         .into_client_request()
         .map_err(|e| ClientError::Usage(format!("bad stream URL {url}: {e}")))?;
@@ -141,9 +138,22 @@ async fn connect(
         })?;
         request.headers_mut().insert("authorization", value);
     }
-    match tokio_tungstenite::connect_async(request).await {
+    let opened = match client.socket() {
+        Some(path) => {
+            let unix = tokio::net::UnixStream::connect(path).await.map_err(|e| {
+                ClientError::Stream(format!("cannot reach tmuxd at {}: {e}", path.display()))
+            })?;
+            let opened = tokio_tungstenite::client_async(request, unix).await;
+            opened.map(|(socket, _)| socket.boxed())
+        }
+        None => {
+            let opened = tokio_tungstenite::connect_async(request).await;
+            opened.map(|(socket, _)| socket.boxed())
+        }
+    };
+    match opened {
         // Without a token the daemon may still want one: its close reason says so.
-        Ok((socket, _)) => Ok(socket),
+        Ok(frames) => Ok(frames),
         Err(tungstenite::Error::Http(response)) => {
             Err(handshake_refused(response.status(), response.body()))
         }

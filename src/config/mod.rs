@@ -32,9 +32,9 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 39] = [
+const KEYS: [&str; 41] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
-    "auth.token", "auth.read_token",
+    "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude",
     "reaper.interval_ms",
@@ -42,6 +42,7 @@ const KEYS: [&str; 39] = [
     "session.ended_max", "session.ended_max_age_s",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
+    "http.allowed_hosts",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
     "state.probe_interval_ms", "state.rules",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
@@ -101,11 +102,18 @@ pub struct Config {
 /// `[auth]`: API tokens; `Debug` masks them so they never reach a log.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct AuthConfig {
-    /// Read-write bearer token; without it only loopback clients are served.
+    /// Read-write bearer token; without it the daemon uses the one it
+    /// generates in the data dir (`token`, 0600).
     pub token: Option<String>,
     /// Read-only bearer token (GET and streams); requires and differs from `token`.
     pub read_token: Option<String>,
+    /// Serve TCP clients with no credential at all (loopback binds only).
+    /// Anyone who can connect, every local user included, gets full control.
+    pub insecure_no_auth: bool,
 }
+
+/// Tokens shorter than this are refused: a guessable token is no token.
+pub const MIN_TOKEN_CHARS: usize = 24;
 
 /// `[tmux]`: which tmux binary and server to talk to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,6 +180,9 @@ pub struct HttpConfig {
     /// A kept-alive connection must send its next request's headers within
     /// this many milliseconds of the last response, or is closed.
     pub idle_timeout_ms: u64,
+    /// Host names (besides loopback names and IP addresses) clients may use
+    /// to reach the daemon; any other `Host` is refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// `[state]`: thresholds of the idle and attention states.
@@ -230,6 +241,7 @@ impl Config {
                 max_connections: 512,
                 header_read_timeout_ms: 10_000,
                 idle_timeout_ms: 60_000,
+                allowed_hosts: Vec::new(),
             },
             state: StateConfig {
                 attention_after_s: 300,
@@ -259,6 +271,7 @@ impl fmt::Debug for AuthConfig {
         f.debug_struct("AuthConfig")
             .field("token", &masked(&self.token))
             .field("read_token", &masked(&self.read_token))
+            .field("insecure_no_auth", &self.insecure_no_auth)
             .finish()
     }
 }
@@ -353,6 +366,7 @@ pub struct FileConfig {
 pub struct FileAuth {
     pub token: Option<String>,
     pub read_token: Option<String>,
+    pub insecure_no_auth: Option<bool>,
 }
 
 impl fmt::Debug for FileAuth {
@@ -412,6 +426,7 @@ pub struct FileHttp {
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[state]`
@@ -579,6 +594,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("checkpoint_interval_s", checkpoint_interval_s);
     take!("auth.token", auth.token, optional);
     take!("auth.read_token", auth.read_token, optional);
+    take!("auth.insecure_no_auth", auth.insecure_no_auth);
     take!("tmux.bin", tmux.bin);
     take!("tmux.socket_name", tmux.socket_name, optional);
     take!("tmux.socket_path", tmux.socket_path, optional);
@@ -602,6 +618,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("http.max_connections", http.max_connections);
     take!("http.header_read_timeout_ms", http.header_read_timeout_ms);
     take!("http.idle_timeout_ms", http.idle_timeout_ms);
+    take!("http.allowed_hosts", http.allowed_hosts);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
@@ -677,6 +694,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         non_empty("log_file", path)?;
     }
     check_auth(&c.auth, c.bind)?;
+    check_hosts(&c.http.allowed_hosts)?;
     check_tmux(&c.tmux)?;
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
@@ -761,8 +779,26 @@ fn check_auth(auth: &AuthConfig, bind: SocketAddr) -> Result<(), ConfigError> {
         if token.trim() != token {
             return Err(invalid(key, "must not start or end with whitespace"));
         }
+        let chars = token.chars().count();
+        if chars < MIN_TOKEN_CHARS {
+            let reason = format!(
+                "must be at least {MIN_TOKEN_CHARS} characters, got {chars} (e.g. `openssl rand -hex 24`)"
+            );
+            return Err(invalid(key, reason));
+        }
     }
     let open_bind = !bind.ip().to_canonical().is_loopback();
+    if auth.insecure_no_auth {
+        if auth.token.is_some() {
+            let reason = "cannot be set together with auth.token";
+            return Err(invalid("auth.insecure_no_auth", reason));
+        }
+        if open_bind {
+            let reason =
+                "is refused for a non-loopback bind: anyone on the network would get every shell";
+            return Err(invalid("auth.insecure_no_auth", reason));
+        }
+    }
     match (&auth.token, &auth.read_token) {
         (Some(token), Some(read)) if token == read => {
             Err(invalid("auth.read_token", "must differ from auth.token"))
@@ -775,6 +811,22 @@ fn check_auth(auth: &AuthConfig, bind: SocketAddr) -> Result<(), ConfigError> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Plain DNS names: what a `Host` header carries without its port.
+fn check_hosts(hosts: &[String]) -> Result<(), ConfigError> {
+    for host in hosts {
+        let plain = !host.is_empty()
+            && host.len() <= 253
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+        if !plain {
+            let reason = format!("`{host}` is not a host name (letters, digits, `-`, `.`)");
+            return Err(invalid("http.allowed_hosts", reason));
+        }
+    }
+    Ok(())
 }
 
 fn check_tmux(tmux: &TmuxConfig) -> Result<(), ConfigError> {
@@ -826,7 +878,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -842,6 +894,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
         ("checkpoint_interval_s", num(c.checkpoint_interval_s)),
         ("auth.token", secret(&c.auth.token)),
         ("auth.read_token", secret(&c.auth.read_token)),
+        ("auth.insecure_no_auth", Some(c.auth.insecure_no_auth.to_string())),
         ("tmux.bin", Some(path(&c.tmux.bin))),
         ("tmux.socket_name", c.tmux.socket_name.as_deref().map(text)),
         ("tmux.socket_path", c.tmux.socket_path.as_deref().map(path)),
@@ -862,6 +915,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
         ("http.max_connections", num(c.http.max_connections as u64)),
         ("http.header_read_timeout_ms", num(c.http.header_read_timeout_ms)),
         ("http.idle_timeout_ms", num(c.http.idle_timeout_ms)),
+        ("http.allowed_hosts", Some(list(&c.http.allowed_hosts))),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),

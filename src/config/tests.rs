@@ -278,11 +278,20 @@ fn validate_checks_ranges_and_combinations() {
             Some(("tmux.socket_path", "set either tmux.socket_name or tmux.socket_path, not both"))),
         ("[auth]\ntoken = \"\"", Some(("auth.token", "must not be empty"))),
         ("[auth]\ntoken = \" tok\"", Some(("auth.token", "whitespace"))),
-        ("[auth]\ntoken = \"same\"\nread_token = \"same\"", Some(("auth.read_token", "must differ from auth.token"))),
-        ("[auth]\nread_token = \"ro\"", Some(("auth.read_token", "requires auth.token"))),
+        ("[auth]\ntoken = \"abcdefghijklmnopqrstuvwx\"\nread_token = \"abcdefghijklmnopqrstuvwx\"", Some(("auth.read_token", "must differ from auth.token"))),
+        ("[auth]\nread_token = \"ABCDEFGHIJKLMNOPQRSTUVWX\"", Some(("auth.read_token", "requires auth.token"))),
+        ("[auth]\ntoken = \"zq\"", Some(("auth.token", "at least 24 characters, got 2"))),
+        ("[auth]\ntoken = \"abcdefghijklmnopqrstuvwx\"\nread_token = \"short\"", Some(("auth.read_token", "at least 24"))),
+        ("[auth]\ntoken = \"abcdefghijklmnopqrstuvw\"", Some(("auth.token", "got 23"))),
+        ("[auth]\ntoken = \"abcdefghijklmnopqrstuvwx\"", None),
+        ("[auth]\ninsecure_no_auth = true", None),
+        ("[auth]\ninsecure_no_auth = true\ntoken = \"abcdefghijklmnopqrstuvwx\"", Some(("auth.insecure_no_auth", "auth.token"))),
+        ("bind = \"0.0.0.0:7420\"\n[auth]\ninsecure_no_auth = true", Some(("auth.insecure_no_auth", "non-loopback"))),
+        ("[http]\nallowed_hosts = [\"gpu1.tailnet.ts.net\", \"box\"]", None),
+        ("[http]\nallowed_hosts = [\"evil.com:80\"]", Some(("http.allowed_hosts", "not a host name"))),
         ("bind = \"0.0.0.0:7420\"", Some(("bind", "refusing a non-loopback bind without auth.token"))),
         ("bind = \"192.168.1.5:80\"", Some(("bind", "non-loopback"))),
-        ("bind = \"0.0.0.0:7420\"\n[auth]\ntoken = \"secret\"", None),
+        ("bind = \"0.0.0.0:7420\"\n[auth]\ntoken = \"abcdefghijklmnopqrstuvwx\"", None),
         ("bind = \"[::1]:0\"", None),
         ("bind = \"[::ffff:127.0.0.1]:1\"", None),
         ("[discovery]\ninclude = [\"[\"]", Some(("discovery.include", "`[` is not a valid glob"))),
@@ -403,8 +412,8 @@ fn load_reads_files_and_reports_problems() {
 fn render_masks_tokens_and_names_sources() {
     let env = env(&[
         ("HOME", "/h"),
-        ("TMUXD_TOKEN", "s3cret-rw"),
-        ("TMUXD_READ_TOKEN", "s3cret-ro"),
+        ("TMUXD_TOKEN", "s3cret-rw-s3cret-rw-s3cret-rw"),
+        ("TMUXD_READ_TOKEN", "s3cret-ro-s3cret-ro-s3cret-ro"),
     ]);
     let (config, sources) = resolve(None, &env, &flag_bind("0.0.0.0:1")).unwrap();
     let loaded = Loaded {

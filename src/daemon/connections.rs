@@ -2,6 +2,11 @@
 //! deadline for each one's request headers, and one graceful shutdown.
 //! A silent client holds a connection for a bounded time and can hold at
 //! most the cap, never every file descriptor the daemon has.
+//!
+//! Two listeners share the cap: TCP, and the unix socket in the data dir,
+//! which serves only the daemon's own user (the peer's uid is checked at
+//! accept, `SO_PEERCRED`). Each request carries its connection's [`Peer`]
+//! and [`ReadBudget`] for the auth guard.
 
 use std::io;
 use std::pin::Pin;
@@ -16,11 +21,12 @@ use hyper::service::{Service, service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::{Peer, ReadBudget};
 use crate::config::HttpConfig;
 
 /// Per-connection kernel send buffer.
@@ -59,16 +65,65 @@ impl Limits {
     }
 }
 
+/// Where connections come from.
+pub enum Listener {
+    Tcp(TcpListener),
+    /// The unix socket; only this uid is served.
+    Unix {
+        listener: UnixListener,
+        uid: u32,
+    },
+}
+
+/// An accepted connection's stream.
+enum Stream {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+}
+
+impl Listener {
+    /// The next connection, `None` for one turned away (another user's).
+    async fn accept(&self) -> io::Result<Option<(Stream, Peer)>> {
+        match self {
+            Listener::Tcp(listener) => {
+                let (tcp, address) = listener.accept().await?;
+                // A fixed send buffer turns off the kernel's autotuning (up
+                // to 4 MiB): a client that stops reading then blocks its
+                // stream after a bounded amount of output, and is dropped,
+                // instead of the kernel quietly buffering megabytes for it.
+                if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER_BYTES)
+                {
+                    tracing::debug!("cannot set the send buffer: {e}");
+                }
+                Ok(Some((Stream::Tcp(tcp), Peer::Tcp(address.ip()))))
+            }
+            Listener::Unix { listener, uid } => {
+                let (unix, _) = listener.accept().await?;
+                let peer = unix.peer_cred()?.uid();
+                if peer != *uid {
+                    tracing::warn!(
+                        peer_uid = peer,
+                        "refused a connection to the unix socket from another user"
+                    );
+                    return Ok(None);
+                }
+                Ok(Some((Stream::Unix(unix), Peer::OwnUser)))
+            }
+        }
+    }
+}
+
 /// Serves `app` on `listener` until `cancel` fires; then stops accepting,
 /// lets open connections finish for up to `drain`, and closes the rest.
+/// `slots` is the connection cap, shared by every listener.
 pub async fn serve(
-    listener: TcpListener,
+    listener: Listener,
+    slots: Arc<Semaphore>,
     app: Router,
     limits: Limits,
     cancel: CancellationToken,
     drain: Duration,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
     let mut connections = JoinSet::new();
     loop {
         // At the cap, wait for a slot before accepting: further clients
@@ -83,11 +138,12 @@ pub async fn serve(
         };
         while connections.try_join_next().is_some() {}
         match accepted {
-            Ok((tcp, peer)) => {
-                tracing::trace!(%peer, "connection accepted");
-                let connection = serve_connection(tcp, slot, app.clone(), limits, cancel.clone());
-                connections.spawn(connection);
+            Ok(Some((stream, peer))) => {
+                tracing::trace!(?peer, "connection accepted");
+                let connection = Connection { stream, peer, slot };
+                connections.spawn(connection.serve(app.clone(), limits, cancel.clone()));
             }
+            Ok(None) => {}
             Err(e) if is_connection_error(&e) => {}
             Err(e) => {
                 tracing::warn!("cannot accept a connection: {e}");
@@ -137,70 +193,84 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
-/// One connection: HTTP/1.1 with upgrades, closed if its first request's
-/// headers do not arrive within `header_read_timeout`. hyper's own
-/// header-read clock runs whenever the connection waits for a request head,
-/// from its start or from the last response, so it is the idle timeout.
-async fn serve_connection(
-    tcp: TcpStream,
+/// An accepted connection and its slot under the cap.
+struct Connection {
+    stream: Stream,
+    peer: Peer,
     slot: OwnedSemaphorePermit,
-    app: Router,
-    limits: Limits,
-    cancel: CancellationToken,
-) {
-    // A fixed send buffer turns off the kernel's autotuning (up to 4 MiB):
-    // a client that stops reading then blocks its stream after a bounded
-    // amount of output, and is dropped, instead of the kernel quietly
-    // buffering megabytes for it.
-    if let Err(e) = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER_BYTES) {
-        tracing::debug!("cannot set the send buffer: {e}");
-    }
-    let requested = Arc::new(Notify::new());
-    let service = {
-        let requested = requested.clone();
-        let app = TowerToHyperService::new(app);
-        service_fn(move |request: hyper::Request<Incoming>| {
-            requested.notify_one();
-            app.call(request)
-        })
-    };
-    let io = TokioIo::new(Slotted { tcp, _slot: slot });
-    let connection = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.idle_timeout)
-        .serve_connection(io, service)
-        .with_upgrades();
-    tokio::pin!(connection);
-    let first_deadline = tokio::time::sleep(limits.header_read_timeout);
-    tokio::pin!(first_deadline);
-    let (mut requested_once, mut closing) = (false, false);
-    loop {
-        tokio::select! {
-            result = connection.as_mut() => {
-                if let Err(e) = result {
-                    tracing::debug!("connection ended: {e}");
+}
+
+impl Connection {
+    /// HTTP/1.1 with upgrades, closed if its first request's headers do not
+    /// arrive within `header_read_timeout`. hyper's own header-read clock
+    /// runs whenever the connection waits for a request head, from its
+    /// start or from the last response, so it is the idle timeout.
+    async fn serve(self, app: Router, limits: Limits, cancel: CancellationToken) {
+        let requested = Arc::new(Notify::new());
+        let budget = ReadBudget::default();
+        let service = {
+            let (requested, budget, peer) = (requested.clone(), budget.clone(), self.peer);
+            let app = TowerToHyperService::new(app);
+            service_fn(move |mut request: hyper::Request<Incoming>| {
+                requested.notify_one();
+                request.extensions_mut().insert(peer);
+                request.extensions_mut().insert(budget.clone());
+                app.call(request)
+            })
+        };
+        let io = TokioIo::new(Slotted {
+            stream: self.stream,
+            budget,
+            _slot: self.slot,
+        });
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.idle_timeout)
+            .serve_connection(io, service)
+            .with_upgrades();
+        tokio::pin!(connection);
+        let first_deadline = tokio::time::sleep(limits.header_read_timeout);
+        tokio::pin!(first_deadline);
+        let (mut requested_once, mut closing) = (false, false);
+        loop {
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!("connection ended: {e}");
+                    }
+                    return;
                 }
-                return;
-            }
-            () = requested.notified(), if !requested_once => requested_once = true,
-            () = &mut first_deadline, if !requested_once => {
-                tracing::debug!("no request headers within {:?}; closing", limits.header_read_timeout);
-                return;
-            }
-            () = cancel.cancelled(), if !closing => {
-                // Idle connections close now; a request in flight finishes first.
-                connection.as_mut().graceful_shutdown();
-                closing = true;
+                () = requested.notified(), if !requested_once => requested_once = true,
+                () = &mut first_deadline, if !requested_once => {
+                    tracing::debug!("no request headers within {:?}; closing", limits.header_read_timeout);
+                    return;
+                }
+                () = cancel.cancelled(), if !closing => {
+                    // Idle connections close now; a request in flight finishes first.
+                    connection.as_mut().graceful_shutdown();
+                    closing = true;
+                }
             }
         }
     }
 }
 
 /// A connection's socket, holding its slot under the cap for as long as it
-/// is open: through an upgrade to a WebSocket too.
+/// is open (through an upgrade to a WebSocket too), whose reads fail once
+/// its [`ReadBudget`] is spent.
 struct Slotted {
-    tcp: TcpStream,
+    stream: Stream,
+    budget: ReadBudget,
     _slot: OwnedSemaphorePermit,
+}
+
+macro_rules! on_stream {
+    ($stream:expr, $s:ident => $body:expr) => {
+        match $stream {
+            Stream::Tcp($s) => $body,
+            Stream::Unix($s) => $body,
+        }
+    };
 }
 
 impl AsyncRead for Slotted {
@@ -209,7 +279,16 @@ impl AsyncRead for Slotted {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_read(cx, buf)
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = on_stream!(&mut this.stream, s => Pin::new(s).poll_read(cx, buf));
+        if let Poll::Ready(Ok(())) = read
+            && !this.budget.spend(buf.filled().len() - before)
+        {
+            let refused = "more sent before authenticating than a WebSocket may";
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, refused)));
+        }
+        read
     }
 }
 
@@ -219,7 +298,7 @@ impl AsyncWrite for Slotted {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().tcp).poll_write(cx, buf)
+        on_stream!(&mut self.get_mut().stream, s => Pin::new(s).poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -227,19 +306,19 @@ impl AsyncWrite for Slotted {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
+        on_stream!(&mut self.get_mut().stream, s => Pin::new(s).poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
+        on_stream!(&self.stream, s => s.is_write_vectored())
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+        on_stream!(&mut self.get_mut().stream, s => Pin::new(s).poll_flush(cx))
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+        on_stream!(&mut self.get_mut().stream, s => Pin::new(s).poll_shutdown(cx))
     }
 }
 

@@ -4,12 +4,15 @@
 // the reason when a check fails.
 
 import { Failure, log } from './lib.mjs';
+import { crossOrigin } from './cross_origin.mjs';
 import { endToEnd } from './end_to_end.mjs';
 import { measureFifty } from './measure.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
 
-const SCENARIOS = { 'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots };
+const SCENARIOS = {
+  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin,
+};
 
 const name = process.argv[2];
 const scenario = SCENARIOS[name];

@@ -4,7 +4,7 @@
 
 import {
   BASE, SHELL, api, check, createSession, expectedCells, firstDifference, input, launch, log,
-  renderedCells, rowTexts, tmuxSendKeys, waitFor, waitForRow, watchPage,
+  renderedCells, rowTexts, tmuxSendKeys, waitFor, waitForRow, watchPage, openDashboard,
 } from './lib.mjs';
 
 const SCREEN = '#session-screen';
@@ -36,7 +36,7 @@ export async function endToEnd() {
 
 async function run(page) {
   const other = await createSession('dash-0-other');
-  await page.goto(`${BASE}/`);
+  await openDashboard(page);
   await page.waitForSelector(tile(other));
 
   const id = await createSession('dash-a');

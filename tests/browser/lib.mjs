@@ -76,6 +76,19 @@ export async function api(method, urlPath, body, token = TOKEN) {
   return { status: response.status, body: value };
 }
 
+/**
+ * Opens the dashboard logged in as a user is: through a one-time link, as
+ * `tmuxd open` prints it (POST /v1/login/code with the test's token). The
+ * page trades the code for a credential of its own and drops it from the URL.
+ */
+export async function openDashboard(page) {
+  const { status, body } = await api('POST', '/v1/login/code');
+  check(status === 200, `a login code: ${status} ${JSON.stringify(body)}`);
+  check(body.url.startsWith(`${BASE}/#login=`), `the link names this daemon: ${body.url}`);
+  await page.goto(body.url);
+  await page.waitForFunction(() => location.hash === '#/' && !!sessionStorage.getItem('tmuxd.token'));
+}
+
 export async function createSession(name, command = SHELL) {
   const { status, body } = await api('POST', '/v1/sessions', { name, command });
   check(status === 201, `create ${name}: ${status} ${JSON.stringify(body)}`);

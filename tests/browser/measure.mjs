@@ -3,7 +3,7 @@
 // every tile on screen and its feed open. Fails above the heap target.
 
 import {
-  BASE, check, cpuSeconds, createSession, launch, log, waitFor, watchPage,
+  check, cpuSeconds, createSession, launch, log, waitFor, watchPage, openDashboard,
 } from './lib.mjs';
 
 const SESSIONS = 50;
@@ -29,7 +29,7 @@ export async function measureFifty() {
     const page = await context.newPage();
     const messages = watchPage(page, 'wall');
     await page.setViewportSize({ width: 1920, height: 3000 });
-    await page.goto(`${BASE}/`);
+    await openDashboard(page);
     log('page loaded');
     await waitFor(`all ${SESSIONS} thumbnails rendered`, () => page.$$eval('#wall .tile .thumb .term', (terms) =>
       terms.filter((t) => t.textContent.trim()).length) .then((n) => n === SESSIONS));

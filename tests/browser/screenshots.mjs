@@ -4,7 +4,7 @@
 
 import path from 'node:path';
 import {
-  BASE, api, check, createSession, input, launch, log, tmuxSendKeys, waitFor,
+  api, check, createSession, input, launch, log, tmuxSendKeys, waitFor, openDashboard,
 } from './lib.mjs';
 
 const BUILD = String.raw`python3 -c 'import time
@@ -34,7 +34,7 @@ export async function screenshots() {
   const { context, cleanup } = await launch();
   try {
     const page = await context.newPage();
-    await page.goto(`${BASE}/`);
+    await openDashboard(page);
     await page.waitForSelector(`.tile[data-session-id="${agent}"].attention`);
     for (const id of [build, shell, editor, monitor, python, agent]) {
       await waitFor(`${id} thumbnail`, () => page.$eval(`.tile[data-session-id="${id}"] .term`, (t) => t.textContent.trim().length > 0));

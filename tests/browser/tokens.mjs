@@ -1,5 +1,6 @@
 // With tokens: the page is refused until the token is entered (kept in
-// session storage, never in a URL); a read token gives a read-only page.
+// session storage, never in a URL); a read token gives a read-only page; a
+// login link (`tmuxd open`) works once and never shows the token.
 
 import {
   BASE, TOKEN, api, check, createSession, launch, log, rowTexts, waitFor, watchPage,
@@ -15,6 +16,7 @@ export async function tokens() {
   try {
     await fullToken(context, id);
     await readToken(context, id);
+    await loginLink(context, id);
   } finally {
     await cleanup();
   }
@@ -96,5 +98,33 @@ async function readToken(context, id) {
   } finally {
     if (messages.length) log(messages.join('\n'));
     await page.close();
+  }
+}
+
+/** A one-time login link: the page gets a credential of its own, the link dies. */
+async function loginLink(context, id) {
+  const { status, body } = await api('POST', '/v1/login/code');
+  check(status === 200, `a login code (${status})`);
+  const first = await context.newPage();
+  const messages = watchPage(first, 'link');
+  const urls = requestsOf(first);
+  try {
+    await first.goto(body.url);
+    await first.waitForSelector(tile(id));
+    check(await first.isHidden('#login'), 'no token prompt after a login link');
+    check(new URL(first.url()).hash === '#/', `the code left the address bar: ${first.url()}`);
+    const credential = await first.evaluate(() => sessionStorage.getItem('tmuxd.token'));
+    check(credential && credential !== TOKEN, 'the page holds a credential of its own, not the token');
+    check(!urls.some((u) => u.includes(TOKEN) || u.includes(credential)), 'no credential in a URL');
+    const second = await context.newPage();
+    await second.goto(body.url);
+    await second.waitForSelector('#login:not([hidden])');
+    await waitFor('the used-link message', async () =>
+      (await second.textContent('#login-error')).includes('tmuxd open'));
+    await second.close();
+    log('a login link logged one page in, and was refused the second time');
+  } finally {
+    if (messages.length) log(messages.join('\n'));
+    await first.close();
   }
 }

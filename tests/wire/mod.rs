@@ -18,6 +18,27 @@ pub fn connect(base: &str) -> TcpStream {
     TcpStream::connect(base.strip_prefix("http://").unwrap()).unwrap()
 }
 
+/// A new connection from loopback address `from` (any of 127.0.0.0/8): the
+/// daemon counts failed authentications per client address, so a test of
+/// access decisions (not of that backoff) sends each wrong guess from an
+/// address of its own.
+pub fn connect_from(base: &str, from: std::net::Ipv4Addr) -> TcpStream {
+    let to: std::net::SocketAddr = base.strip_prefix("http://").unwrap().parse().unwrap();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from((from, 0)).into())
+        .unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
+}
+
+/// A loopback address not used before in this test process.
+pub fn fresh_loopback() -> std::net::Ipv4Addr {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(2);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::net::Ipv4Addr::from(0x7f00_0000 | (n & 0x00ff_ffff))
+}
+
 /// Writes one request: a `Host` unless `headers` has one, `Content-Length`
 /// always, and a JSON `body` if given.
 pub fn send(
@@ -96,6 +117,19 @@ pub fn exchange(
     body: Option<&Value>,
 ) -> (u16, String) {
     let mut stream = connect(base);
+    send(&mut stream, method, path, headers, body);
+    read_response(&mut stream, PATIENCE).expect("the daemon answers")
+}
+
+/// `exchange` from a loopback address of its own (see `connect_from`).
+pub fn exchange_from_fresh_address(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> (u16, String) {
+    let mut stream = connect_from(base, fresh_loopback());
     send(&mut stream, method, path, headers, body);
     read_response(&mut stream, PATIENCE).expect("the daemon answers")
 }

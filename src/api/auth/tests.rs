@@ -2,31 +2,8 @@ use axum::http::StatusCode;
 
 use super::*;
 
-#[test]
-fn loopback_hosts() {
-    for ok in [
-        "127.0.0.1",
-        "127.0.0.1:7420",
-        "localhost:1",
-        "[::1]",
-        "[::1]:80",
-        "localhost",
-    ] {
-        assert!(is_loopback_host(ok), "{ok}");
-    }
-    for bad in [
-        "",
-        "evil.com",
-        "127.0.0.1.evil.com",
-        "localhost.evil:80",
-        "[::1]x",
-        "127.0.0.1:",
-        "10.0.0.1:80",
-        "127.0.0.1:abc",
-    ] {
-        assert!(!is_loopback_host(bad), "{bad}");
-    }
-}
+const RW: &str = "rw-token-rw-token-rw-token";
+const RO: &str = "ro-token-ro-token-ro-token";
 
 fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
     pairs
@@ -35,44 +12,40 @@ fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
         .collect()
 }
 
-fn status(result: Result<Admission, ApiError>) -> StatusCode {
-    result.unwrap_err().status()
+fn status(refusal: Refusal) -> StatusCode {
+    match refusal {
+        Refusal::WrongCredential(e) | Refusal::Other(e) => e.status(),
+    }
 }
 
+const STRANGER: Peer = Peer::Tcp(IpAddr::V4(Ipv4Addr::LOCALHOST));
+
 #[test]
-fn no_token_means_loopback_only_on_every_group() {
-    let open = AuthPolicy::default();
-    let ok = headers(&[
-        (header::HOST, "127.0.0.1:9"),
-        (header::ORIGIN, "http://localhost:3000"),
-    ]);
-    let rebound = headers(&[(header::HOST, "attacker.example")]);
-    let cross_site = headers(&[
-        (header::HOST, "127.0.0.1"),
-        (header::ORIGIN, "https://evil.example"),
-    ]);
-    let null_origin = headers(&[(header::HOST, "127.0.0.1"), (header::ORIGIN, "null")]);
-    for need in [Need::Open, Need::Read, Need::Write, Need::Socket] {
-        assert!(admit(&open, need, &Method::POST, &ok).is_ok());
-        for bad in [&rebound, &cross_site, &null_origin] {
-            let mut bad = bad.clone();
-            bad.insert(header::UPGRADE, "websocket".parse().unwrap());
-            assert_eq!(
-                status(admit(&open, need, &Method::GET, &bad)),
-                StatusCode::FORBIDDEN
-            );
-        }
+fn without_a_token_only_the_daemons_own_user_gets_in_unless_insecure() {
+    let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
+    let none = HeaderMap::new();
+    for need in [Need::Read, Need::Write, Need::Socket] {
+        let own = admit(&policy, need, Peer::OwnUser, &Method::POST, &none).unwrap();
+        assert!(
+            matches!(
+                own,
+                Admission::Caller(Access::ReadWrite)
+                    | Admission::Socket(Gate::Verified(Access::ReadWrite))
+            ),
+            "{need:?}"
+        );
+        let stranger = admit(&policy, need, STRANGER, &Method::POST, &none).unwrap_err();
+        assert_eq!(status(stranger), StatusCode::UNAUTHORIZED, "{need:?}");
     }
-    assert_eq!(
-        admit(&open, Need::Socket, &Method::GET, &ok).unwrap(),
-        Admission::Socket(Gate::Verified(Access::ReadWrite))
-    );
+    let insecure = AuthPolicy::new(None, None, HostNames::default());
+    let open = admit(&insecure, Need::Write, STRANGER, &Method::POST, &none).unwrap();
+    assert_eq!(open, Admission::Caller(Access::ReadWrite));
 }
 
 #[test]
 fn each_group_admits_what_it_needs() {
     use Admission::{Caller, Socket};
-    let policy = AuthPolicy::new(Some("rw".into()), Some("ro".into()));
+    let policy = AuthPolicy::new(Some(RW.into()), Some(RO.into()), HostNames::default());
     let bearer = |t: &str| headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))]);
     let none = HeaderMap::new();
     let upgrade = headers(&[(header::UPGRADE, "websocket")]);
@@ -80,44 +53,69 @@ fn each_group_admits_what_it_needs() {
     wrong_upgrade.insert(header::UPGRADE, "websocket".parse().unwrap());
     let basic = headers(&[(header::AUTHORIZATION, "Basic cnc6cnc=")]);
     let (get, post) = (&Method::GET, &Method::POST);
-    let admit = |need, method, headers: &HeaderMap| admit(&policy, need, method, headers);
+    let admit = |need, method, headers: &HeaderMap| admit(&policy, need, STRANGER, method, headers);
     #[rustfmt::skip]
     let cases: [(Need, &Method, &HeaderMap, Result<Admission, StatusCode>); 20] = [
         (Need::Open, get, &none, Ok(Caller(Access::ReadOnly))),
         (Need::Open, get, &bearer("nope"), Ok(Caller(Access::ReadOnly))),
-        (Need::Read, get, &bearer("ro"), Ok(Caller(Access::ReadOnly))),
-        (Need::Read, get, &bearer("rw"), Ok(Caller(Access::ReadWrite))),
+        (Need::Read, get, &bearer(RO), Ok(Caller(Access::ReadOnly))),
+        (Need::Read, get, &bearer(RW), Ok(Caller(Access::ReadWrite))),
         (Need::Read, get, &none, Err(StatusCode::UNAUTHORIZED)),
         (Need::Read, get, &upgrade, Err(StatusCode::UNAUTHORIZED)),
         (Need::Read, get, &bearer("nope"), Err(StatusCode::UNAUTHORIZED)),
         (Need::Read, get, &basic, Err(StatusCode::UNAUTHORIZED)),
-        (Need::Read, post, &bearer("ro"), Err(StatusCode::FORBIDDEN)),
-        (Need::Write, post, &bearer("rw"), Ok(Caller(Access::ReadWrite))),
-        (Need::Write, post, &bearer("ro"), Err(StatusCode::FORBIDDEN)),
-        (Need::Write, get, &bearer("ro"), Err(StatusCode::FORBIDDEN)),
+        (Need::Read, post, &bearer(RO), Err(StatusCode::FORBIDDEN)),
+        (Need::Write, post, &bearer(RW), Ok(Caller(Access::ReadWrite))),
+        (Need::Write, post, &bearer(RO), Err(StatusCode::FORBIDDEN)),
+        (Need::Write, get, &bearer(RO), Err(StatusCode::FORBIDDEN)),
         (Need::Write, post, &none, Err(StatusCode::UNAUTHORIZED)),
         (Need::Write, post, &upgrade, Err(StatusCode::UNAUTHORIZED)),
         (Need::Socket, get, &upgrade, Ok(Socket(Gate::FirstMessage))),
-        (Need::Socket, get, &bearer("ro"), Ok(Socket(Gate::Verified(Access::ReadOnly)))),
-        (Need::Socket, get, &bearer("rw"), Ok(Socket(Gate::Verified(Access::ReadWrite)))),
+        (Need::Socket, get, &bearer(RO), Ok(Socket(Gate::Verified(Access::ReadOnly)))),
+        (Need::Socket, get, &bearer(RW), Ok(Socket(Gate::Verified(Access::ReadWrite)))),
         (Need::Socket, get, &none, Err(StatusCode::UNAUTHORIZED)),
         (Need::Socket, get, &wrong_upgrade, Err(StatusCode::UNAUTHORIZED)),
         (Need::Socket, get, &basic, Err(StatusCode::UNAUTHORIZED)),
     ];
     for (need, method, headers, want) in cases {
-        let got = admit(need, method, headers).map_err(|e| e.status());
+        let got = admit(need, method, headers).map_err(status);
         assert_eq!(got, want, "{need:?} {method} {headers:?}");
     }
-    assert_eq!(policy.access_for("ro"), Some(Access::ReadOnly));
+    assert_eq!(policy.access_for(RO), Some(Access::ReadOnly));
     assert_eq!(policy.access_for("r"), None);
 }
 
 #[test]
+fn only_a_wrong_credential_is_slowed() {
+    let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
+    let wrong = headers(&[(header::AUTHORIZATION, "Bearer guess")]);
+    let missing = HeaderMap::new();
+    let refused = |h: &HeaderMap| admit(&policy, Need::Read, STRANGER, &Method::GET, h);
+    assert!(matches!(refused(&wrong), Err(Refusal::WrongCredential(_))));
+    assert!(matches!(refused(&missing), Err(Refusal::Other(_))));
+}
+
+#[test]
+fn a_login_code_becomes_a_read_write_credential() {
+    let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
+    let code = policy.issue_login_code();
+    assert_eq!(policy.access_for(&code), None, "a code is not a credential");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let metrics = Metrics::new();
+    let credential = runtime
+        .block_on(policy.exchange_login_code(&code, STRANGER, &metrics))
+        .unwrap();
+    assert_eq!(policy.access_for(&credential), Some(Access::ReadWrite));
+    let again = runtime.block_on(policy.exchange_login_code(&code, STRANGER, &metrics));
+    assert!(again.is_none(), "a code works once");
+}
+
+#[test]
 fn debug_masks_the_tokens() {
-    let policy = AuthPolicy::new(Some("s3cret".into()), Some("r3ad".into()));
+    let policy = AuthPolicy::new(Some(RW.into()), Some(RO.into()), HostNames::default());
     let shown = format!("{policy:?}");
-    assert!(
-        !shown.contains("s3cret") && !shown.contains("r3ad"),
-        "{shown}"
-    );
+    assert!(!shown.contains(RW) && !shown.contains(RO), "{shown}");
 }

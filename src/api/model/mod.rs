@@ -11,6 +11,7 @@ mod convert;
 mod error;
 mod events;
 mod health;
+mod login;
 mod sessions;
 mod streams;
 
@@ -22,6 +23,7 @@ pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
     StorageWrite, VersionInfo,
 };
+pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, WhoAmI};
 pub use sessions::{
     AdoptRequest, Attention, AttentionReason, CreateSessionRequest, Cursor, DeleteMode,
     DeleteQuery, DeleteResponse, InputRequest, InputResponse, ListInclude, ListQuery, MatchedLine,

@@ -67,26 +67,35 @@ export const api = {
 
 /**
  * What this page may do: 'full', 'read' (a read token: the API answers 403
- * to writes), or 'login' (no token or a wrong one).
- *
- * There is no "who am I" endpoint; a write with an empty body tells, and
- * changes nothing: the auth guard answers 403 to a read token before the
- * body is read, and anyone else gets 400 for the missing `tmux_name`.
+ * to writes), or 'login' (no credential or a wrong one).
  */
 export async function probeAccess() {
   try {
-    await request('GET', '/v1/sessions');
+    const who = await request('GET', '/v1/whoami');
+    return who.access === 'write' ? 'full' : 'read';
   } catch (e) {
     if (e.status === 401) return 'login';
     throw e;
   }
+}
+
+/**
+ * A login link (`tmuxd open`) carries a one-time code in the fragment,
+ * `#login=CODE`, which no server sees: trade it for this tab's credential
+ * and take it out of the address bar and history. False if there is none
+ * or it did not work (used, expired).
+ */
+export async function redeemLoginLink() {
+  const match = /^#login=([0-9a-f]+)$/.exec(location.hash);
+  if (!match) return false;
+  history.replaceState(null, '', `${location.pathname}${location.search}#/`);
   try {
-    await request('POST', '/v1/sessions/adopt', {});
-  } catch (e) {
-    if (e.status === 403) return 'read';
-    if (e.status === 401) return 'login';
+    const grant = await request('POST', '/v1/login', { code: match[1] });
+    setToken(grant.token);
+    return true;
+  } catch {
+    return false;
   }
-  return 'full';
 }
 
 /** The WebSocket URL for a path on this origin. */

@@ -2,7 +2,7 @@
 // then wires the wall, the event feed, the open session, notifications and
 // the page's routes (`#/` the wall, `#/s/<id>` one session).
 
-import { api, probeAccess, setToken, token } from './api.js';
+import { api, probeAccess, redeemLoginLink, setToken, token } from './api.js';
 import { formDialog } from './dialogs.js';
 import { EventFeed } from './events.js';
 import { SessionView } from './session.js';
@@ -32,6 +32,10 @@ function setAccess(value) {
 }
 
 async function boot() {
+  const linked = location.hash.startsWith('#login=');
+  if (linked && !(await redeemLoginLink())) {
+    return showLogin('that login link was used or has expired: run `tmuxd open` for a new one');
+  }
   let found;
   try {
     found = await probeAccess();

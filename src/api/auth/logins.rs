@@ -1,0 +1,239 @@
+//! The dashboard's way in, and the price of a wrong guess.
+//!
+//! `tmuxd open` asks for a one-time login code (it works once, for
+//! [`CODE_TTL`]); the page exchanges it for a credential of its own that
+//! lives in memory for [`CREDENTIAL_TTL`]. So the long-lived token never
+//! appears in a URL, a browser history or a screen share.
+//!
+//! Every presented token or code that matches nothing makes the next
+//! failure from the same address wait longer (see [`Backoff`]), so one
+//! connection cannot make thousands of guesses a second.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+/// How long a login code may wait to be used.
+pub const CODE_TTL: Duration = Duration::from_secs(60);
+/// How long a dashboard credential is good for.
+pub const CREDENTIAL_TTL: Duration = Duration::from_secs(24 * 3600);
+/// Outstanding codes and live credentials, at most; the oldest go first.
+const MAX_CODES: usize = 16;
+const MAX_CREDENTIALS: usize = 64;
+
+/// `bytes` random bytes from the kernel, as lowercase hex.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    let mut filled = 0;
+    while filled < bytes {
+        // SAFETY: getrandom writes at most `len` bytes into the buffer we own.
+        let n = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), bytes - filled, 0) };
+        if n < 0 {
+            let error = std::io::Error::last_os_error();
+            assert!(
+                error.kind() == std::io::ErrorKind::Interrupted,
+                "the kernel gave no random bytes: {error}"
+            );
+            continue;
+        }
+        filled += n as usize;
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Secrets that expire: login codes (used once) and dashboard credentials.
+#[derive(Debug, Default)]
+pub struct Expiring {
+    entries: VecDeque<(String, Instant)>,
+}
+
+impl Expiring {
+    /// Adds `secret`, good until `now + ttl`; drops the oldest past `max`.
+    fn insert(&mut self, secret: String, now: Instant, ttl: Duration, max: usize) {
+        self.entries.retain(|(_, until)| *until > now);
+        while self.entries.len() >= max {
+            self.entries.pop_front();
+        }
+        self.entries.push_back((secret, now + ttl));
+    }
+
+    /// Whether `presented` is live, compared in constant time with each.
+    fn holds(&self, presented: &str, now: Instant) -> bool {
+        self.entries.iter().fold(false, |found, (secret, until)| {
+            found
+                | (super::constant_time_eq(presented.as_bytes(), secret.as_bytes()) && *until > now)
+        })
+    }
+
+    /// Removes `presented` if it is live: a code works once.
+    fn take(&mut self, presented: &str, now: Instant) -> bool {
+        let found = self.holds(presented, now);
+        if found {
+            self.entries.retain(|(secret, _)| secret != presented);
+        }
+        found
+    }
+}
+
+/// Login codes and the credentials they were exchanged for.
+#[derive(Debug, Default)]
+pub struct Logins {
+    codes: Expiring,
+    credentials: Expiring,
+}
+
+impl Logins {
+    /// A new one-time code.
+    pub fn issue_code(&mut self, now: Instant) -> String {
+        let code = random_hex(16);
+        self.codes.insert(code.clone(), now, CODE_TTL, MAX_CODES);
+        code
+    }
+
+    /// The credential for a live code, which is used up; `None` otherwise.
+    pub fn exchange(&mut self, code: &str, now: Instant) -> Option<String> {
+        if !self.codes.take(code, now) {
+            return None;
+        }
+        let credential = random_hex(32);
+        let (ttl, max) = (CREDENTIAL_TTL, MAX_CREDENTIALS);
+        self.credentials.insert(credential.clone(), now, ttl, max);
+        Some(credential)
+    }
+
+    pub fn is_credential(&self, presented: &str, now: Instant) -> bool {
+        self.credentials.holds(presented, now)
+    }
+}
+
+/// Addresses tracked at most; past it the quietest are forgotten.
+const MAX_ADDRESSES: usize = 4096;
+/// Failures this far apart do not add up.
+const FORGET_AFTER: Duration = Duration::from_secs(600);
+/// The first failures are free (a typo), then each waits longer, up to this.
+const FREE_FAILURES: u32 = 3;
+const FIRST_DELAY: Duration = Duration::from_millis(100);
+const MAX_DELAY: Duration = Duration::from_secs(2);
+
+/// Failed authentications per client address. Each failure past the free
+/// ones is answered only at a time slot of its own, `delay` after the
+/// address's previous slot, so parallel guesses queue behind each other
+/// instead of running side by side. Valid credentials never wait.
+#[derive(Debug, Default)]
+pub struct Backoff {
+    by_address: HashMap<IpAddr, Failures>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Failures {
+    count: u32,
+    /// When the last failure's answer was (or will be) sent.
+    slot: Instant,
+}
+
+impl Backoff {
+    /// Records a failure from `address`; returns how long to hold its answer.
+    pub fn failed(&mut self, address: IpAddr, now: Instant) -> Duration {
+        if self.by_address.len() >= MAX_ADDRESSES && !self.by_address.contains_key(&address) {
+            self.forget_oldest(now);
+        }
+        let entry = self.by_address.entry(address).or_insert(Failures {
+            count: 0,
+            slot: now,
+        });
+        if now.saturating_duration_since(entry.slot) > FORGET_AFTER {
+            *entry = Failures {
+                count: 0,
+                slot: now,
+            };
+        }
+        entry.count += 1;
+        let delay = delay_for(entry.count);
+        entry.slot = entry.slot.max(now) + delay;
+        entry.slot - now
+    }
+
+    fn forget_oldest(&mut self, now: Instant) {
+        self.by_address
+            .retain(|_, f| now.saturating_duration_since(f.slot) <= FORGET_AFTER);
+        if self.by_address.len() >= MAX_ADDRESSES
+            && let Some(oldest) = self.by_address.iter().min_by_key(|(_, f)| f.slot)
+        {
+            let oldest = *oldest.0;
+            self.by_address.remove(&oldest);
+        }
+    }
+}
+
+/// The wait for the `count`th failure in a row.
+fn delay_for(count: u32) -> Duration {
+    if count <= FREE_FAILURES {
+        return Duration::ZERO;
+    }
+    let doublings = (count - FREE_FAILURES - 1).min(16);
+    (FIRST_DELAY * 2u32.pow(doublings)).min(MAX_DELAY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_works_once_and_only_for_a_minute() {
+        let start = Instant::now();
+        let mut logins = Logins::default();
+        let code = logins.issue_code(start);
+        assert_eq!(code.len(), 32);
+        assert!(logins.exchange("not-the-code", start).is_none());
+        let credential = logins.exchange(&code, start).unwrap();
+        assert_eq!(credential.len(), 64);
+        assert!(logins.is_credential(&credential, start));
+        assert!(logins.exchange(&code, start).is_none(), "used twice");
+        let late = logins.issue_code(start);
+        assert!(logins.exchange(&late, start + CODE_TTL).is_none());
+        assert!(!logins.is_credential(&credential, start + CREDENTIAL_TTL));
+    }
+
+    #[test]
+    fn old_codes_and_credentials_make_room() {
+        let start = Instant::now();
+        let mut logins = Logins::default();
+        let first = logins.issue_code(start);
+        for _ in 0..MAX_CODES {
+            logins.issue_code(start);
+        }
+        assert!(logins.exchange(&first, start).is_none());
+    }
+
+    #[test]
+    fn failures_wait_longer_and_queue_per_address() {
+        let start = Instant::now();
+        let mut backoff = Backoff::default();
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        let waits: Vec<u128> = (0..8)
+            .map(|_| backoff.failed(a, start).as_millis())
+            .collect();
+        // Free, free, free, then each in its own slot after the last.
+        assert_eq!(waits, [0, 0, 0, 100, 300, 700, 1500, 3100]);
+        assert_eq!(
+            backoff.failed(b, start),
+            Duration::ZERO,
+            "other addresses are apart"
+        );
+        let later = start + FORGET_AFTER + Duration::from_secs(10);
+        assert_eq!(
+            backoff.failed(a, later),
+            Duration::ZERO,
+            "forgotten after a quiet spell"
+        );
+    }
+
+    #[test]
+    fn delays_are_capped() {
+        assert_eq!(delay_for(1), Duration::ZERO);
+        assert_eq!(delay_for(4), FIRST_DELAY);
+        assert_eq!(delay_for(5), FIRST_DELAY * 2);
+        assert_eq!(delay_for(100), MAX_DELAY);
+    }
+}
