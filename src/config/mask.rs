@@ -193,6 +193,18 @@ mod tests {
     }
 
     #[test]
+    fn a_webhook_url_that_does_not_parse_is_named_without_its_credentials() {
+        let notify = super::super::NotifyConfig {
+            webhook_url: Some("http://me:hunter2@exa mple/".into()),
+            ..Default::default()
+        };
+        let error = super::super::sections::check_notify(&notify).unwrap_err();
+        let error = error.to_string();
+        assert!(error.contains("http://****@exa mple/"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
     fn command_arguments_that_carry_credentials_are_masked() {
         let argv = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         for (command, shown) in [
