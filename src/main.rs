@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use tmuxd::cli::{Cli, Command, ServeArgs, doctor, init_logging, run_client};
 use tmuxd::config::{self, Env, Flags, Loaded};
+use tmuxd::store::StoreError;
+use tmuxd::supervisor::SupervisorError;
 
 /// sysexits' EX_CONFIG: a bad configuration.
 const EXIT_CONFIG: u8 = 78;
@@ -41,7 +43,10 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("tmuxd: {e:#}");
-                    ExitCode::FAILURE
+                    match is_config_error(&e) {
+                        true => ExitCode::from(EXIT_CONFIG),
+                        false => ExitCode::FAILURE,
+                    }
                 }
             }
         }
@@ -89,6 +94,18 @@ fn load_config(args: &ServeArgs, env: &Env) -> Option<Loaded> {
             None
         }
     }
+}
+
+/// Whether serving stopped on a setting that cannot work, found only when
+/// used (a data dir of another user), rather than on a failure.
+fn is_config_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        let store = match cause.downcast_ref::<SupervisorError>() {
+            Some(SupervisorError::Store(store)) => Some(store),
+            _ => cause.downcast_ref::<StoreError>(),
+        };
+        store.is_some_and(StoreError::is_config)
+    })
 }
 
 /// SIGTERM or SIGINT.

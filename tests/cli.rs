@@ -437,3 +437,50 @@ fn client_errors_go_to_stderr_with_exit_codes() {
         stderr(&bad_key)
     );
 }
+
+/// Issue 17, finding 7: `tmuxd config` shows no credential, wherever the
+/// configuration put one: a webhook URL's userinfo and token parameter, or
+/// the notify command's arguments.
+#[test]
+fn config_masks_credentials_in_urls_and_the_notify_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let config = r#"
+[notify]
+webhook_url = "http://hookuser:hook-pa55@relay.local:8080/hook?channel=ops&token=q-t0ken"
+command = ["curl", "-u", "cmduser:cmd-pa55", "-H", "Authorization: Bearer cmd-t0ken", "http://u:url-pa55@h/x"]
+"#;
+    std::fs::write(&path, config).unwrap();
+    let out = tmuxd_command(dir.path())
+        .args(["config", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = stdout_ok(out);
+    for secret in [
+        "hookuser",
+        "hook-pa55",
+        "q-t0ken",
+        "cmd-pa55",
+        "cmd-t0ken",
+        "url-pa55",
+    ] {
+        assert!(!text.contains(secret), "{secret} shown:\n{text}");
+    }
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+            .to_owned()
+    };
+    // What is not a credential still shows, so the output stays useful.
+    assert!(
+        line("notify.webhook_url")
+            .contains("\"http://****@relay.local:8080/hook?channel=ops&token=****\""),
+        "{text}"
+    );
+    assert!(
+        line("notify.command").contains("\"Authorization: ****\""),
+        "{text}"
+    );
+}

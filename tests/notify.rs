@@ -17,11 +17,22 @@ use serde_json::{Value, json};
 /// A webhook receiver: answers `statuses` in turn (then 200), and hands
 /// each request's JSON body over the channel.
 fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
+    let mut statuses = statuses.into_iter();
+    serve_hook(move || {
+        let status = statuses.next().unwrap_or(200);
+        format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+    })
+}
+
+/// A loopback HTTP server answering each request with `answer()`; each
+/// request's JSON body goes over the channel. Returns its `/hook` URL.
+fn serve_hook(
+    mut answer: impl FnMut() -> String + Send + 'static,
+) -> (String, mpsc::Receiver<Value>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut statuses = statuses.into_iter();
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -41,10 +52,7 @@ fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
-            let status = statuses.next().unwrap_or(200);
-            let answer =
-                format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            let _ = stream.write_all(answer.as_bytes());
+            let _ = stream.write_all(answer().as_bytes());
             let _ = tx.send(serde_json::from_slice(&body).unwrap());
         }
     });
@@ -142,4 +150,60 @@ fn a_webhook_is_called_once_per_attention_with_a_cooldown_and_on_exit() {
     assert!(env.contains("TMUXD_EVENT={"), "{env}");
     assert!(!env.contains("hunter2"), "{env}");
     assert!(!env.contains("TMUXD_SECRET_FOR_TEST"), "{env}");
+}
+
+/// `tmuxd_<name>_total` from `/metrics`.
+fn counter(daemon: &Daemon, name: &str) -> u64 {
+    let (status, text) = daemon.get("/metrics");
+    assert_eq!(status, 200, "{text}");
+    let text = text.as_str().unwrap_or_default().to_owned();
+    let prefix = format!("tmuxd_{name}_total ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// Issue 17, finding 7: a webhook that answers with a redirect does not get
+/// the event re-sent elsewhere (a 307 keeps method and body): the delivery
+/// fails at once, without retries, and the log says why without showing the
+/// credentials of either URL.
+#[test]
+fn a_webhook_redirect_is_not_followed_and_counts_as_a_failure() {
+    let tmux = TmuxServer::new();
+    let (elsewhere, redirected) = webhook(vec![]);
+    let location = elsewhere.replace("http://", "http://locuser:loc-pa55@");
+    let (hook, calls) = serve_hook(move || {
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
+    });
+    let hook = hook.replace("http://", "http://hookuser:hook-pa55@");
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: format!("[notify]\nwebhook_url = {hook:?}\nretries = 1\n"),
+            ..Default::default()
+        },
+    );
+    let id = daemon.create_named("r", common::SHELL);
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
+    assert_eq!(status, 200, "{body}");
+
+    let (delivered, failed) = wait_for("the notification's outcome", || {
+        let delivered = counter(&daemon, "notification_deliveries");
+        let failed = counter(&daemon, "notification_failures");
+        (delivered + failed > 0).then_some((delivered, failed))
+    });
+    assert_eq!((delivered, failed), (0, 1));
+    let sent = next(&calls);
+    assert_eq!(sent["trigger"], "exited", "{sent}");
+    // The outcome is counted after the last attempt: had the redirect been
+    // followed, or retried, it would have happened by now.
+    assert!(redirected.try_recv().is_err(), "the event was re-posted");
+    assert!(calls.try_recv().is_err(), "a redirect is not retried");
+    let log = daemon.log();
+    assert!(log.contains("redirect"), "{log}");
+    for secret in ["hook-pa55", "loc-pa55", "hookuser", "locuser"] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
 }

@@ -449,3 +449,109 @@ fn a_failing_disk_is_reported_retried_and_loses_no_event() {
         format!("update {}", UPDATES - 1)
     );
 }
+
+/// Everything in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// uid and mode of `path`.
+fn owner_and_mode(path: &Path) -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.uid(), meta.mode() & 0o777)
+}
+
+/// The uid `nobody` has on Debian and Fedora alike.
+const NOBODY: u32 = 65534;
+
+/// Issue 17, finding 8: a data dir that belongs to another user is refused
+/// with exit 78 naming `data_dir`, whatever uid tmuxd runs as (a root
+/// daemon wrote into one), and nothing in it is created or changed.
+#[test]
+fn a_data_dir_of_another_user_is_refused() {
+    let tmux = TmuxServer::new();
+    let root = tempfile::tempdir().unwrap();
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let data = if unsafe { libc::geteuid() } == 0 {
+        let data = root.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        std::os::unix::fs::chown(&data, Some(NOBODY), Some(NOBODY)).unwrap();
+        std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        data
+    } else {
+        // Not root: a directory of root's serves as another user's.
+        std::path::PathBuf::from("/usr")
+    };
+    let before = (owner_and_mode(&data), entries(&data));
+    let (status, said) = common::serve_refused(&tmux, &data, "", &[]);
+    assert_eq!(status.code(), Some(78), "{said}");
+    assert!(said.contains("`data_dir`"), "{said}");
+    assert!(said.contains(&data.display().to_string()), "{said}");
+    assert!(said.contains("belongs to uid"), "{said}");
+    assert_eq!((owner_and_mode(&data), entries(&data)), before);
+}
+
+/// Issue 17, finding 8: an `events.jsonl` that is a symbolic link is not
+/// followed: tmuxd refuses to start, saying which file, and the link's
+/// target is untouched.
+#[test]
+fn a_planted_events_jsonl_link_is_not_followed() {
+    let tmux = TmuxServer::new();
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let victim = root.path().join("victim");
+    std::fs::write(&victim, "the victim's own line\n").unwrap();
+    std::os::unix::fs::symlink(&victim, data.join("events.jsonl")).unwrap();
+
+    let (status, said) = common::serve_refused(&tmux, &data, "", &[]);
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("events.jsonl is a symbolic link"),
+        "names the file and why: {said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the victim's own line\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(data.join("events.jsonl"))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+/// Issue 17, finding 8: the single-daemon guard cannot be deleted. After
+/// `rm lock` (the old guard's file) and every other file, a second daemon
+/// on the same data dir is still refused, naming it, and the first one
+/// carries on.
+#[test]
+fn deleting_files_in_the_data_dir_does_not_let_a_second_daemon_in() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let first = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    for name in entries(data.path()) {
+        let path = data.path().join(name);
+        if !path.is_dir() {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let (status, said) = common::serve_refused(&tmux, data.path(), "", &[]);
+    assert_eq!(status.code(), Some(1), "{said}");
+    let expected = format!(
+        "another tmuxd is already using data dir {}",
+        data.path().display()
+    );
+    assert!(said.contains(&expected), "{said}");
+    first.create(&json!({ "name": "still-mine", "command": common::SHELL }));
+    wait_for("the first daemon to write its registry again", || {
+        data.path().join("registry.json").exists().then_some(())
+    });
+}

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
+mod mask;
 mod sections;
+pub use mask::mask_urls;
 pub use sections::{FileNotify, NotifyConfig, RuleConfig, RuleState};
 
 /// The process environment, passed in (`std::env::vars().collect()` in main).
@@ -877,7 +879,8 @@ fn origin(key: &str, source: Source) -> String {
     }
 }
 
-/// Every key with its value as TOML, `None` when unset; tokens masked.
+/// Every key with its value as TOML, `None` when unset; tokens masked (and
+/// in `render`, every credential: see `mask`).
 fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
@@ -922,7 +925,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
         ("state.probe_interval_ms", num(c.state.probe_interval_ms)),
         ("state.rules", Some(sections::render_rules(&c.state.rules))),
         ("notify.webhook_url", c.notify.webhook_url.as_deref().map(text)),
-        ("notify.command", c.notify.command.as_deref().map(list)),
+        ("notify.command", c.notify.command.as_deref().map(|argv| list(&mask::mask_command(argv)))),
         ("notify.cooldown_s", num(c.notify.cooldown_s)),
         ("notify.max_per_minute", num(c.notify.max_per_minute)),
         ("notify.retries", num(u64::from(c.notify.retries))),
@@ -933,7 +936,8 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
 
 impl Loaded {
     /// `tmuxd config` output: the file line, then `key = value  # source` per key.
-    /// Unset keys are printed commented out; tokens as `"****"`.
+    /// Unset keys are printed commented out; tokens, any key named like a
+    /// secret, and credentials in URLs and the notify command as `****`.
     pub fn render(&self) -> String {
         let mut out = match &self.file {
             Some(path) => format!("# config file: {}\n", path.display()),
@@ -941,6 +945,10 @@ impl Loaded {
         };
         let mut lines = Vec::new();
         for (key, value) in rendered_values(&self.config) {
+            let value = value.map(|value| match mask::is_secret_key(key) {
+                true => toml::Value::String(MASK.to_owned()).to_string(),
+                false => mask_urls(&value),
+            });
             let setting = match value {
                 Some(value) => format!("{key} = {value}"),
                 None => format!("# {key} = (unset)"),

@@ -113,8 +113,10 @@ pub fn check_rules(rules: &[RuleConfig]) -> Result<(), ConfigError> {
 
 pub fn check_notify(notify: &NotifyConfig) -> Result<(), ConfigError> {
     if let Some(url) = &notify.webhook_url {
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| invalid("notify.webhook_url", format!("{url:?} is not a URL: {e}")))?;
+        let parsed = reqwest::Url::parse(url).map_err(|e| {
+            let shown = super::mask_urls(url);
+            invalid("notify.webhook_url", format!("{shown:?} is not a URL: {e}"))
+        })?;
         if parsed.scheme() != "http" {
             let reason = "must be an http:// URL (tmuxd is built without TLS; use a local relay)";
             return Err(invalid("notify.webhook_url", reason));

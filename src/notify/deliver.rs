@@ -1,6 +1,7 @@
 //! Sending one notification: the webhook POST (retried with doubling
-//! delays) and the command (its environment scrubbed of tmuxd's own
-//! variables, then given the event), each bounded by the timeout.
+//! delays, never redirected) and the command (its environment scrubbed of
+//! tmuxd's own variables, then given the event), each bounded by the
+//! timeout.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Trigger;
-use crate::config::NotifyConfig;
+use crate::config::{NotifyConfig, mask_urls};
 use crate::metrics::Metrics;
 use crate::store::Event;
 
@@ -62,8 +63,20 @@ impl Delivery {
     /// tmuxd stops while retrying).
     async fn post(&self, cancel: &CancellationToken) -> Option<bool> {
         let url = self.webhook.as_ref()?;
-        let client = reqwest::Client::new();
+        // A redirect would re-send the event (a 307 or 308 with its body)
+        // to wherever the answer names: only the configured URL gets it.
+        let client = match reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+        {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!("cannot build the webhook client: {}", describe(e));
+                return Some(false);
+            }
+        };
         let body = self.body();
+        let shown = mask_urls(url);
         let mut delay = FIRST_RETRY;
         for attempt in 0..=self.retries {
             let sent = client
@@ -74,11 +87,27 @@ impl Delivery {
                 .await;
             match sent {
                 Ok(answer) if answer.status().is_success() => return Some(true),
+                Ok(answer) if answer.status().is_redirection() => {
+                    let location = answer
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .map(|l| mask_urls(&String::from_utf8_lossy(l.as_bytes())));
+                    // The same URL answers the same way: no retry.
+                    tracing::warn!(
+                        seq = self.event.seq,
+                        attempt,
+                        status = %answer.status(),
+                        location = location.as_deref().unwrap_or("(none)"),
+                        webhook = %shown,
+                        "webhook answered with a redirect, which tmuxd does not follow; notification not delivered"
+                    );
+                    return Some(false);
+                }
                 Ok(answer) => {
-                    tracing::warn!(seq = self.event.seq, attempt, status = %answer.status(), "webhook refused a notification")
+                    tracing::warn!(seq = self.event.seq, attempt, status = %answer.status(), webhook = %shown, "webhook refused a notification")
                 }
                 Err(e) => {
-                    tracing::warn!(seq = self.event.seq, attempt, "webhook unreachable: {e}")
+                    tracing::warn!(seq = self.event.seq, attempt, webhook = %shown, "webhook unreachable: {}", describe(e))
                 }
             }
             if attempt == self.retries {
@@ -151,4 +180,18 @@ impl Delivery {
     fn event_json(&self) -> String {
         serde_json::to_string(&self.event).unwrap_or_default()
     }
+}
+
+/// The error and its causes, without the URL reqwest would print (it may
+/// carry the webhook's credentials; callers name the masked URL).
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&mask_urls(&cause.to_string()));
+        source = cause.source();
+    }
+    text
 }

@@ -150,7 +150,7 @@ pub fn salvage_damaged_files(dir: &Path) -> Result<super::floors::Salvage, Store
         if !damaged {
             continue;
         }
-        match std::fs::read(entry.path()) {
+        match super::files::read_file(&entry.path()) {
             Ok(bytes) => found.merge(super::floors::salvage_pretty_json(
                 &String::from_utf8_lossy(&bytes),
             )),

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::counters::Counters;
-use super::files::{FILE_MODE, parent_dir, restrict_file_mode, sync_dir};
+use super::files::{FILE_MODE, open_file, parent_dir, read_file, restrict_file_mode, sync_dir};
 use super::floors::SEQ_BLOCK;
 use super::{StoreError, io_error};
 #[cfg(test)]
@@ -181,10 +181,10 @@ impl EventLog {
     /// after a crash cannot stop startup.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, StoreError> {
         let rotated_path = rotated_path(path);
-        let older = match fs::read(&rotated_path) {
+        let older = match read_file(&rotated_path) {
             Ok(bytes) => scan_lines(&bytes),
-            Err(e) if e.kind() == ErrorKind::NotFound => Scan::default(),
-            Err(e) => return Err(io_error(&rotated_path)(e)),
+            Err(e) if e.is_not_found() => Scan::default(),
+            Err(e) => return Err(e),
         };
         let mut file = open_log_file(path)?;
         let mut bytes = Vec::new();
@@ -414,13 +414,14 @@ fn rotated_path(path: &Path) -> PathBuf {
 }
 
 fn open_log_file(path: &Path) -> Result<File, StoreError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(FILE_MODE)
-        .open(path)
-        .map_err(io_error(path))?;
+    let file = open_file(
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(FILE_MODE),
+        path,
+    )?;
     restrict_file_mode(&file, path)?;
     Ok(file)
 }

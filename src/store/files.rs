@@ -1,10 +1,15 @@
-//! The data directory: its exclusive lock, atomic file replacement, and
-//! loading JSON files that may be missing or corrupt without failing startup.
+//! The data directory: its owner check and exclusive lock, atomic file
+//! replacement, and loading JSON files that may be missing or corrupt
+//! without failing startup.
+//!
+//! Every file here is opened with `O_NOFOLLOW`: a symbolic link planted in
+//! place of `events.jsonl` would otherwise have tmuxd append to, or read,
+//! whatever it points at, with tmuxd's rights.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, DirBuilder, File, OpenOptions, Permissions, TryLockError};
 use std::io::{self, ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -18,7 +23,6 @@ use super::{StoreError, io_error};
 /// status text: private to the owner.
 const DIR_MODE: u32 = 0o700;
 pub(super) const FILE_MODE: u32 = 0o600;
-pub(super) const LOCK_FILE: &str = "lock";
 const TEMP_MARKER: &str = ".tmp-";
 
 /// Makes temp names unique among concurrent writers in this process; the pid
@@ -27,12 +31,14 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// An open data directory, exclusively locked for as long as this value lives.
 ///
-/// The lock is an OS file lock on `<dir>/lock`, so the kernel releases it when
-/// the process dies, even by SIGKILL: a crash never leaves a stale lock.
+/// The lock is an `flock` on the directory itself, so the kernel releases it
+/// when the process dies, even by SIGKILL (a crash never leaves a stale
+/// lock), and no file in it can be deleted to defeat it (a lock on a
+/// `lock` file was: after `rm lock` a second daemon created a new one).
 #[derive(Debug)]
 pub struct DataDir {
     path: PathBuf,
-    /// Kept open only to hold the lock.
+    /// The directory, kept open only to hold the lock.
     _lock: File,
 }
 
@@ -49,21 +55,30 @@ pub enum Loaded<T> {
 }
 
 impl DataDir {
-    /// Creates the dir (and parents) with mode 0700, tightens an existing dir
-    /// that others can read, and takes the exclusive lock on `<dir>/lock`.
-    /// Fails with `StoreError::Locked` if another process holds it.
+    /// Creates the dir (and parents) with mode 0700, refuses one that
+    /// belongs to another user (`StoreError::NotOwned`, whoever tmuxd runs
+    /// as), tightens one that others can read, and takes the exclusive lock
+    /// on it. Fails with `StoreError::Locked` if another process holds it.
     pub fn open(path: &Path) -> Result<DataDir, StoreError> {
         DirBuilder::new()
             .recursive(true)
             .mode(DIR_MODE)
             .create(path)
             .map_err(io_error(path))?;
-        restrict_dir_mode(path)?;
-        let lock = lock_dir(path)?;
+        let dir = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(path)
+            .map_err(io_error(path))?;
+        // Checked on the open directory, so what is checked, tightened and
+        // locked is one directory even if the path is swapped meanwhile.
+        check_owner(&dir, path)?;
+        restrict_dir_mode(&dir, path)?;
+        lock_dir(&dir, path)?;
         remove_stale_temps(path);
         Ok(DataDir {
             path: path.to_path_buf(),
-            _lock: lock,
+            _lock: dir,
         })
     }
 
@@ -95,10 +110,10 @@ impl DataDir {
     /// `<name>.corrupt-<YYYYmmddTHHMMSSZ>[-N]` and reported as
     /// `Loaded::Corrupt`; only I/O failures are errors.
     pub fn load_json<T: DeserializeOwned>(&self, path: &Path) -> Result<Loaded<T>, StoreError> {
-        let bytes = match fs::read(path) {
+        let bytes = match read_file(path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Loaded::Missing),
-            Err(e) => return Err(io_error(path)(e)),
+            Err(e) if e.is_not_found() => return Ok(Loaded::Missing),
+            Err(e) => return Err(e),
         };
         match serde_json::from_slice(&bytes) {
             Ok(value) => Ok(Loaded::Found(value)),
@@ -158,6 +173,38 @@ pub(super) fn parent_dir(path: &Path) -> &Path {
     }
 }
 
+/// Opens a file of the data dir with `options` and `O_NOFOLLOW` (and
+/// `O_NONBLOCK`, so a FIFO planted in its place cannot hang startup: it
+/// changes nothing for a regular file). A symbolic link is refused as
+/// `StoreError::Link`, anything but a regular file as `StoreError::Io`.
+pub(super) fn open_file(options: &mut OpenOptions, path: &Path) -> Result<File, StoreError> {
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|source| match source.raw_os_error() {
+            Some(libc::ELOOP) => StoreError::Link {
+                path: path.to_path_buf(),
+            },
+            _ => io_error(path)(source),
+        })?;
+    let kind = file.metadata().map_err(io_error(path))?.file_type();
+    if !kind.is_file() {
+        let source = io::Error::new(ErrorKind::InvalidInput, "not a regular file");
+        return Err(io_error(path)(source));
+    }
+    Ok(file)
+}
+
+/// The whole content of a data dir file, read as `open_file` opens it;
+/// `NotFound` stays an `Io` error with that kind, for callers that accept a
+/// missing file.
+pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, StoreError> {
+    let mut file = open_file(OpenOptions::new().read(true), path)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(io_error(path))?;
+    Ok(bytes)
+}
+
 /// Tightens a file that an older version or a human left readable by others.
 pub(super) fn restrict_file_mode(file: &File, path: &Path) -> Result<(), StoreError> {
     let mode = file
@@ -179,43 +226,46 @@ fn file_name(path: &Path) -> Result<&OsStr, StoreError> {
     })
 }
 
-fn restrict_dir_mode(path: &Path) -> Result<(), StoreError> {
-    let mode = fs::metadata(path)
-        .map_err(io_error(path))?
-        .permissions()
-        .mode();
+/// A root daemon on a directory another user owns would write files that
+/// user can replace with links between two starts (and the user could read
+/// root's sessions): the data dir must be the daemon's own, whoever it runs
+/// as.
+fn check_owner(dir: &File, path: &Path) -> Result<(), StoreError> {
+    let owner = dir.metadata().map_err(io_error(path))?.uid();
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let uid = unsafe { libc::geteuid() };
+    if owner != uid {
+        return Err(StoreError::NotOwned {
+            path: path.to_path_buf(),
+            owner,
+            uid,
+        });
+    }
+    Ok(())
+}
+
+fn restrict_dir_mode(dir: &File, path: &Path) -> Result<(), StoreError> {
+    let mode = dir.metadata().map_err(io_error(path))?.permissions().mode();
     if mode & 0o077 != 0 {
         tracing::warn!(
             path = %path.display(),
             mode = format!("{:o}", mode & 0o777),
             "data dir was accessible to others; restricting it to 0700"
         );
-        fs::set_permissions(path, Permissions::from_mode(DIR_MODE)).map_err(io_error(path))?;
+        dir.set_permissions(Permissions::from_mode(DIR_MODE))
+            .map_err(io_error(path))?;
     }
     Ok(())
 }
 
-fn lock_dir(dir: &Path) -> Result<File, StoreError> {
-    let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(FILE_MODE)
-        .open(&path)
-        .map_err(io_error(&path))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            return Err(StoreError::Locked {
-                path: dir.to_path_buf(),
-            });
-        }
-        Err(TryLockError::Error(source)) => return Err(StoreError::Io { path, source }),
+fn lock_dir(dir: &File, path: &Path) -> Result<(), StoreError> {
+    match dir.try_lock() {
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => Err(StoreError::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(TryLockError::Error(source)) => Err(io_error(path)(source)),
     }
-    restrict_file_mode(&file, &path)?;
-    Ok(file)
 }
 
 /// A crash between creating a temp file and renaming it leaves the temp file
@@ -246,6 +296,7 @@ fn create_temp(dir: &Path, name: &OsStr) -> Result<(PathBuf, File), StoreError> 
             .write(true)
             .create_new(true)
             .mode(FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
         {
             Ok(file) => return Ok((path, file)),

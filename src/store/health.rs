@@ -114,6 +114,8 @@ fn describe(error: &StoreError) -> (String, String) {
         StoreError::Io { path, source } => (name(path), source.to_string()),
         StoreError::Encode { path, source } => (name(path), source.to_string()),
         StoreError::Locked { .. } => (String::from("lock"), error.to_string()),
+        StoreError::NotOwned { .. } => ("data_dir".into(), "belongs to another user".into()),
+        StoreError::Link { path } => (name(path), "a symbolic link, not followed".into()),
     }
 }
 

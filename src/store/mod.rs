@@ -33,19 +33,44 @@ pub enum StoreError {
     /// A file system call on `path` failed.
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
-    /// Another process holds the data directory's lock file.
+    /// Another process holds the data directory's lock.
     #[error(
-        "another tmuxd is already using data dir {} (lock held on {})",
-        path.display(),
-        path.join(files::LOCK_FILE).display()
+        "another tmuxd is already using data dir {} (it holds the lock on the directory)",
+        path.display()
     )]
     Locked { path: PathBuf },
+    /// The data directory belongs to a user other than the daemon's.
+    #[error(
+        "config key `data_dir`: {} belongs to uid {owner}, not to tmuxd's user (uid {uid}); \
+         use a directory of tmuxd's own user",
+        path.display()
+    )]
+    NotOwned { path: PathBuf, owner: u32, uid: u32 },
+    /// A file of the data directory is a symbolic link, which is not followed.
+    #[error(
+        "{} is a symbolic link; tmuxd does not follow links in its data dir (remove it)",
+        path.display()
+    )]
+    Link { path: PathBuf },
     /// A value destined for `path` could not be turned into JSON.
     #[error("{}: cannot encode as JSON: {source}", path.display())]
     Encode {
         path: PathBuf,
         source: serde_json::Error,
     },
+}
+
+impl StoreError {
+    /// Whether the data dir is unusable as configured (exit 78), rather
+    /// than failing.
+    pub fn is_config(&self) -> bool {
+        matches!(self, StoreError::NotOwned { .. })
+    }
+
+    /// Whether the file asked for does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StoreError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
 }
 
 /// Wraps an I/O error with the path it happened on, for `map_err`.

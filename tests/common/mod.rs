@@ -545,3 +545,55 @@ pub fn path_with_fake_tmux(dir: &Path) -> String {
     }
     format!("{}:{}", fake_tmux_dir().display(), bin.display())
 }
+
+/// `tmuxd serve` as `Daemon::start_with` runs it (its config, plus
+/// `extra_config` and `args`) on `data_dir`, expected to refuse to start:
+/// returns how it exited and what it said. Panics, once it is stopped, if
+/// it starts listening instead.
+pub fn serve_refused(
+    tmux: &TmuxServer,
+    data_dir: &Path,
+    extra_config: &str,
+    args: &[&str],
+) -> (ExitStatus, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("config.toml");
+    let config = format!(
+        "{extra_config}\n[tmux]\nbin = \"tmux\"\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n",
+        tmux.socket
+    );
+    std::fs::write(&config_path, config).unwrap();
+    let stderr_path = dir.path().join("stderr");
+    let mut child = tmuxd_command(dir.path())
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config_path)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("spawn tmuxd");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("tmuxd listening on ") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let exited = wait_for("tmuxd to exit or to listen", || {
+        if rx.try_recv().is_ok() {
+            return Some(None);
+        }
+        child.try_wait().unwrap().map(Some)
+    });
+    let said = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let Some(status) = exited else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("tmuxd started where it should refuse to:\n{}", said());
+    };
+    (status, said())
+}

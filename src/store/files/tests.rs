@@ -98,13 +98,13 @@ fn failed_write_atomic_leaves_target_and_no_temp() {
 }
 
 #[test]
-fn open_creates_private_dir_and_lock_file() {
+fn open_creates_private_dir_and_nothing_in_it() {
     let root = tempfile::tempdir().unwrap();
     let path = root.path().join("a/b/data");
     let data = DataDir::open(&path).unwrap();
     assert_eq!(data.path(), path);
     assert_eq!(mode(&path), 0o700);
-    assert_eq!(mode(&path.join("lock")), 0o600);
+    assert!(dir_entries(&path).is_empty(), "{:?}", dir_entries(&path));
     assert_eq!(data.registry_path(), path.join("registry.json"));
     assert_eq!(data.thoughts_path(), path.join("thoughts.json"));
     assert_eq!(data.events_path(), path.join("events.jsonl"));
@@ -126,7 +126,7 @@ fn open_removes_stale_temp_files() {
     fs::write(root.path().join(".registry.json.tmp-1-0"), b"half").unwrap();
     fs::write(root.path().join("registry.json"), b"{}").unwrap();
     let _data = DataDir::open(root.path()).unwrap();
-    assert_eq!(dir_entries(root.path()), ["lock", "registry.json"]);
+    assert_eq!(dir_entries(root.path()), ["registry.json"]);
 }
 
 #[test]
@@ -136,12 +136,57 @@ fn second_open_is_locked_until_first_drops() {
     let err = DataDir::open(root.path()).unwrap_err();
     assert!(matches!(&err, StoreError::Locked { path } if path == root.path()));
     let expected = format!(
-        "another tmuxd is already using data dir {0} (lock held on {0}/lock)",
+        "another tmuxd is already using data dir {} (it holds the lock on the directory)",
         root.path().display()
     );
     assert_eq!(err.to_string(), expected);
     drop(first);
     DataDir::open(root.path()).unwrap();
+}
+
+/// The lock is on the directory: deleting every file in it (as `rm lock`
+/// did to the old lock file) leaves the first holder the only one.
+#[test]
+fn the_lock_survives_emptying_the_dir() {
+    let root = tempfile::tempdir().unwrap();
+    let first = DataDir::open(root.path()).unwrap();
+    first.save_json(&first.registry_path(), &1).unwrap();
+    for name in dir_entries(root.path()) {
+        fs::remove_file(root.path().join(name)).unwrap();
+    }
+    let err = DataDir::open(root.path()).unwrap_err();
+    assert!(matches!(&err, StoreError::Locked { .. }), "{err}");
+}
+
+#[test]
+fn load_json_refuses_a_symbolic_link_and_leaves_its_target() {
+    let root = tempfile::tempdir().unwrap();
+    let data = DataDir::open(&root.path().join("data")).unwrap();
+    let target = root.path().join("victim.json");
+    fs::write(&target, b"{}").unwrap();
+    std::os::unix::fs::symlink(&target, data.registry_path()).unwrap();
+    let err = data.load_json::<serde_json::Value>(&data.registry_path());
+    let err = err.unwrap_err();
+    assert!(matches!(&err, StoreError::Link { path } if *path == data.registry_path()));
+    assert!(err.to_string().contains("is a symbolic link"), "{err}");
+    assert_eq!(fs::read(&target).unwrap(), b"{}");
+    assert!(
+        fs::symlink_metadata(data.registry_path())
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn load_json_refuses_what_is_not_a_regular_file() {
+    let root = tempfile::tempdir().unwrap();
+    let data = DataDir::open(root.path()).unwrap();
+    fs::create_dir(data.registry_path()).unwrap();
+    let err = data.load_json::<serde_json::Value>(&data.registry_path());
+    assert!(
+        err.unwrap_err().to_string().contains("not a regular file"),
+        "a directory in place of a file"
+    );
 }
 
 #[test]
