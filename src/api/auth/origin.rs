@@ -89,9 +89,7 @@ fn answers_to(host_port: &str, names: &HostNames) -> bool {
         return inner.parse::<std::net::Ipv6Addr>().is_ok();
     }
     let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.parse::<std::net::Ipv4Addr>().is_ok()
-        || names.0.contains(&host)
+    host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok() || names.0.contains(&host)
 }
 
 /// The host part of `host[:port]` (`[v6]:port` kept bracketed); `None` when
