@@ -345,6 +345,17 @@ impl Daemon {
         self.token.as_deref()
     }
 
+    /// Adds the generated token to a request a test builds itself.
+    pub fn authorize(
+        &self,
+        request: reqwest::blocking::RequestBuilder,
+    ) -> reqwest::blocking::RequestBuilder {
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
     /// `Authorization: Bearer ...` for raw clients (WebSockets, hand-spoken
     /// HTTP), when the daemon generated its token.
     pub fn auth_header(&self) -> Option<String> {
