@@ -6,6 +6,7 @@ mod credentials;
 
 pub use credentials::{SOCKET_FILE, TOKEN_FILE};
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -80,10 +81,15 @@ pub async fn serve(
         (None, false) => Some(credentials::load_or_create_token(&config.data_dir)?),
     };
     let hosts = HostNames::new(config.http.allowed_hosts.clone());
-    let auth = AuthPolicy::new(token, config.auth.read_token.clone(), hosts);
+    let has_token = token.is_some();
+    let auth = std::sync::Arc::new(AuthPolicy::new(
+        token,
+        config.auth.read_token.clone(),
+        hosts,
+    ));
     let state = AppState {
         supervisor: supervisor.clone(),
-        auth: std::sync::Arc::new(auth),
+        auth: auth.clone(),
         streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
         tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
@@ -95,6 +101,14 @@ pub async fn serve(
     let socket = credentials::bind_socket(&config.data_dir);
     // Scripts and tests read the bound address (the port may have been 0) from this line.
     println!("tmuxd listening on http://{address}");
+    if has_token && std::io::stdout().is_terminal() {
+        // Whoever started the daemon at a terminal is its user: hand them the
+        // dashboard. A log file never gets a code (and it expires anyway).
+        let code = auth.issue_login_code();
+        println!(
+            "dashboard: http://{address}/#login={code} (works once, for a minute; `tmuxd open` prints a new one)"
+        );
+    }
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");
 
     let stop = cancel.clone();

@@ -398,8 +398,9 @@ fn bad_requests_are_refused_and_change_nothing() {
     }
 
     // A body that is not JSON at all.
-    let response = reqwest::blocking::Client::new()
-        .post(format!("{}/v1/sessions", daemon.base))
+    let request = reqwest::blocking::Client::new().post(format!("{}/v1/sessions", daemon.base));
+    let response = daemon
+        .authorize(request)
         .header("content-type", "application/json")
         .body("{nope")
         .send()
@@ -443,24 +444,24 @@ fn odd_but_valid_names_round_trip_exactly() {
     }
 }
 
+/// Only the daemon's own origin, with the token or not: a rebinding name,
+/// another site, and another port of the same machine are refused.
 #[test]
-fn requests_from_non_loopback_hosts_and_origins_are_forbidden() {
+fn requests_from_other_hosts_and_origins_are_forbidden() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let client = reqwest::blocking::Client::new();
     let url = format!("{}/v1/sessions", daemon.base);
-    let rebinding = client
-        .get(&url)
-        .header("host", "attacker.example:7420")
-        .send()
-        .unwrap();
+    let send =
+        |request: reqwest::blocking::RequestBuilder| daemon.authorize(request).send().unwrap();
+    let rebinding = send(client.get(&url).header("host", "attacker.example:7420"));
     assert_eq!(rebinding.status(), 403);
-    let cross_site = client
-        .post(&url)
-        .header("origin", "https://evil.example")
-        .json(&json!({}))
-        .send()
-        .unwrap();
+    let cross_site = send(
+        client
+            .post(&url)
+            .header("origin", "https://evil.example")
+            .json(&json!({})),
+    );
     assert_eq!(cross_site.status(), 403);
     assert_eq!(
         cross_site.json::<Value>().unwrap()["error"]["code"],
@@ -470,12 +471,10 @@ fn requests_from_non_loopback_hosts_and_origins_are_forbidden() {
         daemon.session_ids().is_empty(),
         "the forbidden create did nothing"
     );
-    let local = client
-        .get(&url)
-        .header("origin", "http://localhost:3000")
-        .send()
-        .unwrap();
-    assert_eq!(local.status(), 200);
+    let other_port = send(client.get(&url).header("origin", "http://localhost:3000"));
+    assert_eq!(other_port.status(), 403, "another port is another origin");
+    let own = send(client.get(&url).header("origin", daemon.base.as_str()));
+    assert_eq!(own.status(), 200);
 }
 
 #[test]

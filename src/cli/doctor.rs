@@ -46,16 +46,14 @@ pub async fn doctor(config: &Config) -> bool {
         ),
         Err(e) => report(false, "bind", format!("{}: {e}", config.bind)),
     }
-    let auth = match (&config.auth.token, config.bind.ip().is_loopback()) {
-        (Some(_), _) => "bearer token required".to_owned(),
-        (None, true) => "no token; loopback clients only (Host/Origin checked)".to_owned(),
-        (None, false) => "no token on a non-loopback bind".to_owned(),
+    let generated = config.data_dir.join(crate::daemon::TOKEN_FILE);
+    let (ok, auth) = match (&config.auth.token, config.auth.insecure_no_auth) {
+        (Some(_), _) => (true, "TCP needs the configured token; the daemon's own user needs none on its unix socket".to_owned()),
+        (None, true) => (false, "auth.insecure_no_auth: every local user and any program that can reach the port gets every shell".to_owned()),
+        (None, false) if generated.exists() => (true, format!("TCP needs the token in {}; the daemon's own user needs none on its unix socket", generated.display())),
+        (None, false) => (true, format!("TCP will need the token tmuxd generates at first start into {}", generated.display())),
     };
-    report(
-        config.auth.token.is_some() || config.bind.ip().is_loopback(),
-        "auth",
-        auth,
-    );
+    report(ok, "auth", auth);
     all_ok
 }
 
