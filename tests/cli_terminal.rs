@@ -27,8 +27,9 @@ fn finding_2_attach_from_inside_tmux() {
     shell(&daemon, "target");
     for (outer, flags, read_only) in [("outer", "", "0"), ("viewer", " --read-only", "1")] {
         let command = format!(
-            "env TMUXD_URL={} {} attach target{flags}; echo attach-ended; sleep 600",
+            "env TMUXD_URL={} TMUXD_TOKEN={} {} attach target{flags}; echo attach-ended; sleep 600",
             daemon.base,
+            daemon.token().unwrap(),
             tmuxd_bin()
         );
         tmux.new_session(outer, (80, 24), &command);

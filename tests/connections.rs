@@ -130,10 +130,11 @@ fn sigterm_exits_promptly_with_silent_sockets_streams_and_feeds_open() {
     send_get(&mut kept_alive, "/version", false);
     read_response(&mut kept_alive, PATIENCE).unwrap();
     let mut feed = connect(&daemon);
-    send_get(&mut feed, "/v1/events", false);
+    let bearer = daemon.auth_header().unwrap();
+    wire::send(&mut feed, "GET", "/v1/events", &[("Authorization", &bearer)], None);
     assert_eq!(read_head(&mut feed, PATIENCE).unwrap().0, 200);
-    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{id}/stream");
-    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!("/v1/sessions/{id}/stream");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     socket.read().unwrap();
 
     let (status, took) = daemon.terminate();
@@ -181,12 +182,14 @@ fn a_burst_of_health_checks_runs_tmux_a_handful_of_times() {
     let threads: Vec<_> = (0..burst)
         .map(|i| {
             let (barrier, address) = (barrier.clone(), daemon.base.clone());
+            let bearer = daemon.auth_header().unwrap();
             std::thread::spawn(move || {
                 let mut stream =
                     TcpStream::connect(address.strip_prefix("http://").unwrap()).unwrap();
                 barrier.wait();
                 let path = if i % 2 == 0 { "/healthz" } else { "/readyz" };
-                send_get(&mut stream, path, true);
+                let headers = [("Authorization", bearer.as_str()), ("Connection", "close")];
+                wire::send(&mut stream, "GET", path, &headers, None);
                 read_response(&mut stream, PATIENCE).expect("answered")
             })
         })

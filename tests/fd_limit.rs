@@ -52,9 +52,11 @@ fn three_hundred_silent_connections_under_a_256_descriptor_limit_starve_nobody()
     let started = Instant::now();
     let mut client = TcpStream::connect(&address).unwrap();
     client.set_read_timeout(Some(PATIENCE)).unwrap();
-    client
-        .write_all(b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    let request = format!(
+        "GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
+        daemon.auth_header().unwrap()
+    );
+    client.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     client
         .read_to_string(&mut response)

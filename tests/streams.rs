@@ -149,8 +149,8 @@ fn the_screen_stream_sends_the_screen_then_changed_rows() {
     let session = daemon.create(&json!({ "name": "viewer", "command": common::SHELL }));
     let id = session["session_id"].as_str().unwrap();
     daemon.wait_for_snapshot(id, "$");
-    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{id}/screen");
-    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!("/v1/sessions/{id}/screen");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     let mut next = || loop {
         if let Message::Text(text) = socket.read().unwrap() {
             return serde_json::from_str::<Value>(&text).unwrap();
@@ -190,17 +190,16 @@ fn stream_limits_close_with_a_reason() {
         },
     );
     let session = daemon.create(&json!({ "name": "busy", "command": common::SHELL }));
-    let url = daemon.base.replace("http://", "ws://")
-        + &format!(
-            "/v1/sessions/{}/stream",
-            session["session_id"].as_str().unwrap()
-        );
-    let (mut first, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!(
+        "/v1/sessions/{}/stream",
+        session["session_id"].as_str().unwrap()
+    );
+    let (mut first, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     assert!(
         matches!(first.read().unwrap(), Message::Text(_)),
         "the first stream is ready"
     );
-    let (mut second, _) = tungstenite::connect(url.as_str()).unwrap();
+    let (mut second, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     match second.read().unwrap() {
         Message::Close(Some(frame)) => {
             assert!(frame.reason.contains("too many open streams"), "{frame:?}")

@@ -19,8 +19,8 @@ fn session_id(session: &Value) -> String {
 #[test]
 fn tokens_never_reach_the_tmux_server_or_its_sessions() {
     let tmux = TmuxServer::new();
-    let token = "rw-secret-0123456789";
-    let read_token = "ro-secret-9876543210";
+    let token = "rw-secret-0123456789-abcdef";
+    let read_token = "ro-secret-9876543210-abcdef";
     let options = DaemonOptions {
         env: vec![
             ("TMUXD_TOKEN".into(), token.into()),
@@ -51,11 +51,8 @@ fn tokens_never_reach_the_tmux_server_or_its_sessions() {
 
 /// Sends raw bytes on the stream WebSocket (binary frames).
 fn stream_send(daemon: &Daemon, id: &str, frames: &[&[u8]]) -> Vec<Value> {
-    let url = format!(
-        "{}/v1/sessions/{id}/stream",
-        daemon.base.replace("http://", "ws://")
-    );
-    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!("/v1/sessions/{id}/stream");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     let ready = socket.read().unwrap();
     assert!(
         matches!(ready, Message::Text(ref t) if t.contains("ready")),

@@ -356,6 +356,20 @@ impl Daemon {
         }
     }
 
+    /// A WebSocket request for `path` (`/v1/...`), carrying the generated
+    /// token when there is one.
+    pub fn ws_request(&self, path: &str) -> tungstenite::http::Request<()> {
+        use tungstenite::client::IntoClientRequest;
+        let url = self.base.replace("http://", "ws://") + path;
+        let mut request = url.into_client_request().unwrap();
+        if let Some(header) = self.auth_header() {
+            request
+                .headers_mut()
+                .insert("Authorization", header.parse().unwrap());
+        }
+        request
+    }
+
     /// `Authorization: Bearer ...` for raw clients (WebSockets, hand-spoken
     /// HTTP), when the daemon generated its token.
     pub fn auth_header(&self) -> Option<String> {
