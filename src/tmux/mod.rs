@@ -68,6 +68,11 @@ pub struct Tmux {
     /// real tmux does; the fake in `fixtures/fake-tmux` (its `-V` says
     /// `(fake)`) does not. Asked once.
     chains: std::sync::Arc<tokio::sync::OnceCell<bool>>,
+    /// How control clients attach to this server (`control::ClientPath`),
+    /// chosen from `tmux -V` once.
+    client_path: std::sync::Arc<control::PathCell>,
+    /// Control clients are `tmux -C` children whatever the version.
+    child_clients_only: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -165,7 +170,31 @@ impl Tmux {
             timeout,
             metrics: None,
             chains: Default::default(),
+            client_path: Default::default(),
+            child_clients_only: false,
         }
+    }
+
+    /// Control clients as `tmux -C` children, never tmuxd's own (for
+    /// comparisons, and tests of the child path on real tmux).
+    pub fn with_child_clients(mut self) -> Self {
+        self.child_clients_only = true;
+        self
+    }
+
+    /// How control clients attach to this server.
+    pub async fn client_path(&self) -> control::ClientPath {
+        if self.child_clients_only {
+            return control::ClientPath::Child {
+                why: "asked for".to_owned(),
+            };
+        }
+        self.client_path.get(self.version()).await
+    }
+
+    /// The server refused tmuxd's own client: children from now on.
+    pub(crate) fn demote_client_path(&self, why: String) {
+        self.client_path.demote(why);
     }
 
     /// Counts every command run through this `Tmux` (and its control clients).
