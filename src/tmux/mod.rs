@@ -363,7 +363,7 @@ impl Tmux {
     /// ~15 ms with 200 control clients attached).
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<Made, TmuxError> {
         // A new session is announced to every control client (see `control::handshake`).
-        let _turn = control::handshake::turn().await;
+        let _turn = self.handshake_turn().await;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
             "-d".into(),
@@ -477,13 +477,23 @@ impl Tmux {
         command: &C,
         closes_session: bool,
     ) -> Result<(), TmuxError> {
-        let _turn = control::handshake::turn().await;
+        let turn = self.handshake_turn().await;
         let seen = control::handshake::detaches_heard();
         self.run_cmd(command).await?;
-        if closes_session {
+        if closes_session && turn.is_some() {
             control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
         }
         Ok(())
+    }
+
+    /// The handshake turn (`control::handshake`), where control clients
+    /// are `tmux -C` children. tmuxd's own clients have no handshake
+    /// window to keep tmuxd's actions out of: none is taken for them.
+    async fn handshake_turn(&self) -> Option<tokio::sync::MutexGuard<'static, ()>> {
+        match self.client_path().await.is_native() {
+            true => None,
+            false => Some(control::handshake::turn().await),
+        }
     }
 
     /// Lines of the active pane, joined wrapped lines (`-J`), trailing
@@ -557,6 +567,13 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
         .take_while(char::is_ascii_digit)
         .collect();
     Some((major, minor.parse().ok()?))
+}
+
+/// Whether this `tmux -V` has the handshake crash (tmux issue 4980, fixed
+/// in 3.7): a notification reaching a control client between its first and
+/// last identify message. `None`: not a version tmuxd can read.
+pub fn has_handshake_crash(version: &str) -> Option<bool> {
+    parse_version(version).map(|found| found < (3, 7))
 }
 
 /// `=NAME`: exactly this session, never a prefix or pattern match.
