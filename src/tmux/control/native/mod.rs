@@ -35,6 +35,9 @@ const PASSED_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE"];
 /// word (its `MSG_EXIT`, or the protocol socket closing too).
 const LAST_WORD: Duration = Duration::from_secs(1);
 
+/// How long a full listen backlog is tried again.
+const BACKLOG_PATIENCE: Duration = Duration::from_secs(2);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// Nothing listens there: no server runs (`tmux -N` says the same).
@@ -75,7 +78,7 @@ pub async fn connect(
         path: socket.to_owned(),
         source,
     };
-    let imsg = UnixStream::connect(socket)
+    let imsg = connect_socket(socket)
         .await
         .map_err(|source| match source.kind() {
             io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ConnectError::NoServer {
@@ -241,6 +244,24 @@ impl NativeClient {
                     return;
                 }
             }
+        }
+    }
+}
+
+/// Connects; a full listen backlog (many clients connecting at once: tmux
+/// accepts one per loop turn) is tried again for `BACKLOG_PATIENCE`, not
+/// taken as a server tmuxd cannot reach.
+async fn connect_socket(socket: &Path) -> io::Result<UnixStream> {
+    let deadline = tokio::time::Instant::now() + BACKLOG_PATIENCE;
+    loop {
+        match UnixStream::connect(socket).await {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(e);
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            other => return other,
         }
     }
 }
