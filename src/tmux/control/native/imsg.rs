@@ -179,7 +179,9 @@ mod tests {
     fn encoding_per_framing() {
         let flags16 = |len: u16, flags: u16| [ne16(len), ne16(flags)].concat();
         let len32 = |word: u32| ne32(word).to_vec();
-        let cases: Vec<(Framing, u32, &[u8], bool, Vec<u8>)> = vec![
+        // (framing, type, payload, with a descriptor, the bytes)
+        type Case = (Framing, u32, &'static [u8], bool, Vec<u8>);
+        let cases: Vec<Case> = vec![
             // IDENTIFY_DONE: no payload, no descriptor; the same bytes in both.
             (
                 Framing::Flags16,
