@@ -491,6 +491,40 @@ async fn the_server_dying_ends_the_client() {
     }
 }
 
+/// `detach-client` from outside: the client ends with `%exit` naming the
+/// detach (a native client answers tmux's `MSG_DETACH` and hangs up), and
+/// the session lives on.
+#[tokio::test]
+async fn a_client_detached_from_outside_ends_and_the_session_lives() {
+    let server = TmuxServer::new();
+    server.new_shell("main");
+    for tmux in both_paths(&server) {
+        let mut client = attach(&tmux, "main").await;
+        server.run(&["detach-client", "-s", "=main"]);
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut exit = None;
+        while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
+            .await
+            .expect("EOF")
+        {
+            if let ClientEvent::Notification(Notification::Exit { reason }) = event {
+                exit = Some(reason);
+            }
+        }
+        // `tmux -C` prints a bare `%exit` for a detach; tmuxd's own client says why.
+        let native = client.is_native();
+        match exit.expect("%exit before EOF") {
+            Some(reason) => assert!(native && reason.starts_with("detached"), "{reason}"),
+            None => assert!(!native),
+        }
+        assert_eq!(client.close().await, Departure::Clean);
+        assert!(server.has_session("main"));
+        wait_for("the client to leave tmux", || {
+            server.run(&["list-clients"]).is_empty().then_some(())
+        });
+    }
+}
+
 #[path = "control/death.rs"]
 mod death;
 #[path = "control/detach.rs"]
