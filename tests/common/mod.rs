@@ -233,7 +233,9 @@ pub fn tmuxd_bin() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
         std::env::var("TMUXD_TEST_DAEMON_BIN")
-            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tmuxd").to_owned())
+            .ok()
+            .filter(|bin| !bin.is_empty())
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_tmuxd").to_owned())
     })
 }
 
