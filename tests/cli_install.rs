@@ -214,9 +214,11 @@ fn finding_8_doctor_does_a_round_trip() {
         );
     }
     assert!(
-        text.contains("created, listed and killed a probe session"),
+        text.contains("created, listed, attached to and killed a probe session"),
         "{text}"
     );
+    // Real tmux 3.2 to 3.7: tmuxd's own client, which attached.
+    assert!(text.contains("ok   control client: native"), "{text}");
     // SAFETY: getuid(2) cannot fail.
     let probes = std::fs::read_dir(
         dir.path()
@@ -235,6 +237,10 @@ fn finding_8_doctor_does_a_round_trip() {
     assert!(
         ok && text.contains("fake"),
         "the fake on PATH, no FAKE_TMUX_DIR: {text}"
+    );
+    assert!(
+        text.contains("ok   control client: tmux -C child"),
+        "the fake has no server socket: {text}"
     );
 
     let version_only = dir.path().join("version-only-tmux");

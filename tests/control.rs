@@ -14,7 +14,7 @@ use tmuxd::tmux::command::{
     SendHex, SendKeys, SendLiteral, SetOption, ShowOptions, Target, TmuxCommand,
 };
 use tmuxd::tmux::control::{
-    ClientEvent, ControlClient, ControlError, ControlOptions, Notification, PaneId,
+    ClientEvent, ControlClient, ControlError, ControlOptions, Departure, Notification, PaneId,
 };
 use tmuxd::tmux::{Socket, Tmux};
 
@@ -30,6 +30,13 @@ fn tmux_for(server: &TmuxServer) -> Tmux {
         Some("/dev/null".into()),
         PATIENCE,
     )
+}
+
+/// The same server through tmuxd's own client, then through a `tmux -C`
+/// child, for tests of what both must do alike.
+fn both_paths(server: &TmuxServer) -> [Tmux; 2] {
+    let tmux = tmux_for(server);
+    [tmux.clone(), tmux.with_child_clients()]
 }
 
 fn options(flags: Vec<ClientFlag>) -> ControlOptions {
@@ -214,19 +221,21 @@ async fn replies_match_requests_and_errors_carry_tmux_text() {
     };
     assert_eq!(client.run(&after).await.unwrap(), "after");
     // tmux's client exits 1 once any command failed; it exited, that is all.
-    assert!(client.close().await.is_some());
+    assert_eq!(client.close().await, Departure::Clean);
 }
 
 #[tokio::test]
 async fn attaching_to_a_missing_session_is_a_clear_error() {
     let server = TmuxServer::new();
     server.new_shell("main");
-    let tmux = tmux_for(&server);
-    let error = ControlClient::attach(&tmux, "absent", options(vec![]))
-        .await
-        .err()
-        .unwrap();
-    assert!(error.to_string().contains("can't find session"), "{error}");
+    for tmux in both_paths(&server) {
+        let error = ControlClient::attach(&tmux, "absent", options(vec![]))
+            .await
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("can't find session"), "{error}");
+    }
+    assert_eq!(server.run(&["list-clients"]), "", "no client left behind");
 }
 
 /// With no tmux server running (it crashed, or was killed), an attach
@@ -244,8 +253,10 @@ async fn attaching_where_no_server_runs_starts_none() {
         Some(config),
         PATIENCE,
     );
-    let attached = ControlClient::attach(&tmux, "gone", options(vec![])).await;
-    assert!(attached.is_err(), "attached where no server runs");
+    for tmux in [tmux.clone(), tmux.with_child_clients()] {
+        let attached = ControlClient::attach(&tmux, "gone", options(vec![])).await;
+        assert!(attached.is_err(), "attached where no server runs");
+    }
     let running = std::process::Command::new("tmux")
         .arg("-S")
         .arg(&socket)
@@ -416,11 +427,19 @@ async fn a_reader_that_stalls_is_not_disconnected() {
 #[tokio::test]
 async fn killing_the_session_ends_the_client_with_exit() {
     let server = TmuxServer::new();
-    server.new_shell("doomed");
     server.new_shell("other");
-    let tmux = tmux_for(&server);
-    let mut client = attach(&tmux, "doomed").await;
-    let pid = client.pid().unwrap();
+    for (i, tmux) in both_paths(&server).iter().enumerate() {
+        server.new_shell("doomed");
+        let client = attach(tmux, "doomed").await;
+        assert_eq!(client.is_native(), i == 0, "the path asked for");
+        session_killed_under(client, &server).await;
+    }
+}
+
+async fn session_killed_under(mut client: ControlClient, server: &TmuxServer) {
+    let pid = client.pid();
+    let listed = || server.run(&["list-clients", "-F", "#{client_pid}"]);
+    assert!(listed().contains(&client.client_pid().to_string()));
     server.run(&["kill-session", "-t", "=doomed"]);
     let mut exit = None;
     while let Some(event) = client.next_event().await {
@@ -438,28 +457,72 @@ async fn killing_the_session_ends_the_client_with_exit() {
         client.run(&hello).await,
         Err(ControlError::Closed { .. })
     ));
-    assert!(client.close().await.is_some());
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "client {pid} not reaped"
-    );
+    assert_eq!(client.close().await, Departure::Clean);
+    if let Some(pid) = pid {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "client {pid} not reaped"
+        );
+    }
     assert!(server.has_session("other"));
+    assert_eq!(listed().trim(), "", "the client left tmux");
 }
 
 #[tokio::test]
 async fn the_server_dying_ends_the_client() {
+    for path in 0..2 {
+        let server = TmuxServer::new();
+        server.new_shell("main");
+        let tmux = both_paths(&server)[path].clone();
+        let mut client = attach(&tmux, "main").await;
+        server.run(&["kill-server"]);
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut exit = None;
+        while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
+            .await
+            .expect("EOF")
+        {
+            if let ClientEvent::Notification(Notification::Exit { reason }) = event {
+                exit = Some(reason);
+            }
+        }
+        assert!(exit.is_some(), "path {path}: no %exit before EOF");
+        assert_eq!(client.close().await, Departure::Clean);
+    }
+}
+
+/// `detach-client` from outside: the client ends with `%exit` naming the
+/// detach (a native client answers tmux's `MSG_DETACH` and hangs up), and
+/// the session lives on.
+#[tokio::test]
+async fn a_client_detached_from_outside_ends_and_the_session_lives() {
     let server = TmuxServer::new();
     server.new_shell("main");
-    let tmux = tmux_for(&server);
-    let mut client = attach(&tmux, "main").await;
-    server.run(&["kill-server"]);
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while tokio::time::timeout_at(deadline, client.next_event())
-        .await
-        .expect("EOF")
-        .is_some()
-    {}
-    assert!(client.close().await.is_some());
+    for tmux in both_paths(&server) {
+        let mut client = attach(&tmux, "main").await;
+        server.run(&["detach-client", "-s", "=main"]);
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut exit = None;
+        while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
+            .await
+            .expect("EOF")
+        {
+            if let ClientEvent::Notification(Notification::Exit { reason }) = event {
+                exit = Some(reason);
+            }
+        }
+        // `tmux -C` prints a bare `%exit` for a detach; tmuxd's own client says why.
+        let native = client.is_native();
+        match exit.expect("%exit before EOF") {
+            Some(reason) => assert!(native && reason.starts_with("detached"), "{reason}"),
+            None => assert!(!native),
+        }
+        assert_eq!(client.close().await, Departure::Clean);
+        assert!(server.has_session("main"));
+        wait_for("the client to leave tmux", || {
+            server.run(&["list-clients"]).is_empty().then_some(())
+        });
+    }
 }
 
 #[path = "control/death.rs"]

@@ -336,3 +336,6 @@ fn check_typed_once(daemon: &Daemon, tmux: &TmuxServer, world: &World) {
         world.ids.len()
     );
 }
+
+#[path = "crash/churn.rs"]
+mod churn;

@@ -194,6 +194,14 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
         health["tmux"].as_str().unwrap().contains("fake"),
         "{health}"
     );
+    // The fake has no server socket: its clients are `tmux -C` children.
+    assert!(
+        health["tmux_client"]
+            .as_str()
+            .unwrap()
+            .starts_with("tmux -C child"),
+        "{health}"
+    );
 
     let id = id_of(&daemon.create(&json!({ "name": "ci" })));
     input(

@@ -65,11 +65,13 @@ fn a_discovered_session_is_listed_while_its_client_attaches() {
     let dir = tempfile::tempdir().unwrap();
     // The control client for `slow` takes SLOW to start: time for a loaded
     // machine to list it and the next one meanwhile, and within the attach's
-    // deadline (`tmux.command_timeout_ms`, 5 s).
+    // deadline (`tmux.command_timeout_ms`, 5 s). The wrapper's `-V` is not a
+    // release tmuxd knows the protocol of, so its clients are `tmux -C`
+    // children, which the wrapper slows.
     const SLOW: Duration = Duration::from_secs(3);
     let script = dir.path().join("slow-attach-tmux");
     let wrapper = format!(
-        "#!/bin/bash\nfor a in \"$@\"; do [[ $a == =slow ]] && sleep {}; done\nexec tmux \"$@\"\n",
+        "#!/bin/bash\nfor a in \"$@\"; do\n  [[ $a == -V ]] && {{ echo \"$(tmux -V) (slow wrapper)\"; exit; }}\n  [[ $a == =slow ]] && sleep {}\ndone\nexec tmux \"$@\"\n",
         SLOW.as_secs()
     );
     std::fs::write(&script, wrapper).unwrap();

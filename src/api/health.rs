@@ -24,10 +24,12 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
         Ok(version) => version,
         Err(e) => format!("unavailable: {e}"),
     };
+    let tmux_client = state.supervisor.tmux().client_path().await.describe();
     let storage = StorageReport::from(state.supervisor.storage_report());
     Json(Health {
         status: storage.status,
         tmux,
+        tmux_client,
         sessions: state.supervisor.session_count(),
         storage,
     })

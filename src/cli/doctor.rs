@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::daemon::tmux_from_config;
 use crate::store::{DataDir, StoreError};
+use crate::tmux::control::{ControlClient, ControlOptions};
 use crate::tmux::{NewSession, Socket, Tmux};
 
 /// The probe session's name on the private server.
@@ -21,7 +22,10 @@ pub async fn doctor(config: &Config) -> bool {
         println!("{} {what}: {detail}", if ok { "ok  " } else { "FAIL" });
     };
     match tmux_round_trip(config).await {
-        Ok(detail) => report(true, "tmux", detail),
+        Ok((detail, client)) => {
+            report(true, "tmux", detail);
+            report(true, "control client", client);
+        }
         Err(detail) => report(false, "tmux", detail),
     }
     match DataDir::open(&config.data_dir) {
@@ -57,9 +61,11 @@ pub async fn doctor(config: &Config) -> bool {
     all_ok
 }
 
-/// `tmux -V`, then a probe session created, listed and killed on a server of
-/// its own (the configured binary and tmux config, never the user's server).
-async fn tmux_round_trip(config: &Config) -> Result<String, String> {
+/// `tmux -V`, then a probe session created, listed, attached to by a
+/// control client and killed on a server of its own (the configured binary
+/// and tmux config, never the user's server). Also says how control clients
+/// attach.
+async fn tmux_round_trip(config: &Config) -> Result<(String, String), String> {
     let configured = tmux_from_config(config);
     let bin = configured.bin().display().to_string();
     let version = configured.version().await.map_err(|e| e.to_string())?;
@@ -78,14 +84,19 @@ async fn tmux_round_trip(config: &Config) -> Result<String, String> {
     let socket = probe.socket_path(std::env::var_os("TMUX_TMPDIR").as_deref(), uid);
     let _ = std::fs::remove_file(socket);
     match result {
-        Ok(()) => Ok(format!(
-            "{version} ({bin}): created, listed and killed a probe session on a private socket"
+        Ok(client) => Ok((
+            format!(
+                "{version} ({bin}): created, listed, attached to and killed a probe session \
+                 on a private socket"
+            ),
+            client,
         )),
         Err(step) => Err(format!("{version} ({bin}) answers -V, but {step}")),
     }
 }
 
-async fn probe_session(probe: &Tmux) -> Result<(), String> {
+/// Returns how the control client attached.
+async fn probe_session(probe: &Tmux) -> Result<String, String> {
     let request = NewSession {
         name: PROBE,
         cwd: None,
@@ -108,6 +119,19 @@ async fn probe_session(probe: &Tmux) -> Result<(), String> {
             panes.len()
         ));
     }
+    let client = ControlClient::attach(probe, PROBE, ControlOptions::default())
+        .await
+        .map_err(|e| format!("cannot attach a control client: {e}"))?;
+    let native = client.is_native();
+    client.close().await;
+    let path = probe.client_path().await.describe();
+    let how = match native {
+        true => path,
+        false if probe.client_path().await.is_native() => {
+            "tmux -C child (tmuxd's own client could not connect; see the log)".to_owned()
+        }
+        false => path,
+    };
     probe
         .kill_session(PROBE)
         .await
@@ -117,6 +141,27 @@ async fn probe_session(probe: &Tmux) -> Result<(), String> {
         Ok(panes) if panes.iter().any(|p| p.session_name == PROBE) => {
             Err("a killed session is still listed".to_owned())
         }
-        _ => Ok(()),
+        _ => {
+            let version = probe.version().await.unwrap_or_default();
+            Ok(format!("{how}; {}", crash_note(native, &version)))
+        }
+    }
+}
+
+/// What tmux < 3.7 crashes on while a control client attaches (tmux issue
+/// 4980), and whether this path leaves that window open.
+fn crash_note(native: bool, version: &str) -> &'static str {
+    match (crate::tmux::has_handshake_crash(version), native) {
+        (Some(false), _) => "tmux 3.7 and later cannot crash on a control client's handshake",
+        (_, true) => {
+            "tmux before 3.7 crashes when a notification reaches a control client between its \
+             first and last identify message (tmux issue 4980); tmuxd's own client sends them in \
+             one write the server reads at once, so no notification can come between"
+        }
+        (_, false) => {
+            "a tmux -C child leaves the tmux < 3.7 handshake window (tmux issue 4980) open: tmuxd \
+             keeps its own actions out of it and attaches when the server is quiet, but cannot \
+             stop other clients' actions"
+        }
     }
 }

@@ -68,6 +68,11 @@ pub struct Tmux {
     /// real tmux does; the fake in `fixtures/fake-tmux` (its `-V` says
     /// `(fake)`) does not. Asked once.
     chains: std::sync::Arc<tokio::sync::OnceCell<bool>>,
+    /// How control clients attach to this server (`control::ClientPath`),
+    /// chosen from `tmux -V` once.
+    client_path: std::sync::Arc<control::PathCell>,
+    /// Control clients are `tmux -C` children whatever the version.
+    child_clients_only: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -165,7 +170,31 @@ impl Tmux {
             timeout,
             metrics: None,
             chains: Default::default(),
+            client_path: Default::default(),
+            child_clients_only: false,
         }
+    }
+
+    /// Control clients as `tmux -C` children, never tmuxd's own (for
+    /// comparisons, and tests of the child path on real tmux).
+    pub fn with_child_clients(mut self) -> Self {
+        self.child_clients_only = true;
+        self
+    }
+
+    /// How control clients attach to this server.
+    pub async fn client_path(&self) -> control::ClientPath {
+        if self.child_clients_only {
+            return control::ClientPath::Child {
+                why: "asked for".to_owned(),
+            };
+        }
+        self.client_path.get(self.version()).await
+    }
+
+    /// The server refused tmuxd's own client: children from now on.
+    pub(crate) fn demote_client_path(&self, why: String) {
+        self.client_path.demote(why);
     }
 
     /// Counts every command run through this `Tmux` (and its control clients).
@@ -334,7 +363,7 @@ impl Tmux {
     /// ~15 ms with 200 control clients attached).
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<Made, TmuxError> {
         // A new session is announced to every control client (see `control::handshake`).
-        let _turn = control::handshake::turn().await;
+        let _turn = self.handshake_turn().await;
         let mut args: Vec<OsString> = vec![
             "new-session".into(),
             "-d".into(),
@@ -448,13 +477,23 @@ impl Tmux {
         command: &C,
         closes_session: bool,
     ) -> Result<(), TmuxError> {
-        let _turn = control::handshake::turn().await;
+        let turn = self.handshake_turn().await;
         let seen = control::handshake::detaches_heard();
         self.run_cmd(command).await?;
-        if closes_session {
+        if closes_session && turn.is_some() {
             control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
         }
         Ok(())
+    }
+
+    /// The handshake turn (`control::handshake`), where control clients
+    /// are `tmux -C` children. tmuxd's own clients have no handshake
+    /// window to keep tmuxd's actions out of: none is taken for them.
+    async fn handshake_turn(&self) -> Option<tokio::sync::MutexGuard<'static, ()>> {
+        match self.client_path().await.is_native() {
+            true => None,
+            false => Some(control::handshake::turn().await),
+        }
     }
 
     /// Lines of the active pane, joined wrapped lines (`-J`), trailing
@@ -528,6 +567,13 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
         .take_while(char::is_ascii_digit)
         .collect();
     Some((major, minor.parse().ok()?))
+}
+
+/// Whether this `tmux -V` has the handshake crash (tmux issue 4980, fixed
+/// in 3.7): a notification reaching a control client between its first and
+/// last identify message. `None`: not a version tmuxd can read.
+pub fn has_handshake_crash(version: &str) -> Option<bool> {
+    parse_version(version).map(|found| found < (3, 7))
 }
 
 /// `=NAME`: exactly this session, never a prefix or pattern match.

@@ -227,8 +227,16 @@ pub struct Daemon {
     _dir: tempfile::TempDir,
 }
 
+/// The daemon under test: this build's, or `TMUXD_TEST_DAEMON_BIN` (another
+/// build's, for comparisons such as `scripts/crash-churn --old`).
 pub fn tmuxd_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_tmuxd")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("TMUXD_TEST_DAEMON_BIN")
+            .ok()
+            .filter(|bin| !bin.is_empty())
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_tmuxd").to_owned())
+    })
 }
 
 /// The tmuxd binary with a cleared environment: only `PATH` (to find tmux)

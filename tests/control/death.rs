@@ -42,7 +42,7 @@ async fn helper_attach_read_then_hang() {
         .await
         .unwrap();
     collect_output(&mut client, pane, b"1000\r\n").await;
-    println!("READY {}", client.pid().unwrap());
+    println!("READY {}", client.client_pid());
     loop {
         std::thread::sleep(Duration::from_secs(3600));
     }

@@ -92,7 +92,7 @@ async fn visit(tmux: &Tmux, name: &str, pane: PaneId, clean: bool) {
         .unwrap();
     client.continue_pane(pane).await.unwrap();
     if clean {
-        assert!(client.close().await.unwrap().success());
+        assert_eq!(client.close().await, Departure::Clean);
     } else {
         drop(client);
     }

@@ -9,7 +9,8 @@ use tmuxd::tmux::command::{
     SendLiteral, Target, WindowPanes,
 };
 use tmuxd::tmux::control::{
-    ClientEvent, ControlClient, ControlError, ControlOptions, Notification, PaneId, parse_layout,
+    ClientEvent, ControlClient, ControlError, ControlOptions, Departure, Notification, PaneId,
+    parse_layout,
 };
 use tmuxd::tmux::{Socket, Tmux};
 
@@ -206,8 +207,7 @@ async fn the_fake_speaks_control_mode_to_tmuxds_client() {
         .unwrap();
     let count = || fake.run(&["list-sessions", "-F", "#{session_name}=#{session_attached}"]);
     assert!(count().contains("other=1"), "{}", count());
-    let status = other.close().await.expect("the client was waited for");
-    assert!(status.success(), "{status:?}");
+    assert_eq!(other.close().await, Departure::Clean);
     wait_for("the fake to count no client", || {
         count().contains("other=0").then_some(())
     });
@@ -224,5 +224,5 @@ async fn the_fake_speaks_control_mode_to_tmuxds_client() {
     })
     .await;
     assert!(client.next_event().await.is_none(), "EOF after %exit");
-    assert!(client.close().await.is_some());
+    assert_eq!(client.close().await, Departure::Clean);
 }

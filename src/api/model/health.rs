@@ -61,6 +61,10 @@ pub struct Health {
     pub status: StorageStatus,
     /// `tmux -V`, or `unavailable: <why>`.
     pub tmux: String,
+    /// How control clients attach: `native (...)` (tmuxd's own client of
+    /// tmux's protocol) or `tmux -C child (<why>)`.
+    #[serde(default)]
+    pub tmux_client: String,
     /// Sessions tracked.
     pub sessions: usize,
     pub storage: StorageReport,

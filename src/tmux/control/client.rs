@@ -9,14 +9,16 @@
 //! turns that into a `%pause` for this client only when tmux notices the
 //! age of what it holds, which it may not do until the client reads again.
 //!
-//! Transport: pipes, not a PTY. tmux 3.3a accepts a control client whose
-//! stdin and stdout are pipes (the server reads and writes those fds
-//! itself), and pipes carry the protocol byte for byte: no echo to turn
-//! off, no ONLCR turning `\n` into `\r\n`, no `-CC` DCS wrapper, no
-//! terminal size that could ever be mistaken for a client size. Closing
-//! stdin is a clean detach (`%exit`, then EOF). If tmuxd dies the tmux
-//! client dies with it (see `spawn`), and tmux drops it. Nothing written
-//! here ever reaches a pane except through `send-keys`.
+//! Transport (`transport`): tmuxd's own client on the server's socket
+//! (`native`), or a `tmux -C` child where tmuxd does not know the server's
+//! protocol (`path`). Either way the control stream is a socket or pipes,
+//! not a PTY: the server reads and writes those fds itself, byte for byte:
+//! no echo to turn off, no ONLCR turning `\n` into `\r\n`, no `-CC` DCS
+//! wrapper, no terminal size that could ever be mistaken for a client size.
+//! Ending the input is a clean detach (`%exit`, then EOF). If tmuxd dies
+//! its native clients' connections close, and a child client dies with it
+//! (see `spawn`); tmux drops them. Nothing written here ever reaches a pane
+//! except through `send-keys`.
 //!
 //! Ordering: tmux queues a pane's `%output` when it reads (and parses) the
 //! pane's bytes, and a reply behind everything already queued. So output
@@ -27,18 +29,19 @@
 //! `next_event`, in order, but cannot say which came after its reply.
 
 use std::collections::{HashMap, VecDeque};
-use std::process::ExitStatus;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::AsyncWriteExt;
 use tokio::time::{Instant, timeout, timeout_at};
 
 use super::error::ControlError;
 use super::ids::{PaneId, SessionId};
+use super::native::{self, ConnectError};
+use super::path::ClientPath;
 use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
-use super::quote::command_line;
+use super::quote::{argv_arg, command_line};
 use super::spawn::spawn_client;
+use super::transport::{Departure, Transport};
 use crate::metrics::{Metrics, Outcome, Via};
 use crate::tmux::Tmux;
 use crate::tmux::command::{ClientFlag, PaneAction, RefreshClient, TmuxCommand};
@@ -56,9 +59,10 @@ pub struct ControlOptions {
     pub flags: Vec<ClientFlag>,
     /// How long `close` waits for tmux to let the client go before killing it.
     pub exit_grace: Duration,
-    /// Attach only once the server has been quiet (see `handshake`). A
-    /// session tmuxd just made with `remain-on-exit` cannot close during
-    /// the handshake, so its client goes at once.
+    /// Attach a child client only once the server has been quiet (see
+    /// `handshake`). A session tmuxd just made with `remain-on-exit` cannot
+    /// close during the handshake, so its client goes at once. A native
+    /// client has no handshake to protect and never waits.
     pub wait_for_quiet: bool,
 }
 
@@ -131,9 +135,7 @@ struct Line {
 type ReplyResult = Result<Vec<Vec<u8>>, ControlError>;
 
 pub struct ControlClient {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    transport: Transport,
     parser: Parser,
     /// Parsed, not yet handed to the owner, in tmux's order.
     events: VecDeque<ClientEvent>,
@@ -156,25 +158,62 @@ pub struct ControlClient {
 
 impl ControlClient {
     /// Starts a control client attached to the session named exactly
-    /// `name`, and waits until tmux has attached it.
+    /// `name`, and waits until tmux has attached it: natively where tmuxd
+    /// knows the server's protocol, else as a `tmux -C` child.
     pub async fn attach(
         tmux: &Tmux,
         name: &str,
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
+        if let ClientPath::Native { framing } = tmux.client_path().await {
+            let socket = tmux.socket_path(
+                std::env::var_os("TMUX_TMPDIR").as_deref(),
+                // SAFETY: getuid(2) cannot fail and touches no memory.
+                unsafe { libc::getuid() },
+            );
+            let argv = attach_argv(name, &options.flags);
+            match native::connect(&socket, framing, argv).await {
+                Ok(client) => {
+                    match Self::start(Transport::Native(client), tmux, name, options.clone()).await
+                    {
+                        Err(ControlError::ProtocolRefused { message, .. }) => {
+                            tracing::warn!(
+                                "the tmux server refused tmuxd's own client ({message}); \
+                                 control clients are `tmux -C` children from now on"
+                            );
+                            tmux.demote_client_path(message);
+                        }
+                        attached => return attached,
+                    }
+                }
+                Err(ConnectError::NoServer { path, .. }) => {
+                    return Err(ControlError::Attach {
+                        session: name.to_owned(),
+                        message: format!("no server running on {}", path.display()),
+                    });
+                }
+                Err(e) => tracing::warn!("{e}; attaching to {name} with a `tmux -C` child"),
+            }
+        }
         // Until the attach is confirmed, a notification to every control
         // client could crash tmux (see `handshake`): wait for a quiet moment.
         let _turn = match options.wait_for_quiet {
             true => super::handshake::quiet_turn().await,
             false => super::handshake::turn().await,
         };
-        let mut child = spawn_client(tmux, name, &options.flags)?;
-        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        let stdout = stdout.expect("stdout is piped");
+        let child = spawn_client(tmux, name, &options.flags)?;
+        Self::start(Transport::child(child), tmux, name, options).await
+    }
+
+    /// Waits for the attach on a started transport; closes it on failure.
+    async fn start(
+        transport: Transport,
+        tmux: &Tmux,
+        name: &str,
+        options: ControlOptions,
+    ) -> Result<ControlClient, ControlError> {
         let mut client = ControlClient {
-            child,
-            stdin,
-            stdout,
+            transport,
             parser: Parser::new(),
             events: VecDeque::new(),
             pending: VecDeque::new(),
@@ -193,23 +232,23 @@ impl ControlClient {
             metrics: tmux.metrics().cloned(),
         };
         let wait = client.options.timeout;
-        match timeout(wait, client.await_attach(name)).await {
+        let error = match timeout(wait, client.await_attach(name)).await {
             Ok(Ok(attached)) => {
                 client.attached = attached;
-                Ok(client)
+                return Ok(client);
             }
-            Ok(Err(e)) => {
-                client.close_in_turn().await;
-                Err(e)
-            }
-            Err(_) => {
-                client.close_in_turn().await;
-                Err(ControlError::Attach {
-                    session: name.to_owned(),
-                    message: format!("no answer within {} ms", wait.as_millis()),
-                })
-            }
-        }
+            Ok(Err(e)) if client.transport.version_refused() => ControlError::ProtocolRefused {
+                session: name.to_owned(),
+                message: e.to_string(),
+            },
+            Ok(Err(e)) => e,
+            Err(_) => ControlError::Attach {
+                session: name.to_owned(),
+                message: format!("no answer within {} ms", wait.as_millis()),
+            },
+        };
+        client.close_in_turn().await;
+        Err(error)
     }
 
     /// Reads the attach's own reply block, then the `%session-changed` that
@@ -256,9 +295,21 @@ impl ControlClient {
         &self.attached
     }
 
-    /// The tmux client's pid (None once it has been waited for).
+    /// The `tmux -C` child's pid, while it runs (None for a native client,
+    /// which is tmuxd itself).
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.transport.child_pid()
+    }
+
+    /// The pid tmux knows this client by (`#{client_pid}`): the child's,
+    /// or tmuxd's own for a native client.
+    pub fn client_pid(&self) -> u32 {
+        self.pid().unwrap_or_else(std::process::id)
+    }
+
+    /// Whether this is tmuxd's own client rather than a `tmux -C` child.
+    pub fn is_native(&self) -> bool {
+        self.transport.is_native()
     }
 
     /// Why tmux said the client exited (`%exit REASON`), once it has.
@@ -379,24 +430,25 @@ impl ControlClient {
                 .join("; ")
         };
         if self.writing {
-            self.stdin = None;
+            self.transport.end_input();
         }
+        let eof = self.eof;
         let stdin = self
-            .stdin
-            .as_mut()
-            .filter(|_| !self.eof)
+            .transport
+            .writer()
+            .filter(|_| !eof)
             .ok_or_else(|| ControlError::Closed { command: what() })?;
         self.writing = true;
         match timeout_at(deadline, stdin.write_all(&bytes)).await {
             Ok(Ok(())) => self.writing = false,
             Ok(Err(e)) => {
-                self.stdin = None;
+                self.transport.end_input();
                 return Err(ControlError::Write(e));
             }
             Err(_) => {
                 // Part of a line may be out: tmux would read the next
                 // command as its tail. End the input instead.
-                self.stdin = None;
+                self.transport.end_input();
                 return Err(ControlError::Timeout {
                     command: what(),
                     timeout: self.options.timeout,
@@ -456,7 +508,7 @@ impl ControlClient {
         if self.eof {
             return;
         }
-        let read = self.stdout.read(&mut self.read_buf).await;
+        let read = self.transport.read(&mut self.read_buf).await;
         let mut parsed = Vec::new();
         match read {
             Ok(n) if n > 0 => self.parser.feed(&self.read_buf[..n], &mut parsed),
@@ -466,6 +518,10 @@ impl ControlClient {
                 }
                 self.eof = true;
                 parsed.extend(self.parser.finish());
+                // A native client says its own `%exit`, as `tmux -C` would.
+                if let Some(reason) = self.transport.exit_at_end() {
+                    parsed.push(Event::Notification(Notification::Exit { reason }));
+                }
             }
         }
         for event in parsed {
@@ -559,20 +615,22 @@ impl ControlClient {
     }
 
     /// Detaches cleanly: ends the client's input (tmux answers `%exit` and
-    /// lets the client go; the session and its panes are untouched), reads
-    /// to EOF, and waits for the process; after `exit_grace` it is killed
-    /// (and still waited for). Returns how the process ended: tmux's client
-    /// exits 1 once any command it ran failed (a parse error does not
-    /// count), so the status says little about the detach itself.
-    pub async fn close(self) -> Option<ExitStatus> {
-        // Its `%client-detached` goes to every control client (see `handshake`).
-        let _turn = super::handshake::turn().await;
+    /// lets the client go; the session and its panes are untouched) and
+    /// reads to EOF. After `exit_grace` the child is killed (and still
+    /// waited for), or the native client hangs up; either way tmux drops it.
+    pub async fn close(self) -> Departure {
+        // A child client's `%client-detached` goes to every control client
+        // (see `handshake`); a native client has no handshake to protect.
+        let _turn = match self.transport.is_native() {
+            true => None,
+            false => Some(super::handshake::turn().await),
+        };
         self.close_in_turn().await
     }
 
     /// `close` for a caller that already holds the handshake turn.
-    async fn close_in_turn(mut self) -> Option<ExitStatus> {
-        self.stdin = None;
+    async fn close_in_turn(mut self) -> Departure {
+        self.transport.end_input();
         let deadline = Instant::now() + self.options.exit_grace;
         let drained = timeout_at(deadline, async {
             while !self.eof {
@@ -584,14 +642,22 @@ impl ControlClient {
         if drained.is_err() {
             tracing::warn!("tmux control client did not exit after its input closed");
         }
-        match timeout_at(deadline, self.child.wait()).await {
-            Ok(status) => status.ok(),
-            Err(_) => {
-                let _ = self.child.kill().await;
-                self.child.wait().await.ok()
-            }
-        }
+        self.transport.finish(drained.is_ok(), deadline).await
     }
+}
+
+/// `attach-session -E [-f FLAGS] -t =NAME` for the native client, each word
+/// escaped as for a child's argv (the server splits at a trailing `;`).
+/// `-E`: tmux would copy `update-environment` variables from the client
+/// into the session, and clear those the client lacks; a native client
+/// passes almost no environment, and tmuxd changes nothing in a session.
+fn attach_argv(name: &str, flags: &[ClientFlag]) -> Vec<Vec<u8>> {
+    let mut argv = vec!["attach-session".to_owned(), "-E".to_owned()];
+    if !flags.is_empty() {
+        argv.extend(["-f".to_owned(), ClientFlag::list(flags)]);
+    }
+    argv.extend(["-t".to_owned(), crate::tmux::session_target(name)]);
+    argv.iter().map(|word| argv_arg(word.as_bytes())).collect()
 }
 
 /// A command for error messages: its words, cut short if huge.

@@ -15,6 +15,9 @@ pub enum ControlError {
     },
     #[error("control client could not attach to session {session:?}: {message}")]
     Attach { session: String, message: String },
+    /// The server speaks another protocol version than tmuxd's own client.
+    #[error("the tmux server refused tmuxd's client for session {session:?}: {message}")]
+    ProtocolRefused { session: String, message: String },
     #[error("`tmux {command}` got no reply within {} ms (control mode)", timeout.as_millis())]
     Timeout { command: String, timeout: Duration },
     #[error("`tmux {command}` failed: {message}")]

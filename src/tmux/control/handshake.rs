@@ -22,6 +22,12 @@
 //! program that ends as soon as its session was created).
 //! What remains is an action landing within the few milliseconds of a
 //! handshake after a quiet spell; see the README.
+//!
+//! All of this is for `tmux -C` children only (the fallback: see
+//! `control::path`). tmuxd's own client (`control::native`) sends the
+//! identify messages in one read's worth, so its handshake has no window:
+//! it takes no turn and waits for no quiet, and neither do tmuxd's creates
+//! and kills while its clients are native (`Tmux::handshake_turn`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
