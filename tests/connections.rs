@@ -131,7 +131,13 @@ fn sigterm_exits_promptly_with_silent_sockets_streams_and_feeds_open() {
     read_response(&mut kept_alive, PATIENCE).unwrap();
     let mut feed = connect(&daemon);
     let bearer = daemon.auth_header().unwrap();
-    wire::send(&mut feed, "GET", "/v1/events", &[("Authorization", &bearer)], None);
+    wire::send(
+        &mut feed,
+        "GET",
+        "/v1/events",
+        &[("Authorization", &bearer)],
+        None,
+    );
     assert_eq!(read_head(&mut feed, PATIENCE).unwrap().0, 200);
     let path = format!("/v1/sessions/{id}/stream");
     let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();

@@ -148,7 +148,8 @@ fn children(pid: u32) -> usize {
 
 fn connect(daemon: &Daemon, id: &str) -> Socket {
     let path = format!("/v1/sessions/{id}/stream");
-    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).expect("websocket connects");
+    let (mut socket, _) =
+        tungstenite::connect(daemon.ws_request(&path)).expect("websocket connects");
     if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
         tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     }

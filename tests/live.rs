@@ -15,7 +15,8 @@ use tungstenite::{Message, WebSocket};
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 
 fn connect(daemon: &Daemon, path: &str) -> (Socket, Value) {
-    let (mut socket, _) = tungstenite::connect(daemon.ws_request(path)).expect("websocket connects");
+    let (mut socket, _) =
+        tungstenite::connect(daemon.ws_request(path)).expect("websocket connects");
     if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
         tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     }

@@ -69,7 +69,8 @@ impl Scrape {
 }
 
 fn scrape(daemon: &Daemon) -> Scrape {
-    let response = reqwest::blocking::get(format!("{}/metrics", daemon.base)).unwrap();
+    let request = reqwest::blocking::Client::new().get(format!("{}/metrics", daemon.base));
+    let response = daemon.authorize(request).send().unwrap();
     assert_eq!(response.status(), 200);
     let content_type = response.headers()["content-type"]
         .to_str()
