@@ -155,7 +155,7 @@ pub async fn input(
     request_body = ThoughtRequest,
     responses(
         (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
-        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 400, description = "`bad_request`: text or state too long, `updated_at` more than 5 minutes ahead", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 500, description = "`internal`: could not persist", body = ErrorBody)))]

@@ -3,15 +3,25 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{DateTime, TimeDelta, Utc};
+use serde_json::Value;
 
 use super::{
     Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
     ThoughtUpdate, When, check_input_size, parse_id,
 };
 use crate::session::SessionHandle;
-use crate::store::{EventKind, InputWhen, NewEvent, Thought};
+use crate::store::{EventKind, InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
+
+/// Bytes of a thought's text its `thought_update` event carries; the whole
+/// text (up to `MAX_THOUGHT_BYTES`) stays in `thoughts.json` and the summary.
+pub const THOUGHT_EVENT_TEXT_BYTES: usize = 1024;
+
+/// How far in the future a thought's `updated_at` may be: clocks differ a
+/// little, but a thought from next year would hold off every later update
+/// (older ones are not applied) until then.
+pub const MAX_THOUGHT_AHEAD: TimeDelta = TimeDelta::minutes(5);
 
 impl Supervisor {
     /// Types text, then keys, then Enter, through tmux so the order holds;
@@ -109,20 +119,24 @@ impl Supervisor {
                 "state must be at most {MAX_THOUGHT_STATE_BYTES} bytes without control characters"
             )));
         }
+        let now = Utc::now();
+        if let Some(at) = update.updated_at {
+            check_thought_time(at, now)?;
+        }
         let (_, name) = self.handle(session_id).await?;
         let thought = Thought {
             text: update.text,
             state: update.state,
             tokens_in: update.tokens_in,
             tokens_out: update.tokens_out,
-            updated_at: update.updated_at.unwrap_or_else(Utc::now),
+            updated_at: update.updated_at.unwrap_or(now),
         };
         let (current, applied, written) = {
             let mut registry = self.registry();
-            let newer_exists = registry
-                .thoughts
-                .get(session_id)
-                .is_some_and(|t| t.updated_at > thought.updated_at);
+            // One stored before the future was refused does not block either.
+            let newer_exists = registry.thoughts.get(session_id).is_some_and(|t| {
+                t.updated_at > thought.updated_at && check_thought_time(t.updated_at, now).is_ok()
+            });
             if newer_exists {
                 (registry.thoughts[session_id].clone(), false, None)
             } else {
@@ -141,14 +155,42 @@ impl Supervisor {
             let event = NewEvent::new(EventKind::ThoughtUpdate)
                 .session_id(session_id)
                 .tmux_name(name)
-                .detail(
-                    "thought",
-                    serde_json::to_value(&current).unwrap_or_default(),
-                );
+                .detail("thought", thought_in_event(&current));
             self.inner.persistence.record(event);
         }
         Ok((current, applied))
     }
+}
+
+/// Refuses an `updated_at` more than `MAX_THOUGHT_AHEAD` after `now`.
+fn check_thought_time(
+    updated_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), SupervisorError> {
+    if updated_at > now + MAX_THOUGHT_AHEAD {
+        return Err(SupervisorError::BadRequest(format!(
+            "updated_at {updated_at} is more than {} minutes in the future",
+            MAX_THOUGHT_AHEAD.num_minutes()
+        )));
+    }
+    Ok(())
+}
+
+/// A thought as its event carries it: the text cut to
+/// `THOUGHT_EVENT_TEXT_BYTES`, and then `"text_truncated": true`.
+fn thought_in_event(thought: &Thought) -> Value {
+    let mut text = thought.text.clone();
+    cut_str(&mut text, THOUGHT_EVENT_TEXT_BYTES);
+    let truncated = text.len() < thought.text.len();
+    let mut value = serde_json::to_value(Thought {
+        text,
+        ..thought.clone()
+    })
+    .unwrap_or_default();
+    if truncated && let Some(fields) = value.as_object_mut() {
+        fields.insert("text_truncated".to_owned(), Value::Bool(true));
+    }
+    value
 }
 
 /// What typing into one session needs: its actor (which types over its
@@ -189,5 +231,62 @@ impl Typist {
             .await
             .map_err(SupervisorError::gone(&self.session_id))?
             .map_err(|message| super::tmux_refused(&self.session_id, "send-keys", message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thoughts_dated_too_far_ahead_are_refused() {
+        let now = Utc::now();
+        let minute = TimeDelta::minutes(1);
+        // (updated_at, accepted)
+        let table = [
+            (now - TimeDelta::days(400), true),
+            (now, true),
+            (now + minute, true),
+            (now + MAX_THOUGHT_AHEAD, true),
+            (now + MAX_THOUGHT_AHEAD + TimeDelta::seconds(1), false),
+            (now + TimeDelta::days(365 * 900), false),
+        ];
+        for (at, accepted) in table {
+            assert_eq!(check_thought_time(at, now).is_ok(), accepted, "{at}");
+        }
+    }
+
+    #[test]
+    fn a_thought_event_carries_at_most_a_kib_of_its_text() {
+        let long = "ü".repeat(THOUGHT_EVENT_TEXT_BYTES);
+        // (text, text in the event, truncated)
+        let cases = [
+            ("planning".to_owned(), "planning".to_owned(), false),
+            (
+                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                false,
+            ),
+            (long.clone(), "ü".repeat(THOUGHT_EVENT_TEXT_BYTES / 2), true),
+            (
+                "b".repeat(16 * 1024),
+                "b".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                true,
+            ),
+        ];
+        for (text, in_event, truncated) in cases {
+            let thought = Thought {
+                text,
+                state: Some("busy".into()),
+                tokens_in: Some(3),
+                tokens_out: None,
+                updated_at: Utc::now(),
+            };
+            let value = thought_in_event(&thought);
+            assert_eq!(value["text"], in_event.as_str());
+            assert_eq!(value["state"], "busy");
+            assert_eq!(value["tokens_in"], 3);
+            assert_eq!(value.get("text_truncated").is_some(), truncated);
+        }
     }
 }

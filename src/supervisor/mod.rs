@@ -40,7 +40,7 @@ use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, Snapshot,
     SnapshotFormat, Timing,
 };
-use crate::store::Event;
+use crate::store::{Event, EventPage};
 use crate::tmux::{CaptureRange, Tmux};
 use persist::Persistence;
 use registry::Registry;
@@ -382,6 +382,11 @@ impl Supervisor {
 
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {
         self.inner.persistence.events_since(since)
+    }
+
+    /// One page of retained events after `since` (`EventLog::page`).
+    pub fn events_page(&self, since: u64, limit: usize, max_bytes: usize) -> EventPage {
+        self.inner.persistence.events_page(since, limit, max_bytes)
     }
 
     /// Live events plus the retained ones after `since`, with nothing lost between.

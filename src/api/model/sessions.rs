@@ -354,7 +354,8 @@ pub struct ThoughtRequest {
     pub tokens_in: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_out: Option<u64>,
-    /// An update older than the stored thought is not applied.
+    /// An update older than the stored thought is not applied; one more
+    /// than 5 minutes in the future is refused (400).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
 }

@@ -497,7 +497,7 @@ fn a_large_event_is_cut_and_says_so() {
         );
         assert_eq!(event.session_id.as_deref(), Some("sess_1"));
         // What is served is what is stored.
-        assert_eq!(log.since(event.seq - 1).0, [event.clone()]);
+        assert_eq!(log.since(event.seq - 1).0, std::slice::from_ref(&event));
     }
     let text = fs::read_to_string(&path).unwrap();
     assert!(text.lines().all(|l| l.len() <= MAX_EVENT_BYTES));
@@ -529,8 +529,9 @@ fn pages_stop_at_their_limit_or_bytes() {
         log.append(sized("sess_1", 100)).unwrap();
     }
     // The ring holds seqs 3..=7.
-    // (since, limit, max_bytes, seqs, truncated, has_more)
-    let cases: [(u64, usize, usize, &[u64], bool, bool); 8] = [
+    /// since, limit, max_bytes, seqs, truncated, has_more
+    type Case = (u64, usize, usize, &'static [u64], bool, bool);
+    let cases: [Case; 8] = [
         (0, 100, 1 << 20, &[3, 4, 5, 6, 7], true, false),
         (2, 2, 1 << 20, &[3, 4], false, true),
         (4, 2, 1 << 20, &[5, 6], false, true),
