@@ -166,3 +166,206 @@ fn thought_events_are_cut_and_event_pages_are_bounded() {
         );
     }
 }
+
+/// A body sent as it is written (`Daemon::post` takes a `Value`, which
+/// cannot hold a key twice).
+fn post_raw(daemon: &Daemon, path: &str, body: &str) -> (StatusCode, Value) {
+    let mut request = reqwest::blocking::Client::new()
+        .post(format!("{}{path}", daemon.base))
+        .header("Content-Type", "application/json")
+        .body(body.to_owned());
+    if let Some(header) = daemon.auth_header() {
+        request = request.header("Authorization", header);
+    }
+    let response = request.send().unwrap();
+    let status = response.status();
+    (status, response.json().unwrap_or(Value::Null))
+}
+
+/// Every body is read with its keys checked: a key twice in one object, at
+/// any depth, is a 400 that names it, and nothing happens (before, the last
+/// one won, so what a proxy or a log showed was not what ran).
+#[test]
+fn duplicate_json_keys_are_refused_and_change_nothing() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = daemon.create_named("dup", common::SHELL);
+    daemon.wait_until(&id, "idle");
+    let cases = [
+        (
+            "/v1/sessions".to_owned(),
+            r#"{"name":"one","name":"two"}"#,
+            "name",
+        ),
+        (
+            format!("/v1/sessions/{id}/input"),
+            r#"{"text":"echo SAFE","text":"echo DUP-$((6*7))","submit":true}"#,
+            "text",
+        ),
+        (
+            format!("/v1/sessions/{id}/input"),
+            r#"{"keys":["a"],"submit":true,"submit":false}"#,
+            "submit",
+        ),
+        (
+            format!("/v1/sessions/{id}/resize"),
+            r#"{"cols":100,"rows":30,"cols":20}"#,
+            "cols",
+        ),
+        (
+            format!("/v1/sessions/{id}/wait"),
+            r#"{"until":"idle","timeout_ms":10,"timeout_ms":20}"#,
+            "timeout_ms",
+        ),
+    ];
+    for (path, body, key) in cases {
+        let (status, answer) = post_raw(&daemon, &path, body);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("duplicate key `{key}`")),
+            "{body}: {message}"
+        );
+    }
+    let (status, answer) = daemon.request(
+        Method::PUT,
+        &format!("/v1/sessions/{id}/thought"),
+        Some(&json!({ "text": "kept" })),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let mut request = reqwest::blocking::Client::new()
+        .put(format!("{}/v1/sessions/{id}/thought", daemon.base))
+        .header("Content-Type", "application/json")
+        .body(r#"{"text":"a","state":"x","text":"b"}"#);
+    if let Some(header) = daemon.auth_header() {
+        request = request.header("Authorization", header);
+    }
+    assert_eq!(request.send().unwrap().status(), StatusCode::BAD_REQUEST);
+
+    // Nothing was created, typed, resized or stored.
+    assert_eq!(daemon.session_ids(), [id.as_str()]);
+    assert!(!tmux.has_session("one") && !tmux.has_session("two"));
+    daemon.type_line(&id, "echo DONE-$((1+1))");
+    let screen = daemon.wait_for_snapshot(&id, "DONE-2").join("\n");
+    assert!(
+        !screen.contains("SAFE") && !screen.contains("DUP-42"),
+        "{screen}"
+    );
+    assert_ne!(tmux.size("dup"), (20, 30));
+    let (_, session) = daemon.get(&format!("/v1/sessions/{id}"));
+    assert_eq!(session["session"]["thought"]["text"], "kept");
+}
+
+/// tmux parses a control client's command with a yacc stack of 10,000
+/// words: 10,000 keys in one input answered 502 ("yacc stack overflow").
+/// Keys now go a thousand to a command, and past `MAX_INPUT_KEYS` (10,000)
+/// or a 32-byte name the input is a 400 naming the limit.
+#[test]
+fn ten_thousand_keys_are_typed_and_more_are_refused() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = daemon.create_named("keys", "sh -c 'head -c 10000 | wc -c; exec sleep 600'");
+    // 100 lines of 99 `a`s: the terminal's line discipline takes lines of
+    // at most 4,095 characters.
+    let mut keys = Vec::new();
+    for _ in 0..100 {
+        keys.extend(std::iter::repeat_n("a", 99));
+        keys.push("Enter");
+    }
+    assert_eq!(keys.len(), 10_000);
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "keys": keys }),
+    );
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_for_snapshot(&id, "10000");
+
+    let too_many = vec!["a"; 10_001];
+    let long_name = "C-".repeat(20) + "a";
+    let cases = [
+        (json!({ "keys": too_many }), "at most 10000"),
+        (json!({ "keys": [long_name] }), "at most 32 bytes"),
+    ];
+    for (body, why) in cases {
+        let (status, answer) = daemon.post(&format!("/v1/sessions/{id}/input"), &body);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{message}");
+    }
+}
+
+/// Scrollback asked while the session is killed from outside: before, 3 in
+/// 20 answered 502 (tmux's "can't find session" from the fork that reads
+/// the history). A race with a session's end is a 404. Half the rounds keep
+/// another session, so the server outlives the kill; in the other half the
+/// server exits with it.
+#[test]
+fn scrollback_racing_an_outside_kill_is_200_or_404() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    for round in 0..20 {
+        if round == 10 {
+            tmux.new_session("keeper", (80, 24), "sleep 600");
+        }
+        let name = format!("race{round}");
+        let id = daemon.create_named(&name, "sh -c 'seq 1 3000; exec sleep 600'");
+        let statuses = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut statuses = Vec::new();
+                let deadline = std::time::Instant::now() + common::PATIENCE;
+                while std::time::Instant::now() < deadline {
+                    let (status, body) =
+                        daemon.get(&format!("/v1/sessions/{id}/scrollback?lines=3000"));
+                    statuses.push((status.as_u16(), body));
+                    if status != 200 {
+                        break;
+                    }
+                }
+                statuses
+            });
+            tmux.run(&["kill-session", "-t", &format!("={name}")]);
+            reader.join().unwrap()
+        });
+        for (status, body) in &statuses {
+            assert!(
+                *status == 200 || *status == 404,
+                "round {round}: {status} {body}"
+            );
+        }
+        assert_eq!(statuses.last().unwrap().0, 404, "round {round}");
+    }
+}
+
+/// A thought dated in the year 2999 was stored, and every later update was
+/// "older" and not applied. Now one more than 5 minutes ahead is a 400.
+#[test]
+fn a_thought_from_the_future_is_refused() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = daemon.create_named("future", common::SHELL);
+    let put = |body: Value| {
+        daemon.request(
+            Method::PUT,
+            &format!("/v1/sessions/{id}/thought"),
+            Some(&body),
+        )
+    };
+    let (status, answer) =
+        put(json!({ "text": "from 2999", "updated_at": "2999-01-01T00:00:00Z" }));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("5 minutes in the future"),
+        "{answer}"
+    );
+    let soon = (chrono::Utc::now() + chrono::TimeDelta::minutes(1)).to_rfc3339();
+    let (status, answer) = put(json!({ "text": "in a minute", "updated_at": soon }));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["applied"], true, "clocks a little apart are fine");
+    let (status, answer) = put(json!({ "text": "now" }));
+    assert_eq!(status, 200, "{answer}");
+    let (_, session) = daemon.get(&format!("/v1/sessions/{id}"));
+    assert_eq!(session["session"]["thought"]["text"], "in a minute");
+}

@@ -14,6 +14,14 @@ use crate::session::SessionHandle;
 use crate::store::{EventKind, InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
 
+/// Key names one input may carry. tmux itself takes any number: they are
+/// sent `KEYS_PER_COMMAND` to a `send-keys`, under its parser's limit;
+/// this bounds how long one request holds a session's turn.
+pub const MAX_INPUT_KEYS: usize = 10_000;
+/// The longest key name (`C-M-S-PageDown` is 14 bytes): a name made of a
+/// megabyte of `C-` prefixes would be checked and sent for nothing.
+pub const MAX_KEY_NAME_BYTES: usize = 32;
+
 /// Bytes of a thought's text its `thought_update` event carries; the whole
 /// text (up to `MAX_THOUGHT_BYTES`) stays in `thoughts.json` and the summary.
 pub const THOUGHT_EVENT_TEXT_BYTES: usize = 1024;
@@ -43,9 +51,7 @@ impl Supervisor {
             ));
         }
         check_input_size("text", text.map_or(0, str::len))?;
-        for key in &input.keys {
-            validate_key(key)?;
-        }
+        check_keys(&input.keys)?;
         let queued = match input.when {
             When::Now => None,
             When::Idle => Some(InputWhen::Idle),
@@ -162,6 +168,26 @@ impl Supervisor {
     }
 }
 
+/// Refuses too many keys, a name too long, or one tmux does not know,
+/// before anything is typed.
+fn check_keys(keys: &[String]) -> Result<(), SupervisorError> {
+    if keys.len() > MAX_INPUT_KEYS {
+        return Err(SupervisorError::BadRequest(format!(
+            "{} keys given; at most {MAX_INPUT_KEYS} per input",
+            keys.len()
+        )));
+    }
+    if keys.iter().any(|k| k.len() > MAX_KEY_NAME_BYTES) {
+        return Err(SupervisorError::BadRequest(format!(
+            "a key name is at most {MAX_KEY_NAME_BYTES} bytes"
+        )));
+    }
+    for key in keys {
+        validate_key(key)?;
+    }
+    Ok(())
+}
+
 /// Refuses an `updated_at` more than `MAX_THOUGHT_AHEAD` after `now`.
 fn check_thought_time(
     updated_at: DateTime<Utc>,
@@ -237,6 +263,31 @@ impl Typist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_bounded_in_number_and_length() {
+        let keys = |n: usize, name: &str| vec![name.to_owned(); n];
+        // (keys, accepted)
+        let table = [
+            (keys(0, "a"), true),
+            (keys(MAX_INPUT_KEYS, "Enter"), true),
+            (keys(MAX_INPUT_KEYS + 1, "Enter"), false),
+            (keys(1, "C-M-S-PageDown"), true),
+            (keys(1, &"C-".repeat(16)), false),
+            (keys(1, &format!("{}a", "C-".repeat(500_000))), false),
+            (keys(1, "Nonsense"), false),
+        ];
+        for (keys, accepted) in table {
+            let checked = check_keys(&keys);
+            assert_eq!(
+                checked.is_ok(),
+                accepted,
+                "{} keys, {:.20}",
+                keys.len(),
+                keys.first().map_or("", |k| k)
+            );
+        }
+    }
 
     #[test]
     fn thoughts_dated_too_far_ahead_are_refused() {

@@ -41,7 +41,7 @@ use crate::session::{
     SnapshotFormat, Timing,
 };
 use crate::store::{Event, EventPage};
-use crate::tmux::{CaptureRange, Tmux};
+use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use persist::Persistence;
 use registry::Registry;
 
@@ -374,10 +374,34 @@ impl Supervisor {
             )));
         }
         let (_, name) = self.handle(session_id).await?;
-        Ok(self
+        match self
             .tmux()
             .capture_pane(&name, CaptureRange::History { lines })
-            .await?)
+            .await
+        {
+            Ok(lines) => Ok(lines),
+            Err(e) => Err(self.unless_ended(session_id, &name, e).await),
+        }
+    }
+
+    /// What a failed fork of tmux for session `name` means: the session
+    /// ended while tmux was asked (killed from outside, its server gone),
+    /// which is `Gone` (404) and not tmux's failure (502); else `error`.
+    async fn unless_ended(
+        &self,
+        session_id: &str,
+        name: &str,
+        error: TmuxError,
+    ) -> SupervisorError {
+        if error.is_missing_session() {
+            return SupervisorError::Gone(session_id.to_owned());
+        }
+        match self.tmux().session_status(name).await {
+            Ok(SessionStatus::Gone | SessionStatus::NoServer) => {
+                SupervisorError::Gone(session_id.to_owned())
+            }
+            _ => error.into(),
+        }
     }
 
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {

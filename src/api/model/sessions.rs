@@ -223,7 +223,8 @@ pub struct InputRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(example = "echo hello")]
     pub text: Option<String>,
-    /// tmux key names: `Enter`, `C-c`, `Up`, `F5`...
+    /// tmux key names: `Enter`, `C-c`, `Up`, `F5`... (at most 10,000, each
+    /// at most 32 bytes)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(example = json!(["Up", "Enter"]))]
     pub keys: Vec<String>,
