@@ -353,7 +353,8 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
             .find(|e| e["kind"] == "input_dropped")
     });
     assert_eq!(dropped["session_id"], id.as_str());
-    assert_eq!(dropped["text"], "never");
+    assert_eq!(dropped["text_prefix"], "never");
+    assert_eq!(dropped["text_bytes"], 5);
 }
 
 #[test]

@@ -404,7 +404,7 @@ fn queued_input_interrupted_by_a_crash_is_never_typed_twice() {
             .find(|e| e["kind"] == "input_dropped" && e["session_id"] == "sess_7")
     });
     assert_eq!(dropped["reason"], "interrupted");
-    assert_eq!(dropped["text"], "echo ONCE-$((20+2))", "{dropped}");
+    assert_eq!(dropped["text_prefix"], "echo ONCE-$((20+2))", "{dropped}");
     let screen = tmux.capture("queue").join("\n");
     assert!(!screen.contains("ONCE"), "{screen}");
     assert_eq!(screen.matches("NEXT-33").count(), 1, "{screen}");

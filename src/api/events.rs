@@ -1,6 +1,7 @@
 //! `GET /v1/events`: the event log as Server-Sent Events (`id:` is the
 //! event's seq), replayed from `?since=N` or `Last-Event-ID`, then live.
-//! `?format=json` returns the retained page and ends.
+//! `?format=json` returns one page of retained events (bounded in count and
+//! bytes; `has_more` and `next_since` lead to the next) and ends.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -17,7 +18,10 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{self, ErrorBody, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice};
+use super::model::{
+    self, EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, ErrorBody, EventsFormat,
+    EventsPage, EventsQuery, ReplayTruncatedNotice,
+};
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
@@ -26,13 +30,16 @@ use crate::supervisor::Supervisor;
     params(EventsQuery,
         ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this seq (when `since` is absent)")),
     responses(
-        (status = 200, description = "With `format=json`: the retained events after `since` as one page. \
+        (status = 200, description = "With `format=json`: one page of the retained events after `since`: \
+at most `limit` (default 1000, at most 10000) and at most 1 MiB of events' JSON (one event at least); \
+while `has_more`, the next page is `since=next_since`. \
 Otherwise a Server-Sent Events stream that stays open: each event is `id: <seq>` and `data: <Event as JSON>`; \
 when events after `since` are no longer retained, an event named `replay_truncated` comes first with \
 `data: {\"since\": N}` (ReplayTruncatedNotice); a comment line every 15 s keeps the connection alive. \
 Without `since` nor `Last-Event-ID` the stream starts with the next event.",
             content((EventsPage = "application/json"), (model::ServerSentEvent = "text/event-stream"))),
-        (status = 400, description = "`bad_request`: a bad query or Last-Event-ID", body = ErrorBody)))]
+        (status = 400, description = "`bad_request`: a bad query or Last-Event-ID; a `limit` out of \
+1..=10000, or without `format=json`", body = ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<EventsQuery>,
@@ -50,12 +57,16 @@ pub async fn events(
     };
     let supervisor = state.supervisor.clone();
     let since = query.since.or(last_event_id);
+    let limit = page_limit(query.format, query.limit)?;
     if query.format == Some(EventsFormat::Json) {
-        let (events, truncated) = supervisor.events_since(since.unwrap_or(0));
+        let since = since.unwrap_or(0);
+        let page = supervisor.events_page(since, limit, EVENTS_PAGE_BYTES);
         let page = EventsPage {
-            events: events.into_iter().map(model::Event::from).collect(),
-            truncated,
+            next_since: page.events.last().map_or(since, |e| e.seq),
+            events: page.events.into_iter().map(model::Event::from).collect(),
+            truncated: page.truncated,
             next_seq: supervisor.next_event_seq(),
+            has_more: page.has_more,
         };
         return Ok(Json(page).into_response());
     }
@@ -76,6 +87,21 @@ pub async fn events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
+}
+
+/// Events per JSON page: `limit` within 1..=`EVENTS_PAGE_MAX`, and only
+/// with `format=json` (a stream has no pages).
+fn page_limit(format: Option<EventsFormat>, limit: Option<usize>) -> Result<usize, ApiError> {
+    match (format, limit) {
+        (_, None) => Ok(EVENTS_PAGE_DEFAULT),
+        (Some(EventsFormat::Json), Some(n)) if (1..=EVENTS_PAGE_MAX).contains(&n) => Ok(n),
+        (Some(EventsFormat::Json), Some(_)) => Err(ApiError::bad_request(format!(
+            "limit must be between 1 and {EVENTS_PAGE_MAX}"
+        ))),
+        (_, Some(_)) => Err(ApiError::bad_request(
+            "limit applies to format=json pages only",
+        )),
+    }
 }
 
 struct Feed {
@@ -125,6 +151,35 @@ impl Feed {
                     Err(broadcast::error::RecvError::Closed) => return None,
                 },
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_limits() {
+        let json = Some(EventsFormat::Json);
+        let sse = Some(EventsFormat::Sse);
+        // (format, limit, answer)
+        let table = [
+            (json, None, Some(EVENTS_PAGE_DEFAULT)),
+            (None, None, Some(EVENTS_PAGE_DEFAULT)),
+            (json, Some(1), Some(1)),
+            (json, Some(EVENTS_PAGE_MAX), Some(EVENTS_PAGE_MAX)),
+            (json, Some(0), None),
+            (json, Some(EVENTS_PAGE_MAX + 1), None),
+            (sse, Some(10), None),
+            (None, Some(10), None),
+        ];
+        for (format, limit, answer) in table {
+            assert_eq!(
+                page_limit(format, limit).ok(),
+                answer,
+                "{format:?} {limit:?}"
+            );
         }
     }
 }

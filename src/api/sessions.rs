@@ -129,7 +129,7 @@ pub async fn adopt(
     request_body = InputRequest,
     responses(
         (status = 200, description = "Typed, or queued until idle", body = InputResponse),
-        (status = 400, description = "`bad_request`, `invalid_keys`", body = ErrorBody),
+        (status = 400, description = "`bad_request` (also past 10,000 keys or a 32-byte key name), `invalid_keys`", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`: more than 1 MiB of input", body = ErrorBody),
         (status = 429, description = "`queue_full`", body = ErrorBody),
@@ -155,7 +155,7 @@ pub async fn input(
     request_body = ThoughtRequest,
     responses(
         (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
-        (status = 400, description = "`bad_request`", body = ErrorBody),
+        (status = 400, description = "`bad_request`: text or state too long, `updated_at` more than 5 minutes ahead", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 500, description = "`internal`: could not persist", body = ErrorBody)))]
@@ -222,7 +222,7 @@ pub async fn snapshot(
     responses(
         (status = 200, description = "History above the screen", body = ScrollbackResponse),
         (status = 400, description = "`bad_request`", body = ErrorBody),
-        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 404, description = "`not_found`, also when the session ends meanwhile", body = ErrorBody),
         (status = 502, description = "`tmux_error`", body = ErrorBody),
         (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn scrollback(

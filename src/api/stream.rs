@@ -186,7 +186,7 @@ async fn control(
     access: Access,
     text: &str,
 ) -> Option<StreamServerMessage> {
-    let message = match serde_json::from_str::<StreamClientMessage>(text) {
+    let message = match super::extract::from_str_strict::<StreamClientMessage>(text) {
         Ok(message) => message,
         Err(e) => return Some(error(&format!("bad message: {e}"))),
     };

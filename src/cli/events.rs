@@ -12,9 +12,7 @@ use crate::api::model::{Event, EventsPage};
 pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError> {
     if args.no_follow {
         let since = args.since.unwrap_or(0);
-        let page: EventsPage = client
-            .get(&format!("/v1/events?format=json&since={since}"))
-            .await?;
+        let page = every_page(client, since).await?;
         if args.json {
             return print_json(&page);
         }
@@ -36,6 +34,27 @@ pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError
         result = follow(client, &path, args.json) => result,
         () = stdout_closed() => Err(ClientError::StdoutClosed),
     }
+}
+
+/// The retained events after `since`, page after page, as one page.
+async fn every_page(client: &Client, since: u64) -> Result<EventsPage, ClientError> {
+    let mut all: EventsPage = client
+        .get(&format!("/v1/events?format=json&since={since}"))
+        .await?;
+    while all.has_more {
+        let page: EventsPage = client
+            .get(&format!("/v1/events?format=json&since={}", all.next_since))
+            .await?;
+        // A page that moves nothing forward would loop for ever.
+        if page.next_since <= all.next_since {
+            break;
+        }
+        all.events.extend(page.events);
+        all.next_seq = page.next_seq;
+        all.next_since = page.next_since;
+        all.has_more = page.has_more;
+    }
+    Ok(all)
 }
 
 /// Prints each SSE event as it arrives, until the daemon ends the feed.

@@ -19,15 +19,26 @@ use super::counters::Counters;
 use super::files::{FILE_MODE, open_file, parent_dir, read_file, restrict_file_mode, sync_dir};
 use super::floors::SEQ_BLOCK;
 use super::{StoreError, io_error};
+use bound::bounded;
+pub use bound::{CUT_KEY, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES, cut_str};
+pub use ring::EventPage;
+use ring::Ring;
 #[cfg(test)]
 use scan::Tail;
 use scan::{Scan, repair_tail, scan_lines};
 
+mod bound;
+mod ring;
 mod scan;
 
 /// Unwritten events kept while the disk fails, at most; older ones are
 /// dropped from the queue (and counted) past this.
 const MAX_UNWRITTEN_BYTES: usize = 64 * 1024 * 1024;
+
+/// JSON bytes of the events kept in memory for replay, unless
+/// `retain_bytes` says otherwise: with `MAX_EVENT_BYTES` per event, at
+/// least 512 events however large.
+pub const RING_BYTES: usize = 4 * 1024 * 1024;
 
 /// Names `Event` writes itself. A `detail` entry with one of them would put a
 /// duplicate key on the line, which then fails to parse on the next start.
@@ -107,10 +118,8 @@ pub struct EventLog {
     /// no stat per event and a failed write can be cut back.
     bytes: u64,
     max_bytes: u64,
-    /// How many events the ring retains for `since`.
-    keep: usize,
-    /// The newest `keep` events, oldest first, seq ascending.
-    ring: VecDeque<Event>,
+    /// The newest events (by count and bytes), for `since` and `page`.
+    ring: Ring,
     /// Encoded events not yet on disk, oldest first.
     unwritten: VecDeque<Unwritten>,
     unwritten_bytes: usize,
@@ -177,7 +186,8 @@ impl EventLog {
     /// Opens or creates `path` (mode 0600) and recovers from it and from
     /// `<path>.1`: `next_seq` continues after the highest seq found (see
     /// `resume_at` for a later start), the ring holds the newest `keep`
-    /// events. Unparsable lines are skipped and counted, so a torn last line
+    /// events that fit in `RING_BYTES`, each cut to `MAX_EVENT_BYTES` as
+    /// `stamp` would (files from older versions hold larger ones). Unparsable lines are skipped and counted, so a torn last line
     /// after a crash cannot stop startup.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, StoreError> {
         let rotated_path = rotated_path(path);
@@ -204,7 +214,12 @@ impl EventLog {
         let mut events = older.events;
         events.extend(current.events);
         events.sort_by_key(|e| e.seq);
-        let ring = events.split_off(events.len().saturating_sub(keep)).into();
+        let mut ring = Ring::new(keep, RING_BYTES);
+        for event in events.split_off(events.len().saturating_sub(keep)) {
+            if let Ok((event, line)) = bounded(event) {
+                ring.push(event, line.len());
+            }
+        }
         Ok(EventLog {
             file: Some(file),
             path: path.to_path_buf(),
@@ -212,7 +227,6 @@ impl EventLog {
             next_seq: found.highest_seq.map_or(1, |seq| seq.saturating_add(1)),
             bytes: size,
             max_bytes,
-            keep,
             ring,
             unwritten: VecDeque::new(),
             unwritten_bytes: 0,
@@ -222,6 +236,12 @@ impl EventLog {
             counters: None,
             found,
         })
+    }
+
+    /// Keeps at most `max_bytes` of events' JSON in memory (see `RING_BYTES`).
+    pub fn retain_bytes(mut self, max_bytes: usize) -> Self {
+        self.ring.set_max_bytes(max_bytes);
+        self
     }
 
     /// Reserves seqs in `counters` before handing them out from now on.
@@ -236,8 +256,8 @@ impl EventLog {
         self.next_seq = self.next_seq.max(next_seq);
     }
 
-    /// Numbers the event, keeps it for replay and queues it for the disk.
-    /// Touches no file: `flush` does.
+    /// Numbers the event, bounds its size (see `bound`), keeps it for
+    /// replay and queues it for the disk. Touches no file: `flush` does.
     pub fn stamp(&mut self, new: NewEvent) -> Event {
         let event = Event {
             seq: self.next_seq,
@@ -249,26 +269,20 @@ impl EventLog {
             detail: without_reserved_keys(new.detail),
         };
         self.next_seq = self.next_seq.saturating_add(1);
-        match serde_json::to_vec(&event) {
-            Ok(mut line) => {
+        let seq = event.seq;
+        match bounded(event.clone()) {
+            Ok((event, mut line)) => {
+                self.ring.push(event.clone(), line.len());
                 line.push(b'\n');
-                self.queue(event.seq, line);
+                self.queue(seq, line);
+                event
             }
             Err(e) => {
-                tracing::error!(
-                    seq = event.seq,
-                    "cannot encode an event; it is not written: {e}"
-                );
+                tracing::error!(seq, "cannot encode an event; it is not written: {e}");
                 self.lost += 1;
+                event
             }
         }
-        if self.keep > 0 {
-            if self.ring.len() >= self.keep {
-                self.ring.pop_front();
-            }
-            self.ring.push_back(event.clone());
-        }
-        event
     }
 
     /// `stamp` and `flush` in one: the event, or why it is not on disk yet
@@ -327,10 +341,19 @@ impl EventLog {
     /// Retained events with seq > `since`, oldest first, and whether some
     /// events after `since` are no longer retained (the caller missed them).
     pub fn since(&self, since: u64) -> (Vec<Event>, bool) {
-        let oldest_retained = self.ring.front().map_or(self.next_seq, |e| e.seq);
-        let truncated = since.saturating_add(1) < oldest_retained;
-        let start = self.ring.partition_point(|e| e.seq <= since);
-        (self.ring.range(start..).cloned().collect(), truncated)
+        self.ring.since(since, self.next_seq)
+    }
+
+    /// Like `since`, but at most `limit` events and at most `max_bytes` of
+    /// their JSON (at least one event, if any): a client pages through a
+    /// large backlog instead of one answer holding all of it.
+    pub fn page(&self, since: u64, limit: usize, max_bytes: usize) -> EventPage {
+        self.ring.page(since, self.next_seq, limit, max_bytes)
+    }
+
+    /// Retained events, and the bytes of their JSON.
+    pub fn retained(&self) -> (usize, usize) {
+        (self.ring.len(), self.ring.bytes())
     }
 
     /// The seq the next appended event will get.

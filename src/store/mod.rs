@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
 
 pub use counters::{Counters, CountersFile, salvage_damaged_files};
 pub use ended::{EndedFile, EndedRecord};
-pub use events::{Event, EventKind, EventLog, Found, NewEvent};
+pub use events::{
+    CUT_KEY, Event, EventKind, EventLog, EventPage, Found, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES,
+    NewEvent, RING_BYTES, cut_str,
+};
 pub use files::{DataDir, Loaded, write_atomic};
 pub use health::{Failure, StorageHealth, Write};
 pub use registry::{

@@ -6,7 +6,8 @@
 use chrono::{DateTime, Utc};
 
 use super::ended::Retained;
-use super::lifecycle::{EndReason, dropped_input};
+use super::lifecycle::EndReason;
+use super::queue::dropped_input;
 use super::registry::{Entry, format_id};
 use super::{SessionSummary, Supervisor};
 use crate::session::{ActorSummary, Final, SessionState, StateReason, StateView, Transport};

@@ -3,15 +3,33 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{DateTime, TimeDelta, Utc};
+use serde_json::Value;
 
 use super::{
     Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
     ThoughtUpdate, When, check_input_size, parse_id,
 };
 use crate::session::SessionHandle;
-use crate::store::{EventKind, InputWhen, NewEvent, Thought};
+use crate::store::{EventKind, InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
+
+/// Key names one input may carry. tmux itself takes any number: they are
+/// sent `KEYS_PER_COMMAND` to a `send-keys`, under its parser's limit;
+/// this bounds how long one request holds a session's turn.
+pub const MAX_INPUT_KEYS: usize = 10_000;
+/// The longest key name (`C-M-S-PageDown` is 14 bytes): a name made of a
+/// megabyte of `C-` prefixes would be checked and sent for nothing.
+pub const MAX_KEY_NAME_BYTES: usize = 32;
+
+/// Bytes of a thought's text its `thought_update` event carries; the whole
+/// text (up to `MAX_THOUGHT_BYTES`) stays in `thoughts.json` and the summary.
+pub const THOUGHT_EVENT_TEXT_BYTES: usize = 1024;
+
+/// How far in the future a thought's `updated_at` may be: clocks differ a
+/// little, but a thought from next year would hold off every later update
+/// (older ones are not applied) until then.
+pub const MAX_THOUGHT_AHEAD: TimeDelta = TimeDelta::minutes(5);
 
 impl Supervisor {
     /// Types text, then keys, then Enter, through tmux so the order holds;
@@ -33,9 +51,7 @@ impl Supervisor {
             ));
         }
         check_input_size("text", text.map_or(0, str::len))?;
-        for key in &input.keys {
-            validate_key(key)?;
-        }
+        check_keys(&input.keys)?;
         let queued = match input.when {
             When::Now => None,
             When::Idle => Some(InputWhen::Idle),
@@ -109,20 +125,24 @@ impl Supervisor {
                 "state must be at most {MAX_THOUGHT_STATE_BYTES} bytes without control characters"
             )));
         }
+        let now = Utc::now();
+        if let Some(at) = update.updated_at {
+            check_thought_time(at, now)?;
+        }
         let (_, name) = self.handle(session_id).await?;
         let thought = Thought {
             text: update.text,
             state: update.state,
             tokens_in: update.tokens_in,
             tokens_out: update.tokens_out,
-            updated_at: update.updated_at.unwrap_or_else(Utc::now),
+            updated_at: update.updated_at.unwrap_or(now),
         };
         let (current, applied, written) = {
             let mut registry = self.registry();
-            let newer_exists = registry
-                .thoughts
-                .get(session_id)
-                .is_some_and(|t| t.updated_at > thought.updated_at);
+            // One stored before the future was refused does not block either.
+            let newer_exists = registry.thoughts.get(session_id).is_some_and(|t| {
+                t.updated_at > thought.updated_at && check_thought_time(t.updated_at, now).is_ok()
+            });
             if newer_exists {
                 (registry.thoughts[session_id].clone(), false, None)
             } else {
@@ -141,14 +161,62 @@ impl Supervisor {
             let event = NewEvent::new(EventKind::ThoughtUpdate)
                 .session_id(session_id)
                 .tmux_name(name)
-                .detail(
-                    "thought",
-                    serde_json::to_value(&current).unwrap_or_default(),
-                );
+                .detail("thought", thought_in_event(&current));
             self.inner.persistence.record(event);
         }
         Ok((current, applied))
     }
+}
+
+/// Refuses too many keys, a name too long, or one tmux does not know,
+/// before anything is typed.
+fn check_keys(keys: &[String]) -> Result<(), SupervisorError> {
+    if keys.len() > MAX_INPUT_KEYS {
+        return Err(SupervisorError::BadRequest(format!(
+            "{} keys given; at most {MAX_INPUT_KEYS} per input",
+            keys.len()
+        )));
+    }
+    if keys.iter().any(|k| k.len() > MAX_KEY_NAME_BYTES) {
+        return Err(SupervisorError::BadRequest(format!(
+            "a key name is at most {MAX_KEY_NAME_BYTES} bytes"
+        )));
+    }
+    for key in keys {
+        validate_key(key)?;
+    }
+    Ok(())
+}
+
+/// Refuses an `updated_at` more than `MAX_THOUGHT_AHEAD` after `now`.
+fn check_thought_time(
+    updated_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), SupervisorError> {
+    if updated_at > now + MAX_THOUGHT_AHEAD {
+        return Err(SupervisorError::BadRequest(format!(
+            "updated_at {updated_at} is more than {} minutes in the future",
+            MAX_THOUGHT_AHEAD.num_minutes()
+        )));
+    }
+    Ok(())
+}
+
+/// A thought as its event carries it: the text cut to
+/// `THOUGHT_EVENT_TEXT_BYTES`, and then `"text_truncated": true`.
+fn thought_in_event(thought: &Thought) -> Value {
+    let mut text = thought.text.clone();
+    cut_str(&mut text, THOUGHT_EVENT_TEXT_BYTES);
+    let truncated = text.len() < thought.text.len();
+    let mut value = serde_json::to_value(Thought {
+        text,
+        ..thought.clone()
+    })
+    .unwrap_or_default();
+    if truncated && let Some(fields) = value.as_object_mut() {
+        fields.insert("text_truncated".to_owned(), Value::Bool(true));
+    }
+    value
 }
 
 /// What typing into one session needs: its actor (which types over its
@@ -189,5 +257,87 @@ impl Typist {
             .await
             .map_err(SupervisorError::gone(&self.session_id))?
             .map_err(|message| super::tmux_refused(&self.session_id, "send-keys", message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_bounded_in_number_and_length() {
+        let keys = |n: usize, name: &str| vec![name.to_owned(); n];
+        // (keys, accepted)
+        let table = [
+            (keys(0, "a"), true),
+            (keys(MAX_INPUT_KEYS, "Enter"), true),
+            (keys(MAX_INPUT_KEYS + 1, "Enter"), false),
+            (keys(1, "C-M-S-PageDown"), true),
+            (keys(1, &"C-".repeat(16)), false),
+            (keys(1, &format!("{}a", "C-".repeat(500_000))), false),
+            (keys(1, "Nonsense"), false),
+        ];
+        for (keys, accepted) in table {
+            let checked = check_keys(&keys);
+            assert_eq!(
+                checked.is_ok(),
+                accepted,
+                "{} keys, {:.20}",
+                keys.len(),
+                keys.first().map_or("", |k| k)
+            );
+        }
+    }
+
+    #[test]
+    fn thoughts_dated_too_far_ahead_are_refused() {
+        let now = Utc::now();
+        let minute = TimeDelta::minutes(1);
+        // (updated_at, accepted)
+        let table = [
+            (now - TimeDelta::days(400), true),
+            (now, true),
+            (now + minute, true),
+            (now + MAX_THOUGHT_AHEAD, true),
+            (now + MAX_THOUGHT_AHEAD + TimeDelta::seconds(1), false),
+            (now + TimeDelta::days(365 * 900), false),
+        ];
+        for (at, accepted) in table {
+            assert_eq!(check_thought_time(at, now).is_ok(), accepted, "{at}");
+        }
+    }
+
+    #[test]
+    fn a_thought_event_carries_at_most_a_kib_of_its_text() {
+        let long = "ü".repeat(THOUGHT_EVENT_TEXT_BYTES);
+        // (text, text in the event, truncated)
+        let cases = [
+            ("planning".to_owned(), "planning".to_owned(), false),
+            (
+                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                false,
+            ),
+            (long.clone(), "ü".repeat(THOUGHT_EVENT_TEXT_BYTES / 2), true),
+            (
+                "b".repeat(16 * 1024),
+                "b".repeat(THOUGHT_EVENT_TEXT_BYTES),
+                true,
+            ),
+        ];
+        for (text, in_event, truncated) in cases {
+            let thought = Thought {
+                text,
+                state: Some("busy".into()),
+                tokens_in: Some(3),
+                tokens_out: None,
+                updated_at: Utc::now(),
+            };
+            let value = thought_in_event(&thought);
+            assert_eq!(value["text"], in_event.as_str());
+            assert_eq!(value["state"], "busy");
+            assert_eq!(value["tokens_in"], 3);
+            assert_eq!(value.get("text_truncated").is_some(), truncated);
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 
+use super::queue::dropped_input;
 use super::registry::restore_attention;
 use super::registry::{Ending, Entry, Reservation, format_id};
 use super::{
@@ -603,17 +604,6 @@ impl Drop for Attaching {
         self.supervisor.registry().attaching.remove(&self.id);
         self.supervisor.inner.attached.send_modify(|n| *n += 1);
     }
-}
-
-/// The event for a queued input discarded without being (fully) typed.
-pub(super) fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
-    NewEvent::new(EventKind::InputDropped)
-        .reason(reason)
-        .detail("text", item.text.clone())
-        .detail(
-            "queued_at",
-            serde_json::to_value(item.queued_at).unwrap_or_default(),
-        )
 }
 
 fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {

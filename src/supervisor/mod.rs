@@ -40,8 +40,8 @@ use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, Snapshot,
     SnapshotFormat, Timing,
 };
-use crate::store::Event;
-use crate::tmux::{CaptureRange, Tmux};
+use crate::store::{Event, EventPage};
+use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use persist::Persistence;
 use registry::Registry;
 
@@ -374,14 +374,43 @@ impl Supervisor {
             )));
         }
         let (_, name) = self.handle(session_id).await?;
-        Ok(self
+        match self
             .tmux()
             .capture_pane(&name, CaptureRange::History { lines })
-            .await?)
+            .await
+        {
+            Ok(lines) => Ok(lines),
+            Err(e) => Err(self.unless_ended(session_id, &name, e).await),
+        }
+    }
+
+    /// What a failed fork of tmux for session `name` means: the session
+    /// ended while tmux was asked (killed from outside, its server gone),
+    /// which is `Gone` (404) and not tmux's failure (502); else `error`.
+    async fn unless_ended(
+        &self,
+        session_id: &str,
+        name: &str,
+        error: TmuxError,
+    ) -> SupervisorError {
+        if error.is_missing_session() {
+            return SupervisorError::Gone(session_id.to_owned());
+        }
+        match self.tmux().session_status(name).await {
+            Ok(SessionStatus::Gone | SessionStatus::NoServer) => {
+                SupervisorError::Gone(session_id.to_owned())
+            }
+            _ => error.into(),
+        }
     }
 
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {
         self.inner.persistence.events_since(since)
+    }
+
+    /// One page of retained events after `since` (`EventLog::page`).
+    pub fn events_page(&self, since: u64, limit: usize, max_bytes: usize) -> EventPage {
+        self.inner.persistence.events_page(since, limit, max_bytes)
     }
 
     /// Live events plus the retained ones after `since`, with nothing lost between.

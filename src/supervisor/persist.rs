@@ -17,8 +17,8 @@ use crate::store::floors::{
     session_number,
 };
 use crate::store::{
-    Counters, CountersFile, DataDir, EndedFile, Event, EventLog, Failure, Found, Loaded, NewEvent,
-    RegistryFile, StorageHealth, StoreError, ThoughtsFile, Write, salvage_damaged_files,
+    Counters, CountersFile, DataDir, EndedFile, Event, EventLog, EventPage, Failure, Found, Loaded,
+    NewEvent, RegistryFile, StorageHealth, StoreError, ThoughtsFile, Write, salvage_damaged_files,
 };
 
 /// Rotate `events.jsonl` past this size.
@@ -205,6 +205,12 @@ impl Persistence {
     /// Retained events after `since`, and whether some were already dropped.
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {
         self.store.events().since(since)
+    }
+
+    /// At most `limit` retained events after `since`, and at most
+    /// `max_bytes` of their JSON: see `EventLog::page`.
+    pub fn events_page(&self, since: u64, limit: usize, max_bytes: usize) -> EventPage {
+        self.store.events().page(since, limit, max_bytes)
     }
 
     /// Live events, and the retained ones after `since`, taken together so

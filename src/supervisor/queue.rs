@@ -19,6 +19,33 @@ pub fn ready(state: SessionState, when: InputWhen) -> bool {
     )
 }
 
+/// Characters of a dropped input's text its event keeps: enough to tell
+/// which input it was, without holding (up to 1 MiB of) text in the event
+/// log and its replay memory.
+pub const DROPPED_PREFIX_CHARS: usize = 64;
+
+/// The event for a queued input discarded without being (fully) typed: its
+/// size, the start of its text, and when it was queued.
+pub(super) fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
+    dropped_text(&item.text)
+        .reason(reason)
+        .detail("queue_id", item.id)
+        .detail(
+            "queued_at",
+            serde_json::to_value(item.queued_at).unwrap_or_default(),
+        )
+}
+
+/// `input_dropped` with `text_bytes`, `text_chars` and `text_prefix` (the
+/// first `DROPPED_PREFIX_CHARS` characters) of `text`.
+fn dropped_text(text: &str) -> NewEvent {
+    let prefix: String = text.chars().take(DROPPED_PREFIX_CHARS).collect();
+    NewEvent::new(EventKind::InputDropped)
+        .detail("text_bytes", text.len())
+        .detail("text_chars", text.chars().count())
+        .detail("text_prefix", prefix)
+}
+
 /// The `session_state` event of a view: state, reason, since, the
 /// attention flag, and (for `exited`) how the program exited.
 pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) -> NewEvent {
@@ -135,12 +162,9 @@ impl Supervisor {
         };
         let _ = self.persist().await;
         self.inner.persistence.record(
-            NewEvent::new(EventKind::InputDropped)
+            dropped_input(&item, "cancelled")
                 .session_id(session_id)
-                .tmux_name(name)
-                .reason("cancelled")
-                .detail("text", item.text.clone())
-                .detail("queue_id", item.id),
+                .tmux_name(name),
         );
         Ok(item_view(&item))
     }
@@ -276,6 +300,45 @@ mod tests {
         ];
         for (state, when, want) in table {
             assert_eq!(ready(state, when), want, "{state:?} {when:?}");
+        }
+    }
+
+    #[test]
+    fn a_dropped_input_records_its_size_and_prefix_not_its_text() {
+        let long = format!(
+            "{}{}",
+            "é".repeat(DROPPED_PREFIX_CHARS),
+            "x".repeat(1 << 20)
+        );
+        // (text, bytes, chars, prefix)
+        let cases = [
+            ("", 0, 0, String::new()),
+            ("ls\n", 3, 3, "ls\n".to_owned()),
+            (
+                long.as_str(),
+                long.len(),
+                DROPPED_PREFIX_CHARS + (1 << 20),
+                "é".repeat(DROPPED_PREFIX_CHARS),
+            ),
+        ];
+        for (text, bytes, chars, prefix) in cases {
+            let item = QueuedInput {
+                id: 4,
+                text: text.to_owned(),
+                submit: true,
+                when: InputWhen::Idle,
+                queued_at: Utc::now(),
+                started: false,
+            };
+            let event = dropped_input(&item, "cancelled");
+            assert_eq!(event.kind, EventKind::InputDropped);
+            assert_eq!(event.reason.as_deref(), Some("cancelled"));
+            assert_eq!(event.detail["text_bytes"], bytes);
+            assert_eq!(event.detail["text_chars"], chars);
+            assert_eq!(event.detail["text_prefix"], prefix.as_str());
+            assert_eq!(event.detail["queue_id"], 4);
+            assert!(event.detail.get("text").is_none());
+            assert!(serde_json::to_vec(&event.detail).unwrap().len() < 512);
         }
     }
 }

@@ -21,12 +21,17 @@ pub enum EventKind {
     SessionState,
     /// A session's published status changed (`thought`).
     ThoughtUpdate,
-    /// Queued input was discarded without being typed (`text`, `queued_at`).
+    /// Queued input was discarded without being typed (`text_bytes`,
+    /// `text_chars`, `text_prefix`: its first 64 characters; `queue_id`,
+    /// `queued_at`).
     InputDropped,
 }
 
 /// One event. Kind-specific fields (`state`, `state_since`, `thought`,
-/// `text`, `queued_at`, `message`) sit beside the common ones.
+/// `text_prefix`, `queued_at`, `message`...) sit beside the common ones. An
+/// event's JSON is at most 8 KiB: a larger one has its strings cut to 1 KiB
+/// and carries `"cut": true`; a `thought` carries at most 1 KiB of its text
+/// (then `"text_truncated": true`; the summary has all of it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Event {
     /// One more than the previous event's, across restarts.
@@ -63,17 +68,37 @@ pub struct EventsQuery {
     /// `sse` (default) or `json`.
     #[serde(default)]
     pub format: Option<EventsFormat>,
+    /// With `format=json`: events per page, 1 to 10000 (default 1000). A
+    /// page also stops before its events' JSON passes 1 MiB.
+    pub limit: Option<usize>,
 }
 
-/// `GET /v1/events?format=json`.
+/// Events in a `format=json` page unless `limit` says otherwise.
+pub const EVENTS_PAGE_DEFAULT: usize = 1000;
+/// The largest `limit`.
+pub const EVENTS_PAGE_MAX: usize = 10_000;
+/// A page stops before its events' JSON passes this (it holds one event at
+/// least).
+pub const EVENTS_PAGE_BYTES: usize = 1024 * 1024;
+
+/// `GET /v1/events?format=json`: one page; while `has_more`, ask again
+/// with `since=next_since`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventsPage {
-    /// Retained events after `since`, oldest first.
+    /// Retained events after `since`, oldest first: at most `limit`, and at
+    /// most 1 MiB of JSON (one event at least).
     pub events: Vec<Event>,
     /// Events after `since` were dropped from memory already.
     pub truncated: bool,
     /// The seq the next event will get.
     pub next_seq: u64,
+    /// More retained events follow this page.
+    #[serde(default)]
+    pub has_more: bool,
+    /// The `since` of the next page: the seq of this page's last event (or
+    /// the `since` asked, for an empty page).
+    #[serde(default)]
+    pub next_since: u64,
 }
 
 /// The data of the SSE event `replay_truncated`, sent first when events

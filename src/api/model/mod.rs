@@ -17,7 +17,8 @@ mod streams;
 
 pub use error::{ErrorBody, ErrorCode, ErrorDetail};
 pub use events::{
-    Event, EventKind, EventsFormat, EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
+    EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, Event, EventKind, EventsFormat,
+    EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
 };
 pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,

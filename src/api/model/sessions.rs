@@ -223,7 +223,8 @@ pub struct InputRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(example = "echo hello")]
     pub text: Option<String>,
-    /// tmux key names: `Enter`, `C-c`, `Up`, `F5`...
+    /// tmux key names: `Enter`, `C-c`, `Up`, `F5`... (at most 10,000, each
+    /// at most 32 bytes)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(example = json!(["Up", "Enter"]))]
     pub keys: Vec<String>,
@@ -354,7 +355,8 @@ pub struct ThoughtRequest {
     pub tokens_in: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_out: Option<u64>,
-    /// An update older than the stored thought is not applied.
+    /// An update older than the stored thought is not applied; one more
+    /// than 5 minutes in the future is refused (400).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
 }

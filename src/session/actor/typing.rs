@@ -10,6 +10,12 @@ use crate::session::state::Signal;
 use crate::tmux::command::{ParseError, SendHex, SendKeys, SendLiteral, Target, TmuxCommand};
 use crate::tmux::control::{ControlClient, PaneId};
 
+/// Key names per `send-keys`. tmux parses a control client's command line
+/// with a yacc grammar whose stack holds one entry per word: measured with
+/// tmux 3.3a, a command of 9,998 words is taken and one of 9,999 fails with
+/// "yacc stack overflow". A thousand keeps far from it.
+const KEYS_PER_COMMAND: usize = 1000;
+
 impl SessionActor {
     pub(super) async fn type_input(
         &mut self,
@@ -102,11 +108,41 @@ fn pieces(input: Input, target: &Target) -> Vec<Piece> {
                 .map(Piece::Hex),
         );
     }
-    if !input.keys.is_empty() {
-        pieces.push(Piece::Keys(SendKeys {
+    pieces.extend(input.keys.chunks(KEYS_PER_COMMAND).map(|keys| {
+        Piece::Keys(SendKeys {
             target: target.clone(),
-            keys: input.keys,
-        }));
-    }
+            keys: keys.to_vec(),
+        })
+    }));
     pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_sent_a_thousand_to_a_command() {
+        let target = Target::Pane(PaneId(1));
+        // (keys, commands, the words of the longest)
+        let cases = [
+            (0, 0, 0),
+            (1, 1, 5),
+            (1000, 1, 1004),
+            (1001, 2, 1004),
+            (10_001, 11, 1004),
+        ];
+        for (n, commands, longest) in cases {
+            let input = Input {
+                keys: vec!["a".to_owned(); n],
+                ..Default::default()
+            };
+            let pieces = pieces(input, &target);
+            assert_eq!(pieces.len(), commands, "{n} keys");
+            let words = pieces.iter().map(|p| p.args().len()).max().unwrap_or(0);
+            assert_eq!(words, longest, "{n} keys");
+            let sent: usize = pieces.iter().map(|p| p.args().len() - 4).sum();
+            assert_eq!(sent, n);
+        }
+    }
 }

@@ -406,3 +406,147 @@ fn open_reports_what_it_found_and_resume_never_goes_back() {
     log.resume_at(1040);
     assert_eq!(log.append(created("sess_1")).unwrap().seq, 1040);
 }
+
+fn sized(id: &str, filler: usize) -> NewEvent {
+    created(id).detail("filler", "x".repeat(filler))
+}
+
+fn line_len(event: &Event) -> usize {
+    serde_json::to_vec(event).unwrap().len()
+}
+
+#[test]
+fn the_ring_is_bounded_by_bytes_as_well_as_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 30, 10_000)
+        .unwrap()
+        .retain_bytes(10_000);
+    let one = line_len(&log.append(sized("sess_1", 1000)).unwrap());
+    for _ in 0..99 {
+        log.append(sized("sess_1", 1000)).unwrap();
+    }
+    let (count, bytes) = log.retained();
+    assert!(bytes <= 10_000, "{bytes}");
+    assert_eq!(count, 10_000 / one);
+    let (events, truncated) = log.since(0);
+    assert!(truncated);
+    assert_eq!(*seqs(&events).last().unwrap(), 100);
+
+    // The newest event stays, even alone past the bound.
+    let mut tiny = EventLog::open(&dir.path().join("tiny.jsonl"), 1 << 30, 10)
+        .unwrap()
+        .retain_bytes(10);
+    tiny.append(sized("sess_1", 100)).unwrap();
+    assert_eq!(tiny.retained().0, 1);
+}
+
+#[test]
+fn reopening_keeps_the_ring_within_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 30, 10_000).unwrap();
+    for _ in 0..1000 {
+        log.append(sized("sess_1", 7000)).unwrap();
+    }
+    drop(log);
+    let log = EventLog::open(&path, 1 << 30, 10_000).unwrap();
+    let (count, bytes) = log.retained();
+    assert!(bytes <= RING_BYTES, "{bytes}");
+    assert!(count >= RING_BYTES / MAX_EVENT_BYTES, "{count}");
+}
+
+#[test]
+fn a_large_event_is_cut_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 30, 100).unwrap();
+    // (detail, whether it is cut, the `note` kept)
+    let cases: Vec<(Value, bool, Value)> = vec![
+        (json!({"note": "short"}), false, json!("short")),
+        (
+            json!({"note": "é".repeat(5000)}),
+            true,
+            json!("é".repeat(512)),
+        ),
+        (
+            json!({"nested": {"text": "y".repeat(100_000)}, "note": 1}),
+            true,
+            json!(1),
+        ),
+        // Strings cut are not enough: the detail goes, the flag stays.
+        (
+            json!({"note": 2, "many": vec!["z"; 10_000]}),
+            true,
+            Value::Null,
+        ),
+    ];
+    for (detail, cut, note) in cases {
+        let mut new = created("sess_1");
+        new.detail = detail.as_object().unwrap().clone();
+        let event = log.append(new).unwrap();
+        assert!(line_len(&event) <= MAX_EVENT_BYTES, "{detail}");
+        assert_eq!(
+            event.detail.get(CUT_KEY) == Some(&json!(true)),
+            cut,
+            "{detail}"
+        );
+        assert_eq!(
+            event.detail.get("note").cloned().unwrap_or(Value::Null),
+            note
+        );
+        assert_eq!(event.session_id.as_deref(), Some("sess_1"));
+        // What is served is what is stored.
+        assert_eq!(log.since(event.seq - 1).0, std::slice::from_ref(&event));
+    }
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.lines().all(|l| l.len() <= MAX_EVENT_BYTES));
+    // Events written by an older version are cut as they are read back.
+    fs::write(
+        &path,
+        format!(
+            "{{\"seq\":1,\"at\":\"2025-03-04T05:06:07Z\",\"kind\":\"input_dropped\",\"text\":\"{}\"}}\n",
+            "q".repeat(1 << 20)
+        ),
+    )
+    .unwrap();
+    let log = EventLog::open(&path, 1 << 30, 100).unwrap();
+    let (events, _) = log.since(0);
+    assert_eq!(events[0].detail[CUT_KEY], json!(true));
+    assert_eq!(
+        events[0].detail["text"].as_str().unwrap().len(),
+        MAX_CUT_STRING_BYTES
+    );
+}
+
+#[test]
+fn pages_stop_at_their_limit_or_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let mut log = EventLog::open(&path, 1 << 30, 5).unwrap();
+    let one = line_len(&log.append(sized("sess_1", 100)).unwrap());
+    for _ in 1..7 {
+        log.append(sized("sess_1", 100)).unwrap();
+    }
+    // The ring holds seqs 3..=7.
+    /// since, limit, max_bytes, seqs, truncated, has_more
+    type Case = (u64, usize, usize, &'static [u64], bool, bool);
+    let cases: [Case; 8] = [
+        (0, 100, 1 << 20, &[3, 4, 5, 6, 7], true, false),
+        (2, 2, 1 << 20, &[3, 4], false, true),
+        (4, 2, 1 << 20, &[5, 6], false, true),
+        (5, 2, 1 << 20, &[6, 7], false, false),
+        (7, 2, 1 << 20, &[], false, false),
+        (2, 100, 2 * one, &[3, 4], false, true),
+        (2, 100, 2 * one + 1, &[3, 4], false, true),
+        // One event always fits, whatever the byte cap.
+        (2, 100, 1, &[3], false, true),
+    ];
+    for (since, limit, max_bytes, expected, truncated, has_more) in cases {
+        let page = log.page(since, limit, max_bytes);
+        let context = format!("since {since} limit {limit} bytes {max_bytes}");
+        assert_eq!(seqs(&page.events), expected, "{context}");
+        assert_eq!(page.truncated, truncated, "{context}");
+        assert_eq!(page.has_more, has_more, "{context}");
+    }
+}
