@@ -79,3 +79,37 @@ ensure_python_tools() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$wanted"
   cp "$wanted" "$stamp"
 }
+
+# tmux 3.7c, the first release without the control-client crash of tmux
+# issue 4980, which Debian 13's backports ship: a minimal Debian 13 root
+# (debootstrap, from Debian's registry) with tmux from trixie-backports,
+# run with that root's own loader and libraries (its glibc is newer than
+# the host's). Prints the directory of a `tmux` wrapper to put first on PATH.
+ensure_tmux_37() {
+  local root=${TMUXD_TRIXIE_ROOT:-$HOME/.cache/tmuxd/trixie-root}
+  local bin=${root%/*}/bin-3.7c
+  if [ ! -x "$root/usr/bin/tmux" ]; then
+    command -v debootstrap >/dev/null 2>&1 || {
+      as_root apt-get update -qq
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    }
+    echo "making a Debian 13 root for tmux 3.7c in $root (once)" >&2
+    mkdir -p "${root%/*}"
+    as_root debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >/dev/null
+    echo "deb http://deb.debian.org/debian trixie-backports main" |
+      as_root tee "$root/etc/apt/sources.list.d/backports.list" >/dev/null
+    as_root chroot "$root" apt-get update -qq
+    as_root chroot "$root" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq -t trixie-backports tmux >/dev/null
+  fi
+  mkdir -p "$bin"
+  cat >"$bin/tmux" <<WRAPPER
+#!/bin/sh
+exec "$root/lib64/ld-linux-x86-64.so.2" --library-path "$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu" "$root/usr/bin/tmux" "\$@"
+WRAPPER
+  chmod +x "$bin/tmux"
+  case "$("$bin/tmux" -V)" in
+    "tmux 3.7"*) echo "$bin" ;;
+    *) echo "the tmux in $root is not 3.7: $("$bin/tmux" -V)" >&2; return 1 ;;
+  esac
+}

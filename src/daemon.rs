@@ -116,17 +116,19 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let serve = |listener| {
-        let (app, slots, cancel) = (app.clone(), slots.clone(), cancel.clone());
-        connections::serve(listener, slots, app, limits, cancel, DRAIN_TIMEOUT)
+    let serve = |listener, cap| {
+        let (app, cancel) = (app.clone(), cancel.clone());
+        connections::serve(listener, cap, app, limits, cancel, DRAIN_TIMEOUT)
     };
-    let tcp = serve(connections::Listener::Tcp(listener));
+    let tcp = serve(connections::Listener::Tcp(listener), limits.max_connections);
     match socket {
         Some((listener, path)) => {
             // SAFETY: geteuid(2) cannot fail and touches no memory.
             let uid = unsafe { libc::geteuid() };
-            let unix = serve(connections::Listener::Unix { listener, uid });
+            let unix = serve(
+                connections::Listener::Unix { listener, uid },
+                connections::UNIX_MAX_CONNECTIONS,
+            );
             tokio::join!(tcp, unix);
             let _ = std::fs::remove_file(path);
         }

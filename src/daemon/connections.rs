@@ -3,10 +3,11 @@
 //! A silent client holds a connection for a bounded time and can hold at
 //! most the cap, never every file descriptor the daemon has.
 //!
-//! Two listeners share the cap: TCP, and the unix socket in the data dir,
-//! which serves only the daemon's own user (the peer's uid is checked at
-//! accept, `SO_PEERCRED`). Each request carries its connection's [`Peer`]
-//! and [`ReadBudget`] for the auth guard.
+//! Two listeners, each with a cap of its own (a listener holds a slot while
+//! it waits to accept, so they cannot share one): TCP, and the unix socket
+//! in the data dir, which serves only the daemon's own user (the peer's uid
+//! is checked at accept, `SO_PEERCRED`). Each request carries its
+//! connection's [`Peer`] and [`ReadBudget`] for the auth guard.
 
 use std::io;
 use std::pin::Pin;
@@ -65,6 +66,10 @@ impl Limits {
     }
 }
 
+/// Open connections on the unix socket at most: only the daemon's own user
+/// gets there, so a few scripts at once, not a crowd.
+pub const UNIX_MAX_CONNECTIONS: usize = 64;
+
 /// Where connections come from.
 pub enum Listener {
     Tcp(TcpListener),
@@ -115,15 +120,16 @@ impl Listener {
 
 /// Serves `app` on `listener` until `cancel` fires; then stops accepting,
 /// lets open connections finish for up to `drain`, and closes the rest.
-/// `slots` is the connection cap, shared by every listener.
+/// At most `cap` connections are open at once.
 pub async fn serve(
     listener: Listener,
-    slots: Arc<Semaphore>,
+    cap: usize,
     app: Router,
     limits: Limits,
     cancel: CancellationToken,
     drain: Duration,
 ) {
+    let slots = Arc::new(Semaphore::new(cap));
     let mut connections = JoinSet::new();
     loop {
         // At the cap, wait for a slot before accepting: further clients
