@@ -32,7 +32,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 39] = [
+const KEYS: [&str; 41] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -42,6 +42,7 @@ const KEYS: [&str; 39] = [
     "session.ended_max", "session.ended_max_age_s",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
+    "http.max_waits_per_session", "http.max_waits",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
     "state.probe_interval_ms", "state.rules",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
@@ -172,6 +173,10 @@ pub struct HttpConfig {
     /// A kept-alive connection must send its next request's headers within
     /// this many milliseconds of the last response, or is closed.
     pub idle_timeout_ms: u64,
+    /// Waits (`POST .../wait`) open at once per session; more answer 429.
+    pub max_waits_per_session: usize,
+    /// Waits open at once in all; more answer 429.
+    pub max_waits: usize,
 }
 
 /// `[state]`: thresholds of the idle and attention states.
@@ -230,6 +235,8 @@ impl Config {
                 max_connections: 512,
                 header_read_timeout_ms: 10_000,
                 idle_timeout_ms: 60_000,
+                max_waits_per_session: 64,
+                max_waits: 256,
             },
             state: StateConfig {
                 attention_after_s: 300,
@@ -412,6 +419,8 @@ pub struct FileHttp {
     pub max_connections: Option<usize>,
     pub header_read_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
+    pub max_waits_per_session: Option<usize>,
+    pub max_waits: Option<usize>,
 }
 
 /// `[state]`
@@ -602,6 +611,8 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("http.max_connections", http.max_connections);
     take!("http.header_read_timeout_ms", http.header_read_timeout_ms);
     take!("http.idle_timeout_ms", http.idle_timeout_ms);
+    take!("http.max_waits_per_session", http.max_waits_per_session);
+    take!("http.max_waits", http.max_waits);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
@@ -683,7 +694,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_rules(&c.state.rules)?;
     sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 24] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 26] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -698,6 +709,8 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("http.max_connections", c.http.max_connections as u64, 2..=65_536),
         ("http.header_read_timeout_ms", c.http.header_read_timeout_ms, 100..=600_000),
         ("http.idle_timeout_ms", c.http.idle_timeout_ms, 100..=3_600_000),
+        ("http.max_waits_per_session", c.http.max_waits_per_session as u64, 1..=65_536),
+        ("http.max_waits", c.http.max_waits as u64, 1..=65_536),
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
         ("state.prompt_settle_ms", c.state.prompt_settle_ms, 10..=10_000),
@@ -826,7 +839,7 @@ fn origin(key: &str, source: Source) -> String {
 }
 
 /// Every key with its value as TOML, `None` when unset; tokens masked.
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -862,6 +875,8 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 39] {
         ("http.max_connections", num(c.http.max_connections as u64)),
         ("http.header_read_timeout_ms", num(c.http.header_read_timeout_ms)),
         ("http.idle_timeout_ms", num(c.http.idle_timeout_ms)),
+        ("http.max_waits_per_session", num(c.http.max_waits_per_session as u64)),
+        ("http.max_waits", num(c.http.max_waits as u64)),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),
