@@ -109,6 +109,7 @@ struct Inner {
     events_appended: Family<KindLabels, Counter>,
     queued_inputs: Gauge,
     sessions_attention: Gauge,
+    waits: Gauge,
     tmux_commands: Family<TmuxLabels, Counter>,
     tmux_latency: Histograms<TmuxLatencyLabels>,
     http_requests: Family<HttpLabels, Counter>,
@@ -151,6 +152,7 @@ impl Metrics {
             events_appended: Family::default(),
             queued_inputs: Gauge::default(),
             sessions_attention: Gauge::default(),
+            waits: Gauge::default(),
             tmux_commands: Family::default(),
             tmux_latency: Family::new_with_constructor(latency_histogram),
             http_requests: Family::default(),
@@ -207,6 +209,11 @@ impl Metrics {
     }
 
     /// Inputs waiting for their session to be idle, in all (at each scrape).
+    /// Waits (`POST .../wait`) open now.
+    pub fn set_waits(&self, open: usize) {
+        self.inner.waits.set(open as i64);
+    }
+
     pub fn set_queued_inputs(&self, queued: usize) {
         self.inner.queued_inputs.set(queued as i64);
     }
@@ -428,6 +435,7 @@ fn register_all(registry: &mut Registry, m: &Inner) {
         "Inputs queued until their session is ready for them",
         m.queued_inputs.clone(),
     );
+    r.register("waits", "Waits (POST .../wait) open now", m.waits.clone());
     r.register(
         "sessions_attention",
         "Sessions whose attention flag is raised (bell, needs input, long silence)",

@@ -130,9 +130,8 @@ fn stalled_client(daemon: &Daemon, path: &str) -> Socket {
     socket.set_recv_buffer_size(2048).unwrap();
     socket.connect(&address.into()).unwrap();
     let tcp: TcpStream = socket.into();
-    let url = daemon.base.replace("http://", "ws://") + path;
-    let (mut ws, _) =
-        tungstenite::client(url.as_str(), MaybeTlsStream::Plain(tcp)).expect("handshake");
+    let (mut ws, _) = tungstenite::client(daemon.ws_request(path), MaybeTlsStream::Plain(tcp))
+        .expect("handshake");
     ws.read().expect("ready frame");
     ws
 }

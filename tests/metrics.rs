@@ -233,12 +233,8 @@ fn every_family_is_parsed_and_moves_as_the_daemon_works() {
 /// bytes sent, a third stream refused at the per-session limit (2), then
 /// back to 0.
 fn drive_streams(daemon: &Daemon, id: &str) {
-    let (mut output, _) = tungstenite::connect(wire::ws_request(
-        &daemon.base,
-        &format!("/v1/sessions/{id}/stream"),
-        None,
-    ))
-    .unwrap();
+    let (mut output, _) =
+        tungstenite::connect(daemon.ws_request(&format!("/v1/sessions/{id}/stream"))).unwrap();
     assert_eq!(wire::next_json(&mut output)["type"], "ready");
     let (status, _) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
@@ -246,22 +242,16 @@ fn drive_streams(daemon: &Daemon, id: &str) {
     );
     assert_eq!(status, 200);
     read_until_binary(&mut output, "metrics-42");
-    let (mut screen, _) = tungstenite::connect(wire::ws_request(
-        &daemon.base,
-        &format!("/v1/sessions/{id}/screen"),
-        None,
-    ))
-    .unwrap();
+    let (mut screen, _) =
+        tungstenite::connect(daemon.ws_request(&format!("/v1/sessions/{id}/screen"))).unwrap();
     assert_eq!(wire::next_json(&mut screen)["type"], "screen");
-    let (mut refused, _) = tungstenite::connect(wire::ws_request(
-        &daemon.base,
-        &format!("/v1/sessions/{id}/stream"),
-        None,
-    ))
-    .unwrap();
+    let (mut refused, _) =
+        tungstenite::connect(daemon.ws_request(&format!("/v1/sessions/{id}/stream"))).unwrap();
     assert!(wire::close_reason(&mut refused).contains("too many open streams"));
     let mut events = wire::connect(&daemon.base);
-    wire::send_get(&mut events, "/v1/events?since=0", false);
+    let bearer = daemon.auth_header().unwrap();
+    let auth = [("Authorization", bearer.as_str())];
+    wire::send(&mut events, "GET", "/v1/events?since=0", &auth, None);
     let (status, _) = wire::read_head(&mut events, PATIENCE).unwrap();
     assert_eq!(status, 200);
 

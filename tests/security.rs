@@ -243,6 +243,9 @@ fn wrong_guesses_are_slowed_and_counted_while_the_right_token_is_not() {
     assert_eq!(failures, "tmuxd_auth_failures_total 8");
 }
 
+/// A request target, its headers, and the status it must get.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+
 #[test]
 fn headers_a_browser_or_proxy_could_read_two_ways_are_refused() {
     let tmux = TmuxServer::new();
@@ -253,7 +256,7 @@ fn headers_a_browser_or_proxy_could_read_two_ways_are_refused() {
     let own_origin = format!("http://127.0.0.1:{port}");
     let own_host = format!("127.0.0.1:{port}");
     #[rustfmt::skip]
-    let cases: [(&str, Vec<(&str, &str)>, u16); 7] = [
+    let cases: [Case; 7] = [
         ("/v1/sessions", vec![auth, ("Host", "127.0.0.1"), ("Host", "evil.example")], 400),
         ("/v1/sessions", vec![auth, ("Origin", &own_origin), ("Origin", "http://evil.example")], 400),
         ("/v1/sessions", vec![auth, ("Sec-Fetch-Site", "cross-site")], 403),

@@ -156,7 +156,15 @@ fn cat_session(daemon: &Daemon, name: &str) -> String {
 /// soak is about tmuxd's leaks, not that.
 fn create_and_exit(daemon: &Daemon, cycles: usize) {
     let started = Instant::now();
-    let http = Client::builder().timeout(PATIENCE).build().unwrap();
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(bearer) = daemon.auth_header() {
+        headers.insert(reqwest::header::AUTHORIZATION, bearer.parse().unwrap());
+    }
+    let http = Client::builder()
+        .timeout(PATIENCE)
+        .default_headers(headers)
+        .build()
+        .unwrap();
     for _ in 0..cycles {
         one_cycle(&http, &daemon.base);
     }
@@ -194,8 +202,7 @@ fn connect_and_drop_streams(daemon: &Daemon, held: &[String], count: usize) {
     for n in 0..count {
         let id = &held[n % held.len()];
         let path = format!("/v1/sessions/{id}/stream");
-        let (mut socket, _) = tungstenite::connect(wire::ws_request(&daemon.base, &path, None))
-            .expect("stream opens");
+        let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).expect("stream opens");
         assert_eq!(wire::next_json(&mut socket)["type"], "ready");
         if n % 2 == 0 {
             socket.close(None).unwrap();
@@ -208,17 +215,25 @@ fn connect_and_drop_streams(daemon: &Daemon, held: &[String], count: usize) {
 fn connect_and_drop_events(daemon: &Daemon, count: usize) {
     for _ in 0..count {
         let mut stream = wire::connect(&daemon.base);
-        wire::send_get(&mut stream, "/v1/events?since=0", false);
+        let bearer = daemon.auth_header().unwrap();
+        let auth = [("Authorization", bearer.as_str())];
+        wire::send(&mut stream, "GET", "/v1/events?since=0", &auth, None);
         let (status, _) = wire::read_head(&mut stream, PATIENCE).unwrap();
         assert_eq!(status, 200);
     }
 }
 
 /// The daemon once it has finished with what was dropped: `tracked`
-/// sessions, no subscribers, a control client per session, and (when
+/// sessions, no subscribers, a tmux control client per session, and (when
 /// comparing) no more threads than `before` had once idle ones retire.
 fn settled(daemon: &Daemon, tmux: &TmuxServer, tracked: usize, before: Option<&Usage>) -> Usage {
     let deadline = Instant::now() + PATIENCE;
+    // A `tmux -C` child per session, or none when tmuxd speaks tmux's
+    // client protocol itself.
+    let native = daemon.get("/healthz").1["tmux_client"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("native"));
+    let children = if native { 0 } else { tracked };
     loop {
         let sessions = daemon.sessions().len();
         let (_, metrics) = daemon.get("/metrics");
@@ -234,7 +249,7 @@ fn settled(daemon: &Daemon, tmux: &TmuxServer, tracked: usize, before: Option<&U
         let done = sessions == tracked
             && subscribers == 0.0
             && now.tmux_clients == tracked
-            && now.children == tracked
+            && now.children == children
             && threads_back;
         if done {
             return now;

@@ -242,11 +242,12 @@ fn event_seq_never_goes_back_when_the_event_log_is_damaged() {
     let highest_seen = before.unwrap().0;
 
     // A client resuming from the last seq it saw gets what happens next.
-    let response = reqwest::blocking::Client::builder()
+    let client = reqwest::blocking::Client::builder()
         .timeout(PATIENCE)
         .build()
-        .unwrap()
-        .get(format!("{}/v1/events", daemon.base))
+        .unwrap();
+    let response = daemon
+        .authorize(client.get(format!("{}/v1/events", daemon.base)))
         .header("Last-Event-ID", highest_seen.to_string())
         .send()
         .unwrap();
@@ -358,11 +359,12 @@ fn a_failing_disk_is_reported_retried_and_loses_no_event() {
     let (_, health) = daemon.get("/healthz");
     assert_eq!(health["status"], "ok", "{health}");
     let first = next_seq(&daemon);
-    let feed = reqwest::blocking::Client::builder()
+    let client = reqwest::blocking::Client::builder()
         .timeout(PATIENCE)
         .build()
-        .unwrap()
-        .get(format!("{}/v1/events", daemon.base))
+        .unwrap();
+    let feed = daemon
+        .authorize(client.get(format!("{}/v1/events", daemon.base)))
         .send()
         .unwrap();
     let listener = std::thread::spawn(move || collect_thoughts(feed, UPDATES));

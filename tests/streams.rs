@@ -21,7 +21,7 @@ fn read_sse(
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap();
-    let mut request = client.get(format!("{}/v1/events{query}", daemon.base));
+    let mut request = daemon.authorize(client.get(format!("{}/v1/events{query}", daemon.base)));
     if let Some(id) = last_event_id {
         request = request.header("Last-Event-ID", id.to_string());
     }
@@ -115,9 +115,11 @@ fn sse_resumes_from_last_event_id_without_gaps_after_a_restart() {
         - 1;
     let feed = std::thread::spawn({
         let base = daemon.base.clone();
+        let token = daemon.token().unwrap().to_owned();
         move || {
             let response = reqwest::blocking::Client::new()
                 .get(format!("{base}/v1/events?since={from}"))
+                .bearer_auth(token)
                 .send()
                 .unwrap();
             BufReader::new(response)

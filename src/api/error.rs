@@ -63,7 +63,7 @@ impl From<SupervisorError> for ApiError {
             E::BadRequest(_) => C::BadRequest,
             E::NameTaken(_) => C::NameTaken,
             E::AlreadyTracked { .. } => C::AlreadyTracked,
-            E::Capacity { .. } => C::CapacityExceeded,
+            E::Capacity { .. } | E::TooManyWaits(_) => C::CapacityExceeded,
             E::Tmux(TmuxError::Failed { .. }) => C::TmuxError,
             E::Tmux(_) => C::TmuxUnavailable,
             E::Attach(_) => C::AttachFailed,

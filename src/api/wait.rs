@@ -21,10 +21,11 @@ const MAX_MATCH_BYTES: usize = 1024;
     request_body = WaitRequest,
     responses(
         (status = 200, description = "The condition holds (for `match`, with the line)", body = WaitResponse),
-        (status = 400, description = "`bad_request`: neither or both of `until` and `match`, a bad regex, `quiet_ms` missing or out of range", body = ErrorBody),
+        (status = 400, description = "`bad_request`: neither or both of `until` and `match`, a bad regex or one compiling past the size limit, `quiet_ms` missing or out of range", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 408, description = "`timeout`", body = ErrorBody),
-        (status = 409, description = "`session_ended`: it ended without reaching the state", body = ErrorBody)))]
+        (status = 409, description = "`session_ended`: it ended without reaching the state", body = ErrorBody),
+        (status = 429, description = "`capacity_exceeded`: `http.max_waits_per_session` or `http.max_waits` waits are open", body = ErrorBody)))]
 pub async fn wait(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -32,12 +33,29 @@ pub async fn wait(
     ApiJson(body): ApiJson<WaitRequest>,
 ) -> Result<Json<WaitResponse>, ApiError> {
     let timeout_ms = body.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    let until = until_of(&body)?;
+    let until = match until_of(&body)? {
+        Wanted::Until(until) => until,
+        Wanted::Match(pattern) => {
+            let regex = state
+                .supervisor
+                .compile_match(pattern)
+                .await
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            supervisor::Until::Match(regex)
+        }
+    };
     let outcome = state.supervisor.wait(&id, until, timeout_ms).await?;
     Ok(Json(outcome.into()))
 }
 
-fn until_of(body: &WaitRequest) -> Result<supervisor::Until, ApiError> {
+/// What a request asks to wait for; a regex is compiled apart (off the
+/// async workers).
+enum Wanted<'a> {
+    Until(supervisor::Until),
+    Match(&'a str),
+}
+
+fn until_of(body: &WaitRequest) -> Result<Wanted<'_>, ApiError> {
     use supervisor::Until as U;
     let bad = |m: &str| Err(ApiError::bad_request(m));
     if body.quiet_ms.is_some() && body.until != Some(Until::Quiet) {
@@ -49,10 +67,7 @@ fn until_of(body: &WaitRequest) -> Result<supervisor::Until, ApiError> {
         (None, Some(pattern)) if pattern.len() > MAX_MATCH_BYTES => {
             return bad(&format!("match is longer than {MAX_MATCH_BYTES} bytes"));
         }
-        (None, Some(pattern)) => match regex::Regex::new(pattern) {
-            Ok(regex) => U::Match(regex),
-            Err(e) => return bad(&format!("match is not a regex: {e}")),
-        },
+        (None, Some(pattern)) => return Ok(Wanted::Match(pattern)),
         (Some(until), None) => match until {
             Until::Idle => U::Idle,
             Until::Working | Until::Busy => U::Working,
@@ -67,5 +82,5 @@ fn until_of(body: &WaitRequest) -> Result<supervisor::Until, ApiError> {
             },
         },
     };
-    Ok(until)
+    Ok(Wanted::Until(until))
 }

@@ -34,7 +34,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 41] = [
+const KEYS: [&str; 43] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -45,6 +45,7 @@ const KEYS: [&str; 41] = [
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
     "http.allowed_hosts",
+    "http.max_waits_per_session", "http.max_waits",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
     "state.probe_interval_ms", "state.rules",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
@@ -185,6 +186,10 @@ pub struct HttpConfig {
     /// Host names (besides loopback names and IP addresses) clients may use
     /// to reach the daemon; any other `Host` is refused (DNS rebinding).
     pub allowed_hosts: Vec<String>,
+    /// Waits (`POST .../wait`) open at once per session; more answer 429.
+    pub max_waits_per_session: usize,
+    /// Waits open at once in all; more answer 429.
+    pub max_waits: usize,
 }
 
 /// `[state]`: thresholds of the idle and attention states.
@@ -244,6 +249,8 @@ impl Config {
                 header_read_timeout_ms: 10_000,
                 idle_timeout_ms: 60_000,
                 allowed_hosts: Vec::new(),
+                max_waits_per_session: 64,
+                max_waits: 256,
             },
             state: StateConfig {
                 attention_after_s: 300,
@@ -429,6 +436,8 @@ pub struct FileHttp {
     pub header_read_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub allowed_hosts: Option<Vec<String>>,
+    pub max_waits_per_session: Option<usize>,
+    pub max_waits: Option<usize>,
 }
 
 /// `[state]`
@@ -621,6 +630,8 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("http.header_read_timeout_ms", http.header_read_timeout_ms);
     take!("http.idle_timeout_ms", http.idle_timeout_ms);
     take!("http.allowed_hosts", http.allowed_hosts);
+    take!("http.max_waits_per_session", http.max_waits_per_session);
+    take!("http.max_waits", http.max_waits);
     take!("state.attention_after_s", state.attention_after_s);
     take!("state.idle_after_ms", state.idle_after_ms);
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
@@ -703,7 +714,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_rules(&c.state.rules)?;
     sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 24] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 26] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -718,6 +729,8 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("http.max_connections", c.http.max_connections as u64, 2..=65_536),
         ("http.header_read_timeout_ms", c.http.header_read_timeout_ms, 100..=600_000),
         ("http.idle_timeout_ms", c.http.idle_timeout_ms, 100..=3_600_000),
+        ("http.max_waits_per_session", c.http.max_waits_per_session as u64, 1..=65_536),
+        ("http.max_waits", c.http.max_waits as u64, 1..=65_536),
         ("state.attention_after_s", c.state.attention_after_s, 1..=86_400),
         ("state.idle_after_ms", c.state.idle_after_ms, 50..=600_000),
         ("state.prompt_settle_ms", c.state.prompt_settle_ms, 10..=10_000),
@@ -881,7 +894,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 43] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -919,6 +932,8 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 41] {
         ("http.header_read_timeout_ms", num(c.http.header_read_timeout_ms)),
         ("http.idle_timeout_ms", num(c.http.idle_timeout_ms)),
         ("http.allowed_hosts", Some(list(&c.http.allowed_hosts))),
+        ("http.max_waits_per_session", num(c.http.max_waits_per_session as u64)),
+        ("http.max_waits", num(c.http.max_waits as u64)),
         ("state.attention_after_s", num(c.state.attention_after_s)),
         ("state.idle_after_ms", num(c.state.idle_after_ms)),
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),

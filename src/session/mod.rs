@@ -321,6 +321,12 @@ impl SessionHandle {
         Ok(SessionHandle { tx })
     }
 
+    /// Whether both handles reach the same actor (a session re-attached
+    /// gets a new one).
+    pub fn same_actor(&self, other: &SessionHandle) -> bool {
+        self.tx.same_channel(&other.tx)
+    }
+
     async fn ask<T>(
         &self,
         make: impl FnOnce(oneshot::Sender<T>) -> SessionCmd,

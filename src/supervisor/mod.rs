@@ -32,7 +32,7 @@ pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
 pub use types::*;
-pub use wait::MAX_WAIT_MS;
+pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
 
 use crate::config::{Config, RuleConfig, RuleState};
 use crate::metrics::Metrics;
@@ -62,6 +62,8 @@ pub struct Settings {
     pub command_timeout: Duration,
     /// How many ended sessions stay readable, and for how long.
     pub retention: Retention,
+    /// Waits open at once, per session and in all.
+    pub waits: WaitLimits,
 }
 
 impl Settings {
@@ -94,6 +96,10 @@ impl Settings {
             retention: Retention {
                 max: config.session.ended_max,
                 max_age: chrono::Duration::seconds(config.session.ended_max_age_s as i64),
+            },
+            waits: WaitLimits {
+                per_session: config.http.max_waits_per_session,
+                total: config.http.max_waits,
             },
         }
     }
@@ -138,6 +144,8 @@ struct Inner {
     attached: tokio::sync::watch::Sender<u64>,
     /// The daemon's tasks: adoptions run in them.
     tasks: TaskTracker,
+    /// Open waits, their caps, and what `match` waits share.
+    waits: wait::Waits,
 }
 
 impl Supervisor {
@@ -152,14 +160,16 @@ impl Supervisor {
         cancel: CancellationToken,
         metrics: Metrics,
     ) -> Result<Supervisor, SupervisorError> {
-        let (persistence, restored) = Persistence::open(data_dir, metrics)?;
+        let (persistence, restored) = Persistence::open(data_dir, metrics.clone())?;
         let (events, actor_events) = mpsc::unbounded_channel();
         let mut registry = Registry::new(restored.registry.next_session_counter);
         registry.restore_pending = Some(restored.registry);
         registry.thoughts = restored.thoughts.thoughts;
         registry.load_ended(restored.ended);
+        let waits = wait::Waits::new(settings.waits, metrics.clone());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
+                waits,
                 tmux,
                 settings,
                 registry: Mutex::new(registry),

@@ -93,7 +93,7 @@ pub enum Until {
     /// No output that changed the screen for this long.
     Quiet(std::time::Duration),
     /// A line of the screen matches.
-    Match(regex::Regex),
+    Match(std::sync::Arc<regex::Regex>),
 }
 
 /// What a wait found: the session, and for `Match` the line that matched.
@@ -176,6 +176,8 @@ pub enum SupervisorError {
     AlreadyTracked { name: String, session_id: String },
     #[error("maximum session capacity reached ({max}/{max})")]
     Capacity { max: usize },
+    #[error(transparent)]
+    TooManyWaits(#[from] super::WaitCap),
     #[error(transparent)]
     Tmux(#[from] TmuxError),
     #[error(transparent)]

@@ -2,11 +2,23 @@
 //! end, a quiet period, a line of the screen matching a regex. A session
 //! that ends meanwhile answers from what is kept of it: `exited` at once,
 //! a condition it can no longer meet with `session_ended`.
+//!
+//! Waits are capped (`limits`); `match` waits on a session share one
+//! reading of its screen (`hub`), and their regexes are compiled within a
+//! size limit off the async workers (`pattern`).
 
+mod hub;
+mod limits;
+mod pattern;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
 use regex::Regex;
+
+pub use limits::{WaitCap, WaitLimits};
+pub use pattern::{PatternError, REGEX_SIZE_LIMIT};
 
 use super::{
     MatchedLine, SessionSummary, Supervisor, SupervisorError, Until, WaitOutcome, parse_id,
@@ -16,8 +28,28 @@ use crate::session::{Region, SessionHandle, SessionState, SnapshotFormat, StateV
 /// Longest wait a client may ask for.
 pub const MAX_WAIT_MS: u64 = 3_600_000;
 
-/// How often a `match` wait reads the screen at most while output flows.
-const MATCH_EVERY: Duration = Duration::from_millis(50);
+/// How long a waiter whose session's actor went away pauses before asking
+/// the registry again, when the registry still hands out that actor (the
+/// reaper has not recorded the end yet): a bound on a retry, not a poll of
+/// the condition.
+const GONE_RETRY: Duration = Duration::from_millis(10);
+
+/// What waits share: the open count, the match hubs, the regex compiler.
+pub(super) struct Waits {
+    open: limits::OpenWaits,
+    hubs: hub::Hubs,
+    compiler: pattern::Compiler,
+}
+
+impl Waits {
+    pub(super) fn new(limits: WaitLimits, metrics: crate::metrics::Metrics) -> Self {
+        Waits {
+            open: limits::OpenWaits::new(limits, metrics),
+            hubs: hub::Hubs::default(),
+            compiler: pattern::Compiler::default(),
+        }
+    }
+}
 
 /// What a wait on a live session came to.
 enum Live {
@@ -40,6 +72,10 @@ impl Supervisor {
                 "timeout_ms must be at most {MAX_WAIT_MS}"
             )));
         }
+        let id =
+            parse_id(session_id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+
+        let _slot = self.inner.waits.open.open(id, session_id)?;
         let waited = tokio::time::timeout(
             Duration::from_millis(timeout_ms),
             self.wait_for(session_id, &until),
@@ -53,6 +89,12 @@ impl Supervisor {
         })
     }
 
+    /// Compiles a `match` wait's regex: within `REGEX_SIZE_LIMIT`, on a
+    /// blocking thread, a few at a time.
+    pub async fn compile_match(&self, pattern: &str) -> Result<Arc<Regex>, PatternError> {
+        self.inner.waits.compiler.compile(pattern.to_owned()).await
+    }
+
     async fn wait_for(
         &self,
         session_id: &str,
@@ -60,11 +102,18 @@ impl Supervisor {
     ) -> Result<WaitOutcome, SupervisorError> {
         let mut retained = self.inner.retained.subscribe();
         let mut first: Option<StateView> = None;
+        let mut gone: Option<SessionHandle> = None;
         loop {
             if let Ok((handle, _)) = self.handle(session_id).await {
+                if gone.as_ref().is_some_and(|g| g.same_actor(&handle)) {
+                    tokio::time::sleep(GONE_RETRY).await;
+                }
                 match self.wait_live(session_id, &handle, until, &mut first).await {
                     Live::Met(outcome) => return Ok(*outcome),
-                    Live::Gone => continue,
+                    Live::Gone => {
+                        gone = Some(handle);
+                        continue;
+                    }
                 }
             }
             // An end marks the session finishing as it stops tracking it, and
@@ -93,9 +142,10 @@ impl Supervisor {
         until: &Until,
         first: &mut Option<StateView>,
     ) -> Live {
-        let (Ok(mut states), Ok(mut outputs)) =
-            (handle.watch_state().await, handle.watch_output().await)
-        else {
+        if let Until::Match(regex) = until {
+            return self.wait_match(session_id, handle, regex).await;
+        }
+        let Ok(mut states) = handle.watch_state().await else {
             return Live::Gone;
         };
         loop {
@@ -110,44 +160,49 @@ impl Supervisor {
                 Until::Waiting => view.state == SessionState::Waiting,
                 Until::Attention => view.attention.is_some(),
                 Until::Change => view.state != start.state || view.attention != start.attention,
-                Until::Exited => false,
-                Until::Quiet(_) | Until::Match(_) => true,
+                Until::Exited | Until::Match(_) => false,
+                Until::Quiet(_) => true,
             };
+            // Output only ever moves a quiet period's end later, so a quiet
+            // wait sleeps until the earliest end and looks again then,
+            // rather than waking on every chunk.
             let mut pause = None;
-            let mut matched = None;
             if holds {
-                match until {
-                    Until::Quiet(quiet) => pause = self.quiet_left(session_id, *quiet).await,
-                    Until::Match(regex) => {
-                        let Ok(snapshot) =
-                            handle.snapshot(SnapshotFormat::Text, Region::Window).await
-                        else {
-                            return Live::Gone;
-                        };
-                        matched = find_line(regex, &snapshot.screen.lines);
-                        if matched.is_none() {
-                            pause = Some(Duration::MAX);
-                        }
-                    }
-                    _ => {}
+                if let Until::Quiet(quiet) = until {
+                    pause = self.quiet_left(session_id, *quiet).await;
                 }
                 if pause.is_none() {
-                    return match self.get(session_id).await {
-                        Ok(session) => Live::Met(Box::new(WaitOutcome { session, matched })),
-                        Err(_) => Live::Gone,
-                    };
+                    return self.met(session_id, None).await;
                 }
             }
-            let output_matters = matches!(until, Until::Quiet(_) | Until::Match(_));
             tokio::select! {
                 changed = states.changed() => if changed.is_err() { return Live::Gone },
-                _ = outputs.changed(), if output_matters => {
-                    if matches!(until, Until::Match(_)) {
-                        tokio::time::sleep(MATCH_EVERY).await;
-                    }
-                }
-                _ = sleep_for(pause.filter(|p| *p != Duration::MAX)) => {}
+                _ = sleep_for(pause) => {}
             }
+        }
+    }
+
+    /// A `match` wait: its session's hub tells when a line matches.
+    async fn wait_match(
+        &self,
+        session_id: &str,
+        handle: &SessionHandle,
+        regex: &Arc<Regex>,
+    ) -> Live {
+        let Some(id) = parse_id(session_id) else {
+            return Live::Gone;
+        };
+        let mut ticket = self.inner.waits.hubs.join(id, handle, regex.clone());
+        match ticket.answer().await {
+            hub::Answer::Matched(line) => self.met(session_id, Some(line)).await,
+            hub::Answer::Gone => Live::Gone,
+        }
+    }
+
+    async fn met(&self, session_id: &str, matched: Option<MatchedLine>) -> Live {
+        match self.get(session_id).await {
+            Ok(session) => Live::Met(Box::new(WaitOutcome { session, matched })),
+            Err(_) => Live::Gone,
         }
     }
 
