@@ -162,7 +162,11 @@ fn sessions_that_end_young_are_never_attached_and_one_that_lives_is() {
             .is_some_and(|n| n.starts_with("churn-"))
     };
     let churn_events: Vec<Value> = daemon.events().into_iter().filter(about_churn).collect();
-    assert_eq!(churn_events, Vec::<Value>::new(), "no churned session adopted");
+    assert_eq!(
+        churn_events,
+        Vec::<Value>::new(),
+        "no churned session adopted"
+    );
     let adopted: Vec<String> = events_of(&daemon, "session_adopted")
         .iter()
         .map(|e| e["tmux_name"].as_str().unwrap().to_owned())

@@ -457,7 +457,12 @@ impl Supervisor {
             detached: registry
                 .detached
                 .iter()
-                .map(|(name, s)| (name.as_str(), s.tmux_id.as_deref().and_then(|t| t.parse().ok())))
+                .map(|(name, s)| {
+                    (
+                        name.as_str(),
+                        s.tmux_id.as_deref().and_then(|t| t.parse().ok()),
+                    )
+                })
                 .collect(),
             // A session that ended since tmux was asked is listed, but gone.
             reserved: registry

@@ -635,7 +635,7 @@ impl Supervisor {
                 .detail("new_name", new),
         );
         // Queued; nothing waits for the write.
-        let _ = self.persist();
+        drop(self.persist());
     }
 }
 

@@ -108,7 +108,8 @@ pub fn plan_discovery(
         }
         if let Some(old) = listed.tmux_id.and_then(|t| detached_by_id.get(&t)) {
             if *old != name {
-                plan.renamed_detached.push(((*old).to_owned(), name.clone()));
+                plan.renamed_detached
+                    .push(((*old).to_owned(), name.clone()));
             }
             continue;
         }
@@ -166,7 +167,9 @@ fn tracked_match<'a>(
 /// or since tmux made it (`session_created` is in whole seconds, so one
 /// second less than the difference is certain).
 pub fn lived_at_least(seen_for: Duration, created: Option<u64>, now_epoch: u64) -> Duration {
-    let by_tmux = created.map_or(0, |created| now_epoch.saturating_sub(created).saturating_sub(1));
+    let by_tmux = created.map_or(0, |created| {
+        now_epoch.saturating_sub(created).saturating_sub(1)
+    });
     seen_for.max(Duration::from_secs(by_tmux))
 }
 
@@ -357,8 +360,20 @@ mod tests {
             Vec<(u64, &'a str)>,
         );
         let rows: Vec<Row> = vec![
-            ("same name, same id", vec![(1, "a", Some(1))], vec![("a", Some(1))], vec![], vec![]),
-            ("renamed: followed, not adopted", vec![(1, "a", Some(1))], vec![("b", Some(1))], vec![], vec![(1, "b")]),
+            (
+                "same name, same id",
+                vec![(1, "a", Some(1))],
+                vec![("a", Some(1))],
+                vec![],
+                vec![],
+            ),
+            (
+                "renamed: followed, not adopted",
+                vec![(1, "a", Some(1))],
+                vec![("b", Some(1))],
+                vec![],
+                vec![(1, "b")],
+            ),
             (
                 "renamed, and a new session took the old name",
                 vec![(1, "a", Some(1))],
@@ -373,9 +388,27 @@ mod tests {
                 vec![],
                 vec![(2, "a"), (1, "b")],
             ),
-            ("listing without ids: by name", vec![(1, "a", Some(1))], vec![("a", None)], vec![], vec![]),
-            ("tracked without id: by name", vec![(1, "a", None)], vec![("a", Some(3))], vec![], vec![]),
-            ("renamed, listing without ids: looks new", vec![(1, "a", Some(1))], vec![("b", None)], vec!["b"], vec![]),
+            (
+                "listing without ids: by name",
+                vec![(1, "a", Some(1))],
+                vec![("a", None)],
+                vec![],
+                vec![],
+            ),
+            (
+                "tracked without id: by name",
+                vec![(1, "a", None)],
+                vec![("a", Some(3))],
+                vec![],
+                vec![],
+            ),
+            (
+                "renamed, listing without ids: looks new",
+                vec![(1, "a", Some(1))],
+                vec![("b", None)],
+                vec!["b"],
+                vec![],
+            ),
         ];
         for (what, tracked_rows, listing, adopt, renamed) in rows {
             let known = Known {
@@ -417,7 +450,10 @@ mod tests {
         // Its name is gone but its id is listed: still protected.
         assert_eq!(plan.forget_detached, Vec::<String>::new());
         let plan = plan_discovery(&listed(&[("x", Some(3), None)]), &known, &all(), MIN_AGE);
-        assert_eq!(plan.forget_detached, vec!["old".to_owned(), "parked".to_owned()]);
+        assert_eq!(
+            plan.forget_detached,
+            vec!["old".to_owned(), "parked".to_owned()]
+        );
     }
 
     #[test]

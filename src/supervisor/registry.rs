@@ -276,7 +276,8 @@ impl Registry {
             let first = *self.first_seen.entry(tmux_id).or_insert(now);
             seen.insert(tmux_id, now.saturating_duration_since(first));
         }
-        self.first_seen.retain(|tmux_id, _| seen.contains_key(tmux_id));
+        self.first_seen
+            .retain(|tmux_id, _| seen.contains_key(tmux_id));
         seen
     }
 
