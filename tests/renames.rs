@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Daemon, PATIENCE, TmuxServer, wait_for};
+use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
 /// The default `discovery.min_age_ms`.
@@ -174,4 +174,63 @@ fn sessions_that_end_young_are_never_attached_and_one_that_lives_is() {
     assert_eq!(adopted, ["anchor", "keeper"]);
     // Not even an attach that failed.
     assert!(!daemon.log().contains("churn-"), "{}", daemon.log());
+}
+
+/// Renamed while tmuxd was stopped: found again by the id tmuxd marked on
+/// it, under its new name, a tracked one re-attached and a detached one
+/// still left alone; neither is taken for ended nor adopted anew.
+#[test]
+fn sessions_renamed_while_tmuxd_was_away_keep_their_ids() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let options = || DaemonOptions::in_dir(data.path());
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let ids = ["job", "parked"].map(|name| {
+        let made = daemon.create(&json!({ "name": name, "command": common::SHELL }));
+        made["session_id"].as_str().unwrap().to_owned()
+    });
+    let [job, parked] = ids;
+    daemon.delete(&format!("/v1/sessions/{parked}"));
+    let (status, _) = daemon.terminate();
+    assert!(status.success());
+
+    tmux.run(&["rename-session", "-t", "=job", "job-renamed"]);
+    tmux.run(&["rename-session", "-t", "=parked", "parked-renamed"]);
+    let daemon = Daemon::start_with(&tmux, options());
+    let tracked: Vec<(String, String)> = daemon
+        .sessions()
+        .iter()
+        .map(|s| {
+            let field = |key: &str| s[key].as_str().unwrap().to_owned();
+            (field("tmux_name"), field("session_id"))
+        })
+        .collect();
+    assert_eq!(tracked, [("job-renamed".to_owned(), job.clone())]);
+    let renamed: Vec<(String, String)> = events_of(&daemon, "session_renamed")
+        .iter()
+        .map(|e| {
+            let field = |key: &str| e[key].as_str().unwrap().to_owned();
+            (field("session_id"), field("new_name"))
+        })
+        .collect();
+    assert_eq!(
+        renamed,
+        [
+            (job.clone(), "job-renamed".to_owned()),
+            (parked.clone(), "parked-renamed".to_owned())
+        ]
+    );
+    let ended = events_of(&daemon, "session_deleted");
+    assert_eq!(ended, Vec::<Value>::new(), "nothing ended");
+
+    // Still detached under its new name; adopting it gives back its id.
+    tmux.new_shell("newcomer");
+    wait_for("a discovery tick", || attached_id(&daemon, "newcomer"));
+    assert!(listed(&daemon, "parked-renamed").is_none());
+    let (status, body) = daemon.post(
+        "/v1/sessions/adopt",
+        &json!({ "tmux_name": "parked-renamed" }),
+    );
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["session"]["session_id"], parked.as_str());
 }

@@ -185,6 +185,10 @@ pub struct StartupPlan {
     pub detached: Vec<PersistedSession>,
     /// Persisted sessions whose tmux session is gone: record their end.
     pub missing: Vec<PersistedSession>,
+    /// Persisted sessions renamed in tmux while tmuxd was away (found by
+    /// the id they carry): (session id, old name, new name). Their entry
+    /// in `reattach` or `detached` already has the new name.
+    pub renamed: Vec<(String, String, String)>,
     /// The counter: past the persisted one, every id on disk and every id
     /// on a live session.
     pub next_counter: u64,
@@ -211,6 +215,7 @@ pub fn plan_startup(
         tagged: plan_tagged(file, live, tags, filter),
         ..StartupPlan::default()
     };
+    let moved = renamed_while_away(file, live, tags);
     let mut seen_names = BTreeSet::new();
     for session in &file.sessions {
         // A hand-edited file could list a name twice; the first id wins.
@@ -219,15 +224,53 @@ pub fn plan_startup(
         {
             continue;
         }
-        let alive = live.contains_key(&session.tmux_name);
-        match (alive, detached.contains(session.tmux_name.as_str())) {
-            (true, true) => plan.detached.push(session.clone()),
-            (true, false) => plan.reattach.push(session.clone()),
+        let mut session = session.clone();
+        let is_detached = detached.contains(session.tmux_name.as_str());
+        let mut alive = live.contains_key(&session.tmux_name);
+        if !alive && let Some(new) = moved.get(&session.session_id) {
+            let names = (session.tmux_name.clone(), (*new).to_owned());
+            plan.renamed
+                .push((session.session_id.clone(), names.0, names.1));
+            session.tmux_name = (*new).to_owned();
+            alive = true;
+        }
+        match (alive, is_detached) {
+            (true, true) => plan.detached.push(session),
+            (true, false) => plan.reattach.push(session),
             (false, true) => {}
-            (false, false) => plan.missing.push(session.clone()),
+            (false, false) => plan.missing.push(session),
         }
     }
     plan
+}
+
+/// Persisted sessions (by id) found alive under another name: the one live
+/// session that carries the id, under a name the registry does not know.
+fn renamed_while_away<'a>(
+    file: &RegistryFile,
+    live: &BTreeMap<String, SessionView>,
+    tags: &'a BTreeMap<String, u64>,
+) -> BTreeMap<String, &'a str> {
+    let known_names: BTreeSet<&str> = file
+        .sessions
+        .iter()
+        .map(|s| s.tmux_name.as_str())
+        .chain(file.detached.iter().map(String::as_str))
+        .collect();
+    let mut carriers: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for (name, id) in tags {
+        if live.contains_key(name) && !known_names.contains(name.as_str()) {
+            carriers.entry(*id).or_default().push(name);
+        }
+    }
+    carriers
+        .into_iter()
+        .filter_map(|(id, names)| match names[..] {
+            [name] => Some((super::registry::format_id(id), name)),
+            _ => None,
+        })
+        .filter(|(_, name)| validate_session_name(name).is_ok())
+        .collect()
 }
 
 /// Tagged live sessions to re-attach under their tag: unknown to the
@@ -537,6 +580,67 @@ mod tests {
         assert_eq!(plan.missing, vec![persisted("sess_2", "gone")]);
         assert_eq!(plan.tagged, vec![]);
         assert_eq!(plan.next_counter, 10);
+    }
+
+    #[test]
+    fn sessions_renamed_while_away_are_found_by_the_id_they_carry() {
+        let file = RegistryFile {
+            version: 1,
+            next_session_counter: 9,
+            sessions: vec![
+                persisted("sess_1", "work"),
+                persisted("sess_2", "parked"),
+                persisted("sess_3", "twin"),
+                persisted("sess_4", "gone"),
+                persisted("sess_5", "kept"),
+            ],
+            detached: vec!["parked".into()],
+        };
+        let tags: BTreeMap<String, u64> = [
+            ("work-renamed", 1),   // renamed while away
+            ("parked-renamed", 2), // detached, renamed while away
+            ("twin-a", 3),         // two carriers: neither is trusted
+            ("twin-b", 3),
+            ("kept", 5),      // alive under its own name
+            ("kept-copy", 5), // a copy carrying the id of a live one
+        ]
+        .into_iter()
+        .map(|(name, id)| (name.to_owned(), id))
+        .collect();
+        let names = [
+            "work-renamed",
+            "parked-renamed",
+            "twin-a",
+            "twin-b",
+            "kept",
+            "kept-copy",
+        ];
+        let plan = plan_startup(&file, &live(&names), &tags, &all());
+        assert_eq!(
+            plan.reattach,
+            vec![
+                persisted("sess_1", "work-renamed"),
+                persisted("sess_5", "kept")
+            ]
+        );
+        assert_eq!(plan.detached, vec![persisted("sess_2", "parked-renamed")]);
+        assert_eq!(
+            plan.missing,
+            vec![persisted("sess_3", "twin"), persisted("sess_4", "gone")]
+        );
+        let renamed: Vec<(&str, &str, &str)> = plan
+            .renamed
+            .iter()
+            .map(|(id, old, new)| (id.as_str(), old.as_str(), new.as_str()))
+            .collect();
+        assert_eq!(
+            renamed,
+            [
+                ("sess_1", "work", "work-renamed"),
+                ("sess_2", "parked", "parked-renamed")
+            ]
+        );
+        assert_eq!(plan.tagged, vec![], "ids held by the registry");
     }
 
     fn all() -> NameFilter {

@@ -150,6 +150,16 @@ impl Supervisor {
                 }
             }
         }
+        for (session_id, old, new) in &plan.renamed {
+            tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
+            self.inner.persistence.record(
+                NewEvent::new(EventKind::SessionRenamed)
+                    .session_id(session_id)
+                    .tmux_name(new)
+                    .detail("old_name", old.as_str())
+                    .detail("new_name", new.as_str()),
+            );
+        }
         // One tmux call marks them all. The marks of sessions the registry
         // knows were not read (setting them is cheaper than reading them);
         // this also marks those an older tmuxd attached.
