@@ -34,11 +34,11 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 43] = [
+const KEYS: [&str; 44] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
-    "discovery.interval_ms", "discovery.include", "discovery.exclude",
+    "discovery.interval_ms", "discovery.include", "discovery.exclude", "discovery.min_age_ms",
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
     "session.ended_max", "session.ended_max_age_s",
@@ -142,6 +142,9 @@ pub struct DiscoveryConfig {
     pub include: Vec<String>,
     /// Glob patterns over tmux session names; a match is never adopted.
     pub exclude: Vec<String>,
+    /// Milliseconds a session made outside tmuxd must have lived before it
+    /// is adopted: most that end sooner were never worth a handshake.
+    pub min_age_ms: u64,
 }
 
 /// `[reaper]`: clean-up of sessions whose tmux session has gone.
@@ -232,6 +235,7 @@ impl Config {
                 interval_ms: 2000,
                 include: vec!["*".to_owned()],
                 exclude: Vec::new(),
+                min_age_ms: 500,
             },
             reaper: ReaperConfig { interval_ms: 250 },
             session: SessionConfig {
@@ -405,6 +409,7 @@ pub struct FileDiscovery {
     pub interval_ms: Option<u64>,
     pub include: Option<Vec<String>>,
     pub exclude: Option<Vec<String>>,
+    pub min_age_ms: Option<u64>,
 }
 
 /// `[reaper]`
@@ -614,6 +619,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("discovery.interval_ms", discovery.interval_ms);
     take!("discovery.include", discovery.include);
     take!("discovery.exclude", discovery.exclude);
+    take!("discovery.min_age_ms", discovery.min_age_ms);
     take!("reaper.interval_ms", reaper.interval_ms);
     take!("session.replay_bytes", session.replay_bytes);
     take!(
@@ -714,11 +720,12 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_rules(&c.state.rules)?;
     sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 26] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 27] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
         ("discovery.interval_ms", c.discovery.interval_ms, 100..=3_600_000),
+        ("discovery.min_age_ms", c.discovery.min_age_ms, 0..=60_000),
         ("reaper.interval_ms", c.reaper.interval_ms, 10..=10_000),
         ("session.replay_bytes", c.session.replay_bytes as u64, 4096..=67_108_864),
         ("session.subscriber_queue_bytes", c.session.subscriber_queue_bytes as u64, 65_536..=67_108_864),
@@ -894,7 +901,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 43] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 44] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -919,6 +926,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 43] {
         ("discovery.interval_ms", num(c.discovery.interval_ms)),
         ("discovery.include", Some(list(&c.discovery.include))),
         ("discovery.exclude", Some(list(&c.discovery.exclude))),
+        ("discovery.min_age_ms", num(c.discovery.min_age_ms)),
         ("reaper.interval_ms", num(c.reaper.interval_ms)),
         ("session.replay_bytes", num(c.session.replay_bytes as u64)),
         ("session.subscriber_queue_bytes", num(c.session.subscriber_queue_bytes as u64)),

@@ -238,6 +238,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[tmux]\ncommand_timeout_ms = 60001", Some(("tmux.command_timeout_ms", "got 60001"))),
         ("[discovery]\ninterval_ms = 99", Some(("discovery.interval_ms", "got 99"))),
         ("[discovery]\ninterval_ms = 3600001", Some(("discovery.interval_ms", "got 3600001"))),
+        ("[discovery]\nmin_age_ms = 0", None),
+        ("[discovery]\nmin_age_ms = 60001", Some(("discovery.min_age_ms", "got 60001"))),
         ("[reaper]\ninterval_ms = 9", Some(("reaper.interval_ms", "got 9"))),
         ("[reaper]\ninterval_ms = 10001", Some(("reaper.interval_ms", "got 10001"))),
         ("[session]\nreplay_bytes = 4095", Some(("session.replay_bytes", "got 4095"))),

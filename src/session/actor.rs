@@ -40,7 +40,7 @@ use crate::tmux::command::{
     CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
-    ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket,
+    ClientEvent, ControlClient, ControlError, Notification, PaneId, SessionId, Ticket,
 };
 
 /// Bytes of literal text or raw input per `send-keys` over the control
@@ -137,7 +137,11 @@ struct SessionActor {
     actor_id: u64,
     /// For what must be forked (see `exits`).
     tmux: crate::tmux::Tmux,
+    /// The session's current name, which every command targets; follows
+    /// renames of `tmux_id`.
     tmux_name: String,
+    /// tmux's id of the session (`$N`), learnt at attach; never changes.
+    tmux_id: SessionId,
     window: WindowGeometry,
     panes: BTreeMap<u32, Pane>,
     /// A window look is in flight; `look_again` asks for another after it.
@@ -172,11 +176,14 @@ struct SessionActor {
     watches: BTreeMap<u32, (u32, Option<exits::PidWatch>)>,
 }
 
+/// Attaches, takes the first look, and starts the actor's task; answers
+/// with tmux's id of the session attached.
 pub(super) async fn start(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
-) -> Result<(), ControlError> {
+) -> Result<SessionId, ControlError> {
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
+    let tmux_id = client.attached().session;
     let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let mut actor = SessionActor {
@@ -184,6 +191,7 @@ pub(super) async fn start(
         actor_id: spec.actor_id,
         tmux: spec.tmux.clone(),
         tmux_name: spec.tmux_name,
+        tmux_id,
         window: WindowGeometry::default(),
         panes: BTreeMap::new(),
         looking: false,
@@ -232,7 +240,7 @@ pub(super) async fn start(
         changed: true,
     });
     tokio::spawn(actor.run(client, inbox, exits_rx));
-    Ok(())
+    Ok(tmux_id)
 }
 
 /// Sleeps until `deadline`, or forever when there is none.
@@ -439,8 +447,32 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
+            // Every control client hears every session's renames.
+            Notification::SessionRenamed {
+                session: Some(session),
+                name,
+            } if session == self.tmux_id => self.renamed(name),
+            // Whose rename it was is not said: discovery, which matches
+            // sessions by id, finds out.
+            Notification::SessionRenamed { session: None, .. } => {
+                self.sessions_changed.notify_one()
+            }
             _ => {}
         }
+    }
+
+    /// Follows a rename of the session: commands target the new name, and
+    /// the supervisor renames the tracked session.
+    fn renamed(&mut self, name: String) {
+        if name == self.tmux_name {
+            return;
+        }
+        self.tmux_name = name.clone();
+        let _ = self.events.send(ActorEvent::Renamed {
+            session_id: self.session_id.clone(),
+            actor_id: self.actor_id,
+            name,
+        });
     }
 
     /// A pane's output: logged for streams whatever the screen's state, and

@@ -30,7 +30,7 @@ pub use window::{
 
 use crate::tmux::Tmux;
 use crate::tmux::command::TmuxCommand;
-use crate::tmux::control::{ControlError, ControlOptions};
+use crate::tmux::control::{ControlError, ControlOptions, SessionId};
 
 /// Requests an actor serves; each carries its own reply channel.
 pub enum SessionCmd {
@@ -259,6 +259,13 @@ pub enum ActorEvent {
         actor_id: u64,
         view: StateView,
     },
+    /// tmux renamed the session (`%session-renamed` for the actor's own
+    /// `$N`): the actor already targets the new name.
+    Renamed {
+        session_id: String,
+        actor_id: u64,
+        name: String,
+    },
 }
 
 /// Sent to the supervisor when an actor's client has gone away: the
@@ -312,13 +319,23 @@ pub struct SessionHandle {
     tx: mpsc::Sender<SessionCmd>,
 }
 
+/// A started actor: its handle, and tmux's id of the session its client
+/// attached to, which follows the session through renames.
+pub struct Spawned {
+    pub handle: SessionHandle,
+    pub tmux_id: SessionId,
+}
+
 impl SessionHandle {
     /// Attaches a control client to the session and starts the actor
     /// task that owns it.
-    pub async fn spawn(spec: ActorSpec) -> Result<SessionHandle, ControlError> {
+    pub async fn spawn(spec: ActorSpec) -> Result<Spawned, ControlError> {
         let (tx, rx) = mpsc::channel(INBOX);
-        actor::start(spec, rx).await?;
-        Ok(SessionHandle { tx })
+        let tmux_id = actor::start(spec, rx).await?;
+        Ok(Spawned {
+            handle: SessionHandle { tx },
+            tmux_id,
+        })
     }
 
     /// Whether both handles reach the same actor (a session re-attached

@@ -52,6 +52,9 @@ pub enum EventKind {
     SessionCreated,
     /// An existing tmux session was taken under supervision.
     SessionAdopted,
+    /// A tracked session was renamed in tmux (`old_name`, `new_name`);
+    /// it keeps its id.
+    SessionRenamed,
     /// Supervision ended while the tmux session was left running.
     SessionDetached,
     /// A session ended; `reason` says why (`api_delete`, `process_exit`...).

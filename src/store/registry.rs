@@ -50,6 +50,10 @@ pub struct PersistedSession {
     /// The attention flag when the file was written: kept across restarts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<PersistedAttention>,
+    /// tmux's id of the session (`$N`), which follows it through renames;
+    /// it names the session only while the same tmux server runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_id: Option<String>,
 }
 
 /// Why a session needed someone, and since when.
@@ -175,12 +179,13 @@ mod tests {
             command: Some("htop".into()),
             cwd: None,
             attention: None,
+            tmux_id: Some("$4".into()),
         });
         registry.detached.push("7".into());
         let json = serde_json::to_string(&registry).unwrap();
         assert_eq!(
             json,
-            r#"{"version":1,"next_session_counter":3,"sessions":[{"session_id":"sess_2","tmux_name":"work","created_at":"2025-03-04T05:06:07Z","command":"htop","cwd":null}],"detached":["7"]}"#
+            r#"{"version":1,"next_session_counter":3,"sessions":[{"session_id":"sess_2","tmux_name":"work","created_at":"2025-03-04T05:06:07Z","command":"htop","cwd":null,"tmux_id":"$4"}],"detached":["7"]}"#
         );
         assert_eq!(
             serde_json::from_str::<RegistryFile>(&json).unwrap(),

@@ -11,11 +11,12 @@ use tokio_util::task::TaskTracker;
 
 use super::Supervisor;
 use super::lifecycle::EndReason;
-use super::plan::{DiscoveryPlan, Known, plan_discovery};
+use super::plan::{DiscoveryPlan, Known, Listed, TrackedRef, lived_at_least, plan_discovery};
 use crate::session::{ActorEvent, ClientExited};
 use crate::tmux::command::{
     HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
 };
+use crate::tmux::control::SessionId;
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
 pub(super) fn spawn_loops(
@@ -48,7 +49,8 @@ pub(super) fn spawn_loops(
 }
 
 /// Discovery when tmux says sessions changed (`%sessions-changed`, which
-/// every actor's control client hears), else a sweep: every
+/// every actor's control client hears), when a session too young to adopt
+/// has lived `discovery.min_age_ms`, else a sweep: every
 /// `discovery_interval` while no control client is attached to hear
 /// anything, and every `SAFETY_SWEEP` as a safety net otherwise.
 async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
@@ -61,9 +63,17 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
         } else {
             poll
         };
+        let recheck_at = supervisor.registry().recheck_at;
+        let recheck = async {
+            match recheck_at {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
         let sweep = tokio::select! {
             _ = cancel.cancelled() => return,
             _ = changed.notified() => false,
+            _ = recheck => false,
             _ = tokio::time::sleep(period) => listening,
         };
         let adopted = supervisor.discover(Adoptions::Spawn).await;
@@ -129,6 +139,12 @@ async fn handle_actor_events(
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
                     supervisor.on_state(&session_id, actor_id, view).await;
+                }
+                // Any actor of the session may report it: the name is tmux's.
+                ActorEvent::Renamed { session_id, name, .. } => {
+                    if let Some(id) = super::parse_id(&session_id) {
+                        supervisor.follow_rename(id, &name);
+                    }
                 }
             },
         }
@@ -208,16 +224,25 @@ impl Supervisor {
         }
     }
 
-    /// The name of every session (far cheaper for tmux than every pane),
-    /// asked over a tracked session's control client when there is one,
-    /// else forked; no server means none.
-    async fn session_names(&self) -> Result<Vec<String>, TmuxError> {
+    /// Every session's name, id and birth (far cheaper for tmux than
+    /// every pane), asked over a tracked session's control client when
+    /// there is one, else forked; no server means none.
+    async fn list_sessions(&self) -> Result<Listing, TmuxError> {
         let sessions = match self.ask_or_fork(&ListSessions).await {
             Ok(sessions) => sessions,
             Err(e) if e.is_missing_session() => Vec::new(),
             Err(e) => return Err(e),
         };
-        Ok(sessions.into_iter().map(|s| s.name).collect())
+        Ok(sessions
+            .into_iter()
+            .map(|s| {
+                let birth = Birth {
+                    tmux_id: s.id,
+                    created: s.created,
+                };
+                (s.name, Some(birth))
+            })
+            .collect())
     }
 
     /// The panes of session `name`'s current window (its view), over a
@@ -286,29 +311,22 @@ impl Supervisor {
         // with 200 sessions; only the new sessions' panes are listed, and
         // every pane only for the restore at startup.
         if self.registry().restore_pending.is_none() {
-            let names = match self.session_names().await {
-                Ok(names) => names,
+            let listing = match self.list_sessions().await {
+                Ok(listing) => listing,
                 Err(e) => {
                     tracing::warn!("discovery: {e}");
                     return Vec::new();
                 }
             };
-            let live = names
-                .into_iter()
-                .map(|name| {
-                    let view = super::lifecycle::default_view(&name);
-                    (name, view)
-                })
-                .collect();
-            let plan = self.plan(&live, looked_at);
+            let planned = self.plan(&listing, looked_at, adoptions_mode);
             let mut views = BTreeMap::new();
-            for name in &plan.adopt {
+            for name in &planned.plan.adopt {
                 // A session gone meanwhile has no view, and is not adopted.
                 if let Ok(panes) = self.session_panes(name).await {
                     views.extend(session_views(&panes));
                 }
             }
-            return self.adopt_planned(plan, &views, adoptions_mode).await;
+            return self.adopt_planned(planned, &views, adoptions_mode).await;
         }
         let panes = match self.list_panes().await {
             Ok(panes) => panes,
@@ -322,8 +340,17 @@ impl Supervisor {
         if let Some(file) = pending {
             self.restore(file, &live).await;
         }
-        let plan = self.plan(&live, looked_at);
-        self.adopt_planned(plan, &live, adoptions_mode).await
+        // Ids and births, for following renames and waiting out young
+        // sessions; without them, names alone (as every pane listed).
+        let listing = match self.list_sessions().await {
+            Ok(listing) => listing,
+            Err(e) => {
+                tracing::debug!("discovery: listing sessions failed: {e}");
+                live.keys().map(|name| (name.clone(), None)).collect()
+            }
+        };
+        let planned = self.plan(&listing, looked_at, adoptions_mode);
+        self.adopt_planned(planned, &live, adoptions_mode).await
     }
 
     /// Adopts what `plan` says, with the sessions' `views`; returns the
@@ -331,10 +358,18 @@ impl Supervisor {
     /// capacity and adopted once room freed up is not news).
     async fn adopt_planned(
         &self,
-        plan: DiscoveryPlan,
+        planned: Planned,
         views: &BTreeMap<String, SessionView>,
         adoptions_mode: Adoptions,
     ) -> Vec<String> {
+        let Planned {
+            plan,
+            renamed,
+            tmux_ids,
+        } = planned;
+        for (id, old, new) in &renamed {
+            self.record_rename(*id, old, new);
+        }
         // Reserved now, so the next look does not adopt them again; listed
         // as `starting` while their clients attach.
         let adoptions: Vec<_> = plan
@@ -342,7 +377,8 @@ impl Supervisor {
             .iter()
             .filter_map(|name| {
                 let view = views.get(name)?.clone();
-                Some((self.reserve_discovered(name)?, view))
+                let tmux_id = tmux_ids.get(name).copied();
+                Some((self.reserve_discovered(name, tmux_id)?, view))
             })
             .map(|(reservation, view)| {
                 let supervisor = self.clone();
@@ -370,22 +406,64 @@ impl Supervisor {
     }
 
     /// What discovery does with the sessions tmux listed at `looked_at`:
-    /// notes their names, forgets detached sessions that are gone, and says
-    /// which to adopt.
+    /// notes their names, follows renames, forgets detached sessions that
+    /// are gone, and says which to adopt (and when to look again at those
+    /// too young yet).
     fn plan(
         &self,
-        live: &BTreeMap<String, SessionView>,
+        listing: &Listing,
         looked_at: std::time::Instant,
-    ) -> DiscoveryPlan {
+        adoptions_mode: Adoptions,
+    ) -> Planned {
+        let now_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        // At startup the daemon serves once the sessions that were there
+        // before it are attached; only sessions that appear later wait.
+        let min_age = match adoptions_mode {
+            Adoptions::Await => std::time::Duration::ZERO,
+            Adoptions::Spawn => self.inner.settings.min_age,
+        };
         let mut registry = self.registry();
-        registry.seen_names = live.keys().cloned().collect();
+        registry.seen_names = listing.keys().cloned().collect();
+        let births = listing.values().flatten();
+        let seen_for = registry.seen_for(births.map(|b| b.tmux_id), looked_at);
+        let live: BTreeMap<String, Listed> = listing
+            .iter()
+            .map(|(name, birth)| {
+                let listed = match birth {
+                    Some(birth) => Listed {
+                        tmux_id: Some(birth.tmux_id),
+                        age: seen_for
+                            .get(&birth.tmux_id)
+                            .map(|seen| lived_at_least(*seen, Some(birth.created), now_epoch)),
+                    },
+                    None => Listed::default(),
+                };
+                (name.clone(), listed)
+            })
+            .collect();
+        learn_detached_ids(&mut registry, &live);
         let known = Known {
             tracked: registry
                 .sessions
                 .values()
-                .map(|e| (e.tmux_name.as_str(), e.id))
+                .map(|e| TrackedRef {
+                    id: e.id,
+                    name: e.tmux_name.as_str(),
+                    tmux_id: Some(e.tmux_id),
+                })
                 .collect(),
-            detached: registry.detached.keys().map(String::as_str).collect(),
+            detached: registry
+                .detached
+                .iter()
+                .map(|(name, s)| {
+                    (
+                        name.as_str(),
+                        s.tmux_id.as_deref().and_then(|t| t.parse().ok()),
+                    )
+                })
+                .collect(),
             // A session that ended since tmux was asked is listed, but gone.
             reserved: registry
                 .reserved
@@ -399,11 +477,24 @@ impl Supervisor {
                 )
                 .map(String::as_str)
                 .collect::<BTreeSet<_>>(),
+            reserved_ids: registry.reserved_tmux_ids().clone(),
         };
-        let plan = plan_discovery(live, &known, &self.inner.settings.filter);
+        let plan = plan_discovery(&live, &known, &self.inner.settings.filter, min_age);
+        drop(known);
+        registry.recheck_at = plan.recheck_in.map(|wait| looked_at + wait);
         for name in &plan.forget_detached {
             registry.detached.remove(name);
         }
+        for (old, new) in &plan.renamed_detached {
+            registry.rename_detached(old, new);
+        }
+        // Before any adoption is reserved: a new session may have taken
+        // the old name.
+        let renamed = plan
+            .renamed
+            .iter()
+            .filter_map(|(id, new)| Some((*id, registry.rename(*id, new)?, new.clone())))
+            .collect();
         // Refused for capacity and still waiting: listed, and not tracked.
         let tracked: BTreeSet<String> = registry
             .sessions
@@ -414,11 +505,19 @@ impl Supervisor {
             .refused
             .retain(|name| live.contains_key(name) && !tracked.contains(name));
         registry.ended.retain(|_, at| *at >= looked_at);
-        plan
+        let tmux_ids = live
+            .iter()
+            .filter_map(|(name, l)| Some((name.clone(), l.tmux_id?)))
+            .collect();
+        Planned {
+            plan,
+            renamed,
+            tmux_ids,
+        }
     }
 
     async fn forget_detached(&self, plan: &DiscoveryPlan) {
-        if !plan.forget_detached.is_empty() {
+        if !plan.forget_detached.is_empty() || !plan.renamed_detached.is_empty() {
             let _ = self.persist().await;
         }
     }
@@ -427,5 +526,37 @@ impl Supervisor {
         let _ = self.persist().await;
         self.prune_ended().await;
         self.inner.persistence.sync_events();
+    }
+}
+
+/// tmux's id of a session and when it was made (seconds since the epoch).
+#[derive(Clone, Copy, Debug)]
+struct Birth {
+    tmux_id: SessionId,
+    created: u64,
+}
+
+/// The sessions tmux listed, by name, with their birth when tmux said.
+type Listing = BTreeMap<String, Option<Birth>>;
+
+/// What one discovery step decided and already did in the registry.
+struct Planned {
+    plan: DiscoveryPlan,
+    /// Tracked sessions renamed in the registry: (id, old name, new name),
+    /// to record.
+    renamed: Vec<(u64, String, String)>,
+    /// tmux's id of each listed session, where known.
+    tmux_ids: BTreeMap<String, SessionId>,
+}
+
+/// Detached sessions whose id is not known (read from disk) learn it from
+/// the listing, by name.
+fn learn_detached_ids(registry: &mut super::registry::Registry, live: &BTreeMap<String, Listed>) {
+    for (name, session) in registry.detached.iter_mut() {
+        if session.tmux_id.is_none()
+            && let Some(tmux_id) = live.get(name).and_then(|l| l.tmux_id)
+        {
+            session.tmux_id = Some(tmux_id.to_string());
+        }
     }
 }

@@ -14,10 +14,10 @@ use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
-use crate::session::{ActorSpec, ActorSummary, Attention, SessionHandle, SessionState};
+use crate::session::{ActorSpec, ActorSummary, Attention, SessionState, Spawned};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
-use crate::tmux::control::{ControlError, ControlOptions};
+use crate::tmux::control::{ControlError, ControlOptions, SessionId};
 use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
@@ -152,7 +152,7 @@ impl Supervisor {
             name: tmux_name.to_owned(),
             reason,
         })?;
-        let reservation = self.reserve_existing(tmux_name, true)?;
+        let reservation = self.reserve_existing(tmux_name, None, true)?;
         if let Some(wanted) = session_id.filter(|wanted| *wanted != format_id(reservation.id)) {
             self.release(&reservation);
             return Err(SupervisorError::BadRequest(format!(
@@ -176,8 +176,12 @@ impl Supervisor {
 
     /// Takes the id and name of a session discovery found; a full
     /// registry refuses it (said once in the log).
-    pub(super) fn reserve_discovered(&self, name: &str) -> Option<Reservation> {
-        match self.reserve_existing(name, true) {
+    pub(super) fn reserve_discovered(
+        &self,
+        name: &str,
+        tmux_id: Option<SessionId>,
+    ) -> Option<Reservation> {
+        match self.reserve_existing(name, tmux_id, true) {
             Ok(reservation) => Some(reservation),
             Err(SupervisorError::Capacity { max }) => {
                 if self.registry().refused.insert(name.to_owned()) {
@@ -316,11 +320,11 @@ impl Supervisor {
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let _attaching = self.attaching(&reservation, &view, created_at, queue.len());
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self
+        let spawned = match self
             .spawn_actor(reservation.id, actor_id, &view.name, attention, !kept_exit)
             .await
         {
-            Ok(handle) => handle,
+            Ok(spawned) => spawned,
             Err(e) => {
                 self.release(&reservation);
                 let gone = matches!(
@@ -338,10 +342,11 @@ impl Supervisor {
         let entry = Entry {
             id: reservation.id,
             tmux_name: reservation.tmux_name.clone(),
+            tmux_id: spawned.tmux_id,
             created_at,
             command,
             cwd,
-            handle,
+            handle: spawned.handle,
             actor_id,
             ending: None,
             last_summary: None,
@@ -367,21 +372,32 @@ impl Supervisor {
             // A program that already ended no longer holds capacity.
             entry.state = actor.state;
         }
-        let summary = {
+        let (summary, renamed) = {
             let mut registry = self.registry();
-            registry.reserved.remove(&reservation.tmux_name);
+            registry.unreserve(&reservation);
+            let renamed = registry
+                .take_rename_while_attaching(reservation.id)
+                .map(|name| (entry.tmux_name.clone(), name));
             if registry.closing {
-                Err(entry.handle)
+                (Err(entry.handle), None)
             } else {
                 registry.detached.remove(&reservation.tmux_name);
                 // Adopted again under its old id: it is live, not ended.
                 registry.retained.remove(&reservation.id);
                 registry.sessions.insert(reservation.id, entry);
-                Ok(actor
+                let renamed = renamed.and_then(|(old, new)| {
+                    let _ = registry.rename(reservation.id, &new)?;
+                    Some((old, new))
+                });
+                let summary = actor
                     .ok()
-                    .and_then(|actor| registry.summarize(reservation.id, actor)))
+                    .and_then(|actor| registry.summarize(reservation.id, actor));
+                (Ok(summary), renamed)
             }
         };
+        if let Some((old, new)) = renamed {
+            self.record_rename(reservation.id, &old, &new);
+        }
         let gone = || SupervisorError::Gone(format_id(reservation.id));
         match summary {
             Ok(summary) => {
@@ -487,8 +503,8 @@ impl Supervisor {
         name: &str,
         attention: Option<Attention>,
         wait_for_quiet: bool,
-    ) -> Result<SessionHandle, ControlError> {
-        let handle = SessionHandle::spawn(ActorSpec {
+    ) -> Result<Spawned, ControlError> {
+        let spawned = crate::session::SessionHandle::spawn(ActorSpec {
             session_id: format_id(id),
             actor_id,
             tmux: self.tmux().clone(),
@@ -505,7 +521,7 @@ impl Supervisor {
         })
         .await?;
         self.inner.client_attached.notify_one();
-        Ok(handle)
+        Ok(spawned)
     }
 
     pub(super) fn record(&self, event: NewEvent, entry: &Entry) {
@@ -536,26 +552,33 @@ impl Supervisor {
             None => registry.next_free_number(),
         };
         let id = registry.allocate_id();
-        registry.reserved.insert(tmux_name.clone(), id);
-        Ok(Reservation { id, tmux_name })
+        let reservation = Reservation {
+            id,
+            tmux_name,
+            tmux_id: None,
+        };
+        registry.reserve(&reservation);
+        Ok(reservation)
     }
 
     /// A numeric name tmux already had: note it and take the next one.
     fn rename_reservation(&self, old: Reservation) -> Reservation {
         let mut registry = self.registry();
-        registry.reserved.remove(&old.tmux_name);
+        registry.unreserve(&old);
         registry.seen_names.insert(old.tmux_name);
-        let tmux_name = registry.next_free_number();
-        registry.reserved.insert(tmux_name.clone(), old.id);
-        Reservation {
+        let reservation = Reservation {
             id: old.id,
-            tmux_name,
-        }
+            tmux_name: registry.next_free_number(),
+            tmux_id: None,
+        };
+        registry.reserve(&reservation);
+        reservation
     }
 
     fn reserve_existing(
         &self,
         name: &str,
+        tmux_id: Option<SessionId>,
         check_capacity: bool,
     ) -> Result<Reservation, SupervisorError> {
         let mut registry = self.registry();
@@ -580,15 +603,40 @@ impl Supervisor {
             .get(name)
             .and_then(|s| super::parse_id(&s.session_id));
         let id = known_id.unwrap_or_else(|| registry.allocate_id());
-        registry.reserved.insert(name.to_owned(), id);
-        Ok(Reservation {
+        let reservation = Reservation {
             id,
             tmux_name: name.to_owned(),
-        })
+            tmux_id,
+        };
+        registry.reserve(&reservation);
+        Ok(reservation)
     }
 
     fn release(&self, reservation: &Reservation) {
-        self.registry().reserved.remove(&reservation.tmux_name);
+        self.registry().unreserve(reservation);
+    }
+
+    /// Follows tmux's rename of tracked session `id` (heard by its actor,
+    /// or seen by discovery): recorded once, persisted.
+    pub(super) fn follow_rename(&self, id: u64, name: &str) {
+        let old = self.registry().rename(id, name);
+        if let Some(old) = old {
+            self.record_rename(id, &old, name);
+        }
+    }
+
+    /// Records a rename already made in the registry, and persists it.
+    pub(super) fn record_rename(&self, id: u64, old: &str, new: &str) {
+        tracing::info!(session_id = %format_id(id), old_name = %old, new_name = %new, "session renamed in tmux");
+        self.inner.persistence.record(
+            NewEvent::new(EventKind::SessionRenamed)
+                .session_id(format_id(id))
+                .tmux_name(new)
+                .detail("old_name", old)
+                .detail("new_name", new),
+        );
+        // Queued; nothing waits for the write.
+        drop(self.persist());
     }
 }
 

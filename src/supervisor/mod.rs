@@ -56,6 +56,9 @@ pub struct Settings {
     pub reaper_interval: Duration,
     pub checkpoint_interval: Duration,
     pub filter: NameFilter,
+    /// How long a session made outside tmuxd must have lived before
+    /// discovery adopts it (`discovery.min_age_ms`).
+    pub min_age: Duration,
     pub actor: ActorConfig,
     pub max_scrollback_lines: usize,
     /// How long a tmux command may take, forked or over a control client.
@@ -74,6 +77,7 @@ impl Settings {
             reaper_interval: Duration::from_millis(config.reaper.interval_ms),
             checkpoint_interval: Duration::from_secs(config.checkpoint_interval_s),
             filter: NameFilter::new(&config.discovery.include, &config.discovery.exclude),
+            min_age: Duration::from_millis(config.discovery.min_age_ms),
             actor: ActorConfig {
                 replay_bytes: config.session.replay_bytes,
                 subscriber_queue_bytes: config.session.subscriber_queue_bytes,

@@ -13,6 +13,7 @@ use crate::session::{ActorSummary, Attention, SessionHandle, SessionState};
 use crate::store::{
     PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile,
 };
+use crate::tmux::control::SessionId;
 
 /// Prefix of every session id: `sess_<n>`.
 const ID_PREFIX: &str = "sess_";
@@ -42,7 +43,10 @@ pub enum Ending {
 /// A tracked session.
 pub struct Entry {
     pub id: u64,
+    /// The session's current name: followed through renames (`rename`).
     pub tmux_name: String,
+    /// tmux's id of the session, which a rename keeps.
+    pub tmux_id: SessionId,
     pub created_at: DateTime<Utc>,
     pub command: Option<String>,
     pub cwd: Option<String>,
@@ -76,6 +80,7 @@ impl Entry {
             cwd: self.cwd.clone(),
             queued_inputs: self.queue.iter().cloned().collect(),
             attention: self.attention.map(persist_attention),
+            tmux_id: Some(self.tmux_id.to_string()),
         }
     }
 
@@ -110,6 +115,8 @@ pub fn restore_attention(persisted: &PersistedAttention) -> Option<Attention> {
 pub struct Reservation {
     pub id: u64,
     pub tmux_name: String,
+    /// tmux's id of the session, when discovery listed it.
+    pub tmux_id: Option<SessionId>,
 }
 
 #[derive(Default)]
@@ -119,6 +126,17 @@ pub struct Registry {
     pub detached: BTreeMap<String, PersistedSession>,
     /// Names with a create or adopt in flight, and the id each will get.
     pub reserved: BTreeMap<String, u64>,
+    /// tmux ids of the sessions in `reserved` discovery listed: renamed
+    /// while they attach, they are not adopted a second time.
+    reserved_tmux_ids: BTreeSet<SessionId>,
+    /// Renames heard while the session's attach was not committed yet,
+    /// by session id: applied at the commit.
+    renamed_while_attaching: BTreeMap<u64, String>,
+    /// When discovery first listed each untracked session (by tmux id),
+    /// to let it live `discovery.min_age_ms` before adopting it.
+    first_seen: BTreeMap<SessionId, Instant>,
+    /// When discovery should look again at sessions too young to adopt.
+    pub recheck_at: Option<Instant>,
     /// Session names tmux reported on the last look, for picking free numbers.
     pub seen_names: BTreeSet<String>,
     /// The registry read at startup, until tmux answers and it is merged.
@@ -188,6 +206,79 @@ impl Registry {
 
     pub fn find_by_name(&self, name: &str) -> Option<&Entry> {
         self.sessions.values().find(|e| e.tmux_name == name)
+    }
+
+    /// Takes a name (and tmux id, if known) for a session being created or
+    /// adopted.
+    pub fn reserve(&mut self, reservation: &Reservation) {
+        self.reserved
+            .insert(reservation.tmux_name.clone(), reservation.id);
+        self.reserved_tmux_ids.extend(reservation.tmux_id);
+    }
+
+    /// Gives a reservation back (its session is committed, or failed).
+    pub fn unreserve(&mut self, reservation: &Reservation) {
+        self.reserved.remove(&reservation.tmux_name);
+        if let Some(tmux_id) = &reservation.tmux_id {
+            self.reserved_tmux_ids.remove(tmux_id);
+        }
+    }
+
+    pub fn reserved_tmux_ids(&self) -> &BTreeSet<SessionId> {
+        &self.reserved_tmux_ids
+    }
+
+    /// Follows tmux's rename of session `id`: the old name when the name
+    /// changed. A session still attaching is renamed when it is committed
+    /// (`take_rename_while_attaching`).
+    pub fn rename(&mut self, id: u64, name: &str) -> Option<String> {
+        let Some(entry) = self.sessions.get_mut(&id) else {
+            if self.attaching.contains_key(&id) {
+                self.renamed_while_attaching.insert(id, name.to_owned());
+            }
+            return None;
+        };
+        if entry.tmux_name == name {
+            return None;
+        }
+        let old = std::mem::replace(&mut entry.tmux_name, name.to_owned());
+        if let Some(summary) = &mut entry.last_summary {
+            summary.tmux_name = name.to_owned();
+        }
+        Some(old)
+    }
+
+    /// The name session `id` was renamed to while it attached, if it was.
+    pub fn take_rename_while_attaching(&mut self, id: u64) -> Option<String> {
+        self.renamed_while_attaching.remove(&id)
+    }
+
+    /// Moves a detached session to the name tmux now lists it under.
+    pub fn rename_detached(&mut self, old: &str, new: &str) {
+        if self.detached.contains_key(new) {
+            return;
+        }
+        if let Some(mut session) = self.detached.remove(old) {
+            session.tmux_name = new.to_owned();
+            self.detached.insert(new.to_owned(), session);
+        }
+    }
+
+    /// Notes when each listed session was first seen (forgetting those no
+    /// longer listed) and answers how long each has been seen for.
+    pub fn seen_for(
+        &mut self,
+        listed: impl IntoIterator<Item = SessionId>,
+        now: Instant,
+    ) -> BTreeMap<SessionId, std::time::Duration> {
+        let mut seen = BTreeMap::new();
+        for tmux_id in listed {
+            let first = *self.first_seen.entry(tmux_id).or_insert(now);
+            seen.insert(tmux_id, now.saturating_duration_since(first));
+        }
+        self.first_seen
+            .retain(|tmux_id, _| seen.contains_key(tmux_id));
+        seen
     }
 
     pub fn is_name_in_use(&self, name: &str) -> bool {
@@ -301,10 +392,96 @@ mod tests {
                 cwd: None,
                 queued_inputs: Vec::new(),
                 attention: None,
+                tmux_id: None,
             },
         );
         let in_use: Vec<u64> = (0..6).filter(|&id| r.is_id_in_use(id)).collect();
         assert_eq!(in_use, [2, 4]);
+    }
+
+    #[test]
+    fn reservations_hold_names_and_tmux_ids_until_given_back() {
+        let mut r = Registry::new(1);
+        let adopting = Reservation {
+            id: 3,
+            tmux_name: "x".to_owned(),
+            tmux_id: Some(SessionId(9)),
+        };
+        r.reserve(&adopting);
+        assert!(r.is_name_in_use("x"));
+        assert!(r.reserved_tmux_ids().contains(&SessionId(9)));
+        r.unreserve(&adopting);
+        assert!(!r.is_name_in_use("x"));
+        assert!(r.reserved_tmux_ids().is_empty());
+    }
+
+    #[test]
+    fn renames_while_attaching_wait_for_the_commit() {
+        let mut r = Registry::new(1);
+        assert_eq!(r.rename(4, "new"), None, "unknown: nothing kept");
+        assert_eq!(r.take_rename_while_attaching(4), None);
+        r.attaching.insert(4, summary("old"));
+        assert_eq!(r.rename(4, "new"), None);
+        assert_eq!(r.take_rename_while_attaching(4), Some("new".to_owned()));
+        assert_eq!(r.take_rename_while_attaching(4), None);
+    }
+
+    #[test]
+    fn detached_sessions_move_to_their_new_name_unless_it_is_taken() {
+        let mut r = Registry::new(1);
+        for name in ["parked", "other"] {
+            r.detached.insert(name.to_owned(), parked(name));
+        }
+        r.rename_detached("parked", "other");
+        assert_eq!(r.detached["parked"].tmux_name, "parked");
+        r.rename_detached("parked", "moved");
+        assert_eq!(r.detached.keys().collect::<Vec<_>>(), ["moved", "other"]);
+        assert_eq!(r.detached["moved"].tmux_name, "moved");
+    }
+
+    #[test]
+    fn first_seen_is_kept_while_listed_and_forgotten_after() {
+        let mut r = Registry::new(1);
+        let t0 = Instant::now();
+        let ms = std::time::Duration::from_millis;
+        let seen = r.seen_for([SessionId(1)], t0);
+        assert_eq!(seen[&SessionId(1)], ms(0));
+        let seen = r.seen_for([SessionId(1), SessionId(2)], t0 + ms(300));
+        assert_eq!(seen[&SessionId(1)], ms(300));
+        assert_eq!(seen[&SessionId(2)], ms(0));
+        r.seen_for([SessionId(2)], t0 + ms(400));
+        let seen = r.seen_for([SessionId(1)], t0 + ms(500));
+        assert_eq!(seen[&SessionId(1)], ms(0), "gone in between: seen anew");
+    }
+
+    fn parked(name: &str) -> PersistedSession {
+        PersistedSession {
+            session_id: "sess_2".to_owned(),
+            tmux_name: name.to_owned(),
+            created_at: DateTime::UNIX_EPOCH,
+            command: None,
+            cwd: None,
+            queued_inputs: Vec::new(),
+            attention: None,
+            tmux_id: None,
+        }
+    }
+
+    fn summary(name: &str) -> SessionSummary {
+        SessionSummary {
+            session_id: "sess_4".to_owned(),
+            tmux_name: name.to_owned(),
+            created_at: DateTime::UNIX_EPOCH,
+            ended_at: None,
+            queued_inputs: 0,
+            thought: None,
+            actor: ActorSummary::without_client(
+                SessionState::Starting,
+                crate::session::StateReason::Attaching,
+                Utc::now(),
+                (80, 24),
+            ),
+        }
     }
 
     #[test]

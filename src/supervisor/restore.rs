@@ -51,7 +51,7 @@ impl Supervisor {
             .spawn_actor(id, new_actor_id, &name, attention, true)
             .await
         {
-            Ok(handle) => handle,
+            Ok(spawned) => spawned.handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
                 return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
@@ -92,9 +92,13 @@ impl Supervisor {
             plan.tagged.retain(|(_, id)| !registry.is_id_in_use(*id));
             registry.advance_past(plan.next_counter.saturating_sub(1));
             for session in &plan.detached {
-                registry
-                    .detached
-                    .insert(session.tmux_name.clone(), session.clone());
+                // An id on disk may name another tmux server's session:
+                // discovery learns the live one by name.
+                let session = PersistedSession {
+                    tmux_id: None,
+                    ..session.clone()
+                };
+                registry.detached.insert(session.tmux_name.clone(), session);
             }
         }
         for session in &plan.missing {
@@ -126,6 +130,7 @@ impl Supervisor {
                 cwd: None,
                 queued_inputs: Vec::new(),
                 attention: None,
+                tmux_id: None,
             };
             (session, "tmux")
         });
@@ -145,6 +150,16 @@ impl Supervisor {
                 }
             }
         }
+        for (session_id, old, new) in &plan.renamed {
+            tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
+            self.inner.persistence.record(
+                NewEvent::new(EventKind::SessionRenamed)
+                    .session_id(session_id)
+                    .tmux_name(new)
+                    .detail("old_name", old.as_str())
+                    .detail("new_name", new.as_str()),
+            );
+        }
         // One tmux call marks them all. The marks of sessions the registry
         // knows were not read (setting them is cheaper than reading them);
         // this also marks those an older tmuxd attached.
@@ -162,10 +177,9 @@ impl Supervisor {
         let reservation = Reservation {
             id,
             tmux_name: session.tmux_name.clone(),
+            tmux_id: None,
         };
-        self.registry()
-            .reserved
-            .insert(session.tmux_name.clone(), id);
+        self.registry().reserve(&reservation);
         let attach = Attach {
             reservation,
             view: view.clone(),

@@ -230,6 +230,7 @@ impl From<store::EventKind> for EventKind {
         match kind {
             K::SessionCreated => EventKind::SessionCreated,
             K::SessionAdopted => EventKind::SessionAdopted,
+            K::SessionRenamed => EventKind::SessionRenamed,
             K::SessionDetached => EventKind::SessionDetached,
             K::SessionDeleted => EventKind::SessionDeleted,
             K::SessionState => EventKind::SessionState,

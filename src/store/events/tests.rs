@@ -99,6 +99,7 @@ fn event_kinds_serialize_snake_case() {
     let cases = [
         (EventKind::SessionCreated, "session_created"),
         (EventKind::SessionAdopted, "session_adopted"),
+        (EventKind::SessionRenamed, "session_renamed"),
         (EventKind::SessionDetached, "session_detached"),
         (EventKind::SessionDeleted, "session_deleted"),
         (EventKind::SessionState, "session_state"),
