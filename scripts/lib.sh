@@ -90,7 +90,7 @@ ensure_tmux_37() {
   local bin=${root%/*}/bin-3.7c
   if [ ! -x "$root/usr/bin/tmux" ]; then
     command -v debootstrap >/dev/null 2>&1 || {
-      as_root apt-get update -qq
+      as_root apt-get update -qq >&2
       as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
     }
     echo "making a Debian 13 root for tmux 3.7c in $root (once)" >&2
@@ -98,7 +98,7 @@ ensure_tmux_37() {
     as_root debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >/dev/null
     echo "deb http://deb.debian.org/debian trixie-backports main" |
       as_root tee "$root/etc/apt/sources.list.d/backports.list" >/dev/null
-    as_root chroot "$root" apt-get update -qq
+    as_root chroot "$root" apt-get update -qq >&2
     as_root chroot "$root" env DEBIAN_FRONTEND=noninteractive \
       apt-get install -y -qq -t trixie-backports tmux >/dev/null
   fi
