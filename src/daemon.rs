@@ -48,10 +48,15 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let tasks = TaskTracker::new();
     let cancel = CancellationToken::new();
-    tmux_from_config(&config)
-        .check_version()
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let tmux = tmux_from_config(&config);
+    tmux.check_version().await.map_err(anyhow::Error::msg)?;
+    if let Ok(version) = tmux.version().await
+        && crate::tmux::has_handshake_crash(&version) != Some(false)
+    {
+        let native = tmux.client_path().await.is_native();
+        let conditions = crate::tmux::crash_conditions(&version, native);
+        tracing::info!(%version, "{conditions}");
+    }
     let metrics = Metrics::new();
     let supervisor = Supervisor::start(
         tmux_from_config(&config).with_metrics(metrics.clone()),

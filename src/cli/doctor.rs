@@ -143,25 +143,10 @@ async fn probe_session(probe: &Tmux) -> Result<String, String> {
         }
         _ => {
             let version = probe.version().await.unwrap_or_default();
-            Ok(format!("{how}; {}", crash_note(native, &version)))
-        }
-    }
-}
-
-/// What tmux < 3.7 crashes on while a control client attaches (tmux issue
-/// 4980), and whether this path leaves that window open.
-fn crash_note(native: bool, version: &str) -> &'static str {
-    match (crate::tmux::has_handshake_crash(version), native) {
-        (Some(false), _) => "tmux 3.7 and later cannot crash on a control client's handshake",
-        (_, true) => {
-            "tmux before 3.7 crashes when a notification reaches a control client between its \
-             first and last identify message (tmux issue 4980); tmuxd's own client sends them in \
-             one write the server reads at once, so no notification can come between"
-        }
-        (_, false) => {
-            "a tmux -C child leaves the tmux < 3.7 handshake window (tmux issue 4980) open: tmuxd \
-             keeps its own actions out of it and attaches when the server is quiet, but cannot \
-             stop other clients' actions"
+            Ok(format!(
+                "{how}; {}",
+                crate::tmux::crash_conditions(&version, native)
+            ))
         }
     }
 }
