@@ -130,6 +130,9 @@ async fn handle_actor_events(
                 ActorEvent::State { session_id, actor_id, view } => {
                     supervisor.on_state(&session_id, actor_id, view).await;
                 }
+                ActorEvent::Panes { session_id, actor_id, rows } => {
+                    supervisor.on_panes(&session_id, actor_id, rows);
+                }
             },
         }
     }
