@@ -237,3 +237,53 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to restore"));
 }
+
+/// After a reboot (tmux gone while tmuxd was stopped), `restore.on_start`
+/// brings the sessions back at startup; without it they wait, restorable.
+#[test]
+fn a_daemon_finding_none_of_its_sessions_restores_them_with_on_start() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path().canonicalize().unwrap();
+    let cwd = dir(&root, "work");
+    let tmux = TmuxServer::new();
+    let mut first = Daemon::start_with(&tmux, DaemonOptions::in_dir(&root.join("data")));
+    let id = first.create_named("kept", SHELL);
+    first.wait_until(&id, "idle");
+    tmux.run(&["split-window", "-h", "-t", "=kept:", "-c", &cwd, SHELL]);
+    let shape = tmux_shape(&tmux, "kept");
+    wait_for("the windows kept", || {
+        (kept_shape(&first.data_dir, &id).as_ref() == Some(&shape)).then_some(())
+    });
+    first.terminate();
+    tmux.run(&["kill-server"]);
+
+    let waiting = Daemon::start_with(&tmux, DaemonOptions::in_dir(&root.join("data")));
+    let (_, health) = waiting.get("/healthz");
+    assert_eq!(health["tmux_lost"]["restorable"], 1, "{health}");
+    assert!(
+        !tmux.has_session("kept"),
+        "nothing restored without on_start"
+    );
+    let mut waiting = waiting;
+    waiting.terminate();
+
+    let options = DaemonOptions {
+        extra_config: "[restore]\non_start = true\n".to_owned(),
+        ..DaemonOptions::in_dir(&root.join("data"))
+    };
+    let daemon = Daemon::start_with(&tmux, options);
+    wait_for("the session restored at startup", || {
+        let (status, s) = daemon.get(&format!("/v1/sessions/{id}"));
+        (status == StatusCode::OK && s["session"]["ended_at"].is_null()).then_some(())
+    });
+    wait_for("its windows", || {
+        (tmux_shape(&tmux, "kept") == shape).then_some(())
+    });
+    let restored = daemon.events();
+    let restored = restored
+        .iter()
+        .find(|e| e["kind"] == "session_restored")
+        .unwrap();
+    assert_eq!(restored["reason"], "startup_restore");
+    assert_eq!(restored["session_id"], id.as_str());
+}
