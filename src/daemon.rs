@@ -75,6 +75,7 @@ pub async fn serve(
         &tasks,
         cancel.clone(),
     );
+    supervisor.after_start(config.restore.on_start);
     let token = match (&config.auth.token, config.auth.insecure_no_auth) {
         (Some(token), _) => Some(token.clone()),
         (None, true) => {

@@ -85,6 +85,7 @@ pub enum StoreFile {
     Registry,
     Thoughts,
     Ended,
+    Restore,
     Events,
 }
 
@@ -408,6 +409,7 @@ fn seed(m: &Inner) {
         StoreFile::Registry,
         StoreFile::Thoughts,
         StoreFile::Ended,
+        StoreFile::Restore,
         StoreFile::Events,
     ] {
         let labels = FileLabels {

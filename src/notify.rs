@@ -62,9 +62,12 @@ pub fn spawn(
 }
 
 /// Whether an event is something to notify of: a newly raised attention
-/// flag (a state event carrying an attention that was not seen before), or
-/// a session's end.
+/// flag (a state event carrying an attention that was not seen before),
+/// a session's end, or the tmux server lost with every session.
 fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
+    if event.kind == EventKind::TmuxLost {
+        return Some((Trigger::TmuxLost, String::new()));
+    }
     let session_id = event.session_id.clone()?;
     match event.kind {
         EventKind::SessionDeleted => Some((Trigger::Exited, session_id)),

@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 27] = [
+const OPERATIONS: [&str; 28] = [
     "get /healthz",
     "get /version",
     "post /v1/login",
@@ -29,6 +29,7 @@ const OPERATIONS: [&str; 27] = [
     "get /v1/sessions/{id}",
     "delete /v1/sessions/{id}",
     "post /v1/sessions/adopt",
+    "post /v1/sessions/restore",
     "post /v1/sessions/{id}/input",
     "post /v1/sessions/{id}/resize",
     "post /v1/sessions/{id}/wait",

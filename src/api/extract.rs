@@ -39,6 +39,27 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// A body that may be left out: no body at all (no `Content-Type`, nothing
+/// sent) reads as `None`; anything sent is read as `ApiJson` reads it.
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::OptionalFromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let headers = req.headers();
+        let declared = headers.contains_key(axum::http::header::CONTENT_TYPE)
+            || headers
+                .get(axum::http::header::CONTENT_LENGTH)
+                .is_some_and(|len| len.as_bytes() != b"0")
+            || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+        if !declared {
+            return Ok(None);
+        }
+        <ApiJson<T> as FromRequest<S>>::from_request(req, state)
+            .await
+            .map(Some)
+    }
+}
+
 fn json_rejection(rejection: JsonRejection) -> ApiError {
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(

@@ -11,9 +11,10 @@ use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::AppState;
-use super::model::{Health, Readiness, StorageReport, VersionInfo};
+use super::model::{Health, Readiness, StorageReport, TmuxLost, VersionInfo};
 
-/// Liveness: the daemon answers; `tmux` says whether tmux does too.
+/// Liveness: the daemon answers; `tmux` says whether tmux does too, and
+/// `tmux_lost` whether the server was lost with sessions to restore.
 /// `status` is `degraded` while writes to the data dir keep failing
 /// (`storage` says which and why); still 200, as a restart would not help.
 #[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
@@ -32,6 +33,7 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
         tmux_client,
         sessions: state.supervisor.session_count(),
         storage,
+        tmux_lost: tmux_lost(&state),
     })
 }
 
@@ -51,6 +53,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
                 ready: true,
                 reason: None,
                 storage,
+                tmux_lost: tmux_lost(&state),
             };
             (StatusCode::OK, Json(ready))
         }
@@ -59,10 +62,19 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
                 ready: false,
                 reason: Some(reason),
                 storage,
+                tmux_lost: tmux_lost(&state),
             };
             (StatusCode::SERVICE_UNAVAILABLE, Json(ready))
         }
     }
+}
+
+fn tmux_lost(state: &AppState) -> Option<TmuxLost> {
+    let lost = state.supervisor.tmux_lost()?;
+    Some(TmuxLost {
+        since: lost.since,
+        restorable: lost.restorable,
+    })
 }
 
 async fn tmux_version(state: &AppState) -> Result<String, String> {

@@ -11,6 +11,7 @@ mod metrics;
 pub mod model;
 pub mod openapi;
 mod queue;
+mod restore;
 mod screen;
 mod server;
 mod sessions;
@@ -80,6 +81,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let write = Router::new()
         .route("/v1/sessions", post(sessions::create))
         .route("/v1/sessions/adopt", post(sessions::adopt))
+        .route("/v1/sessions/restore", post(restore::restore))
         .route("/v1/sessions/{id}", delete(sessions::delete))
         .route("/v1/sessions/{id}/input", post(sessions::input))
         .route("/v1/sessions/{id}/resize", post(sessions::resize))

@@ -18,7 +18,9 @@ use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::model;
-use super::{events, health, login, metrics, queue, screen, server, sessions, stream, wait};
+use super::{
+    events, health, login, metrics, queue, restore, screen, server, sessions, stream, wait,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -50,6 +52,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         sessions::get,
         sessions::delete,
         sessions::adopt,
+        restore::restore,
         sessions::input,
         sessions::resize,
         wait::wait,

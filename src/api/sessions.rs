@@ -11,8 +11,9 @@ use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery};
 use super::model::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
-    InputResponse, ListInclude, ListQuery, ResizeRequest, ScrollbackQuery, ScrollbackResponse,
-    SessionEnvelope, SessionList, Snapshot, SnapshotQuery, ThoughtRequest, ThoughtResponse,
+    InputResponse, ListInclude, ListQuery, ResizeRequest, RestoreMode, ScrollbackQuery,
+    ScrollbackResponse, SessionEnvelope, SessionList, Snapshot, SnapshotQuery, ThoughtRequest,
+    ThoughtResponse,
 };
 use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
@@ -67,6 +68,11 @@ pub async fn create(
         command: body.command,
         initial_input: body.initial_input,
         size,
+        restore: match body.restore.unwrap_or_default() {
+            RestoreMode::Shell => crate::store::RestoreMode::Shell,
+            RestoreMode::Rerun => crate::store::RestoreMode::Rerun,
+        },
+        resume_command: body.resume_command,
     };
     let session = state.supervisor.create(request).await?;
     Ok((StatusCode::CREATED, envelope(session)))

@@ -97,6 +97,8 @@ pub enum Command {
     New(NewArgs),
     /// Track an existing tmux session by name.
     Adopt(AdoptArgs),
+    /// Make the sessions lost with their tmux server (crash, kill-server, reboot) again, under the same names and ids.
+    Restore(RestoreArgs),
     /// Stop tracking a session (its tmux session keeps running), or kill it with --kill.
     Rm(RmArgs),
     /// Type text into a session.
@@ -169,6 +171,14 @@ pub struct NewArgs {
     /// Window size, COLSxROWS (default: tmux's).
     #[arg(long, value_name = "COLSxROWS", value_parser = parse_size)]
     pub size: Option<(u16, u16)>,
+    /// If tmux is lost and the session restored: give each pane a shell
+    /// (default), or run each pane's command again.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub restore: Option<RestoreWhat>,
+    /// If tmux is lost: the command the restored session's first pane runs
+    /// (e.g. `claude --continue`).
+    #[arg(long, value_name = "COMMAND")]
+    pub resume_command: Option<String>,
     /// Print only the new session's id.
     #[arg(short, long, conflicts_with = "json")]
     pub quiet: bool,
@@ -192,6 +202,26 @@ pub struct AdoptArgs {
     /// Print only the session's id.
     #[arg(short, long, conflicts_with = "json")]
     pub quiet: bool,
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+/// What a restored session's panes run.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestoreWhat {
+    /// A shell in each pane's cwd.
+    Shell,
+    /// Each pane's command again.
+    Rerun,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    /// The lost sessions to restore (ids); every one when none is given.
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
     #[command(flatten)]
     pub format: Format,
     #[command(flatten)]

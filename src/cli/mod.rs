@@ -15,6 +15,7 @@ mod output;
 mod pipe;
 mod queue;
 mod resolve;
+mod restore;
 mod screen;
 mod sessions;
 mod terminal;
@@ -38,6 +39,7 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
         Command::Show(args) => sessions::show(&connect(&args.connect, env)?, args).await,
         Command::New(args) => sessions::new(&connect(&args.connect, env)?, args).await,
         Command::Adopt(args) => sessions::adopt(&connect(&args.connect, env)?, args).await,
+        Command::Restore(args) => restore::restore(&connect(&args.connect, env)?, args).await,
         Command::Rm(args) => sessions::rm(&connect(&args.connect, env)?, args).await,
         Command::Send(args) => input::send(&connect(&args.connect, env)?, args).await,
         Command::Keys(args) => input::keys(&connect(&args.connect, env)?, args).await,

@@ -45,6 +45,11 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
         initial_input: args.input,
         cols: args.size.map(|(cols, _)| cols),
         rows: args.size.map(|(_, rows)| rows),
+        restore: args.restore.map(|what| match what {
+            super::args::RestoreWhat::Shell => crate::api::model::RestoreMode::Shell,
+            super::args::RestoreWhat::Rerun => crate::api::model::RestoreMode::Rerun,
+        }),
+        resume_command: args.resume_command,
     };
     let created = client
         .request(Method::POST, "/v1/sessions", Some(&body))

@@ -34,7 +34,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 44] = [
+const KEYS: [&str; 45] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -50,6 +50,7 @@ const KEYS: [&str; 44] = [
     "state.probe_interval_ms", "state.rules",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
     "notify.retries", "notify.timeout_ms",
+    "restore.on_start",
 ];
 
 /// The environment variable behind each key that has one.
@@ -100,6 +101,16 @@ pub struct Config {
     pub state: StateConfig,
     /// Webhook and command run on attention and on exit.
     pub notify: NotifyConfig,
+    /// Sessions lost with their tmux server.
+    pub restore: RestoreConfig,
+}
+
+/// `[restore]`: sessions lost with their tmux server (crash, kill-server, reboot).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreConfig {
+    /// Restore them at startup when tmuxd finds none of its sessions (after
+    /// a reboot), instead of waiting for `tmuxd restore`.
+    pub on_start: bool,
 }
 
 /// `[auth]`: API tokens; `Debug` masks them so they never reach a log.
@@ -264,6 +275,7 @@ impl Config {
                 rules: Vec::new(),
             },
             notify: NotifyConfig::default(),
+            restore: RestoreConfig::default(),
         }
     }
 }
@@ -371,6 +383,14 @@ pub struct FileConfig {
     pub http: FileHttp,
     pub state: FileState,
     pub notify: FileNotify,
+    pub restore: FileRestore,
+}
+
+/// `[restore]`
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRestore {
+    pub on_start: Option<bool>,
 }
 
 /// `[auth]`; `Debug` masks the tokens.
@@ -649,6 +669,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.max_per_minute", notify.max_per_minute);
     take!("notify.retries", notify.retries);
     take!("notify.timeout_ms", notify.timeout_ms);
+    take!("restore.on_start", restore.on_start);
 }
 
 /// Defaults < file < env < flags, not yet validated.
@@ -901,7 +922,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 44] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 45] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -953,6 +974,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 44] {
         ("notify.max_per_minute", num(c.notify.max_per_minute)),
         ("notify.retries", num(u64::from(c.notify.retries))),
         ("notify.timeout_ms", num(c.notify.timeout_ms)),
+        ("restore.on_start", Some(c.restore.on_start.to_string())),
     ];
     values
 }

@@ -83,6 +83,7 @@ pub(super) fn file_label(file: StoreFile) -> &'static str {
         StoreFile::Registry => "registry",
         StoreFile::Thoughts => "thoughts",
         StoreFile::Ended => "ended",
+        StoreFile::Restore => "restore",
         StoreFile::Events => "events",
     }
 }

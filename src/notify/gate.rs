@@ -12,6 +12,8 @@ use crate::config::NotifyConfig;
 pub enum Trigger {
     Attention,
     Exited,
+    /// The tmux server was lost with the sessions on it (once per loss).
+    TmuxLost,
 }
 
 impl Trigger {
@@ -19,6 +21,7 @@ impl Trigger {
         match self {
             Trigger::Attention => "attention",
             Trigger::Exited => "exited",
+            Trigger::TmuxLost => "tmux_lost",
         }
     }
 }
@@ -92,6 +95,7 @@ impl Gate {
                 self.last_attention.remove(session_id);
                 self.seen.remove(session_id);
             }
+            Trigger::TmuxLost => {}
         }
         true
     }

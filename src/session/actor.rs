@@ -404,7 +404,10 @@ impl SessionActor {
                         let _ = reply.send(result.map_err(|e| e.to_string()));
                     }
                     Purpose::Pids => match result {
-                        Ok(rows) => self.watch_pids(&rows),
+                        Ok(rows) => {
+                            self.watch_pids(&rows);
+                            self.report_panes(&rows);
+                        }
                         Err(e) => {
                             tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
                         }

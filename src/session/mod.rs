@@ -266,6 +266,13 @@ pub enum ActorEvent {
         actor_id: u64,
         name: String,
     },
+    /// The session's windows and panes, as tmux listed them (on attach
+    /// and on layout and window changes), for restoring it if tmux is lost.
+    Panes {
+        session_id: String,
+        actor_id: u64,
+        rows: Vec<crate::tmux::command::restore::PanePlanRow>,
+    },
 }
 
 /// Sent to the supervisor when an actor's client has gone away: the

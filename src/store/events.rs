@@ -65,6 +65,11 @@ pub enum EventKind {
     ThoughtUpdate,
     /// Input queued for a session was discarded without being typed.
     InputDropped,
+    /// The tmux server was lost with the sessions on it (crash,
+    /// `kill-server`, reboot); `restorable` says how many can be restored.
+    TmuxLost,
+    /// A session lost with its tmux server was made again under its id.
+    SessionRestored,
 }
 
 /// What a caller records; the log assigns `seq` and `at`.

@@ -98,6 +98,10 @@ impl DataDir {
         self.path.join("ended.json")
     }
 
+    pub fn restore_path(&self) -> PathBuf {
+        self.path.join("restore.json")
+    }
+
     pub fn events_path(&self) -> PathBuf {
         self.path.join("events.jsonl")
     }

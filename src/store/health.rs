@@ -23,6 +23,8 @@ pub enum Write {
     Thoughts,
     /// Replacing `ended.json`.
     Ended,
+    /// Replacing `restore.json`.
+    Restore,
 }
 
 /// One write that is failing.

@@ -13,6 +13,7 @@ mod files;
 pub mod floors;
 mod health;
 mod registry;
+mod restore;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ pub use health::{Failure, StorageHealth, Write};
 pub use registry::{
     InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
     ThoughtsFile,
+};
+pub use restore::{
+    Blueprint, Origin, PaneBlueprint, RestoreFile, RestoreMode, RestoreRecord, WindowBlueprint,
 };
 
 /// Everything that can go wrong reading or writing the data directory.

@@ -146,6 +146,9 @@ async fn handle_actor_events(
                         supervisor.follow_rename(id, &name);
                     }
                 }
+                ActorEvent::Panes { session_id, actor_id, rows } => {
+                    supervisor.on_panes(&session_id, actor_id, rows);
+                }
             },
         }
     }

@@ -27,6 +27,9 @@ impl Supervisor {
         let Some(untracked) = self.untrack(id, actor_id, reason) else {
             return;
         };
+        // Before this end is settled (below), so the last to settle sees
+        // every session lost with the server.
+        self.tracking_ended(id, reason);
         let entry = &untracked.entry;
         let last = entry.handle.finish(reason).await.ok();
         let ended_at = Utc::now();
@@ -49,7 +52,14 @@ impl Supervisor {
             let retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
             self.retain(id, retained).await;
         }
-        self.registry().finishing.remove(&id);
+        let settled_all = {
+            let mut registry = self.registry();
+            registry.finishing.remove(&id);
+            registry.sessions.is_empty() && registry.finishing.is_empty()
+        };
+        if settled_all && reason == EndReason::TmuxServerGone {
+            self.announce_loss(reason, 0);
+        }
         self.inner.retained.send_modify(|n| *n += 1);
     }
 

@@ -130,6 +130,16 @@ impl Supervisor {
                 return Err(e);
             }
         };
+        if let Some(id) = super::parse_id(&summary.session_id) {
+            self.book().created(
+                id,
+                &summary.tmux_name,
+                request.restore,
+                request.resume_command.clone(),
+                request.command.clone(),
+            );
+            self.persist_restore();
+        }
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
             let typed = match self.typist(&summary.session_id) {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
@@ -260,6 +270,7 @@ impl Supervisor {
                     NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
                     &entry,
                 );
+                self.forget_restore(id);
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {
@@ -691,11 +702,26 @@ fn validate_create(request: &CreateSession) -> Result<(), SupervisorError> {
     if let Some(input) = &request.initial_input {
         check_input_size("initial_input", input.len())?;
     }
+    if let Some(resume) = &request.resume_command {
+        if resume.trim().is_empty() {
+            return Err(SupervisorError::BadRequest(
+                "resume_command is empty".into(),
+            ));
+        }
+        if resume.len() > MAX_COMMAND_BYTES {
+            return Err(SupervisorError::TooLarge {
+                what: "resume_command",
+                size: resume.len(),
+                max: MAX_COMMAND_BYTES,
+            });
+        }
+    }
     let fields = [
         &request.name,
         &request.cwd,
         &request.command,
         &request.initial_input,
+        &request.resume_command,
     ];
     if fields
         .iter()
@@ -750,6 +776,14 @@ mod tests {
             },
             CreateSession {
                 size: Some((80, 1001)),
+                ..Default::default()
+            },
+            CreateSession {
+                resume_command: Some(" ".into()),
+                ..Default::default()
+            },
+            CreateSession {
+                resume_command: Some("x".repeat(MAX_COMMAND_BYTES + 1)),
                 ..Default::default()
             },
         ];

@@ -7,11 +7,13 @@ mod end;
 mod ended;
 mod input;
 mod lifecycle;
+mod lost;
 mod persist;
 mod plan;
 mod queue;
 mod registry;
 mod restore;
+mod revive;
 mod status_timers;
 mod tags;
 mod types;
@@ -31,6 +33,7 @@ pub use ended::Retention;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
+pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
 
@@ -150,6 +153,8 @@ struct Inner {
     tasks: TaskTracker,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
+    /// What it takes to restore each session if tmux is lost (`revive`).
+    book: Mutex<lost::Book>,
 }
 
 impl Supervisor {
@@ -185,6 +190,7 @@ impl Supervisor {
                 retained: tokio::sync::watch::channel(0).0,
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
+                book: Mutex::new(lost::Book::from_file(restored.restore)),
             }),
         };
         supervisor.discover(background::Adoptions::Await).await;

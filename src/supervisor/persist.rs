@@ -18,7 +18,8 @@ use crate::store::floors::{
 };
 use crate::store::{
     Counters, CountersFile, DataDir, EndedFile, Event, EventLog, EventPage, Failure, Found, Loaded,
-    NewEvent, RegistryFile, StorageHealth, StoreError, ThoughtsFile, Write, salvage_damaged_files,
+    NewEvent, RegistryFile, RestoreFile, StorageHealth, StoreError, ThoughtsFile, Write,
+    salvage_damaged_files,
 };
 
 /// Rotate `events.jsonl` past this size.
@@ -40,6 +41,8 @@ enum Job {
     Thoughts(ThoughtsFile, oneshot::Sender<()>),
     /// A whole new version of `ended.json`; `done` fires after one try.
     Ended(EndedFile, oneshot::Sender<()>),
+    /// A whole new version of `restore.json`; `done` fires after one try.
+    Restore(RestoreFile, oneshot::Sender<()>),
     /// The event log could not write: keep trying until it can.
     Events,
 }
@@ -50,12 +53,17 @@ struct Pending {
     registry: Option<RegistryFile>,
     thoughts: Option<ThoughtsFile>,
     ended: Option<EndedFile>,
+    restore: Option<RestoreFile>,
     events: bool,
 }
 
 impl Pending {
     fn any(&self) -> bool {
-        self.registry.is_some() || self.thoughts.is_some() || self.ended.is_some() || self.events
+        self.registry.is_some()
+            || self.thoughts.is_some()
+            || self.ended.is_some()
+            || self.restore.is_some()
+            || self.events
     }
 }
 
@@ -65,6 +73,7 @@ pub struct Restored {
     pub registry: RegistryFile,
     pub thoughts: ThoughtsFile,
     pub ended: EndedFile,
+    pub restore: RestoreFile,
 }
 
 /// Shared by the callers and the storage task.
@@ -109,6 +118,7 @@ impl Persistence {
             load_or_empty(&dir, &dir.registry_path(), RegistryFile::empty)?;
         let (thoughts, _) = load_or_empty(&dir, &dir.thoughts_path(), ThoughtsFile::empty)?;
         let (ended, _) = load_or_empty(&dir, &dir.ended_path(), EndedFile::empty)?;
+        let (restore, _) = load_or_empty(&dir, &dir.restore_path(), RestoreFile::empty)?;
         let counters_file = load_counters(&dir)?;
         let mut events = EventLog::open(&dir.events_path(), EVENT_LOG_BYTES, EVENTS_KEPT)?;
         let loaded = LoadedFiles {
@@ -150,6 +160,7 @@ impl Persistence {
             registry,
             thoughts,
             ended,
+            restore,
         };
         Ok((persistence, restored))
     }
@@ -168,6 +179,10 @@ impl Persistence {
 
     pub fn queue_ended(&self, file: EndedFile) -> oneshot::Receiver<()> {
         self.queue(|done| Job::Ended(file, done))
+    }
+
+    pub fn queue_restore(&self, file: RestoreFile) -> oneshot::Receiver<()> {
+        self.queue(|done| Job::Restore(file, done))
     }
 
     fn queue(&self, job: impl FnOnce(oneshot::Sender<()>) -> Job) -> oneshot::Receiver<()> {
@@ -327,6 +342,18 @@ impl Store {
                 }
             }
         }
+        if let Some(file) = pending.restore.take() {
+            match self.dir.save_json(&self.dir.restore_path(), &file) {
+                Ok(()) => {
+                    self.metrics.persisted(StoreFile::Restore);
+                    self.health.recovered(Write::Restore);
+                }
+                Err(e) => {
+                    self.health.failed(Write::Restore, &e);
+                    pending.restore = Some(file);
+                }
+            }
+        }
         if pending.events {
             let mut log = self.events();
             // The counters too: a failed `begin` left the last clean-stop
@@ -372,6 +399,10 @@ async fn run_storage(store: Arc<Store>, mut jobs: mpsc::UnboundedReceiver<Job>) 
                         }
                         Job::Ended(file, done) => {
                             pending.ended = Some(file);
+                            waiting.push(done);
+                        }
+                        Job::Restore(file, done) => {
+                            pending.restore = Some(file);
                             waiting.push(done);
                         }
                         Job::Events => pending.events = true,

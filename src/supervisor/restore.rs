@@ -121,6 +121,7 @@ impl Supervisor {
                 );
             }
         }
+        let found = plan.reattach.len() + plan.tagged.len();
         let tagged = plan.tagged.into_iter().map(|(tmux_name, id)| {
             let session = PersistedSession {
                 session_id: format_id(id),
@@ -134,6 +135,11 @@ impl Supervisor {
             };
             (session, "tmux")
         });
+        let missing: Vec<u64> = plan
+            .missing
+            .iter()
+            .filter_map(|s| super::parse_id(&s.session_id))
+            .collect();
         let persisted = plan.reattach.into_iter().map(|s| (s, "registry"));
         let mut marks = Vec::new();
         for (session, id_from) in persisted.chain(tagged) {
@@ -165,6 +171,7 @@ impl Supervisor {
         // this also marks those an older tmuxd attached.
         self.tag_sessions(marks);
         let _ = self.persist().await;
+        self.lost_at_startup(&missing, found);
     }
 
     async fn reattach_persisted(

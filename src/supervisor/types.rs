@@ -32,6 +32,10 @@ pub struct CreateSession {
     pub command: Option<String>,
     pub initial_input: Option<String>,
     pub size: Option<(u16, u16)>,
+    /// What its panes run if it is restored after tmux is lost.
+    pub restore: crate::store::RestoreMode,
+    /// Run in its first pane when it is restored (e.g. `claude --continue`).
+    pub resume_command: Option<String>,
 }
 
 /// `DELETE /v1/sessions/{id}?mode=`.
@@ -198,6 +202,8 @@ pub enum SupervisorError {
     Ended(String),
     #[error("{0}")]
     Conflict(String),
+    #[error("{0} is not a session lost with its tmux server")]
+    NotRestorable(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

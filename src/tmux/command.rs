@@ -380,6 +380,7 @@ impl TmuxCommand for ListPaneInfo {
     }
 }
 
+pub mod restore;
 mod server;
 mod window;
 pub use server::{

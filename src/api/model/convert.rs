@@ -236,6 +236,8 @@ impl From<store::EventKind> for EventKind {
             K::SessionState => EventKind::SessionState,
             K::ThoughtUpdate => EventKind::ThoughtUpdate,
             K::InputDropped => EventKind::InputDropped,
+            K::TmuxLost => EventKind::TmuxLost,
+            K::SessionRestored => EventKind::SessionRestored,
         }
     }
 }
@@ -337,6 +339,7 @@ impl From<store::Failure> for StorageFailure {
                 store::Write::Registry => StorageWrite::Registry,
                 store::Write::Thoughts => StorageWrite::Thoughts,
                 store::Write::Ended => StorageWrite::Ended,
+                store::Write::Restore => StorageWrite::Restore,
             },
             file,
             error,

@@ -28,6 +28,11 @@ pub enum EventKind {
     /// `text_chars`, `text_prefix`: its first 64 characters; `queue_id`,
     /// `queued_at`).
     InputDropped,
+    /// The tmux server was lost with the sessions on it (crash,
+    /// `kill-server`, reboot); `restorable` says how many can be restored.
+    TmuxLost,
+    /// A session lost with its tmux server was made again under its id.
+    SessionRestored,
 }
 
 /// One event. Kind-specific fields (`state`, `state_since`, `thought`,

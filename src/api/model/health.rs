@@ -24,6 +24,8 @@ pub enum StorageWrite {
     Thoughts,
     /// Replacing `ended.json`.
     Ended,
+    /// Replacing `restore.json`.
+    Restore,
 }
 
 /// One write that is failing.
@@ -68,6 +70,9 @@ pub struct Health {
     /// Sessions tracked.
     pub sessions: usize,
     pub storage: StorageReport,
+    /// Set while the tmux server is lost with sessions to restore.
+    #[serde(default)]
+    pub tmux_lost: Option<super::TmuxLost>,
 }
 
 /// `GET /readyz`: 200 when tmux can be run, else 503. Degraded storage
@@ -79,6 +84,9 @@ pub struct Readiness {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub storage: StorageReport,
+    /// Set while the tmux server is lost with sessions to restore.
+    #[serde(default)]
+    pub tmux_lost: Option<super::TmuxLost>,
 }
 
 /// `GET /version`.

@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod health;
 mod login;
+mod restore;
 mod sessions;
 mod streams;
 
@@ -25,6 +26,7 @@ pub use health::{
     StorageWrite, VersionInfo,
 };
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, WhoAmI};
+pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{
     AdoptRequest, Attention, AttentionReason, CreateSessionRequest, Cursor, DeleteMode,
     DeleteQuery, DeleteResponse, InputRequest, InputResponse, ListInclude, ListQuery, MatchedLine,

@@ -161,6 +161,14 @@ pub struct CreateSessionRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 2, maximum = 1000)]
     pub rows: Option<u16>,
+    /// What its panes run if it is restored after tmux was lost (default
+    /// `shell`: nothing runs twice unless asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<super::RestoreMode>,
+    /// Run in its first pane when it is restored, e.g. `claude --continue`
+    /// (at most 8 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_command: Option<String>,
 }
 
 /// `POST /v1/sessions/adopt`.

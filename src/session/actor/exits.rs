@@ -23,8 +23,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
 use super::{Purpose, SessionActor};
-use crate::session::EndReason;
 use crate::session::state::Signal;
+use crate::session::{ActorEvent, EndReason};
+use crate::tmux::command::restore::{PANE_PLAN_FORMAT, PanePlanRow, parse_plan_row};
 use crate::tmux::command::{DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target};
 use crate::tmux::control::{ControlClient, PaneId};
 
@@ -37,7 +38,9 @@ const EXIT_LOOKS: u8 = 10;
 const EXIT_LOOK_EVERY: Duration = Duration::from_millis(20);
 const EXIT_LOOK_LATER: Duration = Duration::from_secs(1);
 
-/// `PANE PID DEAD` for each pane of a session, to watch their processes.
+/// `PANE PID DEAD` for each pane of a session, to watch their processes,
+/// then (after a space) what it takes to restore the pane
+/// (`PANE_PLAN_FORMAT`), so one `list-panes` serves both.
 const PIDS_FORMAT: &str = "#{pane_id} #{pane_pid} #{pane_dead}";
 
 /// `KEEP:DEAD:STATUS:SIGNAL:LIVE`, for `display-message`; LIVE has an `x`
@@ -106,9 +109,31 @@ impl SessionActor {
     pub(super) async fn ask_pids(&mut self, client: &mut ControlClient) {
         let pids = ListPanes {
             scope: PaneScope::Session(Target::Session(self.tmux_name.clone())),
-            format: PIDS_FORMAT.to_owned(),
+            format: format!("{PIDS_FORMAT} {PANE_PLAN_FORMAT}"),
         };
         self.send(client, &pids, Purpose::Pids).await;
+    }
+
+    /// Tells the supervisor the session's windows and panes (the part of
+    /// each `ask_pids` row after `PIDS_FORMAT`), to keep what it takes to
+    /// restore the session. A reply with a row that does not read (a fake
+    /// tmux) tells nothing.
+    pub(super) fn report_panes(&self, rows: &[Vec<u8>]) {
+        let plan: Option<Vec<PanePlanRow>> = rows
+            .iter()
+            .map(|row| {
+                let row = String::from_utf8_lossy(row);
+                let mut fields = row.splitn(4, ' ');
+                parse_plan_row(fields.nth(3)?)
+            })
+            .collect();
+        if let Some(rows) = plan.filter(|rows| !rows.is_empty()) {
+            let _ = self.events.send(ActorEvent::Panes {
+                session_id: self.session_id.clone(),
+                actor_id: self.actor_id,
+                rows,
+            });
+        }
     }
 
     /// Watches the process of every pane of the session from `PIDS_FORMAT`

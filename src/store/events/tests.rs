@@ -105,6 +105,8 @@ fn event_kinds_serialize_snake_case() {
         (EventKind::SessionState, "session_state"),
         (EventKind::ThoughtUpdate, "thought_update"),
         (EventKind::InputDropped, "input_dropped"),
+        (EventKind::TmuxLost, "tmux_lost"),
+        (EventKind::SessionRestored, "session_restored"),
     ];
     for (kind, name) in cases {
         assert_eq!(serde_json::to_value(kind).unwrap(), json!(name));

@@ -60,6 +60,8 @@ export const api = {
   list: () => request('GET', '/v1/sessions'),
   create: (body) => request('POST', '/v1/sessions', body),
   adopt: (tmuxName) => request('POST', '/v1/sessions/adopt', { tmux_name: tmuxName }),
+  health: () => request('GET', '/healthz'),
+  restore: () => request('POST', '/v1/sessions/restore', {}),
   remove: (id, mode) => request('DELETE', `/v1/sessions/${encodeURIComponent(id)}?mode=${mode}`),
   input: (id, body) => request('POST', `/v1/sessions/${encodeURIComponent(id)}/input`, body),
   scrollback: (id, lines) => request('GET', `/v1/sessions/${encodeURIComponent(id)}/scrollback?lines=${lines}`),

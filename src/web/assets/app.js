@@ -128,14 +128,43 @@ async function refresh() {
     wall.setSessions(sessions);
     banner('');
     if (sessionView.id) sessionView.update(wall.get(sessionView.id)?.summary);
+    showTmuxLost((await api.health()).tmux_lost);
   } catch (e) {
     if (e.status === 401) showLogin('tmuxd refused the token');
     else banner(e.message);
   }
 }
 
+// The tmux server was lost with sessions tmuxd can make again: say since
+// when and how many, with a Restore button (for a read-write login).
+function showTmuxLost(lost) {
+  const box = $('tmux-lost');
+  box.hidden = !lost;
+  if (!lost) return;
+  const since = new Date(lost.since).toLocaleString();
+  $('tmux-lost-text').textContent =
+    `The tmux server was lost (${since}); ${lost.restorable} session(s) can be restored.`;
+}
+
+async function restoreSessions() {
+  const button = $('restore-sessions');
+  button.disabled = true;
+  try {
+    const outcome = await api.restore();
+    if (outcome.failed.length) {
+      banner(outcome.failed.map((f) => `${f.tmux_name}: ${f.message}`).join('; '));
+    }
+  } catch (e) {
+    banner(e.message);
+  } finally {
+    button.disabled = false;
+    scheduleRefresh();
+  }
+}
+
 function onEvent(event) {
   if (!wall) return;
+  if (event.kind === 'tmux_lost' || event.kind === 'session_restored') scheduleRefresh();
   if (event.type === 'replay_truncated') return scheduleRefresh();
   const reread = wall.applyEvent(event);
   if (sessionView.id && event.session_id === sessionView.id) {
@@ -209,6 +238,7 @@ function setupControls() {
   $('login-form').addEventListener('submit', login);
   $('filter').addEventListener('input', (e) => wall && wall.setFilter(e.target.value));
   $('sort').addEventListener('change', (e) => wall && wall.setSort(e.target.value));
+  $('restore-sessions').addEventListener('click', restoreSessions);
   $('logout').addEventListener('click', () => {
     setToken('');
     showLogin('');

@@ -1,0 +1,49 @@
+//! `POST /v1/sessions/restore`: sessions lost with their tmux server, made
+//! again under their names and ids.
+
+use axum::Json;
+use axum::extract::State;
+
+use super::AppState;
+use super::auth::ReadWrite;
+use super::error::ApiError;
+use super::extract::ApiJson;
+use super::model::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
+use crate::supervisor::RestoreCause;
+
+#[utoipa::path(post, path = "/v1/sessions/restore", tag = "sessions",
+    request_body(content = RestoreRequest, description = "Which lost sessions; every one when \
+`session_ids` is absent (an empty body is fine)"),
+    responses(
+        (status = 200, description = "What was restored, and what could not be (each with \
+its error; those stay restorable)", body = RestoreResponse),
+        (status = 400, description = "`bad_request`: `session_ids` is empty", body = ErrorBody),
+        (status = 404, description = "`not_found`: an id that is not a lost session; nothing \
+was restored", body = ErrorBody)))]
+pub async fn restore(
+    _: ReadWrite,
+    State(state): State<AppState>,
+    body: Option<ApiJson<RestoreRequest>>,
+) -> Result<Json<RestoreResponse>, ApiError> {
+    let request = body.map(|ApiJson(b)| b).unwrap_or_default();
+    let outcome = state
+        .supervisor
+        .restore_lost(request.session_ids.as_deref(), RestoreCause::Api)
+        .await?;
+    Ok(Json(RestoreResponse {
+        restored: outcome.restored.into_iter().map(Into::into).collect(),
+        failed: outcome
+            .failed
+            .into_iter()
+            .map(|f| {
+                let error = ApiError::from(f.error);
+                RestoreFailure {
+                    session_id: f.session_id,
+                    tmux_name: f.tmux_name,
+                    code: error.code,
+                    message: error.message,
+                }
+            })
+            .collect(),
+    }))
+}

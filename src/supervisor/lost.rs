@@ -1,0 +1,319 @@
+//! What tmuxd keeps to bring sessions back when their tmux server is lost
+//! (crash, `kill-server`, reboot), and whether it is lost: plain data
+//! behind its own lock, every transition a method with table tests. The
+//! choreography (reading blueprints, announcing, restoring) is in
+//! `revive`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::registry::{format_id, parse_id};
+use crate::store::{Blueprint, Origin, RestoreFile, RestoreMode, RestoreRecord};
+
+/// The sessions' restore records, by id number.
+#[derive(Debug, Default)]
+pub struct Book {
+    records: BTreeMap<u64, RestoreRecord>,
+    lost_since: Option<DateTime<Utc>>,
+    /// The loss was logged, recorded and notified (once per loss).
+    announced: bool,
+}
+
+/// Why a restore cannot be asked for.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BookError {
+    #[error("{0} is not a session lost with its tmux server")]
+    NotLost(String),
+}
+
+impl Book {
+    /// As `restore.json` left it; a loss found there was announced by the
+    /// run that found it.
+    pub fn from_file(file: RestoreFile) -> Book {
+        let records = file
+            .sessions
+            .into_iter()
+            .filter_map(|(id, record)| Some((parse_id(&id)?, record)))
+            .collect::<BTreeMap<_, _>>();
+        let any_lost = records.values().any(|r| r.lost);
+        Book {
+            records,
+            lost_since: file.lost_since.filter(|_| any_lost),
+            announced: any_lost,
+        }
+    }
+
+    pub fn to_file(&self) -> RestoreFile {
+        RestoreFile {
+            version: 1,
+            lost_since: self.lost_since,
+            sessions: self
+                .records
+                .iter()
+                .map(|(id, record)| (format_id(*id), record.clone()))
+                .collect(),
+        }
+    }
+
+    /// A session tmuxd just created, with what its creator allows to run
+    /// again.
+    pub fn created(
+        &mut self,
+        id: u64,
+        tmux_name: &str,
+        mode: RestoreMode,
+        resume_command: Option<String>,
+        command: Option<String>,
+    ) {
+        let record = self.records.entry(id).or_insert_with(|| record(tmux_name));
+        record.tmux_name = tmux_name.to_owned();
+        record.origin = Origin::Created;
+        record.mode = mode;
+        record.resume_command = resume_command;
+        record.command = command;
+        record.lost = false;
+    }
+
+    /// A tracked session's windows as tmux reports them now; a session not
+    /// in the book yet was adopted. True when anything changed.
+    pub fn observed(&mut self, id: u64, tmux_name: &str, blueprint: Blueprint) -> bool {
+        let record = self.records.entry(id).or_insert_with(|| record(tmux_name));
+        let changed = record.tmux_name != tmux_name
+            || record.blueprint.as_ref() != Some(&blueprint)
+            || record.lost;
+        record.tmux_name = tmux_name.to_owned();
+        record.blueprint = Some(blueprint);
+        record.lost = false;
+        changed
+    }
+
+    /// Tracking ended for a reason that is not the server's loss: nothing
+    /// to bring back. True when a record went.
+    pub fn forget(&mut self, id: u64) -> bool {
+        self.records.remove(&id).is_some()
+    }
+
+    /// The session ended with its tmux server. True when this starts a
+    /// loss (the first session to go).
+    pub fn lose(&mut self, id: u64, now: DateTime<Utc>) -> bool {
+        let Some(record) = self.records.get_mut(&id) else {
+            return false;
+        };
+        record.lost = true;
+        let first = self.lost_since.is_none();
+        self.lost_since.get_or_insert(now);
+        first
+    }
+
+    /// Whether the loss is to be announced now: sessions are lost, none is
+    /// tracked any longer (all went with the server), and it was not yet.
+    pub fn announce(&mut self, still_tracked: usize) -> bool {
+        if self.lost_since.is_none() || self.announced || still_tracked > 0 {
+            return false;
+        }
+        self.announced = true;
+        true
+    }
+
+    /// Since when the server is lost and how many sessions can be restored.
+    pub fn lost(&self) -> Option<(DateTime<Utc>, usize)> {
+        let since = self.lost_since?;
+        Some((since, self.records.values().filter(|r| r.lost).count()))
+    }
+
+    /// The lost sessions to restore: those named (each must be lost), or
+    /// every one; by id.
+    pub fn to_restore(
+        &self,
+        ids: Option<&[String]>,
+    ) -> Result<Vec<(u64, RestoreRecord)>, BookError> {
+        let lost = |id: u64| self.records.get(&id).filter(|r| r.lost).cloned();
+        match ids {
+            None => Ok(self
+                .records
+                .iter()
+                .filter(|(_, r)| r.lost)
+                .map(|(id, r)| (*id, r.clone()))
+                .collect()),
+            Some(ids) => {
+                let mut wanted = BTreeMap::new();
+                for id in ids {
+                    let not_lost = || BookError::NotLost(id.clone());
+                    let n = parse_id(id).ok_or_else(not_lost)?;
+                    wanted.insert(n, lost(n).ok_or_else(not_lost)?);
+                }
+                Ok(wanted.into_iter().collect())
+            }
+        }
+    }
+
+    /// A lost session is tracked again; the loss is over when none is left.
+    pub fn restored(&mut self, id: u64) {
+        if let Some(record) = self.records.get_mut(&id) {
+            record.lost = false;
+        }
+        if !self.records.values().any(|r| r.lost) {
+            self.lost_since = None;
+            self.announced = false;
+        }
+    }
+
+    /// Startup found none of the persisted sessions (`missing` all of
+    /// them): the server was lost while tmuxd was away, and these are
+    /// lost with it. When some were found, the missing simply ended.
+    /// True when this starts a loss (to announce).
+    pub fn after_startup(&mut self, missing: &[u64], found: usize, now: DateTime<Utc>) -> bool {
+        if found > 0 || missing.is_empty() {
+            for id in missing {
+                self.forget(*id);
+            }
+            return false;
+        }
+        let mut started = false;
+        for id in missing {
+            started |= self.lose(*id, now);
+        }
+        started
+    }
+
+    /// Drops records of sessions neither tracked nor lost (`tracked` says
+    /// which are), e.g. left by a crash between an end and its write.
+    pub fn prune(&mut self, tracked: impl Fn(u64) -> bool) {
+        self.records.retain(|id, r| r.lost || tracked(*id));
+    }
+}
+
+fn record(tmux_name: &str) -> RestoreRecord {
+    RestoreRecord {
+        tmux_name: tmux_name.to_owned(),
+        origin: Origin::Adopted,
+        mode: RestoreMode::Shell,
+        resume_command: None,
+        command: None,
+        blueprint: None,
+        lost: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{PaneBlueprint, WindowBlueprint};
+
+    fn blueprint(cwd: &str) -> Blueprint {
+        Blueprint {
+            windows: vec![WindowBlueprint {
+                index: 0,
+                name: "sh".into(),
+                layout: "b25d,80x24,0,0,2".into(),
+                cols: 80,
+                rows: 24,
+                active: true,
+                panes: vec![PaneBlueprint {
+                    index: 0,
+                    cwd: cwd.into(),
+                    command_line: "bash".into(),
+                    start_command: None,
+                    active: true,
+                }],
+            }],
+        }
+    }
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(s, 0).unwrap()
+    }
+
+    #[test]
+    fn a_loss_is_announced_once_when_every_session_went() {
+        let mut book = Book::default();
+        book.created(
+            1,
+            "a",
+            RestoreMode::Rerun,
+            Some("claude --continue".into()),
+            None,
+        );
+        assert!(book.observed(1, "a", blueprint("/tmp")));
+        assert!(!book.observed(1, "a", blueprint("/tmp")), "nothing new");
+        assert!(book.observed(2, "b", blueprint("/")), "adopted");
+        assert_eq!(book.lost(), None);
+        assert!(!book.announce(0), "nothing lost");
+
+        assert!(book.lose(1, at(10)), "the first to go starts the loss");
+        assert!(!book.announce(1), "b is still tracked");
+        assert!(!book.lose(2, at(11)));
+        assert!(book.announce(0));
+        assert!(!book.announce(0), "once");
+        assert_eq!(book.lost(), Some((at(10), 2)));
+        assert!(!book.lose(9, at(12)), "unknown sessions are not lost");
+
+        let records = book.to_file().sessions;
+        assert_eq!(records["sess_1"].origin, Origin::Created);
+        assert_eq!(records["sess_2"].origin, Origin::Adopted);
+        assert_eq!(records["sess_2"].mode, RestoreMode::Shell);
+    }
+
+    #[test]
+    fn restores_are_asked_for_lost_sessions_only() {
+        let mut book = Book::default();
+        for (id, name) in [(1, "a"), (2, "b"), (3, "c")] {
+            book.observed(id, name, blueprint("/"));
+        }
+        book.lose(1, at(1));
+        book.lose(3, at(2));
+        let ids =
+            |v: Vec<(u64, RestoreRecord)>| v.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+        assert_eq!(ids(book.to_restore(None).unwrap()), [1, 3]);
+        let some = ["sess_3".to_owned(), "sess_1".to_owned()];
+        assert_eq!(ids(book.to_restore(Some(&some)).unwrap()), [1, 3]);
+        for bad in ["sess_2", "sess_9", "nope"] {
+            assert_eq!(
+                book.to_restore(Some(&[bad.to_owned()])),
+                Err(BookError::NotLost(bad.to_owned())),
+            );
+        }
+        book.restored(1);
+        assert_eq!(book.lost(), Some((at(1), 1)));
+        book.restored(3);
+        assert_eq!(book.lost(), None, "over once every lost session is back");
+        assert_eq!(ids(book.to_restore(None).unwrap()), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn startup_without_any_persisted_session_is_a_loss() {
+        // (missing, found, loss announced, still restorable)
+        let cases: &[(&[u64], usize, bool, usize)] = &[
+            (&[1, 2], 0, true, 2),
+            (&[1], 1, false, 0),
+            (&[], 0, false, 0),
+        ];
+        for (missing, found, announced, restorable) in cases {
+            let mut book = Book::default();
+            book.observed(1, "a", blueprint("/"));
+            book.observed(2, "b", blueprint("/"));
+            assert_eq!(book.after_startup(missing, *found, at(5)), *announced);
+            assert_eq!(book.lost().map_or(0, |(_, n)| n), *restorable);
+        }
+    }
+
+    #[test]
+    fn a_loss_read_back_is_not_announced_again() {
+        let mut book = Book::default();
+        book.observed(1, "a", blueprint("/"));
+        book.lose(1, at(3));
+        let mut again = Book::from_file(book.to_file());
+        assert_eq!(again.lost(), Some((at(3), 1)));
+        assert!(!again.announce(0));
+        again.prune(|_| false);
+        assert_eq!(
+            again.lost(),
+            Some((at(3), 1)),
+            "lost records survive a prune"
+        );
+        again.observed(2, "b", blueprint("/"));
+        again.prune(|id| id == 1);
+        assert_eq!(again.to_file().sessions.len(), 1);
+    }
+}

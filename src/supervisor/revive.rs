@@ -1,0 +1,493 @@
+//! When tmux is lost anyway: keeping each tracked session's blueprint
+//! fresh from what its actor reports (see `lost::Book`), noticing the loss
+//! (a warning, `tmux_lost` in health and in the event log, which notifies),
+//! and restoring the lost sessions under their names and ids.
+
+use std::path::Path;
+use std::sync::MutexGuard;
+
+use chrono::{DateTime, Utc};
+
+use super::lifecycle::{Attach, EndReason, default_view};
+use super::lost::{Book, BookError};
+use super::registry::{Reservation, format_id, parse_id};
+use super::{SessionSummary, Supervisor, SupervisorError};
+use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
+use crate::tmux::NewSession;
+use crate::tmux::command::restore::{
+    Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
+    split_start_command,
+};
+use crate::tmux::command::{DisplayMessage, Target};
+
+/// Why a restore happens, as its events say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestoreCause {
+    /// `POST /v1/sessions/restore`, `tmuxd restore`, the dashboard.
+    Api,
+    /// `restore.on_start`, after tmuxd found its server lost at startup.
+    Startup,
+}
+
+impl RestoreCause {
+    fn as_str(self) -> &'static str {
+        match self {
+            RestoreCause::Api => "api_restore",
+            RestoreCause::Startup => "startup_restore",
+        }
+    }
+}
+
+/// What a restore did: each session brought back, or why not.
+#[derive(Debug, Default)]
+pub struct RestoreOutcome {
+    pub restored: Vec<SessionSummary>,
+    pub failed: Vec<RestoreFailure>,
+}
+
+#[derive(Debug)]
+pub struct RestoreFailure {
+    pub session_id: String,
+    pub tmux_name: String,
+    pub error: SupervisorError,
+}
+
+/// The tmux server is lost: since when, and how many sessions can be restored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmuxLost {
+    pub since: DateTime<Utc>,
+    pub restorable: usize,
+}
+
+impl Supervisor {
+    /// The restore records (its own lock, never held with the registry's
+    /// nor across an `.await`).
+    pub(super) fn book(&self) -> MutexGuard<'_, Book> {
+        self.inner.book.lock().expect("restore book lock poisoned")
+    }
+
+    /// Whether the tmux server was lost with sessions still to restore.
+    pub fn tmux_lost(&self) -> Option<TmuxLost> {
+        self.book()
+            .lost()
+            .map(|(since, restorable)| TmuxLost { since, restorable })
+    }
+
+    /// Queues a write of `restore.json` as the book is now (nobody waits
+    /// for it: a failing disk is retried, and shows in health).
+    pub(super) fn persist_restore(&self) {
+        let file = self.book().to_file();
+        drop(self.inner.persistence.queue_restore(file));
+    }
+
+    /// A session's windows and panes, from its current actor: kept for a
+    /// restore (written when they changed). A shell pane's command line is
+    /// read from /proc here, no fork.
+    pub(super) fn on_panes(&self, session_id: &str, actor_id: u64, rows: Vec<PanePlanRow>) {
+        let Some(id) = parse_id(session_id) else {
+            return;
+        };
+        let name = {
+            let registry = self.registry();
+            match registry.sessions.get(&id) {
+                Some(e) if e.actor_id == actor_id && e.ending.is_none() => e.tmux_name.clone(),
+                _ => return,
+            }
+        };
+        let Some(blueprint) = blueprint_of(&rows, proc_command_line) else {
+            return;
+        };
+        if self.book().observed(id, &name, blueprint) {
+            self.persist_restore();
+        }
+    }
+
+    /// Tracking of a session ended: lost with the server (kept to be
+    /// restored), or for good (forgotten).
+    pub(super) fn tracking_ended(&self, id: u64, reason: EndReason) {
+        let changed = {
+            let mut book = self.book();
+            match reason {
+                EndReason::TmuxServerGone => {
+                    book.lose(id, Utc::now());
+                    true
+                }
+                _ => book.forget(id),
+            }
+        };
+        if changed {
+            self.persist_restore();
+        }
+    }
+
+    /// A session detached is not tmuxd's to restore any more.
+    pub(super) fn forget_restore(&self, id: u64) {
+        if self.book().forget(id) {
+            self.persist_restore();
+        }
+    }
+
+    /// Says once that the server is lost, when every session went with it
+    /// (`tracked` are still tracked): a warning in the log and a `tmux_lost`
+    /// event (which the notifier follows).
+    pub(super) fn announce_loss(&self, reason: EndReason, tracked: usize) {
+        let lost = {
+            let mut book = self.book();
+            book.announce(tracked).then(|| book.lost()).flatten()
+        };
+        let Some((since, restorable)) = lost else {
+            return;
+        };
+        tracing::warn!(
+            %since,
+            restorable,
+            "the tmux server is gone and took every session with it; `tmuxd restore` brings them back"
+        );
+        self.inner.persistence.record(
+            NewEvent::new(EventKind::TmuxLost)
+                .reason(reason.as_str())
+                .detail("since", serde_json::json!(since))
+                .detail("restorable", serde_json::json!(restorable)),
+        );
+        self.persist_restore();
+    }
+
+    /// Startup found the persisted sessions in `missing` gone, and `found`
+    /// alive: with none alive, tmux was lost while tmuxd was away (said by
+    /// `after_start`, once the notifier listens).
+    pub(super) fn lost_at_startup(&self, missing: &[u64], found: usize) {
+        self.book().after_startup(missing, found, Utc::now());
+        let tracked: std::collections::BTreeSet<u64> =
+            self.registry().sessions.keys().copied().collect();
+        self.book().prune(|id| tracked.contains(&id));
+        self.persist_restore();
+    }
+
+    /// Once the daemon is up (the notifier listening): says that tmux was
+    /// found lost at startup, and with `restore_now` (`restore.on_start`)
+    /// restores the lost sessions in the background.
+    pub fn after_start(&self, restore_now: bool) {
+        self.announce_loss(EndReason::StartupMissingTmux, 0);
+        if restore_now && self.tmux_lost().is_some() {
+            let supervisor = self.clone();
+            self.inner.tasks.spawn(async move {
+                match supervisor.restore_lost(None, RestoreCause::Startup).await {
+                    Ok(outcome) => tracing::info!(
+                        restored = outcome.restored.len(),
+                        failed = outcome.failed.len(),
+                        "restored the sessions lost with the tmux server (restore.on_start)"
+                    ),
+                    Err(e) => tracing::warn!("restoring at startup failed: {e}"),
+                }
+            });
+        }
+    }
+
+    /// Restores the lost sessions named in `ids` (every lost one when
+    /// `None`), one by one: an unknown or not-lost id refuses the request
+    /// before anything is made; a session that cannot be made is reported
+    /// and the others still are.
+    pub async fn restore_lost(
+        &self,
+        ids: Option<&[String]>,
+        cause: RestoreCause,
+    ) -> Result<RestoreOutcome, SupervisorError> {
+        if ids.is_some_and(<[String]>::is_empty) {
+            return Err(SupervisorError::BadRequest(
+                "session_ids is empty; leave it out to restore every lost session".into(),
+            ));
+        }
+        let wanted = self.book().to_restore(ids).map_err(|e| match e {
+            BookError::NotLost(id) => SupervisorError::NotRestorable(id),
+        })?;
+        let mut outcome = RestoreOutcome::default();
+        for (id, record) in wanted {
+            match self.restore_one(id, &record, cause).await {
+                Ok(summary) => outcome.restored.push(summary),
+                Err(error) => {
+                    tracing::warn!(session = %format_id(id), tmux_name = %record.tmux_name, "restoring failed: {error}");
+                    outcome.failed.push(RestoreFailure {
+                        session_id: format_id(id),
+                        tmux_name: record.tmux_name.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        let file = self.book().to_file();
+        let _ = self.inner.persistence.queue_restore(file).await;
+        Ok(outcome)
+    }
+
+    async fn restore_one(
+        &self,
+        id: u64,
+        record: &RestoreRecord,
+        cause: RestoreCause,
+    ) -> Result<SessionSummary, SupervisorError> {
+        let name = record.tmux_name.clone();
+        let reservation = self.reserve_restore(id, &name)?;
+        let launches = launches(record);
+        let first = record.blueprint.as_ref().map(|b| first_pane(b, &launches));
+        let first_command = first
+            .as_ref()
+            .and_then(|f| f.launch.as_deref())
+            .map(shell_line);
+        let tag = format_id(id);
+        let new = NewSession {
+            name: &name,
+            cwd: first
+                .as_ref()
+                .map(|f| Path::new(f.cwd))
+                .filter(|cwd| cwd.is_dir()),
+            size: first.as_ref().map(|f| (f.cols, f.rows)),
+            command: first_command.as_deref(),
+            keep_exit: true,
+            tag: Some(&tag),
+        };
+        let made = match self.tmux().new_session(&new).await {
+            Ok(made) => made,
+            Err(e) => {
+                self.registry().reserved.remove(&name);
+                return Err(match e.is_duplicate_session() {
+                    true => SupervisorError::NameTaken(name),
+                    false => e.into(),
+                });
+            }
+        };
+        if let Some(blueprint) = &record.blueprint {
+            let probe = DisplayMessage {
+                target: Some(Target::Session(name.clone())),
+                format: "#{window_index}".to_owned(),
+            };
+            let made_at = self.tmux().run_cmd(&probe).await.ok();
+            let made_at = made_at.and_then(|i| i.trim().parse().ok());
+            let made_at = made_at.unwrap_or(blueprint.windows[0].index);
+            let commands = rebuild_commands(&name, blueprint, &launches, made_at);
+            if let Err(e) = self.tmux().run_sequence(&commands).await {
+                // The session is there, with what tmux made before the error.
+                tracing::warn!(tmux_name = %name, "restoring the windows and layouts stopped: {e}");
+            }
+        }
+        // Looked at after the rebuild: the current window may have changed.
+        let view = self.view_of(&name).await.ok().flatten();
+        let attach = Attach {
+            reservation,
+            view: view.unwrap_or_else(|| default_view(&name)),
+            created_at: Utc::now(),
+            command: record.command.clone(),
+            cwd: None,
+            queue: Vec::new(),
+            tagged: made.tagged_panes.is_some(),
+            attention: None,
+            kept_exit: made.kept_exit,
+        };
+        let event = NewEvent::new(EventKind::SessionRestored)
+            .reason(cause.as_str())
+            .detail("restore", serde_json::json!(record.mode))
+            .detail(
+                "resumed",
+                serde_json::json!(record.resume_command.is_some()),
+            );
+        match self.attach(attach, event).await {
+            Ok(summary) => {
+                self.book().restored(id);
+                Ok(summary)
+            }
+            Err(e) => {
+                let _ = self.tmux().kill_session(&name).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes the name back for the id it had; a name tracked or being made
+    /// meanwhile, or a full registry, refuses.
+    fn reserve_restore(&self, id: u64, name: &str) -> Result<Reservation, SupervisorError> {
+        let mut registry = self.registry();
+        if let Some(entry) = registry.find_by_name(name) {
+            return Err(SupervisorError::AlreadyTracked {
+                name: name.to_owned(),
+                session_id: format_id(entry.id),
+            });
+        }
+        if registry.reserved.contains_key(name) {
+            return Err(SupervisorError::NameTaken(name.to_owned()));
+        }
+        if registry.sessions.contains_key(&id) {
+            return Err(SupervisorError::Conflict(format!(
+                "{} is tracked already",
+                format_id(id)
+            )));
+        }
+        let max = self.inner.settings.max_sessions;
+        if registry.occupancy() >= max {
+            return Err(SupervisorError::Capacity { max });
+        }
+        registry.reserved.insert(name.to_owned(), id);
+        Ok(Reservation {
+            id,
+            tmux_name: name.to_owned(),
+            tmux_id: None,
+        })
+    }
+}
+
+/// What each pane of a restored session runs (`[window][pane]`, in the
+/// blueprint's order): a shell, except where the session's creator said
+/// so. `resume_command` runs in the first pane; with `rerun`, the first
+/// pane runs the session's command and every other pane its own start
+/// command. An adopted session gets shells: nobody said its commands may
+/// run twice.
+pub fn launches(record: &RestoreRecord) -> Vec<Vec<Launch>> {
+    let Some(blueprint) = &record.blueprint else {
+        let first = match record.origin {
+            Origin::Adopted => None,
+            Origin::Created => first_launch(record, None),
+        };
+        return vec![vec![first]];
+    };
+    blueprint
+        .windows
+        .iter()
+        .enumerate()
+        .map(|(w, window)| {
+            window
+                .panes
+                .iter()
+                .enumerate()
+                .map(|(p, pane)| match (record.origin, w == 0 && p == 0) {
+                    (Origin::Adopted, _) => None,
+                    (Origin::Created, true) => first_launch(record, pane.start_command.as_deref()),
+                    (Origin::Created, false) => match record.mode {
+                        RestoreMode::Rerun => {
+                            pane.start_command.as_deref().and_then(split_start_command)
+                        }
+                        RestoreMode::Shell => None,
+                    },
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The first pane of a created session: its resume command, or with
+/// `rerun` the command it was created with (else its start command).
+fn first_launch(record: &RestoreRecord, start_command: Option<&str>) -> Launch {
+    if let Some(resume) = &record.resume_command {
+        return Some(vec![resume.clone()]);
+    }
+    match record.mode {
+        RestoreMode::Shell => None,
+        RestoreMode::Rerun => match &record.command {
+            Some(command) => Some(vec![command.clone()]),
+            None => start_command.and_then(split_start_command),
+        },
+    }
+}
+
+/// One shell command line from an argv: a single word is a shell command
+/// already (as tmux runs it); several are quoted for `sh`.
+fn shell_line(words: &[String]) -> String {
+    match words {
+        [one] => one.clone(),
+        _ => words
+            .iter()
+            .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
+
+    fn record(origin: Origin, mode: RestoreMode, resume: Option<&str>) -> RestoreRecord {
+        let pane = |start: Option<&str>| PaneBlueprint {
+            index: 0,
+            cwd: "/".into(),
+            command_line: start.unwrap_or("bash").into(),
+            start_command: start.map(str::to_owned),
+            active: false,
+        };
+        let window = |panes| WindowBlueprint {
+            index: 0,
+            name: "w".into(),
+            layout: String::new(),
+            cols: 80,
+            rows: 24,
+            active: true,
+            panes,
+        };
+        RestoreRecord {
+            tmux_name: "s".into(),
+            origin,
+            mode,
+            resume_command: resume.map(str::to_owned),
+            command: Some("make deploy".into()),
+            blueprint: Some(Blueprint {
+                windows: vec![
+                    window(vec![
+                        pane(Some("\"make deploy\"")),
+                        pane(None),
+                        pane(Some("htop")),
+                    ]),
+                    window(vec![pane(Some("tail -f log"))]),
+                ],
+            }),
+            lost: true,
+        }
+    }
+
+    #[test]
+    fn commands_run_again_only_where_the_creator_said_so() {
+        let words = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let cases = [
+            (
+                record(Origin::Created, RestoreMode::Shell, None),
+                vec![vec![None, None, None], vec![None]],
+            ),
+            (
+                record(
+                    Origin::Created,
+                    RestoreMode::Shell,
+                    Some("claude --continue"),
+                ),
+                vec![vec![words(&["claude --continue"]), None, None], vec![None]],
+            ),
+            (
+                record(Origin::Created, RestoreMode::Rerun, None),
+                vec![
+                    vec![words(&["make deploy"]), None, words(&["htop"])],
+                    vec![words(&["tail", "-f", "log"])],
+                ],
+            ),
+            (
+                record(Origin::Created, RestoreMode::Rerun, Some("resume")),
+                vec![
+                    vec![words(&["resume"]), None, words(&["htop"])],
+                    vec![words(&["tail", "-f", "log"])],
+                ],
+            ),
+            (
+                record(Origin::Adopted, RestoreMode::Rerun, Some("resume")),
+                vec![vec![None, None, None], vec![None]],
+            ),
+        ];
+        for (record, expected) in cases {
+            assert_eq!(launches(&record), expected, "{record:?}");
+        }
+        let mut bare = record(Origin::Created, RestoreMode::Shell, Some("resume"));
+        bare.blueprint = None;
+        assert_eq!(launches(&bare), vec![vec![words(&["resume"])]]);
+    }
+
+    #[test]
+    fn several_words_are_quoted_for_the_shell() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(shell_line(&words(&["make deploy"])), "make deploy");
+        assert_eq!(shell_line(&words(&["echo", "it's"])), "'echo' 'it'\\''s'");
+    }
+}

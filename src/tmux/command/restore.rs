@@ -1,0 +1,440 @@
+//! What it takes to bring a session back after its tmux server is lost:
+//! reading a session's windows and panes (one `list-panes -s`, the same
+//! one a session actor sends to watch its panes' processes), and the tmux
+//! commands that make them again: windows at their indices and sizes,
+//! panes in their cwds, then each window's saved layout.
+
+use std::collections::BTreeMap;
+
+use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
+use crate::tmux::control::parse_layout;
+
+/// Tab-separated; the window name and start command are free text, so
+/// they come last (a tab inside a window name misreads the row, which is
+/// then skipped).
+pub const PANE_PLAN_FORMAT: &str = "#{window_index}\t#{window_active}\t#{window_width}\t#{window_height}\t#{window_layout}\t#{pane_index}\t#{pane_id}\t#{pane_active}\t#{pane_pid}\t#{pane_current_path}\t#{window_name}\t#{pane_start_command}";
+
+/// One pane as `PANE_PLAN_FORMAT` prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PanePlanRow {
+    pub window_index: u32,
+    pub window_active: bool,
+    pub cols: u16,
+    pub rows: u16,
+    pub layout: String,
+    pub pane_index: u32,
+    /// `%N` without the `%`.
+    pub pane_id: u32,
+    pub pane_active: bool,
+    pub pid: Option<u32>,
+    pub cwd: String,
+    pub window_name: String,
+    pub start_command: String,
+}
+
+/// A row, or `None` when it does not read (a fake tmux leaves fields empty).
+pub fn parse_plan_row(line: &str) -> Option<PanePlanRow> {
+    let fields: Vec<&str> = line.splitn(12, '\t').collect();
+    let [
+        window,
+        window_active,
+        cols,
+        rows,
+        layout,
+        pane_index,
+        pane_id,
+        pane_active,
+        pid,
+        cwd,
+        name,
+        start,
+    ] = fields.as_slice()
+    else {
+        return None;
+    };
+    Some(PanePlanRow {
+        window_index: window.parse().ok()?,
+        window_active: *window_active == "1",
+        cols: cols.parse().ok()?,
+        rows: rows.parse().ok()?,
+        layout: (*layout).to_owned(),
+        pane_index: pane_index.parse().ok()?,
+        pane_id: pane_id.strip_prefix('%')?.parse().ok()?,
+        pane_active: *pane_active == "1",
+        pid: pid.parse().ok(),
+        cwd: (*cwd).to_owned(),
+        window_name: (*name).to_owned(),
+        start_command: (*start).to_owned(),
+    })
+}
+
+/// The session's blueprint from its rows; `command_line_of(pid)` reads a
+/// process's command line (`/proc/PID/cmdline`) for a pane tmux started
+/// without a command. `None` when there are no rows.
+pub fn blueprint_of(
+    rows: &[PanePlanRow],
+    command_line_of: impl Fn(u32) -> Option<String>,
+) -> Option<Blueprint> {
+    let mut windows: BTreeMap<u32, Vec<&PanePlanRow>> = BTreeMap::new();
+    for row in rows {
+        windows.entry(row.window_index).or_default().push(row);
+    }
+    let windows: Vec<WindowBlueprint> = windows
+        .into_values()
+        .map(|mut panes| {
+            let first = panes[0];
+            sort_in_layout_order(&mut panes, &first.layout);
+            WindowBlueprint {
+                index: first.window_index,
+                name: first.window_name.clone(),
+                layout: first.layout.clone(),
+                cols: first.cols,
+                rows: first.rows,
+                active: first.window_active,
+                panes: panes
+                    .iter()
+                    .map(|row| {
+                        let start = Some(row.start_command.clone()).filter(|c| !c.is_empty());
+                        let command_line = start
+                            .clone()
+                            .or_else(|| row.pid.and_then(&command_line_of))
+                            .unwrap_or_default();
+                        PaneBlueprint {
+                            index: row.pane_index,
+                            cwd: row.cwd.clone(),
+                            command_line,
+                            start_command: start,
+                            active: row.pane_active,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (!windows.is_empty()).then_some(Blueprint { windows })
+}
+
+/// `select-layout` gives a window's panes the layout's cells in the order
+/// the layout lists them: the saved panes are kept in that order, so each
+/// lands in its own cell. An unreadable layout keeps tmux's pane order.
+fn sort_in_layout_order(panes: &mut [&PanePlanRow], layout: &str) {
+    panes.sort_by_key(|p| p.pane_index);
+    if let Ok(cell) = parse_layout(layout) {
+        let order: Vec<u32> = cell.panes().iter().map(|(id, _)| id.0).collect();
+        panes.sort_by_key(|p| order.iter().position(|id| *id == p.pane_id));
+    }
+}
+
+/// A process's command line from `/proc/PID/cmdline` (NUL-separated words,
+/// joined with spaces).
+pub fn proc_command_line(pid: u32) -> Option<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let words: Vec<String> = bytes
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The argv of a pane's `#{pane_start_command}`, which tmux prints as its
+/// own parser would read it: words separated by spaces, each bare, in
+/// double quotes (`\` escapes inside) or in single quotes. One word is a
+/// shell command (tmux runs it with `sh -c`); several are run as they are.
+pub fn split_start_command(start: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = start.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => word.push(chars.next()?),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.push(chars.next()?);
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    (!words.is_empty()).then_some(words)
+}
+
+/// What one restored pane runs: `None` is the default shell.
+pub type Launch = Option<Vec<String>>;
+
+/// The first pane to make: the session itself (`new-session`), in the
+/// first window.
+pub struct FirstPane<'a> {
+    pub cwd: &'a str,
+    pub cols: u16,
+    pub rows: u16,
+    pub launch: &'a Launch,
+}
+
+/// The first window's first pane, which `new-session` makes.
+pub fn first_pane<'a>(blueprint: &'a Blueprint, launches: &'a [Vec<Launch>]) -> FirstPane<'a> {
+    let window = &blueprint.windows[0];
+    FirstPane {
+        cwd: window.panes.first().map_or("", |p| p.cwd.as_str()),
+        cols: window.cols,
+        rows: window.rows,
+        launch: &launches[0][0],
+    }
+}
+
+/// `=NAME:INDEX`.
+fn window_target(name: &str, index: u32) -> String {
+    format!("={name}:{index}")
+}
+
+fn with_launch(mut argv: Vec<String>, cwd: &str, launch: &Launch) -> Vec<String> {
+    if !cwd.is_empty() {
+        argv.extend(["-c".to_owned(), cwd.to_owned()]);
+    }
+    if let Some(words) = launch {
+        argv.push("--".to_owned());
+        argv.extend(words.iter().cloned());
+    }
+    argv
+}
+
+/// The commands that make the rest of a session whose first window
+/// `new-session` made at index `made_at`: that window moved to its saved
+/// index, the other windows, every further pane (each split from the
+/// newest, with a tiled layout between splits so a small window has
+/// room), then each window's size, saved layout and active pane, and the
+/// current window. `launches[w][p]` is what pane `p` of window `w` runs.
+pub fn rebuild_commands(
+    name: &str,
+    blueprint: &Blueprint,
+    launches: &[Vec<Launch>],
+    made_at: u32,
+) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let owned = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+    for (w, window) in blueprint.windows.iter().enumerate() {
+        let target = window_target(name, window.index);
+        if w == 0 {
+            if made_at != window.index {
+                commands.push(owned(&[
+                    "move-window",
+                    "-s",
+                    &window_target(name, made_at),
+                    "-t",
+                    &target,
+                ]));
+            }
+        } else {
+            let new = owned(&["new-window", "-d", "-t", &target]);
+            let cwd = window.panes.first().map_or("", |p| p.cwd.as_str());
+            commands.push(with_launch(new, cwd, &launches[w][0]));
+            for option in [["remain-on-exit", "on"], ["remain-on-exit-format", ""]] {
+                let mut set = owned(&["set-option", "-q", "-w", "-t", &target]);
+                set.extend(option.iter().map(|o| (*o).to_owned()));
+                commands.push(set);
+            }
+        }
+        commands.push(owned(&["rename-window", "-t", &target, "--", &window.name]));
+        for (p, pane) in window.panes.iter().enumerate().skip(1) {
+            let split = owned(&["split-window", "-t", &target]);
+            commands.push(with_launch(split, &pane.cwd, &launches[w][p]));
+            commands.push(owned(&["select-layout", "-t", &target, "tiled"]));
+        }
+        commands.push(owned(&[
+            "resize-window",
+            "-t",
+            &target,
+            "-x",
+            &window.cols.to_string(),
+            "-y",
+            &window.rows.to_string(),
+        ]));
+        if window.panes.len() > 1 {
+            commands.push(owned(&["select-layout", "-t", &target, &window.layout]));
+        }
+        // Panes are numbered in layout order now; the saved numbers were
+        // too, from the same base (`pane-base-index`).
+        let base = window.panes.iter().map(|p| p.index).min().unwrap_or(0);
+        if let Some(active) = window.panes.iter().position(|p| p.active) {
+            let pane = format!("{target}.{}", base + active as u32);
+            commands.push(owned(&["select-pane", "-t", &pane]));
+        }
+    }
+    if let Some(current) = blueprint.windows.iter().find(|w| w.active) {
+        commands.push(owned(&[
+            "select-window",
+            "-t",
+            &window_target(name, current.index),
+        ]));
+    }
+    commands
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAYOUT: &str = "6584,100x30,0,0[100x15,0,0,0,100x14,0,16{50x14,0,16,1,49x14,51,16,2}]";
+
+    fn row(pane_index: u32, pane_id: u32, cwd: &str, start: &str) -> PanePlanRow {
+        PanePlanRow {
+            window_index: 0,
+            window_active: true,
+            cols: 100,
+            rows: 30,
+            layout: LAYOUT.to_owned(),
+            pane_index,
+            pane_id,
+            pane_active: pane_index == 0,
+            pid: Some(100 + pane_id),
+            cwd: cwd.to_owned(),
+            window_name: "sh".to_owned(),
+            start_command: start.to_owned(),
+        }
+    }
+
+    #[test]
+    fn rows_read_as_tmux_prints_them() {
+        let line = format!("0\t1\t100\t30\t{LAYOUT}\t2\t%2\t0\t7204\t/etc\tmy win\t\"sleep 1000\"");
+        let parsed = parse_plan_row(&line).unwrap();
+        assert_eq!(parsed.pane_id, 2);
+        assert_eq!(parsed.window_name, "my win");
+        assert_eq!(parsed.start_command, "\"sleep 1000\"");
+        assert_eq!(parsed.pid, Some(7204));
+        // A fake tmux prints unknown variables empty.
+        assert_eq!(parse_plan_row("\t\t\t\t\t\t\t\t\t\t\t"), None);
+        assert_eq!(parse_plan_row("0\t1\t100"), None);
+    }
+
+    #[test]
+    fn panes_follow_the_layout_and_shells_get_their_cmdline() {
+        // Listed out of order, pane %2 before %1.
+        let rows = [
+            row(0, 0, "/tmp", "\"sh -c x\""),
+            row(2, 2, "/etc", ""),
+            row(1, 1, "/usr", ""),
+        ];
+        let blueprint = blueprint_of(&rows, |pid| Some(format!("bash {pid}"))).unwrap();
+        let window = &blueprint.windows[0];
+        let cwds: Vec<&str> = window.panes.iter().map(|p| p.cwd.as_str()).collect();
+        assert_eq!(cwds, ["/tmp", "/usr", "/etc"]);
+        assert_eq!(window.panes[0].command_line, "\"sh -c x\"");
+        assert_eq!(
+            window.panes[0].start_command.as_deref(),
+            Some("\"sh -c x\"")
+        );
+        assert_eq!(window.panes[1].command_line, "bash 101");
+        assert_eq!(window.panes[1].start_command, None);
+        assert_eq!(blueprint_of(&[], |_| None), None);
+    }
+
+    #[test]
+    fn start_commands_split_as_tmux_quotes_them() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            (
+                "\"sh -c \\\"sleep 100; echo hi\\\"\"",
+                Some(&["sh -c \"sleep 100; echo hi\""]),
+            ),
+            ("sleep 1000", Some(&["sleep", "1000"])),
+            ("'a b' c\\ d", Some(&["a b", "c d"])),
+            ("htop", Some(&["htop"])),
+            ("", None),
+            ("\"unterminated", None),
+        ];
+        for (start, words) in cases {
+            let expected = words.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            assert_eq!(split_start_command(start), expected, "{start}");
+        }
+    }
+
+    #[test]
+    fn a_session_is_rebuilt_window_by_window() {
+        let pane = |index: u32, cwd: &str, active: bool| PaneBlueprint {
+            index,
+            cwd: cwd.to_owned(),
+            command_line: "bash".to_owned(),
+            start_command: None,
+            active,
+        };
+        let blueprint = Blueprint {
+            windows: vec![
+                WindowBlueprint {
+                    index: 1,
+                    name: "edit".to_owned(),
+                    layout: LAYOUT.to_owned(),
+                    cols: 100,
+                    rows: 30,
+                    active: false,
+                    panes: vec![pane(0, "/a", false), pane(1, "/b", true)],
+                },
+                WindowBlueprint {
+                    index: 3,
+                    name: "logs".to_owned(),
+                    layout: "b25d,80x24,0,0,2".to_owned(),
+                    cols: 80,
+                    rows: 24,
+                    active: true,
+                    panes: vec![pane(0, "/c", true)],
+                },
+            ],
+        };
+        let launches = vec![vec![None, Some(vec!["tail -f x".to_owned()])], vec![None]];
+        let first = first_pane(&blueprint, &launches);
+        assert_eq!((first.cwd, first.cols, first.rows), ("/a", 100, 30));
+        let commands: Vec<String> = rebuild_commands("s", &blueprint, &launches, 0)
+            .iter()
+            .map(|c| c.join(" "))
+            .collect();
+        assert_eq!(
+            commands,
+            [
+                "move-window -s =s:0 -t =s:1",
+                "rename-window -t =s:1 -- edit",
+                "split-window -t =s:1 -c /b -- tail -f x",
+                "select-layout -t =s:1 tiled",
+                "resize-window -t =s:1 -x 100 -y 30",
+                &format!("select-layout -t =s:1 {LAYOUT}"),
+                "select-pane -t =s:1.1",
+                "new-window -d -t =s:3 -c /c",
+                "set-option -q -w -t =s:3 remain-on-exit on",
+                "set-option -q -w -t =s:3 remain-on-exit-format ",
+                "rename-window -t =s:3 -- logs",
+                "resize-window -t =s:3 -x 80 -y 24",
+                "select-pane -t =s:3.0",
+                "select-window -t =s:3",
+            ]
+        );
+        let in_place = rebuild_commands("s", &blueprint, &launches, 1);
+        assert_eq!(in_place[0].join(" "), "rename-window -t =s:1 -- edit");
+    }
+}
