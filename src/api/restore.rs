@@ -12,7 +12,7 @@ use super::model::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
 use crate::supervisor::RestoreCause;
 
 #[utoipa::path(post, path = "/v1/sessions/restore", tag = "sessions",
-    request_body(content = RestoreRequest, description = "Which lost sessions; every one when \
+    request_body(content = Option<RestoreRequest>, description = "Which lost sessions; every one when \
 `session_ids` is absent (an empty body is fine)"),
     responses(
         (status = 200, description = "What was restored, and what could not be (each with \
