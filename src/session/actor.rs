@@ -174,6 +174,10 @@ struct SessionActor {
     exits_tx: mpsc::UnboundedSender<(u32, u8)>,
     /// Each pane of the session: its process and the watch on it.
     watches: BTreeMap<u32, (u32, Option<exits::PidWatch>)>,
+    /// When to list the session's panes once more: a new pane's process
+    /// sets its working directory just after tmux forks it, so the listing
+    /// a layout change brings may still show tmux's own (see `watch_pids`).
+    panes_again_at: Option<std::time::Instant>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -211,6 +215,7 @@ pub(super) async fn start(
         events: spec.events,
         sessions_changed: spec.sessions_changed,
         client_gone: false,
+        panes_again_at: None,
         running: None,
         reaped: BTreeSet::new(),
         watches: BTreeMap::new(),
@@ -304,6 +309,10 @@ impl SessionActor {
                 },
                 _ = until(deadline) => self.probe(),
                 _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
+                _ = until_instant(self.panes_again_at), if !self.client_gone => {
+                    self.panes_again_at = None;
+                    self.ask_pids(&mut client).await;
+                }
                 Some((pane, looks)) = exits.recv(), if !self.client_gone => {
                     self.look_at_exit(pane, looks, &mut client).await
                 }

@@ -104,6 +104,9 @@ fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// How long after a new pane process is seen its panes are listed again.
+const PANES_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl SessionActor {
     /// Asks tmux for every pane of the session and its process.
     pub(super) async fn ask_pids(&mut self, client: &mut ControlClient) {
@@ -141,6 +144,7 @@ impl SessionActor {
     /// its watch, a pane already dead is looked at.
     pub(super) fn watch_pids(&mut self, rows: &[Vec<u8>]) {
         let mut seen = BTreeSet::new();
+        let mut new_process = false;
         for row in rows {
             let row = String::from_utf8_lossy(row);
             let mut fields = row.split(' ');
@@ -160,8 +164,14 @@ impl SessionActor {
             }
             let watch = watch_pid(pid, pane.0, &self.exits_tx);
             self.watches.insert(pane.0, (pid, watch));
+            new_process = true;
         }
         self.watches.retain(|pane, _| seen.contains(pane));
+        // A process this young may not have entered its working directory
+        // yet: what `report_panes` kept for restore is read again shortly.
+        if new_process && self.panes_again_at.is_none() {
+            self.panes_again_at = Some(std::time::Instant::now() + PANES_AGAIN_AFTER);
+        }
     }
 
     /// Undoes what tmuxd set on a session it made (`remain-on-exit`, its
