@@ -95,8 +95,8 @@ fn main() {
     report("input -> wait idle (prompt back)", idles);
 
     // Output latency: from the input request to the echoed marker on a stream.
-    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{first_id}/stream");
-    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!("/v1/sessions/{first_id}/stream");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     socket.read().unwrap();
     let echoes: Vec<Duration> = (0..50)
         .map(|i| {

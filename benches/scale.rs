@@ -30,17 +30,20 @@ fn row(what: &str, value: String, target: &str) {
 struct RawClient {
     stream: std::net::TcpStream,
     host: String,
+    /// `Authorization: ...\r\n`, or nothing.
+    auth: String,
     buf: Vec<u8>,
 }
 
 impl RawClient {
-    fn connect(base: &str) -> RawClient {
+    fn connect(base: &str, bearer: Option<String>) -> RawClient {
         let address = base.strip_prefix("http://").unwrap();
         let stream = std::net::TcpStream::connect(address).unwrap();
         stream.set_nodelay(true).unwrap();
         RawClient {
             stream,
             host: address.to_owned(),
+            auth: bearer.map_or(String::new(), |b| format!("Authorization: {b}\r\n")),
             buf: Vec::with_capacity(64 * 1024),
         }
     }
@@ -48,7 +51,10 @@ impl RawClient {
     /// GETs `path` and reads the whole answer; panics on anything but 200.
     fn get(&mut self, path: &str) {
         use std::io::{Read, Write};
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", self.host);
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{}\r\n",
+            self.host, self.auth
+        );
         self.stream.write_all(request.as_bytes()).unwrap();
         self.buf.clear();
         let mut chunk = [0u8; 16 * 1024];
@@ -214,7 +220,8 @@ fn main() {
     let s0 = id_of("s0");
     let http = reqwest::blocking::Client::new();
     let get = |path: &str| {
-        http.get(format!("{}{path}", daemon.base))
+        daemon
+            .authorize(http.get(format!("{}{path}", daemon.base)))
             .send()
             .unwrap()
             .bytes()
@@ -232,7 +239,7 @@ fn main() {
         format!("{:.3} ms", p(&mut snaps, 0.5)),
         "<= 0.3 ms",
     );
-    let mut raw = RawClient::connect(&daemon.base);
+    let mut raw = RawClient::connect(&daemon.base, daemon.auth_header());
     let mut raw_snaps: Vec<Duration> = (0..2000)
         .map(|_| {
             let started = Instant::now();
@@ -367,8 +374,8 @@ fn main() {
 
     // A flood: every line on the stream, in order; time against no daemon.
     let s2 = id_of("s2");
-    let url = daemon.base.replace("http://", "ws://") + &format!("/v1/sessions/{s2}/stream");
-    let (mut socket, _) = tungstenite::connect(url.as_str()).unwrap();
+    let path = format!("/v1/sessions/{s2}/stream");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     socket.read().unwrap();
     let started = Instant::now();
     let command = format!("seq 1 300000; tmux -L {} wait-for -S seq", tmux.socket);
