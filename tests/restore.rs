@@ -150,6 +150,15 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
     assert_eq!(lines_in(&rerun), 1, "the job ran once when created");
     assert_eq!(lines_in(&resumed), 0, "nothing resumes at create");
 
+    // Each new pane enters its directory just after tmux forks it.
+    wait_for("every new pane in its directory", || {
+        let agent = tmux_shape(&tmux, "agent");
+        let job = tmux_shape(&tmux, "job");
+        (agent[0].3 == [a.clone(), b.clone(), d.clone()]
+            && job.len() == 2
+            && job[1].3 == [a.clone(), b.clone()])
+        .then_some(())
+    });
     let before: Vec<(String, Vec<WindowShape>)> = ["agent", "job"]
         .iter()
         .map(|name| (name.to_string(), tmux_shape(&tmux, name)))
@@ -250,7 +259,12 @@ fn a_daemon_finding_none_of_its_sessions_restores_them_with_on_start() {
     let id = first.create_named("kept", SHELL);
     first.wait_until(&id, "idle");
     tmux.run(&["split-window", "-h", "-t", "=kept:", "-c", &cwd, SHELL]);
-    let shape = tmux_shape(&tmux, "kept");
+    // tmux reads a pane's cwd from its process, which enters it just after
+    // the fork: the shape to compare with is the one with the new pane there.
+    let shape = wait_for("the new pane in its directory", || {
+        let shape = tmux_shape(&tmux, "kept");
+        shape[0].3.contains(&cwd).then_some(shape)
+    });
     wait_for("the windows kept", || {
         (kept_shape(&first.data_dir, &id).as_ref() == Some(&shape)).then_some(())
     });

@@ -116,9 +116,7 @@ pub fn exchange(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) -> (u16, String) {
-    let mut stream = connect(base);
-    send(&mut stream, method, path, headers, body);
-    read_response(&mut stream, PATIENCE).expect("the daemon answers")
+    exchange_on(connect(base), method, path, headers, body)
 }
 
 /// `exchange` from a loopback address of its own (see `connect_from`).
@@ -129,7 +127,22 @@ pub fn exchange_from_fresh_address(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) -> (u16, String) {
-    let mut stream = connect_from(base, fresh_loopback());
+    exchange_on(
+        connect_from(base, fresh_loopback()),
+        method,
+        path,
+        headers,
+        body,
+    )
+}
+
+fn exchange_on(
+    mut stream: TcpStream,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> (u16, String) {
     send(&mut stream, method, path, headers, body);
     read_response(&mut stream, PATIENCE).expect("the daemon answers")
 }
