@@ -257,6 +257,11 @@ reason = "press_any_key"
     let other = TmuxServer::new();
     let plain = Daemon::start(&other);
     let key = plain.create_named("key", &fixture("press_any_key.sh"));
-    let working = plain.wait_until(&key, "working");
+    // Its output counts as work first (`output_activity`); once the screen
+    // settles, the program asleep on something else says `foreground_process`.
+    let working = wait_for("the prompt judged from /proc", || {
+        let s = summary(&plain, &key);
+        (s["state"] == "working" && s["state_reason"] != "output_activity").then_some(s)
+    });
     assert_eq!(working["state_reason"], "foreground_process", "{working}");
 }
