@@ -207,3 +207,96 @@ fn a_webhook_redirect_is_not_followed_and_counts_as_a_failure() {
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");
     }
 }
+
+/// Rings the bell in tmux session `name` (from tmux itself: input through
+/// tmuxd would acknowledge the flag).
+fn ring(tmux: &TmuxServer, name: &str) {
+    tmux.send_keys(name, &["printf '\\a'", "Enter"]);
+}
+
+/// The notifications up to and including the attention of `marker`'s
+/// session; the notifier handles events in order, so anything it would
+/// send for what came before is among them.
+fn until_marker(calls: &mpsc::Receiver<Value>, marker: &str) -> Vec<Value> {
+    let mut got = Vec::new();
+    loop {
+        let call = next(calls);
+        let done = call["trigger"] == "attention" && call["event"]["session_id"] == marker;
+        got.push(call);
+        if done {
+            // A delivery of an earlier one racing the marker's.
+            got.extend(calls.recv_timeout(Duration::from_millis(300)));
+            return got;
+        }
+    }
+}
+
+/// Issue 19, finding 3: attention up on 5 sessions, the daemon restarted
+/// twice: not one notification again; a session's end is notified once,
+/// a restart after it sends nothing more.
+#[test]
+fn finding_3_restarts_re_notify_nothing() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let (url, calls) = webhook(vec![]);
+    let options = || DaemonOptions {
+        extra_config: format!("[notify]\nwebhook_url = {url:?}\ncooldown_s = 3600\n"),
+        ..DaemonOptions::in_dir(data.path())
+    };
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let id = daemon.create_named(&format!("a{n}"), common::SHELL);
+        daemon.wait_until(&id, "idle");
+        ring(&tmux, &format!("a{n}"));
+        ids.push(id);
+    }
+    let mut first: Vec<String> = (0..5)
+        .map(|_| next(&calls))
+        .inspect(|c| assert_eq!(c["trigger"], "attention", "{c}"))
+        .map(|c| c["event"]["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    first.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(first, want);
+
+    for restart in 0..2 {
+        daemon.terminate();
+        daemon = Daemon::start_with(&tmux, options());
+        wait_for("the 5 sessions back with attention up", || {
+            let up = daemon
+                .sessions()
+                .iter()
+                .filter(|s| ids.iter().any(|id| s["session_id"] == id.as_str()))
+                .filter(|s| !s["attention"].is_null())
+                .count();
+            (up == 5).then_some(())
+        });
+        let name = format!("m{restart}");
+        let marker = daemon.create_named(&name, common::SHELL);
+        daemon.wait_until(&marker, "idle");
+        ring(&tmux, &name);
+        let got = until_marker(&calls, &marker);
+        assert_eq!(got.len(), 1, "restart {restart} re-sent: {got:#?}");
+    }
+
+    // An end is notified once, and not again after a restart.
+    tmux.run(&["kill-session", "-t", "=a0"]);
+    let exit = next(&calls);
+    assert_eq!(
+        (
+            exit["trigger"].as_str(),
+            exit["event"]["session_id"].as_str()
+        ),
+        (Some("exited"), Some(ids[0].as_str())),
+        "{exit}"
+    );
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, options());
+    let marker = daemon.create_named("m2", common::SHELL);
+    daemon.wait_until(&marker, "idle");
+    ring(&tmux, "m2");
+    let got = until_marker(&calls, &marker);
+    assert_eq!(got.len(), 1, "the last restart re-sent: {got:#?}");
+}
