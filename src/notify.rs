@@ -8,6 +8,8 @@
 
 mod deliver;
 mod gate;
+mod message;
+mod sign;
 
 use std::path::Path;
 
@@ -38,6 +40,7 @@ pub fn spawn(
     let memory = NotifiedFile::load(&memory_path);
     let since = supervisor.next_event_seq().saturating_sub(1);
     let (mut live, _, _) = supervisor.follow_events(since);
+    let supervisor = supervisor.clone();
     let tracker = tasks.clone();
     tasks.spawn(async move {
         let mut gate = Gate::new(&config, memory);
@@ -70,7 +73,11 @@ pub fn spawn(
                 continue;
             };
             let delivery = deliver::Delivery::new(&config, trigger, &event);
-            tracker.spawn(delivery.run(cancel.clone(), metrics.clone()));
+            let (supervisor, cancel, metrics) = (supervisor.clone(), cancel.clone(), metrics.clone());
+            tracker.spawn(async move {
+                let context = message::Context::gather(&supervisor, &event).await;
+                delivery.with_context(context).run(cancel, metrics).await;
+            });
         }
     });
 }

@@ -10,13 +10,16 @@ use std::collections::BTreeMap;
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
+/// How a program must end: (exit status, exit signal).
+type Ending = (Option<i64>, Option<i64>);
+
 /// Runs of each program, all at once.
 const RUNS: usize = 20;
 
 /// The programs of the issue (as the session's command, run by tmux's
 /// shell) and how each must end: (exit status, exit signal).
 /// `sleep 3` stands for the issue's `sleep 30`: the same exit, later.
-const PROGRAMS: &[(&str, (Option<i64>, Option<i64>))] = &[
+const PROGRAMS: &[(&str, Ending)] = &[
     ("sleep 1", (Some(0), None)),
     ("sleep 3", (Some(0), None)),
     ("sleep 0.5; exit 2", (Some(2), None)),
