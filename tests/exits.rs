@@ -133,3 +133,31 @@ fn an_adopted_session_says_why_its_exit_is_unknown() {
     assert_eq!(ended["exit_status"], 5, "{ended}");
     assert_eq!(ended["exit_unknown"], Value::Null, "{ended}");
 }
+
+/// Issue 19, finding 5 (in part): a session whose program exited keeps,
+/// in its ended summary, what it ran and where, not blanks.
+#[test]
+fn an_exited_session_keeps_its_command_and_cwd() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let session = daemon.create(&json!({
+        "name": "job",
+        "command": "sh -c 'sleep 2; exit 2'",
+        "cwd": cwd.to_str().unwrap(),
+    }));
+    let id = session["session_id"].as_str().unwrap().to_owned();
+    wait_for("the job seen running", || {
+        let (_, got) = daemon.get(&format!("/v1/sessions/{id}"));
+        let command = got["session"]["current_command"].as_str()?.to_owned();
+        (!command.is_empty()).then_some(())
+    });
+    let ended = daemon.wait_until(&id, "exited");
+    assert_eq!(ended["exit_status"], 2, "{ended}");
+    assert_eq!(ended["cwd"], cwd.to_str().unwrap(), "{ended}");
+    assert!(
+        ["sh", "sleep"].contains(&ended["current_command"].as_str().unwrap()),
+        "{ended}"
+    );
+}
