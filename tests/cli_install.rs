@@ -351,3 +351,42 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
     );
     assert!(line("checkpoint_interval_s").contains("default"), "{text}");
 }
+
+/// Issue 20, item 6: `doctor` asks whoever holds the bind who it is: a
+/// running tmuxd is named as one, another program fails the check.
+#[test]
+fn doctor_asks_who_holds_the_bind() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let doctor_on = |bind: &str| {
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, format!("bind = {bind:?}\n")).unwrap();
+        let out = tmuxd_command(dir.path())
+            .args(["doctor", "--config"])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("TMUX_TMPDIR", dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find(|l| l.contains("bind:"))
+            .unwrap_or_else(|| panic!("no bind line: {text}"))
+            .to_owned()
+    };
+    let address = daemon.base.strip_prefix("http://").unwrap();
+    let line = doctor_on(address);
+    assert!(
+        line.starts_with("ok   bind:") && line.contains("in use by a running tmuxd"),
+        "{line}"
+    );
+    // A listener that never answers: not a tmuxd.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let line = doctor_on(&other.local_addr().unwrap().to_string());
+    assert!(
+        line.starts_with("FAIL bind:") && line.contains("another program"),
+        "{line}"
+    );
+}

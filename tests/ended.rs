@@ -327,8 +327,13 @@ fn queued_input_is_listed_and_cancelled() {
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["cancelled"]["text"], "echo second-$((1+1))");
-    let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
     assert_eq!(status, 404, "cancelled once");
+    assert_eq!(
+        body["error"]["message"],
+        format!("no queued input 2 in {id}"),
+        "{body}"
+    );
     let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/x"));
     assert_eq!(status, 400);
     let listed = stdout(&cli(&daemon, &["queue", "ls", "q"]));

@@ -3,6 +3,10 @@
 //! probe session) on a private socket, not by `tmux -V`, which a broken
 //! install or a misconfigured fake answers just as well.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use crate::api::model::Health;
 use crate::config::Config;
 use crate::daemon::tmux_from_config;
 use crate::store::{DataDir, StoreError};
@@ -36,11 +40,25 @@ pub async fn doctor(config: &Config) -> bool {
     }
     match std::net::TcpListener::bind(config.bind) {
         Ok(_) => report(true, "bind", format!("{} is free", config.bind)),
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => report(
-            true,
-            "bind",
-            format!("{} is in use (a running tmuxd?)", config.bind),
-        ),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => match who_listens(config.bind).await
+        {
+            Some(health) => report(
+                true,
+                "bind",
+                format!(
+                    "{} is in use by a running tmuxd ({} sessions, {})",
+                    config.bind, health.sessions, health.tmux
+                ),
+            ),
+            None => report(
+                false,
+                "bind",
+                format!(
+                    "{} is in use by another program (it does not answer /healthz as tmuxd does)",
+                    config.bind
+                ),
+            ),
+        },
         Err(e) => report(false, "bind", format!("{}: {e}", config.bind)),
     }
     let generated = config.data_dir.join(crate::daemon::TOKEN_FILE);
@@ -52,6 +70,23 @@ pub async fn doctor(config: &Config) -> bool {
     };
     report(ok, "auth", auth);
     all_ok
+}
+
+/// Asks whoever listens on `bind` for tmuxd's `/healthz` (open to all), so
+/// a port held by another program is not taken for a running tmuxd.
+async fn who_listens(bind: SocketAddr) -> Option<Health> {
+    let host = match bind.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    let url = format!("http://{}/healthz", SocketAddr::new(host, bind.port()));
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .ok()?;
+    let response = client.get(url).send().await.ok()?;
+    response.json::<Health>().await.ok()
 }
 
 /// `tmux -V`, then a probe session created, listed, attached to by a
