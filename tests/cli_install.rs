@@ -390,3 +390,28 @@ fn doctor_asks_who_holds_the_bind() {
         "{line}"
     );
 }
+
+/// Issue 20, item 6: `service install` names the `TMUXD_*` settings of the
+/// shell that the service (started by systemd) would not see.
+#[test]
+fn service_install_warns_about_tmuxd_settings_of_the_shell() {
+    let home = tempfile::tempdir().unwrap();
+    let out = tmuxd_command(home.path())
+        .args(["service", "install", "--print"])
+        .env("TMUXD_BIND", "127.0.0.1:7999")
+        .env("TMUXD_TMUX_BIN", "/opt/tmux/bin/tmux")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("TMUXD_BIND, TMUXD_TMUX_BIN") && said.contains("(bind, tmux.bin)"),
+        "{said}"
+    );
+    let quiet = run(home.path(), &["service", "install", "--print"]);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}

@@ -55,7 +55,7 @@ const KEYS: [&str; 45] = [
 
 /// The environment variable behind each key that has one.
 #[rustfmt::skip]
-const ENV_VARS: [(&str, &str); 9] = [
+pub(crate) const ENV_VARS: [(&str, &str); 9] = [
     ("bind", "TMUXD_BIND"), ("data_dir", "TMUXD_DATA_DIR"), ("log", "TMUXD_LOG"),
     ("max_sessions", "TMUXD_MAX_SESSIONS"),
     ("auth.token", "TMUXD_TOKEN"), ("auth.read_token", "TMUXD_READ_TOKEN"),
