@@ -48,12 +48,33 @@ fn finding_7_completions_and_man_pages() {
         page.contains("TMUXD_TOKEN") && page.contains("attach"),
         "{page}"
     );
+    // Issue 20, item 5: what clap cannot derive from the flags.
+    for section in [
+        ".SH \"STATES\"",
+        ".SH CONFIGURATION",
+        ".SH \"ENVIRONMENT\"",
+        ".SH \"FILES\"",
+        ".SH \"EXIT STATUS\"",
+    ] {
+        assert!(page.contains(section), "{section}");
+    }
+    for word in [
+        "waiting",
+        "tmux.socket_name",
+        "environment: TMUXD_BIND",
+        "registry.json",
+        "78",
+    ] {
+        assert!(page.contains(word), "{word}");
+    }
     let out_dir = dir.path().join("man1");
     let written = stdout_ok(run(
         dir.path(),
         &["man", "--out-dir", out_dir.to_str().unwrap()],
     ));
     assert!(written.lines().count() > 10, "{written}");
+    let main_page = std::fs::read_to_string(out_dir.join("tmuxd.1")).unwrap();
+    assert!(main_page.contains(".SH \"EXIT STATUS\""), "{main_page}");
     let wait_page = std::fs::read_to_string(out_dir.join("tmuxd-wait.1")).unwrap();
     assert!(wait_page.contains("none"), "{wait_page}");
 }

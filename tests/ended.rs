@@ -426,11 +426,17 @@ fn kill_server_ends_every_session_with_its_exited_state() {
     let events = wait_for("every session's session_deleted", || {
         let (_, page) = daemon.get("/v1/events?format=json&since=0&limit=10000");
         let events = page["events"].as_array().unwrap().clone();
-        let deleted = events.iter().filter(|e| e["kind"] == "session_deleted").count();
+        let deleted = events
+            .iter()
+            .filter(|e| e["kind"] == "session_deleted")
+            .count();
         (deleted == ids.len()).then_some(events)
     });
     for id in &ids {
-        let of: Vec<&Value> = events.iter().filter(|e| e["session_id"] == id.as_str()).collect();
+        let of: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["session_id"] == id.as_str())
+            .collect();
         let deleted = of
             .iter()
             .find(|e| e["kind"] == "session_deleted")

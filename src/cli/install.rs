@@ -21,10 +21,15 @@ pub fn man(args: ManArgs) -> Result<(), ClientError> {
     let Some(dir) = args.out_dir else {
         let mut page = Vec::new();
         clap_mangen::Man::new(command).render(&mut page)?;
+        page.extend_from_slice(super::manpage::extra_sections().as_bytes());
         return write_stdout(&page);
     };
     std::fs::create_dir_all(&dir)?;
     let mut written = vec![write_page(&dir, "tmuxd", command.clone())?];
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&written[0])?
+        .write_all(super::manpage::extra_sections().as_bytes())?;
     for sub in command.get_subcommands() {
         let name = format!("tmuxd-{}", sub.get_name());
         written.push(write_page(

@@ -53,6 +53,11 @@ const KEYS: [&str; 45] = [
     "restore.on_start",
 ];
 
+/// Every config key, for the man page.
+pub(crate) fn keys() -> &'static [&'static str] {
+    &KEYS
+}
+
 /// The environment variable behind each key that has one.
 #[rustfmt::skip]
 pub(crate) const ENV_VARS: [(&str, &str); 9] = [
