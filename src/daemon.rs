@@ -3,6 +3,7 @@
 
 mod connections;
 mod credentials;
+mod hint;
 
 pub use credentials::{SOCKET_FILE, TOKEN_FILE};
 
@@ -114,6 +115,13 @@ pub async fn serve(
         let code = auth.issue_login_code();
         println!(
             "dashboard: http://{address}/#login={code} (works once, for a minute; `tmuxd open` prints a new one)"
+        );
+    }
+    if std::io::stdout().is_terminal() {
+        let exe = std::env::current_exe().unwrap_or_else(|_| "tmuxd".into());
+        println!(
+            "{}",
+            hint::cli_hint(&exe, std::env::var_os("PATH").as_deref())
         );
     }
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");

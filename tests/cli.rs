@@ -484,3 +484,65 @@ command = ["curl", "-u", "cmduser:cmd-pa55", "-H", "Authorization: Bearer cmd-t0
         "{text}"
     );
 }
+
+/// Issue 20, item 2: a plain `tmuxd events` shows the last 20 events at
+/// once, then the live ones (as `tail -f` does), instead of looking hung.
+#[test]
+fn events_without_flags_shows_the_recent_ones_then_follows() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    for i in 0..24 {
+        daemon.create(&json!({ "name": format!("e{i}"), "command": "sleep 600" }));
+    }
+    let (_, page) = daemon.get("/v1/events?format=json&limit=1");
+    let newest = page["next_seq"].as_u64().unwrap() - 1;
+    assert!(newest > 20, "enough events to leave some out: {newest}");
+    let mut child = daemon
+        .client()
+        .args(["events", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(common::PATIENCE)
+            .expect("an event line in time")
+    };
+    // States may still change meanwhile: the replay starts 20 before
+    // whatever was newest when the command started, never later than the
+    // newest seen here, and not before.
+    let first = next()["seq"].as_u64().unwrap();
+    assert!(
+        (newest - 19..=newest).contains(&first),
+        "first {first}, newest {newest}"
+    );
+    let mut seq = first;
+    while seq < newest {
+        seq = next()["seq"].as_u64().unwrap();
+    }
+    let id = daemon.create(&json!({ "name": "live", "command": "sleep 600" }))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let live = std::iter::repeat_with(next)
+        .find(|e| e["kind"] == "session_created")
+        .unwrap();
+    assert_eq!(live["session_id"], id.as_str(), "{live}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

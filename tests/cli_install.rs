@@ -48,12 +48,33 @@ fn finding_7_completions_and_man_pages() {
         page.contains("TMUXD_TOKEN") && page.contains("attach"),
         "{page}"
     );
+    // Issue 20, item 5: what clap cannot derive from the flags.
+    for section in [
+        ".SH \"STATES\"",
+        ".SH CONFIGURATION",
+        ".SH \"ENVIRONMENT\"",
+        ".SH \"FILES\"",
+        ".SH \"EXIT STATUS\"",
+    ] {
+        assert!(page.contains(section), "{section}");
+    }
+    for word in [
+        "waiting",
+        "tmux.socket_name",
+        "environment: TMUXD_BIND",
+        "registry.json",
+        "78",
+    ] {
+        assert!(page.contains(word), "{word}");
+    }
     let out_dir = dir.path().join("man1");
     let written = stdout_ok(run(
         dir.path(),
         &["man", "--out-dir", out_dir.to_str().unwrap()],
     ));
     assert!(written.lines().count() > 10, "{written}");
+    let main_page = std::fs::read_to_string(out_dir.join("tmuxd.1")).unwrap();
+    assert!(main_page.contains(".SH \"EXIT STATUS\""), "{main_page}");
     let wait_page = std::fs::read_to_string(out_dir.join("tmuxd-wait.1")).unwrap();
     assert!(wait_page.contains("none"), "{wait_page}");
 }
@@ -350,4 +371,68 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
         "{text}"
     );
     assert!(line("checkpoint_interval_s").contains("default"), "{text}");
+}
+
+/// Issue 20, item 6: `doctor` asks whoever holds the bind who it is: a
+/// running tmuxd is named as one, another program fails the check.
+#[test]
+fn doctor_asks_who_holds_the_bind() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let doctor_on = |bind: &str| {
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, format!("bind = {bind:?}\n")).unwrap();
+        let out = tmuxd_command(dir.path())
+            .args(["doctor", "--config"])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("TMUX_TMPDIR", dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find(|l| l.contains("bind:"))
+            .unwrap_or_else(|| panic!("no bind line: {text}"))
+            .to_owned()
+    };
+    let address = daemon.base.strip_prefix("http://").unwrap();
+    let line = doctor_on(address);
+    assert!(
+        line.starts_with("ok   bind:") && line.contains("in use by a running tmuxd"),
+        "{line}"
+    );
+    // A listener that never answers: not a tmuxd.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let line = doctor_on(&other.local_addr().unwrap().to_string());
+    assert!(
+        line.starts_with("FAIL bind:") && line.contains("another program"),
+        "{line}"
+    );
+}
+
+/// Issue 20, item 6: `service install` names the `TMUXD_*` settings of the
+/// shell that the service (started by systemd) would not see.
+#[test]
+fn service_install_warns_about_tmuxd_settings_of_the_shell() {
+    let home = tempfile::tempdir().unwrap();
+    let out = tmuxd_command(home.path())
+        .args(["service", "install", "--print"])
+        .env("TMUXD_BIND", "127.0.0.1:7999")
+        .env("TMUXD_TMUX_BIN", "/opt/tmux/bin/tmux")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("TMUXD_BIND, TMUXD_TMUX_BIN") && said.contains("(bind, tmux.bin)"),
+        "{said}"
+    );
+    let quiet = run(home.path(), &["service", "install", "--print"]);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
 }

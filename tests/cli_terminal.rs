@@ -270,3 +270,59 @@ fn finding_3_watch_shows_the_screen_and_resets_the_terminal() {
         );
     }
 }
+
+/// Issue 20, item 1: started at a terminal (as `scripts/serve` leaves it),
+/// the daemon's banner ends with the dashboard link and how to run the CLI,
+/// whose binary (under target/) is not on PATH.
+#[test]
+fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[tmux]\nsocket_name = {:?}\n", tmux.socket),
+    )
+    .unwrap();
+    let (master, slave) = open_pty();
+    let mut child = common::tmuxd_command(home.path())
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(home.path().join("data"))
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let banner = Arc::new(Mutex::new(String::new()));
+    let seen = banner.clone();
+    std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let text = wait_for("the banner's CLI line", || {
+        let text = banner.lock().unwrap().clone();
+        text.contains("CLI (from another shell)").then_some(text)
+    });
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    assert!(text.contains("dashboard: http://127.0.0.1:"), "{text}");
+    let exe = std::path::Path::new(tmuxd_bin());
+    let dir = exe.parent().unwrap().display().to_string();
+    assert!(text.contains(&format!("{} ls", exe.display())), "{text}");
+    assert!(
+        text.contains(&format!("export PATH=\"{dir}:$PATH\"")),
+        "{text}"
+    );
+}

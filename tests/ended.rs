@@ -327,8 +327,13 @@ fn queued_input_is_listed_and_cancelled() {
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["cancelled"]["text"], "echo second-$((1+1))");
-    let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/2"));
     assert_eq!(status, 404, "cancelled once");
+    assert_eq!(
+        body["error"]["message"],
+        format!("no queued input 2 in {id}"),
+        "{body}"
+    );
     let (status, _) = daemon.delete(&format!("/v1/sessions/{id}/input/queue/x"));
     assert_eq!(status, 400);
     let listed = stdout(&cli(&daemon, &["queue", "ls", "q"]));
@@ -399,4 +404,48 @@ fn a_program_ending_in_a_window_not_shown_is_reaped() {
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
     assert_eq!(status, 200, "{body}");
     assert_ne!(body["session"]["state"], "exited", "the session lives on");
+}
+
+/// Issue 20, item 9: after `tmux kill-server` every session's end comes
+/// with its `exited` state event, with the same reason (one came without).
+#[test]
+fn kill_server_ends_every_session_with_its_exited_state() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    // Shells at their prompt, and programs at work, as a person has them.
+    let ids: Vec<String> = (0..12)
+        .map(|i| match i % 2 {
+            0 => daemon.create_named(&format!("k{i}"), common::SHELL),
+            _ => daemon.create_named(&format!("k{i}"), "while :; do date; sleep 0.05; done"),
+        })
+        .collect();
+    for (i, id) in ids.iter().enumerate() {
+        daemon.wait_until(id, if i % 2 == 0 { "idle" } else { "working" });
+    }
+    tmux.run(&["kill-server"]);
+    let events = wait_for("every session's session_deleted", || {
+        let (_, page) = daemon.get("/v1/events?format=json&since=0&limit=10000");
+        let events = page["events"].as_array().unwrap().clone();
+        let deleted = events
+            .iter()
+            .filter(|e| e["kind"] == "session_deleted")
+            .count();
+        (deleted == ids.len()).then_some(events)
+    });
+    for id in &ids {
+        let of: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["session_id"] == id.as_str())
+            .collect();
+        let deleted = of
+            .iter()
+            .find(|e| e["kind"] == "session_deleted")
+            .unwrap_or_else(|| panic!("{id} has no session_deleted: {of:?}"));
+        let exited = of
+            .iter()
+            .find(|e| e["kind"] == "session_state" && e["state"] == "exited")
+            .unwrap_or_else(|| panic!("{id} has no exited state event: {of:?}"));
+        assert_eq!(exited["reason"], deleted["reason"], "{id}");
+        assert!(exited["seq"].as_u64() < deleted["seq"].as_u64(), "{id}");
+    }
 }

@@ -86,6 +86,59 @@ impl Drop for Fake {
     }
 }
 
+/// A fake whose daemon finds `tmux` in a `bin` of its own, the only
+/// directory on PATH (no real tmux): `install` puts the fake there.
+fn fake_in_bin(install: impl FnOnce(&std::path::Path)) -> Fake {
+    let mut fake = Fake::new();
+    let bin = fake._dir.path().join("bin");
+    install(&bin.join("tmux"));
+    fake.path = bin.display().to_string();
+    fake
+}
+
+#[test]
+fn the_fake_works_symlinked_into_a_bin_on_path() {
+    let fake =
+        fake_in_bin(|at| std::os::unix::fs::symlink(fake_tmux_dir().join("tmux"), at).unwrap());
+    let daemon = fake.daemon();
+    let (status, ready) = daemon.get("/readyz");
+    assert_eq!(status, 200, "{ready}");
+    let id = id_of(&daemon.create(&json!({ "name": "linked" })));
+    input(
+        &daemon,
+        &id,
+        json!({ "text": "echo linked-$((6*7))", "submit": true }),
+    );
+    daemon.wait_for_snapshot(&id, "linked-42");
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
+    assert_eq!(status, 200, "{body}");
+}
+
+/// A tmux that answers `-V` but cannot make a session tmuxd can attach to
+/// (the fake copied without its control-mode half) is not ready.
+#[test]
+fn readyz_is_503_while_tmux_cannot_create_a_session() {
+    let fake = fake_in_bin(|at| {
+        std::fs::copy(fake_tmux_dir().join("tmux"), at).unwrap();
+    });
+    let daemon = fake.daemon();
+    let (status, health) = daemon.get("/healthz");
+    assert_eq!(status, 200);
+    assert!(
+        health["tmux"].as_str().unwrap().contains("fake"),
+        "{health}"
+    );
+    let (status, ready) = daemon.get("/readyz");
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["ready"], false);
+    let reason = ready["reason"].as_str().unwrap();
+    assert!(reason.contains("cannot attach"), "{reason}");
+    assert!(
+        daemon.session_ids().is_empty(),
+        "the check leaves no session"
+    );
+}
+
 fn id_of(session: &Value) -> String {
     session["session_id"].as_str().unwrap().to_owned()
 }

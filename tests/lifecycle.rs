@@ -309,3 +309,22 @@ fn a_tmux_older_than_3_2_is_refused_at_startup_naming_its_version() {
         "{stderr}"
     );
 }
+
+/// Issue 20, item 9: a session idle before a restart is idle since the same
+/// moment after it (the wall said "for 0s" for every session).
+#[test]
+fn a_restart_keeps_state_since() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let options = || DaemonOptions::in_dir(data.path());
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let id = daemon.create_named("steady", common::SHELL);
+    let before = daemon.wait_until(&id, "idle");
+    let since = before["state_since"].as_str().unwrap().to_owned();
+    let (status, _) = daemon.terminate();
+    assert!(status.success());
+
+    let daemon = Daemon::start_with(&tmux, options());
+    let after = daemon.wait_until(&id, "idle");
+    assert_eq!(after["state_since"], since.as_str(), "{after}");
+}

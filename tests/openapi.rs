@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use common::{Daemon, TmuxServer};
+use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
@@ -136,6 +136,76 @@ fn every_route_is_described_with_its_errors() {
         let pointer = reference.strip_prefix('#').unwrap_or(&reference);
         assert!(doc.pointer(pointer).is_some(), "unresolvable {reference}");
     }
+}
+
+/// What code generators read first: the document passes
+/// openapi-spec-validator (it once failed on two operations named `list`).
+#[test]
+fn the_document_passes_openapi_spec_validator() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("openapi.json");
+    std::fs::write(&path, served(&daemon)).unwrap();
+    let out = std::process::Command::new(python::venv_bin("openapi-spec-validator"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "openapi-spec-validator: {said}");
+    assert!(said.contains("OK"), "openapi-spec-validator: {said}");
+}
+
+/// A client generated for `GET /v1/events` learns every kind's fields and
+/// what an SSE event's `data` holds.
+#[test]
+fn the_event_stream_payloads_are_described() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let doc: Value = serde_json::from_str(&served(&daemon)).unwrap();
+    let mut ids = BTreeSet::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            let id = operation["operationId"].as_str().unwrap().to_owned();
+            assert!(ids.insert(id.clone()), "operationId {id} is used twice");
+        }
+    }
+    let schemas = &doc["components"]["schemas"];
+    let event = schemas["Event"]["properties"].as_object().unwrap();
+    for field in [
+        "state",
+        "state_since",
+        "exit_status",
+        "thought",
+        "text_prefix",
+        "old_name",
+        "restorable",
+        "cut",
+    ] {
+        let described = event[field]["description"].as_str();
+        assert!(described.is_some_and(|d| !d.is_empty()), "Event.{field}");
+    }
+    let data = &schemas["ServerSentEvent"]["properties"]["data"];
+    assert_eq!(data["contentMediaType"], "application/json");
+    let one_of = data["contentSchema"]["oneOf"].as_array().unwrap();
+    assert!(
+        one_of
+            .iter()
+            .any(|s| s["$ref"] == "#/components/schemas/Event")
+    );
+    assert!(
+        one_of
+            .iter()
+            .any(|s| s["$ref"] == "#/components/schemas/ReplayTruncatedNotice")
+    );
+    let names = schemas["ServerSentEvent"]["properties"]["event"]["enum"]
+        .as_array()
+        .unwrap();
+    assert!(names.iter().any(|n| n == "replay_truncated"));
 }
 
 /// Every `$ref` in the document, wherever it sits.

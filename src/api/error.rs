@@ -56,9 +56,11 @@ impl From<SupervisorError> for ApiError {
         use SupervisorError as E;
         let message = error.to_string();
         let code = match &error {
-            E::NotFound(_) | E::NoSuchTmuxSession(_) | E::Gone(_) | E::NotRestorable(_) => {
-                C::NotFound
-            }
+            E::NotFound(_)
+            | E::NoSuchTmuxSession(_)
+            | E::NoQueuedInput { .. }
+            | E::Gone(_)
+            | E::NotRestorable(_) => C::NotFound,
             E::InvalidName { .. } => C::InvalidName,
             E::InvalidCwd { .. } => C::InvalidCwd,
             E::InvalidKeys(_) => C::InvalidKeys,

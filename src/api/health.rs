@@ -37,17 +37,23 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     })
 }
 
-/// Ready when tmux can be run. Degraded storage keeps the daemon ready: it
+/// Ready when tmux can be run and makes a session tmuxd can attach to
+/// (`Tmux::check_create`, on a private server). Degraded storage keeps the daemon ready: it
 /// serves every request and event from memory and writes them once the disk
 /// recovers, so an orchestrator should keep routing to it (and alert on
 /// `storage`).
 #[utoipa::path(get, path = "/readyz", tag = "daemon",
     responses(
-        (status = 200, description = "tmux can be run", body = Readiness),
-        (status = 503, description = "tmux cannot be run", body = Readiness)))]
+        (status = 200, description = "tmux can be run and makes sessions tmuxd can attach to", body = Readiness),
+        (status = 503, description = "tmux cannot be run, or cannot make a session tmuxd can attach to \
+(tried on a private tmux server; `reason` says what failed)", body = Readiness)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let storage = StorageReport::from(state.supervisor.storage_report());
-    match tmux_version(&state).await {
+    let ready = match tmux_version(&state).await {
+        Ok(_) => tmux_creates(&state).await,
+        Err(reason) => Err(reason),
+    };
+    match ready {
         Ok(_) => {
             let ready = Readiness {
                 ready: true,
@@ -77,6 +83,19 @@ fn tmux_lost(state: &AppState) -> Option<TmuxLost> {
     })
 }
 
+/// Whether the configured tmux can make a session tmuxd attaches to.
+async fn tmux_creates(state: &AppState) -> Result<String, String> {
+    let tmux = state.supervisor.tmux().clone();
+    let run = async move {
+        let bin = tmux.bin().display().to_string();
+        match tmux.check_create().await {
+            Ok(attached) => Ok(attached.how),
+            Err(step) => Err(format!("{bin} answers -V, but {step}")),
+        }
+    };
+    state.tmux_probe.create(run).await
+}
+
 async fn tmux_version(state: &AppState) -> Result<String, String> {
     let tmux = state.supervisor.tmux().clone();
     let run = async move { tmux.version().await.map_err(|e| e.to_string()) };
@@ -94,41 +113,77 @@ pub async fn version() -> Json<VersionInfo> {
 /// How long one `tmux -V` answer serves health and readiness checks.
 const PROBE_TTL: Duration = Duration::from_secs(1);
 
+/// How long a failed create check stands before `/readyz` tries again
+/// (each try starts a tmux server).
+const CREATE_RETRY: Duration = Duration::from_secs(5);
+
 /// When a probe finished, and what it said.
 type Outcome = (Instant, Result<String, String>);
 
+type Slot = Arc<Mutex<Option<Shared<BoxFuture<'static, Outcome>>>>>;
+
 /// `tmux -V` for `/healthz` and `/readyz`, run at most once per
 /// [`PROBE_TTL`] however many ask: callers share the run in flight, then its
-/// answer until it is stale. Open endpoints must not fork per request.
+/// answer until it is stale. Open endpoints must not fork per request. The
+/// create check (`Tmux::check_create`) is shared the same way; its success
+/// stands, its failure for [`CREATE_RETRY`].
 #[derive(Clone, Default)]
 pub struct TmuxProbe {
-    latest: Arc<Mutex<Option<Shared<BoxFuture<'static, Outcome>>>>>,
+    version: Slot,
+    create: Slot,
 }
 
 impl TmuxProbe {
-    /// The latest answer, or `run`'s if there is none in flight or fresh.
+    /// The latest `tmux -V` answer, or `run`'s if there is none in flight or fresh.
     pub async fn get<F>(&self, run: F) -> Result<String, String>
     where
         F: Future<Output = Result<String, String>> + Send + 'static,
     {
-        let probe = {
-            let mut latest = self.latest.lock().expect("tmux probe lock");
-            match latest.as_ref() {
-                Some(probe) if is_current(probe.peek(), Instant::now()) => probe.clone(),
-                _ => {
-                    let probe = run.map(|answer| (Instant::now(), answer)).boxed().shared();
-                    *latest = Some(probe.clone());
-                    probe
-                }
-            }
-        };
-        probe.await.1
+        shared_run(&self.version, run, is_current).await
     }
+
+    /// The latest create check, or `run`'s if none is in flight or stands.
+    pub async fn create<F>(&self, run: F) -> Result<String, String>
+    where
+        F: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        shared_run(&self.create, run, create_stands).await
+    }
+}
+
+async fn shared_run<F>(
+    slot: &Slot,
+    run: F,
+    current: fn(Option<&Outcome>, Instant) -> bool,
+) -> Result<String, String>
+where
+    F: Future<Output = Result<String, String>> + Send + 'static,
+{
+    let probe = {
+        let mut latest = slot.lock().expect("tmux probe lock");
+        match latest.as_ref() {
+            Some(probe) if current(probe.peek(), Instant::now()) => probe.clone(),
+            _ => {
+                let probe = run.map(|answer| (Instant::now(), answer)).boxed().shared();
+                *latest = Some(probe.clone());
+                probe
+            }
+        }
+    };
+    probe.await.1
 }
 
 /// A probe still running, or one that finished less than [`PROBE_TTL`] ago.
 fn is_current(outcome: Option<&Outcome>, now: Instant) -> bool {
     outcome.is_none_or(|(finished, _)| now.duration_since(*finished) < PROBE_TTL)
+}
+
+/// A create check still running, one that worked (the same binary will
+/// again), or one that failed less than [`CREATE_RETRY`] ago.
+fn create_stands(outcome: Option<&Outcome>, now: Instant) -> bool {
+    outcome.is_none_or(|(finished, answer)| {
+        answer.is_ok() || now.duration_since(*finished) < CREATE_RETRY
+    })
 }
 
 #[cfg(test)]
@@ -168,5 +223,22 @@ mod tests {
         assert!(is_current(Some(&done(Duration::ZERO)), now));
         assert!(is_current(Some(&done(PROBE_TTL / 2)), now));
         assert!(!is_current(Some(&done(PROBE_TTL)), now));
+    }
+
+    #[test]
+    fn a_create_check_stands_when_it_worked_and_is_retried_after_a_failure() {
+        let now = Instant::now();
+        let ago = |d: Duration| now - d;
+        let table = [
+            (None, true),
+            (Some((ago(Duration::ZERO), Ok(String::new()))), true),
+            (Some((ago(CREATE_RETRY * 100), Ok(String::new()))), true),
+            (Some((ago(Duration::ZERO), Err("no".to_owned()))), true),
+            (Some((ago(CREATE_RETRY / 2), Err("no".to_owned()))), true),
+            (Some((ago(CREATE_RETRY), Err("no".to_owned()))), false),
+        ];
+        for (outcome, stands) in table {
+            assert_eq!(create_stands(outcome.as_ref(), now), stands, "{outcome:?}");
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::error::ApiError;
 use super::model::{ErrorBody, QueueCancelled, QueueList};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
+    operation_id = "list_queued_input",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     responses(
         (status = 200, description = "Queued inputs, oldest first", body = QueueList),
@@ -26,6 +27,7 @@ pub async fn list(
 }
 
 #[utoipa::path(delete, path = "/v1/sessions/{id}/input/queue/{n}", tag = "sessions",
+    operation_id = "cancel_queued_input",
     params(
         ("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"),
         ("n" = u64, Path, example = 1, description = "The queued input's `id`")),

@@ -28,7 +28,7 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
     })
 }
 
-#[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
+#[utoipa::path(get, path = "/v1/sessions", tag = "sessions", operation_id = "list_sessions",
     params(ListQuery),
     responses((status = 200, description = "Live sessions (and with `include=ended` ended ones still kept), sorted by id number", body = SessionList)))]
 pub async fn list(
@@ -42,7 +42,7 @@ pub async fn list(
     })
 }
 
-#[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions", operation_id = "create_session",
     request_body = CreateSessionRequest,
     responses(
         (status = 201, description = "Created and attached", body = SessionEnvelope),
@@ -78,7 +78,7 @@ pub async fn create(
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
-#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "get_session",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     responses(
         (status = 200, description = "The session", body = SessionEnvelope),
@@ -90,7 +90,7 @@ pub async fn get(
     Ok(envelope(state.supervisor.get(&id).await?))
 }
 
-#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
+#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "delete_session",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), DeleteQuery),
     responses(
         (status = 200, description = "No longer tracked", body = DeleteResponse),

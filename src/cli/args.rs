@@ -434,7 +434,8 @@ pub struct WatchArgs {
 
 #[derive(Args, Debug)]
 pub struct EventsArgs {
-    /// Replay the retained events after sequence number N first (0: all of them).
+    /// Replay the retained events after sequence number N first (0: all of them);
+    /// without it, the last 20 events come first.
     #[arg(long, value_name = "N")]
     pub since: Option<u64>,
     /// Print the retained events and stop instead of following.

@@ -1,5 +1,6 @@
 //! `events`: the event log, followed over SSE (or one page with
-//! `--no-follow`), as aligned lines or the API's JSON.
+//! `--no-follow`), as aligned lines or the API's JSON. Without `--since`
+//! the last few events come first, then the live ones.
 
 use serde_json::Value;
 
@@ -26,14 +27,28 @@ pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError
         }
         return Ok(());
     }
-    let path = match args.since {
-        Some(since) => format!("/v1/events?since={since}"),
-        None => "/v1/events".to_owned(),
+    let since = match args.since {
+        Some(since) => since,
+        None => {
+            let newest: EventsPage = client.get("/v1/events?format=json&limit=1").await?;
+            recent_start(newest.next_seq, RECENT_EVENTS)
+        }
     };
+    let path = format!("/v1/events?since={since}");
     tokio::select! {
         result = follow(client, &path, args.json) => result,
         () = stdout_closed() => Err(ClientError::StdoutClosed),
     }
+}
+
+/// Events a plain `tmuxd events` shows before the live ones, as `tail -f`
+/// shows the end of a file first: with none, it looked hung.
+const RECENT_EVENTS: u64 = 20;
+
+/// The `since` that replays the last `recent` events before `next_seq`
+/// (events are numbered from 1; `since` is exclusive).
+fn recent_start(next_seq: u64, recent: u64) -> u64 {
+    next_seq.saturating_sub(recent + 1)
 }
 
 /// The retained events after `since`, page after page, as one page.
@@ -131,6 +146,22 @@ fn event_line(event: &Event) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recent_start_replays_the_last_events() {
+        // (next_seq, recent, since)
+        let table = [
+            (1, 20, 0),
+            (5, 20, 0),
+            (21, 20, 0),
+            (22, 20, 1),
+            (100, 20, 79),
+            (100, 0, 99),
+        ];
+        for (next_seq, recent, since) in table {
+            assert_eq!(recent_start(next_seq, recent), since, "{next_seq} {recent}");
+        }
+    }
 
     #[test]
     fn event_lines() {

@@ -21,10 +21,15 @@ pub fn man(args: ManArgs) -> Result<(), ClientError> {
     let Some(dir) = args.out_dir else {
         let mut page = Vec::new();
         clap_mangen::Man::new(command).render(&mut page)?;
+        page.extend_from_slice(super::manpage::extra_sections().as_bytes());
         return write_stdout(&page);
     };
     std::fs::create_dir_all(&dir)?;
     let mut written = vec![write_page(&dir, "tmuxd", command.clone())?];
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&written[0])?
+        .write_all(super::manpage::extra_sections().as_bytes())?;
     for sub in command.get_subcommands() {
         let name = format!("tmuxd-{}", sub.get_name());
         written.push(write_page(
@@ -103,7 +108,40 @@ fn unit_path() -> Result<PathBuf, ClientError> {
     Ok(config_home.join("systemd/user/tmuxd.service"))
 }
 
+/// The settings this shell gives tmuxd through `TMUXD_*` (the variable, and
+/// its config key) that a unit started by systemd would not see.
+fn env_settings(get: impl Fn(&str) -> Option<String>) -> Vec<(&'static str, &'static str)> {
+    let config = ("TMUXD_CONFIG", "--config");
+    std::iter::once(config)
+        .chain(
+            crate::config::ENV_VARS
+                .iter()
+                .map(|(key, var)| (*var, *key)),
+        )
+        .filter(|(var, _)| get(var).is_some_and(|v| !v.is_empty()))
+        .collect()
+}
+
+/// Why the service may run with other settings than this shell's, or `None`.
+fn env_warning(settings: &[(&str, &str)]) -> Option<String> {
+    if settings.is_empty() {
+        return None;
+    }
+    let vars: Vec<&str> = settings.iter().map(|(var, _)| *var).collect();
+    let keys: Vec<&str> = settings.iter().map(|(_, key)| *key).collect();
+    Some(format!(
+        "tmuxd: warning: this shell sets {}, which the service will not see (systemd starts it \
+         with its own environment); put them in the config file the unit reads ({}), or in an \
+         Environment= line of the unit\n",
+        vars.join(", "),
+        keys.join(", ")
+    ))
+}
+
 pub fn service_install(args: ServiceArgs) -> Result<(), ClientError> {
+    if let Some(warning) = env_warning(&env_settings(|var| std::env::var(var).ok())) {
+        eprint!("{warning}");
+    }
     let exe = std::env::current_exe()?;
     let config = args.config.map(std::path::absolute).transpose()?;
     let unit = service_unit(&exe, config.as_deref());
@@ -132,6 +170,38 @@ pub fn service_install(args: ServiceArgs) -> Result<(), ClientError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tmuxd_settings_of_the_shell_are_named() {
+        let env = |set: &'static [(&'static str, &'static str)]| {
+            move |var: &str| {
+                set.iter()
+                    .find(|(k, _)| *k == var)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert_eq!(env_settings(env(&[("HOME", "/h"), ("TMUXD_BIND", "")])), []);
+        let found = env_settings(env(&[
+            ("TMUXD_TMUX_BIN", "/x/tmux"),
+            ("TMUXD_BIND", "0.0.0.0:1"),
+            ("TMUXD_CONFIG", "/c.toml"),
+        ]));
+        assert_eq!(
+            found,
+            [
+                ("TMUXD_CONFIG", "--config"),
+                ("TMUXD_BIND", "bind"),
+                ("TMUXD_TMUX_BIN", "tmux.bin")
+            ]
+        );
+        assert_eq!(env_warning(&[]), None);
+        let warning = env_warning(&found).unwrap();
+        assert!(
+            warning.contains("TMUXD_CONFIG, TMUXD_BIND, TMUXD_TMUX_BIN"),
+            "{warning}"
+        );
+        assert!(warning.contains("(--config, bind, tmux.bin)"), "{warning}");
+    }
 
     #[test]
     fn the_unit_never_kills_tmux() {

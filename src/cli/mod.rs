@@ -10,6 +10,7 @@ mod events;
 mod input;
 mod install;
 mod logging;
+mod manpage;
 mod open;
 mod output;
 mod pipe;

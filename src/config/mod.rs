@@ -53,9 +53,14 @@ const KEYS: [&str; 46] = [
     "restore.on_start",
 ];
 
+/// Every config key, for the man page.
+pub(crate) fn keys() -> &'static [&'static str] {
+    &KEYS
+}
+
 /// The environment variable behind each key that has one.
 #[rustfmt::skip]
-const ENV_VARS: [(&str, &str); 9] = [
+pub(crate) const ENV_VARS: [(&str, &str); 9] = [
     ("bind", "TMUXD_BIND"), ("data_dir", "TMUXD_DATA_DIR"), ("log", "TMUXD_LOG"),
     ("max_sessions", "TMUXD_MAX_SESSIONS"),
     ("auth.token", "TMUXD_TOKEN"), ("auth.read_token", "TMUXD_READ_TOKEN"),

@@ -191,7 +191,8 @@ pub(super) async fn start(
 ) -> Result<SessionId, ControlError> {
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
     let tmux_id = client.attached().session;
-    let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention);
+    let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
+        .with_previous(spec.previous_state);
     let (exits_tx, exits_rx) = mpsc::unbounded_channel();
     let mut actor = SessionActor {
         session_id: spec.session_id,

@@ -364,6 +364,8 @@ pub struct ActorSpec {
     pub sessions_changed: Arc<Notify>,
     /// Attention a previous actor (or run of tmuxd) left raised.
     pub attention: Option<Attention>,
+    /// The state a previous run of tmuxd last recorded, and since when.
+    pub previous_state: Option<(SessionState, DateTime<Utc>)>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -124,6 +124,10 @@ pub struct Detector {
     /// The last CPU reading: group, ticks, when.
     cpu: Option<(u32, u64, DateTime<Utc>)>,
     scan: Scan,
+    /// The state a previous actor (or run of tmuxd) last reported, and
+    /// since when: the first judgement keeps that `since` when it finds the
+    /// same state, so a restart does not make every session "for 0s".
+    previous: Option<(SessionState, DateTime<Utc>)>,
 }
 
 impl Detector {
@@ -147,7 +151,14 @@ impl Detector {
             last_status: None,
             cpu: None,
             scan: Scan::default(),
+            previous: None,
         }
+    }
+
+    /// Carries the state a previous actor last reported (see `previous`).
+    pub fn with_previous(mut self, previous: Option<(SessionState, DateTime<Utc>)>) -> Self {
+        self.previous = previous;
+        self
     }
 
     pub fn view(&self) -> StateView {
@@ -344,7 +355,10 @@ impl Detector {
             return;
         }
         self.view.state = state;
-        self.view.since = now;
+        self.view.since = match self.previous.take() {
+            Some((before, since)) if from == SessionState::Starting && before == state => since,
+            _ => now,
+        };
         match from {
             SessionState::Waiting => self.clear(AttentionReason::NeedsInput),
             SessionState::Working => self.clear(AttentionReason::LongSilence),

@@ -41,6 +41,15 @@ pub(super) struct Attach {
     /// tmuxd just made it with `remain-on-exit`: it cannot close during
     /// the handshake, so the attach need not wait for a quiet server.
     pub(super) kept_exit: bool,
+    /// The state a previous run of tmuxd last recorded, and since when.
+    pub(super) previous_state: Option<(SessionState, DateTime<Utc>)>,
+}
+
+/// What a new actor takes over from the one before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Carried {
+    pub(super) attention: Option<Attention>,
+    pub(super) state: Option<(SessionState, DateTime<Utc>)>,
 }
 
 /// The view tmux draws before discovery has looked at a session.
@@ -115,6 +124,7 @@ impl Supervisor {
             tagged,
             attention: None,
             kept_exit,
+            previous_state: None,
         };
         let summary = match self
             .attach(
@@ -237,6 +247,7 @@ impl Supervisor {
             queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
             tagged,
             kept_exit: false,
+            previous_state: None,
         };
         self.attach(
             attach,
@@ -324,6 +335,7 @@ impl Supervisor {
             tagged,
             attention,
             kept_exit,
+            previous_state,
         } = attach;
         let attention: Option<Attention> = attention.as_ref().and_then(restore_attention);
         // An item whose typing began before tmuxd stopped may be partly
@@ -332,7 +344,16 @@ impl Supervisor {
         let _attaching = self.attaching(&reservation, &view, created_at, queue.len());
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let spawned = match self
-            .spawn_actor(reservation.id, actor_id, &view.name, attention, !kept_exit)
+            .spawn_actor(
+                reservation.id,
+                actor_id,
+                &view.name,
+                Carried {
+                    attention,
+                    state: previous_state,
+                },
+                !kept_exit,
+            )
             .await
         {
             Ok(spawned) => spawned,
@@ -512,7 +533,7 @@ impl Supervisor {
         id: u64,
         actor_id: u64,
         name: &str,
-        attention: Option<Attention>,
+        carried: Carried,
         wait_for_quiet: bool,
     ) -> Result<Spawned, ControlError> {
         let spawned = crate::session::SessionHandle::spawn(ActorSpec {
@@ -528,7 +549,8 @@ impl Supervisor {
             config: self.inner.settings.actor.clone(),
             events: self.inner.events.clone(),
             sessions_changed: self.inner.sessions_changed.clone(),
-            attention,
+            attention: carried.attention,
+            previous_state: carried.state,
         })
         .await?;
         self.inner.client_attached.notify_one();

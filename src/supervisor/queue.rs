@@ -148,9 +148,10 @@ impl Supervisor {
             let mut registry = self.registry();
             let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
             let Some(at) = entry.queue.iter().position(|q| q.id == n) else {
-                return Err(SupervisorError::NotFound(format!(
-                    "queued input {n} of {session_id}"
-                )));
+                return Err(SupervisorError::NoQueuedInput {
+                    session_id: session_id.to_owned(),
+                    n,
+                });
             };
             if entry.queue[at].started {
                 return Err(SupervisorError::Conflict(format!(

@@ -2,17 +2,17 @@
 //! but the session lives, and merging the persisted registry (and the ids
 //! live sessions carry, see `tags`) with the live tmux sessions at startup.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
-use super::lifecycle::{Attach, EndReason};
+use super::lifecycle::{Attach, Carried, EndReason};
 use super::registry::{Reservation, format_id, restore_attention};
 use super::{Supervisor, SupervisorError};
 use crate::session::{SessionState, StateReason, StateView};
-use crate::store::{EventKind, NewEvent, PersistedSession, RegistryFile};
+use crate::store::{Event, EventKind, NewEvent, PersistedSession, RegistryFile};
 use crate::tmux::SessionView;
 
 /// More re-attaches than this within the window and tmuxd lets the session go.
@@ -20,6 +20,24 @@ const REATTACH_LIMIT: usize = 3;
 const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 
 impl Supervisor {
+    /// Each session's last recorded state and since when, from the retained
+    /// events (a restart keeps `state_since` where the state is unchanged).
+    fn last_states(&self) -> HashMap<String, (SessionState, DateTime<Utc>)> {
+        let mut states = HashMap::new();
+        let mut since = 0;
+        loop {
+            let page = self
+                .inner
+                .persistence
+                .events_page(since, 10_000, usize::MAX);
+            last_states_in(&page.events, &mut states);
+            match page.events.last() {
+                Some(last) if page.has_more && last.seq > since => since = last.seq,
+                _ => return states,
+            }
+        }
+    }
+
     /// tmuxd's client went away but the session lives: attach a new one.
     pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
         let (name, too_often, attention) = {
@@ -48,7 +66,16 @@ impl Supervisor {
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self
-            .spawn_actor(id, new_actor_id, &name, attention, true)
+            .spawn_actor(
+                id,
+                new_actor_id,
+                &name,
+                Carried {
+                    attention,
+                    state: None,
+                },
+                true,
+            )
             .await
         {
             Ok(spawned) => spawned.handle,
@@ -141,6 +168,7 @@ impl Supervisor {
             .filter_map(|s| super::parse_id(&s.session_id))
             .collect();
         let persisted = plan.reattach.into_iter().map(|s| (s, "registry"));
+        let last_states = self.last_states();
         let mut marks = Vec::new();
         for (session, id_from) in persisted.chain(tagged) {
             let name = session.tmux_name.clone();
@@ -148,7 +176,11 @@ impl Supervisor {
             let event = NewEvent::new(EventKind::SessionAdopted)
                 .reason("startup_reattach")
                 .detail("id_from", id_from);
-            match self.reattach_persisted(session, &live[&name], event).await {
+            let previous = last_states.get(&session.session_id).copied();
+            match self
+                .reattach_persisted(session, &live[&name], event, previous)
+                .await
+            {
                 Ok(()) if tags.get(&name) != Some(&id) => marks.push((name, id)),
                 Ok(()) => {}
                 Err(e) => {
@@ -179,6 +211,7 @@ impl Supervisor {
         session: PersistedSession,
         view: &SessionView,
         event: NewEvent,
+        previous_state: Option<(SessionState, DateTime<Utc>)>,
     ) -> Result<(), SupervisorError> {
         let id = super::parse_id(&session.session_id).unwrap_or_default();
         let reservation = Reservation {
@@ -198,7 +231,89 @@ impl Supervisor {
             // Marked by the caller, all at once.
             tagged: true,
             kept_exit: false,
+            previous_state,
         };
         self.attach(attach, event).await.map(drop)
+    }
+}
+
+/// Folds `session_state` events, oldest first, into each session's last
+/// state and its `state_since`; an event without them is skipped.
+fn last_states_in(events: &[Event], states: &mut HashMap<String, (SessionState, DateTime<Utc>)>) {
+    for event in events.iter().filter(|e| e.kind == EventKind::SessionState) {
+        let Some(id) = &event.session_id else {
+            continue;
+        };
+        let state = event
+            .detail
+            .get("state")
+            .cloned()
+            .map(serde_json::from_value);
+        let since = event
+            .detail
+            .get("state_since")
+            .cloned()
+            .map(serde_json::from_value);
+        if let (Some(Ok(state)), Some(Ok(since))) = (state, since) {
+            states.insert(id.clone(), (state, since));
+        }
+    }
+}
+
+#[cfg(test)]
+mod last_state_tests {
+    use super::*;
+
+    #[test]
+    fn the_last_state_event_of_each_session_wins() {
+        let event = |seq: u64, id: &str, kind: EventKind, detail: serde_json::Value| Event {
+            seq,
+            at: Utc::now(),
+            kind,
+            session_id: Some(id.to_owned()),
+            reason: None,
+            tmux_name: None,
+            detail: detail.as_object().cloned().unwrap_or_default(),
+        };
+        let t1 = "2026-01-01T00:00:01Z";
+        let t2 = "2026-01-01T00:00:02Z";
+        let events = [
+            event(
+                1,
+                "sess_1",
+                EventKind::SessionState,
+                serde_json::json!({"state": "working", "state_since": t1}),
+            ),
+            event(
+                2,
+                "sess_2",
+                EventKind::SessionState,
+                serde_json::json!({"state": "idle", "state_since": t1}),
+            ),
+            event(
+                3,
+                "sess_1",
+                EventKind::SessionState,
+                serde_json::json!({"state": "idle", "state_since": t2}),
+            ),
+            event(
+                4,
+                "sess_1",
+                EventKind::ThoughtUpdate,
+                serde_json::json!({"state": "working"}),
+            ),
+            event(
+                5,
+                "sess_2",
+                EventKind::SessionState,
+                serde_json::json!({"state": "bogus", "state_since": t2}),
+            ),
+        ];
+        let mut states = HashMap::new();
+        last_states_in(&events, &mut states);
+        let t = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        assert_eq!(states["sess_1"], (SessionState::Idle, t(t2)));
+        assert_eq!(states["sess_2"], (SessionState::Idle, t(t1)));
+        assert_eq!(states.len(), 2);
     }
 }

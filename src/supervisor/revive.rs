@@ -281,6 +281,7 @@ impl Supervisor {
             tagged: made.tagged_panes.is_some(),
             attention: None,
             kept_exit: made.kept_exit,
+            previous_state: None,
         };
         let event = NewEvent::new(EventKind::SessionRestored)
             .reason(cause.as_str())

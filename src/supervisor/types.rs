@@ -166,6 +166,10 @@ pub enum SupervisorError {
     NotFound(String),
     #[error("no tmux session named {0:?}")]
     NoSuchTmuxSession(String),
+    /// The session exists; the queued input `n` does not (typed, dropped
+    /// or cancelled already, or never queued).
+    #[error("no queued input {n} in {session_id}")]
+    NoQueuedInput { session_id: String, n: u64 },
     #[error("invalid session name {name:?}: {reason}")]
     InvalidName { name: String, reason: NameError },
     #[error("invalid cwd {path:?}: {reason}")]

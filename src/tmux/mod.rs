@@ -7,6 +7,7 @@ pub mod control;
 mod keys;
 mod names;
 mod panes;
+mod probe;
 mod socket;
 mod tag;
 
@@ -21,6 +22,7 @@ pub use names::{NameError, validate_session_name};
 pub use panes::{
     LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
 };
+pub use probe::ProbeAttach;
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.

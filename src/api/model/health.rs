@@ -75,7 +75,8 @@ pub struct Health {
     pub tmux_lost: Option<super::TmuxLost>,
 }
 
-/// `GET /readyz`: 200 when tmux can be run, else 503. Degraded storage
+/// `GET /readyz`: 200 when tmux can be run and makes a session tmuxd can
+/// attach to (tried on a private server), else 503. Degraded storage
 /// keeps the daemon ready (it serves from memory and writes once the disk
 /// recovers).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -403,3 +403,41 @@ fn only_notable_changes_are_reported() {
     assert!(d.step(at(1300), out(b"\x07")).is_some(), "attention");
     assert!(d.step(at(2300), probe(A::ShellPrompt)).is_some(), "idle");
 }
+
+/// Issue 20, item 9: after a restart (or a re-attach) the first judgement
+/// keeps the previous actor's `since` when it finds the same state, and
+/// starts a new one when the state differs; only that first judgement.
+#[test]
+fn the_previous_state_keeps_its_since_across_a_restart() {
+    let before = at(-60_000);
+    let table = [
+        (Some((Idle, before)), before),
+        (Some((Working, before)), at(250)),
+        (None, at(250)),
+    ];
+    for (previous, since) in table {
+        let detector = Detector::new(at(0), timing(), None).with_previous(previous);
+        let d = run_from(
+            detector,
+            &[
+                (0, out(b"$ "), (Starting, Attaching, None)),
+                (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+            ],
+        );
+        assert_eq!(d.view().since, since, "{previous:?}");
+        let d = run_from(
+            d,
+            &[
+                (1000, Signal::Input, (Working, Input, None)),
+                (1010, out(b"x\r\n"), (Working, Input, None)),
+                (1300, out(b"$ "), (Working, Input, None)),
+                (1550, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+            ],
+        );
+        assert_eq!(
+            d.view().since,
+            at(1550),
+            "a later idle is new: {previous:?}"
+        );
+    }
+}
