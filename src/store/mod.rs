@@ -12,7 +12,6 @@ mod events;
 mod files;
 pub mod floors;
 mod health;
-mod notified;
 mod registry;
 mod restore;
 
@@ -27,7 +26,6 @@ pub use events::{
 };
 pub use files::{DataDir, Loaded, write_atomic};
 pub use health::{Failure, StorageHealth, Write};
-pub use notified::{NOTIFIED_FILE, NotifiedFile, NotifiedSession};
 pub use registry::{
     InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
     ThoughtsFile,
