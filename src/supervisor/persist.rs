@@ -84,6 +84,10 @@ struct Store {
     counters: Arc<Counters>,
     health: StorageHealth,
     metrics: Metrics,
+    /// Set by `close`: an event recorded after it (a session's end that a
+    /// task was still recording) moves the clean-stop mark with it, or the
+    /// next start would see an event past the mark and skip ahead.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// The state of the data dir, as `/healthz`, `/readyz` and `/metrics` show it.
@@ -139,6 +143,7 @@ impl Persistence {
             counters,
             health: StorageHealth::default(),
             metrics,
+            closed: std::sync::atomic::AtomicBool::new(false),
         });
         let (jobs, queue) = mpsc::unbounded_channel();
         // Reserved before the first event: a crash from here on resumes past it.
@@ -206,7 +211,14 @@ impl Persistence {
         // While failing, only the storage task's retries touch the disk.
         if !self.store.health.is_failing(Write::Events) {
             match log.flush() {
-                Ok(()) => self.store.metrics.persisted(StoreFile::Events),
+                Ok(()) => {
+                    self.store.metrics.persisted(StoreFile::Events);
+                    if self.store.closed.load(std::sync::atomic::Ordering::Relaxed)
+                        && log.sync().is_ok()
+                    {
+                        let _ = self.store.counters.mark_clean_stop(log.next_seq());
+                    }
+                }
                 Err(e) => {
                     self.store.health.failed(Write::Events, &e);
                     let _ = self.jobs.send(Job::Events);
@@ -262,7 +274,14 @@ impl Persistence {
         let written = log.flush().and_then(|()| log.sync());
         let failing = self.store.health.failures();
         let marked = match (written, failing.first()) {
-            (Ok(()), None) => self.store.counters.mark_clean_stop(log.next_seq()),
+            (Ok(()), None) => {
+                let marked = self.store.counters.mark_clean_stop(log.next_seq());
+                let closed = marked.is_ok();
+                self.store
+                    .closed
+                    .store(closed, std::sync::atomic::Ordering::Relaxed);
+                marked
+            }
             (Err(e), _) => Err(e),
             (Ok(()), Some(failure)) => {
                 tracing::error!(file = %failure.file, "stopping while a write fails: {}", failure.error);
