@@ -468,6 +468,21 @@ async fn session_killed_under(mut client: ControlClient, server: &TmuxServer) {
     assert_eq!(listed().trim(), "", "the client left tmux");
 }
 
+/// Reads the client to its end; the reason of the last `%exit` it gave.
+async fn exit_before_eof(client: &mut ControlClient) -> Option<Option<String>> {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let mut exit = None;
+    while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
+        .await
+        .expect("EOF")
+    {
+        if let ClientEvent::Notification(Notification::Exit { reason }) = event {
+            exit = Some(reason);
+        }
+    }
+    exit
+}
+
 #[tokio::test]
 async fn the_server_dying_ends_the_client() {
     for path in 0..2 {
@@ -476,16 +491,7 @@ async fn the_server_dying_ends_the_client() {
         let tmux = both_paths(&server)[path].clone();
         let mut client = attach(&tmux, "main").await;
         server.run(&["kill-server"]);
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        let mut exit = None;
-        while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
-            .await
-            .expect("EOF")
-        {
-            if let ClientEvent::Notification(Notification::Exit { reason }) = event {
-                exit = Some(reason);
-            }
-        }
+        let exit = exit_before_eof(&mut client).await;
         assert!(exit.is_some(), "path {path}: no %exit before EOF");
         assert_eq!(client.close().await, Departure::Clean);
     }
@@ -501,16 +507,7 @@ async fn a_client_detached_from_outside_ends_and_the_session_lives() {
     for tmux in both_paths(&server) {
         let mut client = attach(&tmux, "main").await;
         server.run(&["detach-client", "-s", "=main"]);
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        let mut exit = None;
-        while let Some(event) = tokio::time::timeout_at(deadline, client.next_event())
-            .await
-            .expect("EOF")
-        {
-            if let ClientEvent::Notification(Notification::Exit { reason }) = event {
-                exit = Some(reason);
-            }
-        }
+        let exit = exit_before_eof(&mut client).await;
         // `tmux -C` prints a bare `%exit` for a detach; tmuxd's own client says why.
         let native = client.is_native();
         match exit.expect("%exit before EOF") {
