@@ -72,6 +72,7 @@ pub async fn serve(
     crate::notify::spawn(
         &supervisor,
         config.notify.clone(),
+        &config.data_dir,
         metrics.clone(),
         &tasks,
         cancel.clone(),

@@ -3,10 +3,15 @@
 //! config says. A per-session cooldown keeps a flapping session from
 //! spamming (exits are always sent) and a global rate limit caps the rest.
 //! The notifier follows the event log, so it sees exactly what clients of
-//! `/v1/events` see, with the same `seq`.
+//! `/v1/events` see, with the same `seq`. What it notified is kept in
+//! `notified.json` in the data dir, so a restart re-sends nothing.
 
 mod deliver;
 mod gate;
+mod message;
+mod sign;
+
+use std::path::Path;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -16,13 +21,14 @@ pub use gate::{Gate, Trigger};
 
 use crate::config::NotifyConfig;
 use crate::metrics::Metrics;
-use crate::store::{Event, EventKind};
+use crate::store::{Event, EventKind, NotifiedFile};
 use crate::supervisor::Supervisor;
 
 /// Starts following the event log, unless nothing is configured to notify.
 pub fn spawn(
     supervisor: &Supervisor,
     config: NotifyConfig,
+    data_dir: &Path,
     metrics: Metrics,
     tasks: &TaskTracker,
     cancel: CancellationToken,
@@ -30,11 +36,14 @@ pub fn spawn(
     if config.webhook_url.is_none() && config.command.is_none() {
         return;
     }
+    let memory_path = NotifiedFile::path(data_dir);
+    let memory = NotifiedFile::load(&memory_path);
     let since = supervisor.next_event_seq().saturating_sub(1);
     let (mut live, _, _) = supervisor.follow_events(since);
+    let supervisor = supervisor.clone();
     let tracker = tasks.clone();
     tasks.spawn(async move {
-        let mut gate = Gate::new(&config);
+        let mut gate = Gate::new(&config, memory);
         loop {
             let event = tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -48,17 +57,39 @@ pub fn spawn(
                 }
                 Err(_) => return,
             };
-            let Some((trigger, session_id)) = trigger_of(&event, &mut gate) else {
+            let admitted = trigger_of(&event, &mut gate).filter(|(trigger, session_id)| {
+                let admit = gate.admit(*trigger, session_id, chrono::Utc::now());
+                if !admit {
+                    tracing::debug!(seq = event.seq, %session_id, ?trigger, "notification skipped (cooldown, already sent, or rate limit)");
+                }
+                admit
+            });
+            // Remembered before it is sent: a crash in between loses one
+            // notification rather than repeating it on every restart.
+            if let Some(memory) = gate.take_changes() {
+                save_memory(&memory_path, memory.clone()).await;
+            }
+            let Some((trigger, _)) = admitted else {
                 continue;
             };
-            if !gate.admit(trigger, &session_id, std::time::Instant::now()) {
-                tracing::debug!(seq = event.seq, %session_id, ?trigger, "notification skipped (cooldown or rate limit)");
-                continue;
-            }
             let delivery = deliver::Delivery::new(&config, trigger, &event);
-            tracker.spawn(delivery.run(cancel.clone(), metrics.clone()));
+            let (supervisor, cancel, metrics) = (supervisor.clone(), cancel.clone(), metrics.clone());
+            tracker.spawn(async move {
+                let context = message::Context::gather(&supervisor, &event).await;
+                delivery.with_context(context).run(cancel, metrics).await;
+            });
         }
     });
+}
+
+/// Replaces `notified.json`; a failure is logged (the notifier goes on,
+/// and a restart may then repeat what it could not remember).
+async fn save_memory(path: &Path, memory: NotifiedFile) {
+    let path = path.to_owned();
+    let saved = tokio::task::spawn_blocking(move || memory.save(&path)).await;
+    if let Ok(Err(e)) = saved {
+        tracing::warn!("remembering what was notified: {e}");
+    }
 }
 
 /// Whether an event is something to notify of: a newly raised attention

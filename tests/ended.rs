@@ -35,12 +35,12 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
-    // tmux 3.3 knows a pane's status only if it reaps the program before
-    // the terminal closes, and keeps its last output only if it read it
-    // before the reap. A pause after the output, then a child holding the
-    // terminal a moment (ignoring the hangup its parent's exit sends, an
-    // ignore set before the fork so no race), make both certain; with a plain `echo; exit 3`
-    // each is usually, not always, known (to tmux itself, not just tmuxd).
+    // tmux 3.3 keeps a program's last output only if it read it before
+    // the reap (the status tmuxd waits for: see tests/exits.rs). A pause
+    // after the output, then a child holding the terminal a moment
+    // (ignoring the hangup its parent's exit sends, an ignore set before
+    // the fork so no race), make the last line certain; with a plain
+    // `echo; exit 3` it is usually, not always, kept (by tmux itself).
     let quick = daemon.create_named(
         "quick",
         "sh -c 'echo quick-$((1+2)); sleep 0.3; trap \"\" HUP; sleep 0.5 & exit 3'",

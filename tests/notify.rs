@@ -59,6 +59,42 @@ fn serve_hook(
     (url, rx)
 }
 
+/// A loopback webhook answering 200 that hands over each request's
+/// signature header (lowercased name) and raw body.
+/// A webhook call: its `X-Tmuxd-Signature` and its body.
+type SignedCall = (Option<String>, Vec<u8>);
+
+fn signed_hook() -> (String, mpsc::Receiver<SignedCall>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut length, mut signature) = (0, None);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let (name, value) = line.split_once(':').unwrap_or((&line, ""));
+                match name.to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.trim().parse().unwrap(),
+                    "x-tmuxd-signature" => signature = Some(value.trim().to_owned()),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = stream.write_all(answer.as_bytes());
+            let _ = tx.send((signature, body));
+        }
+    });
+    (url, rx)
+}
+
 fn next(rx: &mpsc::Receiver<Value>) -> Value {
     rx.recv_timeout(common::PATIENCE).expect("a notification")
 }
@@ -206,4 +242,178 @@ fn a_webhook_redirect_is_not_followed_and_counts_as_a_failure() {
     for secret in ["hook-pa55", "loc-pa55", "hookuser", "locuser"] {
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");
     }
+}
+
+/// Rings the bell in tmux session `name` (from tmux itself: input through
+/// tmuxd would acknowledge the flag).
+fn ring(tmux: &TmuxServer, name: &str) {
+    tmux.send_keys(name, &["printf '\\a'", "Enter"]);
+}
+
+/// The notifications up to and including the attention of `marker`'s
+/// session; the notifier handles events in order, so anything it would
+/// send for what came before is among them.
+fn until_marker(calls: &mpsc::Receiver<Value>, marker: &str) -> Vec<Value> {
+    let mut got = Vec::new();
+    loop {
+        let call = next(calls);
+        let done = call["trigger"] == "attention" && call["event"]["session_id"] == marker;
+        got.push(call);
+        if done {
+            // A delivery of an earlier one racing the marker's.
+            got.extend(calls.recv_timeout(Duration::from_millis(300)));
+            return got;
+        }
+    }
+}
+
+/// Issue 19, finding 3: attention up on 5 sessions, the daemon restarted
+/// twice: not one notification again; a session's end is notified once,
+/// a restart after it sends nothing more.
+#[test]
+fn finding_3_restarts_re_notify_nothing() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let (url, calls) = webhook(vec![]);
+    let options = || DaemonOptions {
+        extra_config: format!("[notify]\nwebhook_url = {url:?}\ncooldown_s = 3600\n"),
+        ..DaemonOptions::in_dir(data.path())
+    };
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let id = daemon.create_named(&format!("a{n}"), common::SHELL);
+        daemon.wait_until(&id, "idle");
+        ring(&tmux, &format!("a{n}"));
+        ids.push(id);
+    }
+    let mut first: Vec<String> = (0..5)
+        .map(|_| next(&calls))
+        .inspect(|c| assert_eq!(c["trigger"], "attention", "{c}"))
+        .map(|c| c["event"]["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    first.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(first, want);
+
+    for restart in 0..2 {
+        daemon.terminate();
+        daemon = Daemon::start_with(&tmux, options());
+        wait_for("the 5 sessions back with attention up", || {
+            let up = daemon
+                .sessions()
+                .iter()
+                .filter(|s| ids.iter().any(|id| s["session_id"] == id.as_str()))
+                .filter(|s| !s["attention"].is_null())
+                .count();
+            (up == 5).then_some(())
+        });
+        let name = format!("m{restart}");
+        let marker = daemon.create_named(&name, common::SHELL);
+        daemon.wait_until(&marker, "idle");
+        ring(&tmux, &name);
+        let got = until_marker(&calls, &marker);
+        assert_eq!(got.len(), 1, "restart {restart} re-sent: {got:#?}");
+    }
+
+    // An end is notified once, and not again after a restart.
+    tmux.run(&["kill-session", "-t", "=a0"]);
+    let exit = next(&calls);
+    assert_eq!(
+        (
+            exit["trigger"].as_str(),
+            exit["event"]["session_id"].as_str()
+        ),
+        (Some("exited"), Some(ids[0].as_str())),
+        "{exit}"
+    );
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, options());
+    let marker = daemon.create_named("m2", common::SHELL);
+    daemon.wait_until(&marker, "idle");
+    ring(&tmux, "m2");
+    let got = until_marker(&calls, &marker);
+    assert_eq!(got.len(), 1, "the last restart re-sent: {got:#?}");
+}
+
+/// The HMAC-SHA256 of `body` under `key`, hex, from `openssl` (another
+/// implementation than tmuxd's).
+fn openssl_hmac(key: &str, body: &[u8]) -> String {
+    let mut child = std::process::Command::new("openssl")
+        .args(["dgst", "-sha256", "-hmac", key, "-r"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("openssl");
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_whitespace().next().unwrap().to_owned()
+}
+
+/// Issue 19, finding 4: a notification says what happened in one line,
+/// with the session's name, cwd, command, state and last screen lines,
+/// signed with `notify.secret`.
+#[test]
+fn finding_4_notifications_say_what_happened_and_are_signed() {
+    let tmux = TmuxServer::new();
+    let (url, calls) = signed_hook();
+    let secret = "a-secret-of-at-least-24-chars";
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: format!("[notify]\nwebhook_url = {url:?}\nsecret = {secret:?}\n"),
+            ..Default::default()
+        },
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd = cwd.path().canonicalize().unwrap();
+    let build = daemon.create(&json!({
+        "name": "build",
+        "command": common::SHELL,
+        "cwd": cwd.to_str().unwrap(),
+    }));
+    let id = build["session_id"].as_str().unwrap().to_owned();
+    daemon.wait_until(&id, "idle");
+    tmux.send_keys("build", &["printf 'Proceed? [y/N]\\a'", "Enter"]);
+    let (signature, body) = calls.recv_timeout(common::PATIENCE).expect("a call");
+    let call: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        signature.as_deref(),
+        Some(openssl_hmac(secret, &body).as_str()),
+        "signed over the exact body"
+    );
+    assert_eq!(call["trigger"], "attention", "{call}");
+    assert_eq!(call["event"]["session_id"], id.as_str(), "old fields kept");
+    assert_eq!(call["name"], "build");
+    assert_eq!(call["cwd"], cwd.to_str().unwrap(), "{call}");
+    assert_eq!(call["command"], "bash", "{call}");
+    assert_eq!(call["agent"], Value::Null);
+    assert!(call["state"].is_string(), "{call}");
+    let screen: Vec<&str> = call["screen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        screen.iter().any(|l| l.contains("Proceed? [y/N]")),
+        "{call}"
+    );
+    assert!(screen.iter().all(|l| !l.trim().is_empty()), "{call}");
+    let message = call["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("build ({id}) rang the bell: ")),
+        "{message}"
+    );
+
+    tmux.new_session("keeper", (80, 24), "sleep 600");
+    tmux.send_keys("build", &["exit 3", "Enter"]);
+    let (signature, body) = calls.recv_timeout(common::PATIENCE).expect("a call");
+    let call: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(signature.unwrap(), openssl_hmac(secret, &body));
+    assert_eq!(call["trigger"], "exited", "{call}");
+    assert_eq!(call["message"], format!("build ({id}) exited 3"), "{call}");
+    assert_eq!(call["name"], "build");
 }

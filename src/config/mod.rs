@@ -34,7 +34,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 45] = [
+const KEYS: [&str; 46] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -49,7 +49,7 @@ const KEYS: [&str; 45] = [
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
     "state.probe_interval_ms", "state.rules",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
-    "notify.retries", "notify.timeout_ms",
+    "notify.retries", "notify.timeout_ms", "notify.secret",
     "restore.on_start",
 ];
 
@@ -674,6 +674,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.max_per_minute", notify.max_per_minute);
     take!("notify.retries", notify.retries);
     take!("notify.timeout_ms", notify.timeout_ms);
+    take!("notify.secret", notify.secret, optional);
     take!("restore.on_start", restore.on_start);
 }
 
@@ -927,7 +928,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 45] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 46] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -979,6 +980,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 45] {
         ("notify.max_per_minute", num(c.notify.max_per_minute)),
         ("notify.retries", num(u64::from(c.notify.retries))),
         ("notify.timeout_ms", num(c.notify.timeout_ms)),
+        ("notify.secret", c.notify.secret.as_deref().map(text)),
         ("restore.on_start", Some(c.restore.on_start.to_string())),
     ];
     values

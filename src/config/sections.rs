@@ -45,7 +45,8 @@ impl RuleState {
 }
 
 /// `[notify]`: what tmuxd does when a session needs attention or exits.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Its `Debug` masks the secret (a config may be logged).
+#[derive(Clone, PartialEq, Eq)]
 pub struct NotifyConfig {
     /// POSTed a JSON body per notification (http:// only).
     pub webhook_url: Option<String>,
@@ -60,6 +61,8 @@ pub struct NotifyConfig {
     pub retries: u32,
     /// Longest a webhook call or the command may take, in milliseconds.
     pub timeout_ms: u64,
+    /// Signs each webhook body: `X-Tmuxd-Signature`, hex HMAC-SHA256.
+    pub secret: Option<String>,
 }
 
 impl Default for NotifyConfig {
@@ -71,12 +74,30 @@ impl Default for NotifyConfig {
             max_per_minute: 20,
             retries: 3,
             timeout_ms: 5000,
+            secret: None,
         }
     }
 }
 
-/// `[notify]` in a layer.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+impl std::fmt::Debug for NotifyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotifyConfig")
+            .field(
+                "webhook_url",
+                &self.webhook_url.as_deref().map(super::mask_urls),
+            )
+            .field("command", &self.command)
+            .field("cooldown_s", &self.cooldown_s)
+            .field("max_per_minute", &self.max_per_minute)
+            .field("retries", &self.retries)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("secret", &self.secret.as_ref().map(|_| "****"))
+            .finish()
+    }
+}
+
+/// `[notify]` in a layer. Its `Debug` masks the secret.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileNotify {
     pub webhook_url: Option<String>,
@@ -85,6 +106,20 @@ pub struct FileNotify {
     pub max_per_minute: Option<u64>,
     pub retries: Option<u32>,
     pub timeout_ms: Option<u64>,
+    pub secret: Option<String>,
+}
+
+impl std::fmt::Debug for FileNotify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileNotify")
+            .field(
+                "webhook_url",
+                &self.webhook_url.as_deref().map(super::mask_urls),
+            )
+            .field("command", &self.command)
+            .field("secret", &self.secret.as_ref().map(|_| "****"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// Each rule's regex compiles, its rows and reason are sensible.
@@ -111,7 +146,20 @@ pub fn check_rules(rules: &[RuleConfig]) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Shortest `notify.secret`: a receiver checks signatures only as well as
+/// the secret is hard to guess.
+pub const MIN_SECRET_CHARS: usize = 24;
+
 pub fn check_notify(notify: &NotifyConfig) -> Result<(), ConfigError> {
+    if let Some(secret) = &notify.secret
+        && secret.chars().count() < MIN_SECRET_CHARS
+    {
+        let reason = format!(
+            "must be at least {MIN_SECRET_CHARS} characters, got {}",
+            secret.chars().count()
+        );
+        return Err(invalid("notify.secret", reason));
+    }
     if let Some(url) = &notify.webhook_url {
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             let shown = super::mask_urls(url);

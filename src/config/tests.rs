@@ -265,6 +265,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[notify]\nwebhook_url = \"http://127.0.0.1:9/x\"", None),
         ("[notify]\ncommand = []", Some(("notify.command", "must name a program"))),
         ("[notify]\nmax_per_minute = 0", Some(("notify.max_per_minute", "got 0"))),
+        ("[notify]\nsecret = \"short\"", Some(("notify.secret", "at least 24 characters, got 5"))),
+        ("[notify]\nsecret = \"abcdefghijklmnopqrstuvwx\"", None),
         ("log = \" \"", Some(("log", "must not be empty"))),
         ("log = \"foo=bar=baz\"", Some(("log", "`foo=bar=baz` is not a log filter"))),
         ("log = \"tmuxd=loud\"", Some(("log", "not a log filter"))),
@@ -410,6 +412,27 @@ fn load_reads_files_and_reports_problems() {
     assert!(matches!(result, Err(ConfigError::Parse { message, .. }) if message.contains("tokn")));
 }
 
+/// Issue 19: `notify.secret` never shows in `tmuxd config` nor in Debug.
+#[test]
+fn the_notify_secret_is_masked() {
+    let layer = file("[notify]\nsecret = \"s3cret-s3cret-s3cret-s3cret\"\n");
+    assert!(!format!("{layer:?}").contains("s3cret"));
+    let (config, sources) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
+    assert_eq!(
+        config.notify.secret.as_deref(),
+        Some("s3cret-s3cret-s3cret-s3cret")
+    );
+    let loaded = Loaded {
+        config,
+        sources,
+        file: None,
+    };
+    let text = loaded.render();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("notify.secret = \"****\""), "{text}");
+    assert!(!format!("{loaded:?}").contains("s3cret"));
+}
+
 #[test]
 fn render_masks_tokens_and_names_sources() {
     let env = env(&[
@@ -483,5 +506,6 @@ fn example_file_lists_every_key_with_its_default() {
     config.log_file = None;
     config.notify.webhook_url = None;
     config.notify.command = None;
+    config.notify.secret = None;
     assert_eq!(config, Config::defaults(&home()));
 }

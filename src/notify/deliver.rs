@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Trigger;
+use super::message::{Context, message};
 use crate::config::{NotifyConfig, mask_urls};
 use crate::metrics::Metrics;
 use crate::store::Event;
@@ -24,6 +25,10 @@ pub struct Delivery {
     timeout: Duration,
     trigger: Trigger,
     event: Event,
+    /// Signs the webhook body (`X-Tmuxd-Signature`).
+    secret: Option<String>,
+    /// The session, as `run` found it.
+    context: Context,
 }
 
 impl Delivery {
@@ -35,7 +40,15 @@ impl Delivery {
             timeout: Duration::from_millis(config.timeout_ms),
             trigger,
             event: event.clone(),
+            secret: config.secret.clone(),
+            context: Context::default(),
         }
+    }
+
+    /// The notification with what it says of its session.
+    pub fn with_context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
     }
 
     /// Sends to the webhook and runs the command, each counted in the
@@ -50,12 +63,22 @@ impl Delivery {
         }
     }
 
-    /// `{"trigger", "seq", "event"}`.
+    /// `{"trigger", "seq", "event", "message", "session_id", "name", "cwd",
+    /// "command", "agent", "state", "screen"}`.
     fn body(&self) -> Value {
+        let c = &self.context;
         json!({
             "trigger": self.trigger.as_str(),
             "seq": self.event.seq,
             "event": self.event,
+            "message": message(self.trigger, &self.event, c),
+            "session_id": self.event.session_id,
+            "name": c.name,
+            "cwd": c.cwd,
+            "command": c.command,
+            "agent": c.agent,
+            "state": c.state,
+            "screen": c.screen,
         })
     }
 
@@ -75,16 +98,23 @@ impl Delivery {
                 return Some(false);
             }
         };
-        let body = self.body();
+        let body = serde_json::to_vec(&self.body()).unwrap_or_default();
+        let signature = self
+            .secret
+            .as_ref()
+            .map(|secret| super::sign::signature(secret.as_bytes(), &body));
         let shown = mask_urls(url);
         let mut delay = FIRST_RETRY;
         for attempt in 0..=self.retries {
-            let sent = client
+            let mut request = client
                 .post(url)
                 .timeout(self.timeout)
-                .json(&body)
-                .send()
-                .await;
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+            if let Some(signature) = &signature {
+                request = request.header("x-tmuxd-signature", signature);
+            }
+            let sent = request.send().await;
             match sent {
                 Ok(answer) if answer.status().is_success() => return Some(true),
                 Ok(answer) if answer.status().is_redirection() => {
@@ -140,6 +170,10 @@ impl Delivery {
             .env("TMUXD_EVENT", self.event_json())
             .env("TMUXD_EVENT_SEQ", self.event.seq.to_string())
             .env("TMUXD_EVENT_TRIGGER", self.trigger.as_str())
+            .env(
+                "TMUXD_MESSAGE",
+                message(self.trigger, &self.event, &self.context),
+            )
             .env(
                 "TMUXD_SESSION_ID",
                 self.event.session_id.clone().unwrap_or_default(),

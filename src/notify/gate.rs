@@ -1,11 +1,15 @@
 //! Which notifications go out: an attention flag is notified when it is
-//! newly raised, at most once per session per cooldown; an exit always;
-//! and no more than `max_per_minute` in all. Pure: time is passed in.
+//! newly raised, at most once per session per cooldown; an exit once per
+//! session; and no more than `max_per_minute` in all. What was notified
+//! per session is kept (`NotifiedFile`) across restarts, so a restart
+//! re-sends nothing. Pure: time is passed in.
 
-use std::collections::{HashMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+use chrono::{DateTime, Duration, Utc};
 
 use crate::config::NotifyConfig;
+use crate::store::{NotifiedFile, NotifiedSession};
 
 /// What a notification is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,60 +30,74 @@ impl Trigger {
     }
 }
 
-const MINUTE: Duration = Duration::from_secs(60);
+/// Ended sessions remembered (so their end is notified once), newest kept.
+const ENDED_KEPT: usize = 1000;
 
 pub struct Gate {
     cooldown: Duration,
     max_per_minute: usize,
     /// When each notification of the last minute went out.
-    sent: VecDeque<Instant>,
-    /// When each session's attention was last notified.
-    last_attention: HashMap<String, Instant>,
-    /// The attention (its `since`) each session's last state event carried.
-    seen: HashMap<String, String>,
+    sent: VecDeque<DateTime<Utc>>,
+    /// What was notified per session; persisted by the notifier.
+    memory: NotifiedFile,
+    /// Whether `memory` changed since `take_changes`.
+    changed: bool,
 }
 
 impl Gate {
-    pub fn new(config: &NotifyConfig) -> Self {
+    pub fn new(config: &NotifyConfig, memory: NotifiedFile) -> Self {
         Gate {
-            cooldown: Duration::from_secs(config.cooldown_s),
+            cooldown: Duration::seconds(i64::try_from(config.cooldown_s).unwrap_or(i64::MAX)),
             max_per_minute: usize::try_from(config.max_per_minute).unwrap_or(usize::MAX),
             sent: VecDeque::new(),
-            last_attention: HashMap::new(),
-            seen: HashMap::new(),
+            memory,
+            changed: false,
         }
+    }
+
+    /// The memory to persist, if it changed since the last call.
+    pub fn take_changes(&mut self) -> Option<&NotifiedFile> {
+        std::mem::take(&mut self.changed).then_some(&self.memory)
+    }
+
+    fn session(&mut self, session_id: &str) -> &mut NotifiedSession {
+        self.changed = true;
+        self.memory
+            .sessions
+            .entry(session_id.to_owned())
+            .or_default()
     }
 
     /// Takes the attention a session's state event carries (its `since`, or
     /// None when the flag is down); true when it was raised anew.
     pub fn attention_seen(&mut self, session_id: &str, since: Option<&str>) -> bool {
-        match since {
-            None => {
-                self.seen.remove(session_id);
-                false
-            }
-            Some(since) => {
-                let before = self.seen.insert(session_id.to_owned(), since.to_owned());
-                before.as_deref() != Some(since)
-            }
+        let before = self
+            .memory
+            .sessions
+            .get(session_id)
+            .and_then(|s| s.attention_since.as_deref());
+        if before == since {
+            return false;
         }
+        self.session(session_id).attention_since = since.map(str::to_owned);
+        since.is_some()
     }
 
     /// Whether a notification may go out now; if so, it is counted.
-    pub fn admit(&mut self, trigger: Trigger, session_id: &str, now: Instant) -> bool {
-        if trigger == Trigger::Attention
-            && self
-                .last_attention
-                .get(session_id)
-                .is_some_and(|last| now.duration_since(*last) < self.cooldown)
-        {
+    pub fn admit(&mut self, trigger: Trigger, session_id: &str, now: DateTime<Utc>) -> bool {
+        let known = self.memory.sessions.get(session_id);
+        let skip = match trigger {
+            Trigger::Attention => known
+                .and_then(|s| s.attention_notified_at)
+                .is_some_and(|last| now - last < self.cooldown),
+            Trigger::Exited => known.is_some_and(|s| s.exit_notified_at.is_some()),
+            Trigger::TmuxLost => false,
+        };
+        if skip {
             return false;
         }
-        while self
-            .sent
-            .front()
-            .is_some_and(|at| now.duration_since(*at) >= MINUTE)
-        {
+        let minute = Duration::seconds(60);
+        while self.sent.front().is_some_and(|at| now - *at >= minute) {
             self.sent.pop_front();
         }
         if self.sent.len() >= self.max_per_minute {
@@ -87,17 +105,33 @@ impl Gate {
         }
         self.sent.push_back(now);
         match trigger {
-            Trigger::Attention => {
-                self.last_attention.insert(session_id.to_owned(), now);
-            }
+            Trigger::Attention => self.session(session_id).attention_notified_at = Some(now),
             Trigger::Exited => {
-                // The session is gone: nothing more to remember of it.
-                self.last_attention.remove(session_id);
-                self.seen.remove(session_id);
+                let session = self.session(session_id);
+                session.exit_notified_at = Some(now);
+                session.attention_since = None;
+                self.forget_old_ends();
             }
             Trigger::TmuxLost => {}
         }
         true
+    }
+
+    /// Keeps the `ENDED_KEPT` latest ended sessions.
+    fn forget_old_ends(&mut self) {
+        let mut ends: Vec<(DateTime<Utc>, String)> = self
+            .memory
+            .sessions
+            .iter()
+            .filter_map(|(id, s)| Some((s.exit_notified_at?, id.clone())))
+            .collect();
+        if ends.len() <= ENDED_KEPT {
+            return;
+        }
+        ends.sort();
+        for (_, id) in &ends[..ends.len() - ENDED_KEPT] {
+            self.memory.sessions.remove(id);
+        }
     }
 }
 
@@ -106,11 +140,16 @@ mod tests {
     use super::*;
 
     fn gate(cooldown_s: u64, max_per_minute: u64) -> Gate {
-        Gate::new(&NotifyConfig {
+        let config = NotifyConfig {
             cooldown_s,
             max_per_minute,
             ..NotifyConfig::default()
-        })
+        };
+        Gate::new(&config, NotifiedFile::default())
+    }
+
+    fn at(t0: DateTime<Utc>) -> impl Fn(i64) -> DateTime<Utc> {
+        move |n| t0 + Duration::seconds(n)
     }
 
     #[test]
@@ -126,8 +165,7 @@ mod tests {
 
     #[test]
     fn cooldown_is_per_session_and_exits_pass_it() {
-        let t0 = Instant::now();
-        let s = |n: u64| t0 + Duration::from_secs(n);
+        let s = at(Utc::now());
         let mut g = gate(300, 100);
         assert!(g.admit(Trigger::Attention, "a", s(0)));
         assert!(!g.admit(Trigger::Attention, "a", s(10)), "cooling down");
@@ -138,8 +176,7 @@ mod tests {
 
     #[test]
     fn the_rate_limit_holds_over_a_sliding_minute() {
-        let t0 = Instant::now();
-        let s = |n: u64| t0 + Duration::from_secs(n);
+        let s = at(Utc::now());
         let mut g = gate(0, 2);
         assert!(g.admit(Trigger::Exited, "a", s(0)));
         assert!(g.admit(Trigger::Attention, "b", s(1)));
@@ -148,5 +185,43 @@ mod tests {
             g.admit(Trigger::Exited, "c", s(60)),
             "the first left the window"
         );
+    }
+
+    /// Issue 19, finding 3: a new gate on the memory the last one left
+    /// (a restart) sees the same flag as not new, keeps the cooldown, and
+    /// lets an end through once.
+    #[test]
+    fn a_restart_re_sends_nothing() {
+        let s = at(Utc::now());
+        let mut g = gate(300, 100);
+        assert!(g.attention_seen("a", Some("t1")));
+        assert!(g.admit(Trigger::Attention, "a", s(0)));
+        assert!(g.admit(Trigger::Exited, "b", s(1)));
+        let memory = g.take_changes().cloned().expect("changed");
+        assert!(g.take_changes().is_none(), "taken");
+
+        let config = NotifyConfig {
+            cooldown_s: 300,
+            ..NotifyConfig::default()
+        };
+        let mut g = Gate::new(&config, memory);
+        assert!(!g.attention_seen("a", Some("t1")), "the same flag");
+        assert!(!g.admit(Trigger::Attention, "a", s(5)), "still cooling");
+        assert!(!g.admit(Trigger::Exited, "b", s(6)), "an end notified once");
+        assert!(g.admit(Trigger::Exited, "a", s(7)));
+        assert!(!g.attention_seen("a", None));
+        assert!(g.attention_seen("a", Some("t2")), "a new flag is new");
+    }
+
+    #[test]
+    fn old_ends_are_forgotten() {
+        let s = at(Utc::now());
+        let mut g = gate(0, u64::MAX);
+        let ended = ENDED_KEPT as i64 + 5;
+        for n in 0..ended {
+            assert!(g.admit(Trigger::Exited, &format!("s{n}"), s(n * 60)));
+        }
+        assert_eq!(g.memory.sessions.len(), ENDED_KEPT);
+        assert!(!g.memory.sessions.contains_key("s0"));
     }
 }

@@ -170,6 +170,9 @@ struct SessionActor {
     reaped: BTreeSet<u32>,
     /// How the last pane that died exited: status, signal.
     exit: Option<(Option<i32>, Option<i32>)>,
+    /// Whether tmux keeps the session's dead panes for tmuxd to read
+    /// (`KEEP_EXIT_OPTION`, on the sessions tmuxd created); None until asked.
+    keeps_exit: Option<bool>,
     /// Panes whose process exited (and how often tmux was asked about it).
     exits_tx: mpsc::UnboundedSender<(u32, u8)>,
     /// Each pane of the session: its process and the watch on it.
@@ -221,6 +224,7 @@ pub(super) async fn start(
         reaped: BTreeSet::new(),
         watches: BTreeMap::new(),
         exit: None,
+        keeps_exit: None,
         exits_tx,
     };
     // The first look is awaited, so the session's summary has its size
@@ -238,6 +242,7 @@ pub(super) async fn start(
             return Err(e);
         }
     }
+    actor.keeps_exit = Some(exits::keeps_exit(&actor.tmux_name, &mut client).await);
     actor.ask_pids(&mut client).await;
     // The screen tmux shows now counts as the first output: a session that
     // prints nothing more is judged from it (quiet, its foreground).
@@ -433,7 +438,7 @@ impl SessionActor {
                         Err(e) if e.to_string().contains("can't find pane") => {}
                         Err(e) => {
                             tracing::debug!(session_id = %self.session_id, pane, "asking how a pane ended failed: {e}");
-                            self.look_at_exit_later(pane, looks);
+                            self.look_at_exit_later(pane, looks, exits::EXIT_LOOK_LATER);
                         }
                     },
                     other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),

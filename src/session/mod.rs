@@ -158,8 +158,58 @@ pub struct ActorSummary {
     /// tmuxd created keep their dead pane until it is read).
     pub exit_status: Option<i32>,
     pub exit_signal: Option<i32>,
+    /// Why an ended session has neither exit status nor signal.
+    #[serde(default)]
+    pub exit_unknown: Option<ExitUnknown>,
+    /// Whether tmux keeps the session's dead panes for tmuxd (it created
+    /// the session); None until the actor asked. Decides `exit_unknown`
+    /// when the session's end is settled without its actor.
+    #[serde(skip)]
+    pub keeps_exit: Option<bool>,
     /// The status of the last command an OSC 133 `D;N` mark reported.
     pub last_command_status: Option<i32>,
+}
+
+/// Why an ended session's exit is not known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitUnknown {
+    /// tmuxd did not create the session (adopted): tmux closes such a pane
+    /// as its program ends, without keeping how.
+    Adopted,
+    /// The session ended otherwise (deleted, killed, tmux gone), not by its
+    /// program's exit.
+    NotExited,
+    /// tmux marked the pane dead but never said how (see `actor::exits`).
+    NotReported,
+}
+
+impl ExitUnknown {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitUnknown::Adopted => "adopted",
+            ExitUnknown::NotExited => "not_exited",
+            ExitUnknown::NotReported => "not_reported",
+        }
+    }
+
+    /// Why the exit of a session that ended with `end` is unknown, if it
+    /// is; `keeps_exit` is whether tmux was keeping its dead panes.
+    pub fn judge(
+        end: Option<EndReason>,
+        exit: Option<(Option<i32>, Option<i32>)>,
+        keeps_exit: Option<bool>,
+    ) -> Option<ExitUnknown> {
+        let end = end?;
+        if matches!(exit, Some((Some(_), _) | (_, Some(_)))) {
+            return None;
+        }
+        Some(match (end, keeps_exit) {
+            (_, Some(false)) => ExitUnknown::Adopted,
+            (EndReason::ProcessExit, _) => ExitUnknown::NotReported,
+            _ => ExitUnknown::NotExited,
+        })
+    }
 }
 
 impl ActorSummary {
@@ -187,6 +237,8 @@ impl ActorSummary {
             attention: None,
             exit_status: None,
             exit_signal: None,
+            exit_unknown: None,
+            keeps_exit: None,
             last_command_status: None,
         }
     }
@@ -432,5 +484,49 @@ impl SessionHandle {
     /// answer is what it last showed.
     pub async fn finish(&self, reason: EndReason) -> Result<Final, ActorGone> {
         self.ask(|reply| SessionCmd::Finish { reason, reply }).await
+    }
+}
+
+#[cfg(test)]
+mod exit_unknown_tests {
+    use super::{EndReason, ExitUnknown};
+
+    /// Finding 1: `null` exit only with a reason, `adopted` for sessions
+    /// tmuxd did not create.
+    #[test]
+    fn why_an_exit_is_unknown() {
+        use EndReason::{ApiKill, ProcessExit};
+        let cases = [
+            (None, None, Some(true), None),
+            (Some(ProcessExit), Some((Some(3), None)), Some(true), None),
+            (Some(ProcessExit), Some((None, Some(9))), Some(true), None),
+            (
+                Some(ProcessExit),
+                None,
+                Some(false),
+                Some(ExitUnknown::Adopted),
+            ),
+            (Some(ApiKill), None, Some(false), Some(ExitUnknown::Adopted)),
+            (
+                Some(ProcessExit),
+                Some((None, None)),
+                Some(true),
+                Some(ExitUnknown::NotReported),
+            ),
+            (
+                Some(ApiKill),
+                None,
+                Some(true),
+                Some(ExitUnknown::NotExited),
+            ),
+            (Some(ApiKill), None, None, Some(ExitUnknown::NotExited)),
+        ];
+        for (end, exit, keeps, want) in cases {
+            assert_eq!(
+                ExitUnknown::judge(end, exit, keeps),
+                want,
+                "{end:?} {exit:?} {keeps:?}"
+            );
+        }
     }
 }

@@ -114,18 +114,7 @@ impl DataDir {
     /// `<name>.corrupt-<YYYYmmddTHHMMSSZ>[-N]` and reported as
     /// `Loaded::Corrupt`; only I/O failures are errors.
     pub fn load_json<T: DeserializeOwned>(&self, path: &Path) -> Result<Loaded<T>, StoreError> {
-        let bytes = match read_file(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.is_not_found() => return Ok(Loaded::Missing),
-            Err(e) => return Err(e),
-        };
-        match serde_json::from_slice(&bytes) {
-            Ok(value) => Ok(Loaded::Found(value)),
-            Err(error) => Ok(Loaded::Corrupt {
-                moved_to: move_aside(path, Utc::now())?,
-                error: error.to_string(),
-            }),
-        }
+        load_json(path)
     }
 
     /// Serializes `value` as pretty JSON and replaces `path` atomically.
@@ -136,6 +125,23 @@ impl DataDir {
         })?;
         bytes.push(b'\n');
         write_atomic(path, &bytes)
+    }
+}
+
+/// `DataDir::load_json`, for a file of the locked data dir whose owner
+/// holds only its path (the notifier's memory).
+pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>, StoreError> {
+    let bytes = match read_file(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => return Ok(Loaded::Missing),
+        Err(e) => return Err(e),
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(value) => Ok(Loaded::Found(value)),
+        Err(error) => Ok(Loaded::Corrupt {
+            moved_to: move_aside(path, Utc::now())?,
+            error: error.to_string(),
+        }),
     }
 }
 

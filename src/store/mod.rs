@@ -12,6 +12,7 @@ mod events;
 mod files;
 pub mod floors;
 mod health;
+mod notified;
 mod registry;
 mod restore;
 
@@ -26,6 +27,7 @@ pub use events::{
 };
 pub use files::{DataDir, Loaded, write_atomic};
 pub use health::{Failure, StorageHealth, Write};
+pub use notified::{NOTIFIED_FILE, NotifiedFile, NotifiedSession};
 pub use registry::{
     InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
     ThoughtsFile,

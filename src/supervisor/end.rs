@@ -10,7 +10,9 @@ use super::lifecycle::EndReason;
 use super::queue::dropped_input;
 use super::registry::{Entry, format_id};
 use super::{SessionSummary, Supervisor};
-use crate::session::{ActorSummary, Final, SessionState, StateReason, StateView, Transport};
+use crate::session::{
+    ActorSummary, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
+};
 use crate::store::{EventKind, NewEvent, Thought};
 
 /// A session taken out of the registry, and what goes with it.
@@ -136,6 +138,10 @@ fn retained(
     last: Option<Final>,
 ) -> Retained {
     let ended_at: DateTime<Utc> = view.since;
+    if let StateReason::End(end) = view.reason {
+        let exit = Some((actor.exit_status, actor.exit_signal));
+        actor.exit_unknown = ExitUnknown::judge(Some(end), exit, actor.keeps_exit);
+    }
     actor.state = view.state;
     actor.state_reason = view.reason;
     actor.state_since = view.since;

@@ -215,6 +215,8 @@ mod tests {
                 attention: None,
                 exit_status: Some(3),
                 exit_signal: None,
+                exit_unknown: None,
+                keeps_exit: None,
                 last_command_status: None,
             },
         };

@@ -41,6 +41,8 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             attention,
             exit_status,
             exit_signal,
+            exit_unknown,
+            keeps_exit: _,
             last_command_status,
         } = actor;
         SessionSummary {
@@ -59,6 +61,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             ended_at,
             exit_status,
             exit_signal,
+            exit_unknown: exit_unknown.map(|u| u.as_str().to_owned()),
             last_command_status,
             last_activity_at,
             transport: transport.into(),

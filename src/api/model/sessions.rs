@@ -93,6 +93,13 @@ pub struct SessionSummary {
     pub exit_status: Option<i32>,
     /// The signal that ended the program, when tmux could tell.
     pub exit_signal: Option<i32>,
+    /// For an ended session without exit status or signal, why:
+    /// `adopted` (tmuxd did not create it; tmux does not keep how an
+    /// adopted pane's program ended), `not_exited` (deleted, killed or tmux
+    /// gone before its program ended), `not_reported` (tmux never said).
+    #[serde(default)]
+    #[schema(example = "adopted")]
+    pub exit_unknown: Option<String>,
     /// The status the last OSC 133 `D;N` prompt mark reported, if any.
     pub last_command_status: Option<i32>,
     pub last_activity_at: Option<DateTime<Utc>>,

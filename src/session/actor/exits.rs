@@ -12,8 +12,12 @@
 //! before the client is gone (tmux GitHub issue 4916), which an outside
 //! `kill-session` or a server shutdown can stage.
 //!
-//! tmux 3.3 only knows the status when it reaps the child before it reads
-//! the end of the terminal; otherwise it is `null`.
+//! tmux marks a pane dead (`#{pane_dead}`) as soon as it reads the end of
+//! its terminal, but sets `#{pane_dead_status}` / `#{pane_dead_signal}`
+//! only when it reaps the child, which may come a moment later (tmux 3.3a:
+//! `server_destroy_pane` waits for `PANE_STATUSREADY` before it draws the
+//! dead pane). A dead pane with neither is looked at again, a bounded
+//! number of times, before its exit is taken as unknown.
 
 use std::collections::BTreeSet;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -36,7 +40,14 @@ pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
 /// pane lives undead (a background child can hold its terminal open).
 const EXIT_LOOKS: u8 = 10;
 const EXIT_LOOK_EVERY: Duration = Duration::from_millis(20);
-const EXIT_LOOK_LATER: Duration = Duration::from_secs(1);
+pub(super) const EXIT_LOOK_LATER: Duration = Duration::from_secs(1);
+/// Looks at a dead pane whose status tmux has not set yet, before its exit
+/// is taken as unknown: `EXIT_LOOKS` soon, then every `STATUS_LOOK_LATER`
+/// (~5 s in all). tmux reaps within milliseconds of the exit on an idle
+/// machine, later on a loaded one; the last looks are for a program that
+/// closed its terminal and lived on.
+const STATUS_LOOKS: u8 = EXIT_LOOKS + 50;
+const STATUS_LOOK_LATER: Duration = Duration::from_millis(100);
 
 /// `PANE PID DEAD` for each pane of a session, to watch their processes,
 /// then (after a space) what it takes to restore the pane
@@ -50,6 +61,15 @@ fn exit_format() -> String {
         "#{{{KEEP_EXIT_OPTION}}}:#{{pane_dead}}:#{{pane_dead_status}}:#{{pane_dead_signal}}:\
          #{{W:#{{P:#{{?pane_dead,,x}}}}}}"
     )
+}
+
+/// Whether session `name` carries `KEEP_EXIT_OPTION` (tmuxd created it).
+pub(super) async fn keeps_exit(name: &str, client: &mut ControlClient) -> bool {
+    let marker = DisplayMessage {
+        target: Some(Target::Session(name.to_owned())),
+        format: format!("#{{{KEEP_EXIT_OPTION}}}"),
+    };
+    client.run(&marker).await.ok().as_deref() == Some("1")
 }
 
 /// A pane process's exit, as a pidfd tells it; the task ends when dropped.
@@ -180,11 +200,7 @@ impl SessionActor {
     /// without the marker is left as it is.
     pub(super) async fn release_exits(&mut self, client: &mut ControlClient) {
         let session = Target::Session(self.tmux_name.clone());
-        let marker = DisplayMessage {
-            target: Some(session.clone()),
-            format: format!("#{{{KEEP_EXIT_OPTION}}}"),
-        };
-        if client.run(&marker).await.ok().as_deref() != Some("1") {
+        if !keeps_exit(&self.tmux_name, client).await {
             return;
         }
         let windows = ListPanes {
@@ -230,7 +246,7 @@ impl SessionActor {
     /// its end: it is reported exited at once (freeing its capacity slot),
     /// before the kill and the reap that follow.
     pub(super) fn on_exit_facts(&mut self, pane: u32, value: &[u8], looks: u8) {
-        match parse_exit(value) {
+        match judge_exit(parse_exit(value), looks) {
             Exit::Dead { exit, last } if self.reaped.insert(pane) => {
                 tracing::debug!(session_id = %self.session_id, pane, ?exit, last, "pane exited");
                 self.exit = Some(exit);
@@ -247,19 +263,21 @@ impl SessionActor {
                     }
                 });
             }
-            Exit::NotYet => self.look_at_exit_later(pane, looks),
-            _ => {}
+            Exit::NotYet => self.look_at_exit_later(pane, looks, EXIT_LOOK_LATER),
+            Exit::Unreaped => self.look_at_exit_later(pane, looks, STATUS_LOOK_LATER),
+            Exit::NotOurs => self.keeps_exit = Some(false),
+            Exit::Dead { .. } => {}
         }
     }
 
     /// Asks again how `pane` ended: soon for the first looks, then every
-    /// `EXIT_LOOK_LATER`.
-    pub(super) fn look_at_exit_later(&self, pane: u32, looks: u8) {
+    /// `later`.
+    pub(super) fn look_at_exit_later(&self, pane: u32, looks: u8, later: Duration) {
         let again = self.exits_tx.clone();
         let pause = if looks < EXIT_LOOKS {
             EXIT_LOOK_EVERY
         } else {
-            EXIT_LOOK_LATER
+            later
         };
         tokio::spawn(async move {
             tokio::time::sleep(pause).await;
@@ -279,8 +297,23 @@ enum Exit {
     },
     /// Ours, but tmux has not noticed the death yet.
     NotYet,
+    /// Dead, but tmux has not reaped the program yet: no status nor signal
+    /// (decided by `judge_exit`).
+    Unreaped,
     /// Not a session tmuxd keeps the exit of, or unreadable.
     NotOurs,
+}
+
+/// What to make of what tmux says after `looks` looks: a dead pane with
+/// neither status nor signal is not yet reaped by tmux (see the module
+/// comment) until `STATUS_LOOKS` looks have passed.
+fn judge_exit(facts: Exit, looks: u8) -> Exit {
+    match facts {
+        Exit::Dead {
+            exit: (None, None), ..
+        } if looks < STATUS_LOOKS => Exit::Unreaped,
+        facts => facts,
+    }
 }
 
 /// `KEEP:DEAD:STATUS:SIGNAL:LIVE`.
@@ -316,6 +349,25 @@ mod tests {
         assert_eq!(parse_exit(b"1:0:::"), Exit::NotYet);
         assert_eq!(parse_exit(b":1:0:"), Exit::NotOurs);
         assert_eq!(parse_exit(b""), Exit::NotOurs);
+    }
+
+    /// Finding 1: a pane tmux has marked dead but not reaped yet is looked
+    /// at again, not read as an unknown exit, within the bound.
+    #[test]
+    fn a_dead_pane_without_status_is_looked_at_again() {
+        let dead = |exit| Exit::Dead { exit, last: true };
+        let cases = [
+            (dead((None, None)), 0, Exit::Unreaped),
+            (dead((None, None)), STATUS_LOOKS - 1, Exit::Unreaped),
+            (dead((None, None)), STATUS_LOOKS, dead((None, None))),
+            (dead((Some(0), None)), 0, dead((Some(0), None))),
+            (dead((None, Some(15))), 0, dead((None, Some(15)))),
+            (Exit::NotYet, 0, Exit::NotYet),
+            (Exit::NotOurs, 0, Exit::NotOurs),
+        ];
+        for (facts, looks, want) in cases {
+            assert_eq!(judge_exit(facts, looks), want, "after {looks} looks");
+        }
     }
 
     #[tokio::test]

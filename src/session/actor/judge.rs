@@ -48,9 +48,13 @@ impl SessionActor {
         {
             return running.clone();
         }
+        // A pane whose program is gone (it exited, the pane waits to be
+        // read) keeps what it ran last and where, for the ended summary.
+        let last = self.running.take().map(|(_, last)| last);
         let running = self
             .active_pid()
             .and_then(foreground::running)
+            .or(last)
             .unwrap_or(Running {
                 command: String::new(),
                 cwd: String::new(),

@@ -39,6 +39,15 @@ impl SessionActor {
             attention: state.attention,
             exit_status: self.exit.and_then(|(status, _)| status),
             exit_signal: self.exit.and_then(|(_, signal)| signal),
+            exit_unknown: crate::session::ExitUnknown::judge(
+                match state.reason {
+                    crate::session::StateReason::End(end) => Some(end),
+                    _ => None,
+                },
+                self.exit,
+                self.keeps_exit,
+            ),
+            keeps_exit: self.keeps_exit,
             last_command_status: self.detector.last_command_status(),
         }
     }

@@ -1,0 +1,163 @@
+//! Issue 19, finding 1: every session tmuxd created reports how its program
+//! ended, whatever the program and however fast it ends; only an adopted
+//! session's exit is unknown, and its summary says why. Real tmux, the real
+//! daemon.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use serde_json::{Value, json};
+
+/// How a program must end: (exit status, exit signal).
+type Ending = (Option<i64>, Option<i64>);
+
+/// Runs of each program, all at once.
+const RUNS: usize = 20;
+
+/// The programs of the issue (as the session's command, run by tmux's
+/// shell) and how each must end: (exit status, exit signal).
+/// `sleep 3` stands for the issue's `sleep 30`: the same exit, later.
+const PROGRAMS: &[(&str, Ending)] = &[
+    ("sleep 1", (Some(0), None)),
+    ("sleep 3", (Some(0), None)),
+    ("sleep 0.5; exit 2", (Some(2), None)),
+    ("python3 -c 'import time; time.sleep(1)'", (Some(0), None)),
+    (
+        "i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo $i; sleep 0.1; done",
+        (Some(0), None),
+    ),
+    ("echo x; exit 4", (Some(4), None)),
+    ("false", (Some(1), None)),
+    ("bash -c 'echo y; exit 4'", (Some(4), None)),
+    ("bash -c 'exit 3'", (Some(3), None)),
+    ("true", (Some(0), None)),
+    ("kill -TERM $$", (None, Some(15))),
+];
+
+/// Each program, `RUNS` times in parallel sessions: every one ends with its
+/// own status (or signal), none with `null`.
+#[test]
+fn finding_1_every_created_session_reports_its_exit() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "[session]\nended_max = 1000\n".to_owned(),
+            ..Default::default()
+        },
+    );
+    let daemon = &daemon;
+    // id -> index into PROGRAMS
+    let mut made: BTreeMap<String, usize> = BTreeMap::new();
+    std::thread::scope(|scope| {
+        let creators: Vec<_> = (0..RUNS)
+            .map(|run| {
+                scope.spawn(move || {
+                    PROGRAMS
+                        .iter()
+                        .enumerate()
+                        .map(|(which, (command, _))| {
+                            let session = daemon.create(&json!({
+                                "name": format!("p{which}-r{run}"),
+                                "command": command,
+                            }));
+                            (session["session_id"].as_str().unwrap().to_owned(), which)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for creator in creators {
+            made.extend(creator.join().unwrap());
+        }
+    });
+    assert_eq!(made.len(), RUNS * PROGRAMS.len());
+    let ended: BTreeMap<String, Value> = wait_for("every session to end", || {
+        let (_, list) = daemon.get("/v1/sessions?include=ended");
+        let ended: BTreeMap<String, Value> = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["state"] == "exited")
+            .map(|s| (s["session_id"].as_str().unwrap().to_owned(), s.clone()))
+            .collect();
+        made.keys()
+            .all(|id| ended.contains_key(id))
+            .then_some(ended)
+    });
+    let mut misses = Vec::new();
+    for (id, which) in &made {
+        let (command, (status, signal)) = PROGRAMS[*which];
+        let got = &ended[id];
+        let want = (json!(status), json!(signal));
+        if (got["exit_status"].clone(), got["exit_signal"].clone()) != want {
+            misses.push(format!(
+                "{command:?}: exit_status {} exit_signal {} exit_unknown {} ({id})",
+                got["exit_status"], got["exit_signal"], got["exit_unknown"]
+            ));
+        }
+        assert_eq!(got["state_reason"], "process_exit", "{got}");
+    }
+    assert!(
+        misses.is_empty(),
+        "{} of {} wrong:\n{}",
+        misses.len(),
+        made.len(),
+        misses.join("\n")
+    );
+}
+
+/// A session tmuxd adopted ends with an unknown exit, and says why.
+#[test]
+fn an_adopted_session_says_why_its_exit_is_unknown() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    tmux.new_session("outside", (80, 24), "sh -c 'read x; exit 5'");
+    let id = wait_for("the session to be adopted", || {
+        daemon
+            .sessions()
+            .into_iter()
+            .find(|s| s["tmux_name"] == "outside")
+            .map(|s| s["session_id"].as_str().unwrap().to_owned())
+    });
+    tmux.send_keys("outside", &["Enter"]);
+    let ended = daemon.wait_until(&id, "exited");
+    assert_eq!(ended["exit_status"], Value::Null, "{ended}");
+    assert_eq!(ended["exit_unknown"], "adopted", "{ended}");
+
+    let made = daemon.create_named("made", "sh -c 'read x; exit 5'");
+    daemon.type_line(&made, "");
+    let ended = daemon.wait_until(&made, "exited");
+    assert_eq!(ended["exit_status"], 5, "{ended}");
+    assert_eq!(ended["exit_unknown"], Value::Null, "{ended}");
+}
+
+/// Issue 19, finding 5 (in part): a session whose program exited keeps,
+/// in its ended summary, what it ran and where, not blanks.
+#[test]
+fn an_exited_session_keeps_its_command_and_cwd() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let session = daemon.create(&json!({
+        "name": "job",
+        "command": "sh -c 'sleep 2; exit 2'",
+        "cwd": cwd.to_str().unwrap(),
+    }));
+    let id = session["session_id"].as_str().unwrap().to_owned();
+    wait_for("the job seen running", || {
+        let (_, got) = daemon.get(&format!("/v1/sessions/{id}"));
+        let command = got["session"]["current_command"].as_str()?.to_owned();
+        (!command.is_empty()).then_some(())
+    });
+    let ended = daemon.wait_until(&id, "exited");
+    assert_eq!(ended["exit_status"], 2, "{ended}");
+    assert_eq!(ended["cwd"], cwd.to_str().unwrap(), "{ended}");
+    assert!(
+        ["sh", "sleep"].contains(&ended["current_command"].as_str().unwrap()),
+        "{ended}"
+    );
+}
