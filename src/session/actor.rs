@@ -168,6 +168,9 @@ struct SessionActor {
     running: Option<(std::time::Instant, Running)>,
     /// Dead panes whose exit status was read and which were killed.
     reaped: BTreeSet<u32>,
+    /// Panes whose process has exited (a pidfd or tmux said so), until a
+    /// new process runs in them.
+    exited: BTreeSet<u32>,
     /// How the last pane that died exited: status, signal.
     exit: Option<(Option<i32>, Option<i32>)>,
     /// Whether tmux keeps the session's dead panes for tmuxd to read
@@ -222,6 +225,7 @@ pub(super) async fn start(
         panes_again_at: None,
         running: None,
         reaped: BTreeSet::new(),
+        exited: BTreeSet::new(),
         watches: BTreeMap::new(),
         exit: None,
         keeps_exit: None,
@@ -320,6 +324,7 @@ impl SessionActor {
                     self.ask_pids(&mut client).await;
                 }
                 Some((pane, looks)) = exits.recv(), if !self.client_gone => {
+                    self.exited.insert(pane);
                     self.look_at_exit(pane, looks, &mut client).await
                 }
             }

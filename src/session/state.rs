@@ -60,6 +60,10 @@ pub enum Activity {
     EventWait,
     /// Asleep on something else: a timer, a child, a lock, a socket.
     Blocked,
+    /// The active pane's program has exited and tmux is asked how: its end
+    /// comes next, so the state stands (neither idle for the quiet nor a
+    /// long silence) until it does.
+    Exited,
 }
 
 /// One look at the session, taken by the actor.
@@ -251,6 +255,9 @@ impl Detector {
     fn on_probe(&mut self, now: DateTime<Utc>, evidence: Evidence) {
         self.unjudged_since = None;
         self.last_probe = Some(now);
+        if evidence.activity == Activity::Exited {
+            return;
+        }
         let cpu_busy = self.cpu_busy(now, evidence.cpu);
         if let Some(input) = self.input {
             let waited = now - input.at;

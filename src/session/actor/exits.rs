@@ -182,11 +182,13 @@ impl SessionActor {
             if self.watches.get(&pane.0).is_some_and(|w| w.0 == pid) {
                 continue;
             }
+            self.exited.remove(&pane.0);
             let watch = watch_pid(pid, pane.0, &self.exits_tx);
             self.watches.insert(pane.0, (pid, watch));
             new_process = true;
         }
         self.watches.retain(|pane, _| seen.contains(pane));
+        self.exited.retain(|pane| seen.contains(pane));
         // A process this young may not have entered its working directory
         // yet: what `report_panes` kept for restore is read again shortly.
         if new_process && self.panes_again_at.is_none() {

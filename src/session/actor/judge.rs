@@ -8,14 +8,15 @@ use super::{RUNNING_FRESH, SessionActor};
 use crate::session::ActorEvent;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
-use crate::session::state::{Evidence, Signal};
+use crate::session::state::{Activity, Evidence, Signal};
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
     pub(super) fn probe(&mut self) {
         let (activity, cpu) = match self.active_pid() {
+            _ if self.exited.contains(&self.window.active) => (Activity::Exited, None),
             Some(pid) => foreground::look(pid),
-            None => (crate::session::state::Activity::Unknown, None),
+            None => (Activity::Unknown, None),
         };
         let rule = self.rule_match();
         self.signal(Signal::Probe(Evidence {

@@ -441,3 +441,27 @@ fn the_previous_state_keeps_its_since_across_a_restart() {
         );
     }
 }
+
+/// Issue 19: while tmux is asked how a program ended (a dead pane tmux has
+/// not reaped may take seconds on a loaded machine), the state stands: a
+/// working script is not idle for the quiet nor silent for long before its
+/// end comes.
+#[test]
+fn an_exited_program_keeps_its_state_until_its_end() {
+    run(&[
+        (0, out(b"start"), (Starting, Attaching, None)),
+        (
+            250,
+            probe_cpu(A::Blocked, 1),
+            (Working, ForegroundProcess, None),
+        ),
+        (3_000, probe(A::Exited), (Working, ForegroundProcess, None)),
+        (12_000, probe(A::Exited), (Working, ForegroundProcess, None)),
+    ]);
+    let mut d = Detector::new(at(0), timing(), Default::default());
+    d.step(at(0), out(b"$ "));
+    d.step(at(250), probe(A::ShellPrompt));
+    assert_eq!(d.view().state, Idle);
+    d.step(at(5_000), probe(A::Exited));
+    assert_eq!((d.view().state, d.view().reason), (Idle, ShellPrompt));
+}
