@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::ArgValueCandidates;
 
 use super::duration::{WaitLimit, parse_duration};
 
@@ -77,7 +78,7 @@ pub struct Format {
 #[derive(Args, Debug, Clone)]
 pub struct Target {
     /// Session id (sess_3) or exact tmux session name.
-    #[arg(value_name = "SESSION")]
+    #[arg(value_name = "SESSION", add = ArgValueCandidates::new(super::complete::sessions))]
     pub session: String,
 }
 
@@ -278,7 +279,7 @@ pub struct KeysArgs {
     #[command(flatten)]
     pub target: Target,
     /// tmux key names: Enter, C-c, Up, F5, M-x, BSpace...
-    #[arg(required = true, value_name = "KEY")]
+    #[arg(required = true, value_name = "KEY", add = ArgValueCandidates::new(super::complete::key_names))]
     pub keys: Vec<String>,
     /// Queue the keys until the session is next idle (at its prompt).
     #[arg(long)]
