@@ -207,6 +207,7 @@ impl From<session::Snapshot> for Snapshot {
             alternate_screen,
             title,
             lines,
+            wrapped: _,
         } = screen;
         Snapshot {
             session_id,
