@@ -57,6 +57,10 @@ pub enum Socket {
     Path(PathBuf),
 }
 
+/// The session option marking a session whose dead panes tmuxd reads and
+/// kills (set on the sessions it creates; see `session::actor::exits`).
+pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
+
 /// How to reach tmux: shared by every invocation, cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Tmux {
@@ -415,7 +419,7 @@ impl Tmux {
             commands.extend([
                 set(true, "remain-on-exit", "on"),
                 set(true, "remain-on-exit-format", ""),
-                set(false, crate::session::KEEP_EXIT_OPTION, "1"),
+                set(false, KEEP_EXIT_OPTION, "1"),
             ]);
         }
         if let Some(id) = request.tag {
