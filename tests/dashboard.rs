@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
+use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 
 /// One browser at a time: the machine has two cores.
 static BROWSER: Mutex<()> = Mutex::new(());
@@ -164,6 +164,68 @@ fn with_a_token_the_page_loads_but_the_api_does_not() {
         .send()
         .unwrap();
     assert_eq!(api.status(), 401);
+}
+
+/// The adopt list: `GET /v1/sessions/untracked` names the tmux sessions
+/// tmuxd does not track (here one detached from it), with windows,
+/// attached clients, birth, the id it keeps and why, and never a tracked
+/// one; `tmuxd adopt` without a name prints the same. (Each reason is
+/// table-tested in `supervisor::untracked`.)
+#[test]
+fn untracked_sessions_are_listed_for_adoption() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    daemon.create_named("kept", common::SHELL);
+    let left = daemon.create_named("left", common::SHELL);
+    let (status, _) = daemon.delete(&format!("/v1/sessions/{left}?mode=detach"));
+    assert_eq!(status, 200);
+    tmux.run(&["new-window", "-d", "-t", "=left:"]);
+
+    let detached = wait_for("the detached session listed with its two windows", || {
+        let (status, body) = daemon.get("/v1/sessions/untracked");
+        assert_eq!(status, 200, "{body}");
+        let listed = body["sessions"].as_array().unwrap().clone();
+        assert!(
+            !listed.iter().any(|s| s["tmux_name"] == "kept"),
+            "a tracked session is not listed: {body}"
+        );
+        listed
+            .into_iter()
+            .find(|s| s["tmux_name"] == "left" && s["windows"] == 2 && s["attached_clients"] == 0)
+    });
+    assert_eq!(detached["reason"], "detached");
+    assert_eq!(detached["session_id"], left.as_str());
+    assert!(detached["created_at"].as_str().unwrap().starts_with("20"));
+
+    let printed = common::stdout_ok(daemon.client().arg("adopt").output().unwrap());
+    let mut lines = printed.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "WINDOWS", "ATTACHED", "CREATED", "ID", "WHY"],
+        "{printed}"
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..3], ["left", "2", "0"], "{printed}");
+    assert_eq!(row[5..], [left.as_str(), "detached"], "{printed}");
+
+    // Adopted from the list, it leaves the list and is tracked under its old id.
+    let (status, adopted) = daemon.post(
+        "/v1/sessions/adopt",
+        &serde_json::json!({ "tmux_name": "left" }),
+    );
+    assert_eq!(status, 201, "{adopted}");
+    assert_eq!(adopted["session"]["session_id"], left.as_str());
+    let (_, body) = daemon.get("/v1/sessions/untracked");
+    assert_eq!(body["sessions"], serde_json::json!([]), "{body}");
 }
 
 fn token_options() -> DaemonOptions {
