@@ -251,6 +251,28 @@ fn browser_wall_open_type_render_bell_resume_phone_kill() {
     assert!(tmux.has_session("dash-0-other"), "the other session lives");
 }
 
+/// Issue 23's must-show list: a plain load without a failed request or a
+/// console error; names readable at 1280x800 and 390x844 with attention
+/// on half the sessions; the title counting them; keyboard navigation; an
+/// ended session after a reload with its exit status and last screen;
+/// the scrollback in view; a phone's open session at >= 10 px with an
+/// answer bar; adopting from the list.
+#[test]
+fn browser_triage_wall_ended_scrollback_phone_adopt() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario(
+        "triage",
+        &daemon,
+        &[("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str())],
+    );
+    let asked = tmux.capture("asker");
+    assert!(
+        asked.iter().any(|l| l == "answered-y"),
+        "the answer bar typed y: {asked:?}"
+    );
+}
+
 #[test]
 fn browser_refused_until_the_token_and_read_only_with_the_read_token() {
     let tmux = TmuxServer::new();
@@ -312,7 +334,8 @@ fn browser_fifty_sessions_heap_and_daemon_cpu() {
     eprintln!("{line}");
 }
 
-/// Regenerates docs/dashboard.png and docs/dashboard-session.png:
+/// Regenerates docs/dashboard.png, dashboard-session.png, dashboard-ended.png
+/// and dashboard-phone.png:
 /// `cargo test --test dashboard -- --ignored screenshots`.
 #[test]
 #[ignore = "writes docs/*.png; run by hand"]

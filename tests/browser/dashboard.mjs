@@ -9,9 +9,10 @@ import { endToEnd } from './end_to_end.mjs';
 import { measureFifty } from './measure.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
+import { triage } from './triage.mjs';
 
 const SCENARIOS = {
-  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin,
+  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage,
 };
 
 const name = process.argv[2];

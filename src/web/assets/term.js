@@ -258,11 +258,22 @@ export class ScreenView {
     this.cursorEl.style.top = `calc(${cursor.row} * var(--lh))`;
   }
 
-  /** The screen as plain text, trailing blanks trimmed. */
+  /** Each row as plain text, trailing blanks trimmed. */
+  texts() {
+    return this.lines.map((l) => stripSgr(l).trimEnd());
+  }
+
+  /** The screen as plain text, trailing blank rows dropped. */
   text() {
-    const lines = this.lines.map((l) => stripSgr(l).trimEnd());
+    const lines = this.texts();
     while (lines.length && !lines[lines.length - 1]) lines.pop();
     return lines.join('\n');
+  }
+
+  /** Width of one cell per pixel of font size, as laid out now (about 0.6 for a monospace font). */
+  cellRatio() {
+    const px = parseFloat(getComputedStyle(this.el).fontSize);
+    return this.cols && px ? this.el.offsetWidth / this.cols / px : 0.6;
   }
 
   /**
