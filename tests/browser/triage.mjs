@@ -159,8 +159,64 @@ async function scrollback(page, id) {
   check(seen.height >= 50 && seen.bottom <= seen.innerHeight, `the history is in view: ${JSON.stringify(seen)}`);
   await page.click('#scrollback-btn');
   check(await page.isHidden('#scrollback'), 'Scrollback toggles off');
+
+  // The wheel at the top of the screen puts the history above it without
+  // jumping to its top; the wheel goes on into it.
+  // (Measured within the screen's box: the wheel may scroll the page too.)
+  const termTop = () => page.$eval(`${SCREEN} .term`, (t) => t.getBoundingClientRect().top - t.parentElement.getBoundingClientRect().top);
+  const before = await termTop();
+  await page.mouse.move(300, await page.$eval(SCREEN, (h) => h.getBoundingClientRect().top + 40));
+  await page.mouse.wheel(0, -120);
+  await page.waitForSelector('#scrollback', { state: 'visible' });
+  const after = await termTop();
+  // Kept in place, then moved by no more than the wheel's own 120 px.
+  check(after >= before && after - before <= 120, `the screen stayed put (${before} -> ${after} px in its box)`);
+  await page.mouse.wheel(0, -400);
+  await waitFor('the wheel to scroll into the history', () => page.$eval(SCREEN, (h) =>
+    h.scrollTop > 0 && h.scrollTop < h.querySelector('#scrollback').offsetHeight - 100));
+
+  // A-/A+ change the font a whole pixel at a time; fit goes back.
+  const px = () => page.$eval(`${SCREEN} .term`, (t) => parseFloat(getComputedStyle(t).fontSize));
+  const fitted = await px();
+  await page.click('#font-larger');
+  check(await px() === fitted + 1, `A+ makes the text ${fitted + 1}px (${await px()})`);
+  await page.click('#font-smaller');
+  await page.click('#font-smaller');
+  check(await px() === fitted - 1, `A- twice makes it ${fitted - 1}px (${await px()})`);
+  await page.click('#font-fit');
+  check(await px() === fitted, `fit goes back to ${fitted}px`);
+
+  // Copy takes the selection when there is one.
+  const selected = await page.evaluate((sel) => {
+    const row = [...document.querySelectorAll(`${sel} .term .row`)].find((r) => r.textContent.trim() === '99');
+    const range = document.createRange();
+    range.selectNodeContents(row);
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    return getSelection().toString();
+  }, SCREEN);
+  await page.click('#copy-btn');
+  const copied = await waitFor('the clipboard', async () => page.evaluate(() => navigator.clipboard.readText()));
+  check(copied === selected && copied.trim() === '99', `Copy copied the selection: ${JSON.stringify(copied)}`);
   await page.click('#back');
-  log(`Scrollback: ${Math.round(seen.height)} px of history in view`);
+
+  // The thumbnail shows the last non-empty rows (100 is the last), the whole screen on hover.
+  const thumb = `${tile(id)} .thumb`;
+  const shown = await page.$eval(thumb, (t) => {
+    const box = t.getBoundingClientRect();
+    const row = [...t.querySelectorAll('.row')].find((r) => r.textContent.trim() === '100');
+    const r = row.getBoundingClientRect();
+    return { inside: r.top >= box.top && r.bottom <= box.bottom + 1, px: parseFloat(getComputedStyle(row).fontSize) };
+  });
+  check(shown.inside && shown.px >= 11, `the last rows show on the tile at ${shown.px}px`);
+  const small = await page.$eval(thumb, (t) => t.clientHeight);
+  await page.hover(thumb);
+  await page.waitForSelector(`${tile(id)}.peek`);
+  const whole = await page.$eval(thumb, (t) => t.clientHeight);
+  check(whole > small, `hover shows the whole screen (${small} -> ${whole} px high)`);
+  await page.mouse.move(0, 0);
+  await page.waitForSelector(`${tile(id)}:not(.peek)`);
+  log(`Scrollback: ${Math.round(seen.height)} px of history in view; the wheel scrolls into it; A-/A+ by a pixel; Copy takes the selection; the tile shows the last rows, the whole screen on hover`);
 }
 
 /** At phone width: readable text, a compact header, soft keys, and an answer bar. */
