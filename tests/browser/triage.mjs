@@ -55,6 +55,8 @@ async function wall(page, failed, messages) {
     const words = await page.$$eval('#wall .tile .state', (s) => s.map((e) => e.textContent));
     return words.length === ids.length && words.every((w) => w === 'at the prompt');
   });
+  const hover = await page.$eval(tile(ids[0]), (t) => t.title);
+  check(hover === 'at the prompt · a shell is at its prompt', `the evidence on hover: ${hover}`);
   check(!failed.length, `a plain load made no failed request: ${failed.join(', ')}`);
   check(!messages.length, `a plain load logged nothing: ${messages.join('; ')}`);
   log('a plain load: no 4xx, no console error; every tile says "at the prompt"');
@@ -222,6 +224,8 @@ async function scrollback(page, id) {
 /** At phone width: readable text, a compact header, soft keys, and an answer bar. */
 async function phone(page) {
   const asker = await createSession('asker', String.raw`bash --norc -c 'read -p "Deploy to production? [y/N] " a; echo "answered-$a"; exec cat'`);
+  await waitFor('the asker waiting for you', async () =>
+    (await page.$eval(`${tile(asker)} .state`, (s) => s.textContent)) === 'waiting for you');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.click(tile(asker));
   await page.waitForSelector('#answer-bar button', { state: 'visible' });
