@@ -217,6 +217,13 @@ fn untracked_sessions_are_listed_for_adoption() {
     assert_eq!(row[..3], ["left", "2", "0"], "{printed}");
     assert_eq!(row[5..], [left.as_str(), "detached"], "{printed}");
 
+    let refused = daemon.client().args(["adopt", "-q"]).output().unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "-q needs a name to print the id of"
+    );
+
     // Adopted from the list, it leaves the list and is tracked under its old id.
     let (status, adopted) = daemon.post(
         "/v1/sessions/adopt",

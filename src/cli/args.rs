@@ -201,7 +201,7 @@ pub struct AdoptArgs {
     #[arg(long, value_name = "ID", requires = "name")]
     pub id: Option<String>,
     /// Print only the session's id.
-    #[arg(short, long, conflicts_with = "json")]
+    #[arg(short, long, conflicts_with = "json", requires = "name")]
     pub quiet: bool,
     #[command(flatten)]
     pub format: Format,

@@ -48,6 +48,13 @@ function dismiss(id) {
   localStorage.setItem(DISMISSED_KEY, JSON.stringify([...ids].slice(-500)));
 }
 
+/** The coding agent a summary names (issue 19 adds `agent`), as a word; '' if none. */
+function agentName(agent) {
+  if (!agent) return '';
+  if (typeof agent === 'string') return agent;
+  return agent.name || agent.kind || '';
+}
+
 class Tile {
   constructor(summary, wall) {
     this.wall = wall;
@@ -141,7 +148,9 @@ class Tile {
       });
       this.sinceEl.after(button);
     }
-    this.cmdEl.textContent = s.current_command ? `› ${s.current_command}` : '';
+    const agent = agentName(s.agent);
+    this.cmdEl.textContent = [s.current_command && `› ${s.current_command}`, agent && `agent: ${agent}`]
+      .filter(Boolean).join(' · ');
     this.cwdEl.textContent = s.cwd || '';
     this.cwdEl.title = s.cwd || '';
     this.thoughtEl.textContent = s.thought && s.thought.text ? `“${s.thought.text}”` : '';
@@ -342,7 +351,8 @@ export class Wall {
   matches(tile) {
     if (!this.filter) return true;
     const s = tile.summary;
-    const hay = [s.tmux_name, s.session_id, s.current_command, s.cwd, s.title, describe(s), s.thought && s.thought.text]
+    const hay = [s.tmux_name, s.session_id, s.current_command, agentName(s.agent), s.cwd, s.title, describe(s),
+      s.thought && s.thought.text]
       .filter(Boolean).join(' ').toLowerCase();
     return hay.includes(this.filter);
   }
