@@ -280,6 +280,15 @@ fn browser_triage_wall_ended_scrollback_phone_adopt() {
     );
 }
 
+/// The page's pure decisions (`src/web/assets/words.js`: states in words,
+/// a question's answers), table-tested in node.
+#[test]
+fn dashboard_words_and_answers_table() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario("words", &daemon, &[]);
+}
+
 #[test]
 fn browser_refused_until_the_token_and_read_only_with_the_read_token() {
     let tmux = TmuxServer::new();

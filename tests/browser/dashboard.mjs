@@ -10,9 +10,10 @@ import { measureFifty } from './measure.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
 import { triage } from './triage.mjs';
+import { words } from './words.mjs';
 
 const SCENARIOS = {
-  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage,
+  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words,
 };
 
 const name = process.argv[2];

@@ -100,7 +100,15 @@ export async function measureFifty() {
  */
 async function measureOpen(page, id, heap) {
   await page.click(`.tile[data-session-id="${id}"]`);
-  await page.waitForSelector('#session-screen .term .row');
+  await page.waitForSelector('#session-screen .term .row').catch(async (e) => {
+    const seen = await page.evaluate(() => ({
+      hash: location.hash,
+      error: document.getElementById('session-error').textContent,
+      rows: document.querySelectorAll('#session-screen .term .row').length,
+      hidden: document.getElementById('session').hidden,
+    }));
+    throw new Error(`${e.message}; the page: ${JSON.stringify(seen)}`);
+  });
   await page.click('#scrollback-btn');
   await waitFor('the history loaded', () => page.$eval('#scrollback', (h) => !h.hidden && h.textContent.length > 0));
   const historyLines = await page.$eval('#scrollback', (h) => h.textContent.split('\n').length);
