@@ -125,8 +125,16 @@ async function ended(page, failed, messages) {
   await page.waitForSelector(`${tile(id)}.ended`);
   await page.reload();
   await page.waitForSelector(`${tile(id)}.ended`);
-  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
-  check(state === 'exited 3', `the ended tile says how: ${state}`);
+  // The session shows `exited` as soon as its pane is dead, its status a
+  // moment later (README, "Ended sessions"): the tile follows.
+  let state = '';
+  await waitFor('the ended tile to say "exited 3"', async () => {
+    state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
+    return state === 'exited 3';
+  }).catch(async (e) => {
+    const { body: kept } = await api('GET', `/v1/sessions/${id}`);
+    throw new Error(`${e.message}: it says "${state}"; the daemon: ${JSON.stringify(kept)}`);
+  });
   await waitForRow(page, `${tile(id)} .thumb`, 'its last screen on the tile', (r) => r === 'last-words');
   const before = failed.length;
   await page.click(tile(id));

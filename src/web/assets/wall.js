@@ -329,7 +329,10 @@ export class Wall {
       case 'session_deleted':
         // Ended, not forgotten: the list (with ended sessions) says how.
         if (tile) {
-          tile.update({ state: 'exited', state_reason: event.reason, ended_at: event.at, attention: null });
+          const end = { state: 'exited', state_reason: event.reason, ended_at: event.at, attention: null };
+          if (event.exit_status !== undefined) end.exit_status = event.exit_status;
+          if (event.exit_signal !== undefined) end.exit_signal = event.exit_signal;
+          tile.update(end);
           this.arrange();
         }
         return true;
