@@ -28,8 +28,10 @@ export async function triage() {
   page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.request().method()} ${r.url()}`); });
   // A WebSocket refused at the handshake is not a `response`: count it too.
   page.on('websocket', (ws) => ws.on('socketerror', (e) => failed.push(`websocket ${ws.url()}: ${e}`)));
+  const sockets = [];
+  page.on('websocket', (ws) => sockets.push(new URL(ws.url())));
   try {
-    const ids = await wall(page, failed, messages);
+    const ids = await wall(page, failed, messages, sockets);
     await ended(page, failed, messages);
     await scrollback(page, ids[0]);
     await phone(page);
@@ -46,7 +48,7 @@ async function attentionNow() {
   return body.sessions.filter((s) => s.attention && s.state !== 'exited').length;
 }
 
-async function wall(page, failed, messages) {
+async function wall(page, failed, messages, sockets) {
   const ids = [];
   for (const name of NAMES) ids.push(await createSession(name));
   await openDashboard(page);
@@ -106,6 +108,13 @@ async function wall(page, failed, messages) {
   check(await page.evaluate(() => document.activeElement.dataset.sessionId) === shown[0], 'k: back to the first');
   await page.keyboard.press('Enter');
   await page.waitForFunction((id) => location.hash === `#/s/${id}`, shown[0]);
+  // A thumbnail is not someone looking: only the open session's feed may
+  // acknowledge attention (the attention work acknowledges on /screen).
+  const opened = await waitFor('the open session\'s screen feed', () =>
+    sockets.find((u) => u.pathname === `/v1/sessions/${shown[0]}/screen` && !u.search));
+  const tiles = sockets.filter((u) => u !== opened);
+  check(tiles.length >= NAMES.length && tiles.every((u) => u.search === '?view=tile'),
+    `the wall's feeds say view=tile: ${tiles.map((u) => u.pathname + u.search)}`);
   await page.locator('#back').focus();
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => location.hash === '#/');

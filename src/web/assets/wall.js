@@ -84,7 +84,7 @@ class Tile {
     this.activityEl = el('div', 'activity');
     foot.append(this.cmdEl, this.cwdEl, this.thoughtEl, this.activityEl);
     this.root.append(this.nameEl, status, slot, foot);
-    this.feed = new ScreenFeed(summary.session_id, { onChange: () => this.showTail() });
+    this.feed = new ScreenFeed(summary.session_id, { onChange: () => this.showTail(), tile: true });
     this.thumb.append(this.feed.view.el);
     this.root.addEventListener('click', (e) => {
       if (!e.target.closest('button')) wall.onOpen(this.id);
