@@ -13,6 +13,8 @@ const STATES = [
   [{ state: 'idle', state_reason: 'shell_prompt', attention: { reason: 'bell' } },
     'at the prompt · needs you: rang the bell · a shell is at its prompt'],
   [{ state: 'idle', state_reason: 'quiet' }, 'quiet · no output for a while'],
+  [{ state: 'waiting', state_reason: 'shell_read', attention: { reason: 'notification', text: 'build done' } },
+    'waiting for you · needs you: sent a notification: build done · a script asks for a line (read)'],
   [{ state: 'working', state_reason: 'spinner' }, 'working · screen rule "spinner" matched'],
   // The flag of an ended session needs nobody.
   [{ state: 'exited', state_reason: 'process_exit', exit_status: 0, attention: { reason: 'bell' } }, 'exited ok · its program ended'],

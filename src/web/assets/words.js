@@ -12,6 +12,9 @@ const EVIDENCE = {
   cpu: 'it is using the CPU',
   foreground_process: 'a program holds the terminal, asleep on a timer, a child or a socket',
   terminal_read: 'a program is reading the terminal',
+  shell_read: 'a script asks for a line (read)',
+  screen_question: 'a question is on its screen',
+  redraw: 'a live display redraws itself',
   event_wait: 'a full-screen program sits waiting for input',
   shell_prompt: 'a shell is at its prompt',
   quiet: 'no output for a while',
@@ -25,6 +28,7 @@ const EVIDENCE = {
 
 const ATTENTION = {
   bell: 'rang the bell',
+  notification: 'sent a notification',
   needs_input: 'asks for input',
   long_silence: 'silent for a long time',
 };
@@ -73,7 +77,9 @@ export function stateWords(s) {
 /** `rang the bell`, `asks for input`..., or '' when the flag is down or the session ended. */
 export function attentionWords(s) {
   if (!s.attention || isEnded(s)) return '';
-  return ATTENTION[s.attention.reason] || s.attention.reason;
+  const words = ATTENTION[s.attention.reason] || s.attention.reason;
+  // A notification (OSC 9/777/99) carries what the program said.
+  return s.attention.text ? `${words}: ${s.attention.text}` : words;
 }
 
 /** The state, and what needs you, as one line for a title or a notification. */
