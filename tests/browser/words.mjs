@@ -1,7 +1,8 @@
 // The page's pure decisions, table-tested in node (no browser): a
-// summary's state in words, and the answers a question on the screen
-// offers (src/web/assets/words.js).
+// summary's state in words, the answers a question on the screen offers
+// (src/web/assets/words.js), and the pen SGR parameters give (term.js).
 
+import { parseLine } from '../../src/web/assets/term.js';
 import { answerOptions, describe, endWords, stateWords } from '../../src/web/assets/words.js';
 import { check, log } from './lib.mjs';
 
@@ -36,6 +37,15 @@ const ANSWERS = [
   [['', ''], [], []],
 ];
 
+// Attributes beyond bold/italic/underline/inverse, which a screen model
+// that keeps them (the fidelity work) sends.
+const PENS = [
+  ['\x1b[9mgone\x1b[29m back', [['gone', 'strike'], [' back', '']]],
+  ['\x1b[1;9mboth\x1b[0m', [['both', 'bold+strike']]],
+  ['\x1b[8msecret\x1b[28mshown', [['secret', 'hidden'], ['shown', '']]],
+  ['\x1b[21mdouble', [['double', 'underline']]],
+];
+
 export async function words() {
   for (const [summary, want] of STATES) {
     const got = describe(summary);
@@ -49,5 +59,9 @@ export async function words() {
       && JSON.stringify(got.map((o) => o.input)) === JSON.stringify(inputs);
     check(same, `${JSON.stringify(screen)}: ${JSON.stringify(got)}`);
   }
-  log(`${STATES.length} summaries in words, ${ANSWERS.length} screens' answers`);
+  for (const [line, want] of PENS) {
+    const got = parseLine(line).map(({ pen, text }) => [text, Object.keys(pen).filter((k) => pen[k] === true).join('+')]);
+    check(JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(line)}: ${JSON.stringify(got)}`);
+  }
+  log(`${STATES.length} summaries in words, ${ANSWERS.length} screens' answers, ${PENS.length} lines' pens`);
 }

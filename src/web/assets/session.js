@@ -323,8 +323,9 @@ export class SessionView {
     const id = this.id;
     this.history = 'loading';
     let lines;
+    let missing = null;
     try {
-      ({ lines } = await api.scrollback(id, SCROLLBACK_LINES));
+      ({ lines, missing = null } = await api.scrollback(id, SCROLLBACK_LINES));
     } catch (e) {
       if (this.id !== id) return;
       this.history = null;
@@ -337,8 +338,9 @@ export class SessionView {
     }
     if (this.id !== id) return;
     this.history = lines;
+    // An ended session's record may say why it has no history (`missing`).
     this.historyEl.textContent = lines === null ? '(no history kept for this ended session)'
-      : lines.length ? lines.join('\n') : '(no scrollback)';
+      : lines.length ? lines.join('\n') : `(no scrollback${missing ? `: ${missing}` : ''})`;
     this.historyEl.hidden = false;
     const height = this.historyEl.offsetHeight;
     if (keepView) {
