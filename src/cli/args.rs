@@ -96,7 +96,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Create a session: `tmuxd new --name build -- cargo build`.
     New(NewArgs),
-    /// Track an existing tmux session by name.
+    /// Track an existing tmux session by name; without one, list those tmuxd does not track.
     Adopt(AdoptArgs),
     /// Make the sessions lost with their tmux server (crash, kill-server, reboot) again, under the same names and ids.
     Restore(RestoreArgs),
@@ -194,14 +194,15 @@ pub struct NewArgs {
 
 #[derive(Args, Debug)]
 pub struct AdoptArgs {
-    /// The tmux session's exact name.
+    /// The tmux session's exact name; without it, list the tmux sessions
+    /// tmuxd does not track (NAME WINDOWS ATTACHED CREATED ID WHY).
     #[arg(value_name = "NAME")]
-    pub name: String,
+    pub name: Option<String>,
     /// Reuse this id (default: the id it had before, else a new one).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", requires = "name")]
     pub id: Option<String>,
     /// Print only the session's id.
-    #[arg(short, long, conflicts_with = "json")]
+    #[arg(short, long, conflicts_with = "json", requires = "name")]
     pub quiet: bool,
     #[command(flatten)]
     pub format: Format,
