@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::model::{ErrorBody, RowChange, ScreenMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
-use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
+use crate::session::{Acknowledger, Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
@@ -109,6 +109,10 @@ async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppSta
             && tx.send_json(&frame).await.is_err()
         {
             return;
+        }
+        if shown.is_none() {
+            // The viewer has the screen: someone is looking at the session.
+            handle.acknowledge(Acknowledger::Dashboard).await;
         }
         shown = Some(snapshot);
         // Coalesce: whatever arrives meanwhile goes into the next frame.

@@ -107,6 +107,7 @@ pub fn restore_attention(persisted: &PersistedAttention) -> Option<Attention> {
     Some(Attention {
         reason,
         since: persisted.since,
+        text: None,
     })
 }
 
