@@ -178,14 +178,14 @@ fn cpu_use_is_working_and_stopping_is_noticed() {
             (Working, ForegroundProcess, None),
         ),
         (
-            3250,
+            6250,
             probe_cpu(A::Blocked, 125),
             (Working, ForegroundProcess, None),
         ),
-        // Three seconds of work on its own, then it reads the terminal
-        // without printing anything: it needs someone.
+        // Six seconds of work on its own (4 x idle_after), then it reads
+        // the terminal without printing anything: it needs someone.
         (
-            4250,
+            7250,
             probe_cpu(A::TerminalRead, 125),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
@@ -606,7 +606,7 @@ fn a_timed_wait_without_redraws_is_a_wait() {
 /// asks: the question needs someone. A quick one does not.
 #[test]
 fn work_on_its_own_before_a_wait_raises_attention() {
-    for (worked_ms, attention) in [(3_000, Some(NeedsInput)), (1_000, None)] {
+    for (worked_ms, attention) in [(6_000, Some(NeedsInput)), (4_000, None)] {
         let mut d = run(&[
             (0, out(b"$ "), (Starting, Attaching, None)),
             (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
@@ -696,16 +696,20 @@ fn looking_acknowledges_and_the_same_wait_stays_acknowledged() {
             d,
             &[(3000, out(b"ok\r\n"), (Waiting, ScreenQuestion, None))],
         );
-        for t in (3250..=7250).step_by(1000) {
+        for t in (3250..=9250).step_by(1000) {
             d.step(at(t - 100), out(b"."));
             d.step(at(t), probe_cpu(A::Running, t as u64));
         }
         run_from(
             d,
             &[
-                (8000, out(b"Again? [y/N] "), (Working, OutputActivity, None)),
                 (
-                    8250,
+                    10_000,
+                    out(b"Again? [y/N] "),
+                    (Working, OutputActivity, None),
+                ),
+                (
+                    10_250,
                     probe_question(A::EventWait),
                     (Waiting, ScreenQuestion, Some(NeedsInput)),
                 ),
