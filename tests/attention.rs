@@ -156,16 +156,27 @@ fn real_programs_get_the_state_a_human_would_give_them() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-/// Opens the session's `/screen` WebSocket and reads its first frame.
+/// Opens the session's `/screen` WebSocket (`query` after `?`), reads its
+/// first frame, then pings: the server acknowledges (or not) before it
+/// answers the ping, so what follows sees it.
 fn open_screen(
     daemon: &Daemon,
     id: &str,
+    query: &str,
 ) -> tungstenite::WebSocket<impl std::io::Read + std::io::Write> {
-    let (mut socket, _) =
-        tungstenite::connect(daemon.ws_request(&format!("/v1/sessions/{id}/screen"))).unwrap();
+    let path = format!("/v1/sessions/{id}/screen{query}");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     let first = socket.read().unwrap();
     assert!(first.to_text().unwrap().contains("\"screen\""), "{first:?}");
     socket
+        .send(tungstenite::Message::text(r#"{"type":"ping"}"#))
+        .unwrap();
+    loop {
+        let message = socket.read().unwrap();
+        if message.to_text().unwrap_or("").contains("pong") {
+            return socket;
+        }
+    }
 }
 
 /// The `acknowledged_by` of the state event that lowered `id`'s flag.
@@ -178,9 +189,9 @@ fn acknowledged_by(daemon: &Daemon, id: &str) -> String {
     })
 }
 
-/// A question from a session tmuxd started raises attention; opening the
-/// session in the dashboard lowers it, and the same wait does not raise
-/// it again.
+/// A question from a session tmuxd started raises attention; a thumbnail
+/// on the wall (`acknowledge=false`) leaves it; opening the session in the
+/// dashboard lowers it. Input through tmuxd acknowledges too.
 #[test]
 fn opening_the_screen_in_the_dashboard_acknowledges() {
     let tmux = TmuxServer::new();
@@ -189,7 +200,13 @@ fn opening_the_screen_in_the_dashboard_acknowledges() {
     let id = daemon.create_named("ask", question);
     let raised = daemon.wait_until(&id, "attention");
     assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
-    let socket = open_screen(&daemon, &id);
+    let (status, body) = daemon.get(&format!("/v1/sessions/{id}/screen?acknowledge=maybe"));
+    assert_eq!(status, 400, "{body}");
+    let thumbnail = open_screen(&daemon, &id, "?acknowledge=false");
+    let glanced = summary(&daemon, &id);
+    assert_eq!(glanced["attention"]["reason"], "needs_input", "{glanced}");
+    drop(thumbnail);
+    let socket = open_screen(&daemon, &id, "");
     let lowered = wait_for("the flag lowered", || {
         let s = summary(&daemon, &id);
         s["attention"].is_null().then_some(s)

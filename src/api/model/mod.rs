@@ -36,5 +36,6 @@ pub use sessions::{
     Transport, Until, WaitRequest, WaitResponse, When,
 };
 pub use streams::{
-    RowChange, ScreenMessage, SocketAuth, StreamClientMessage, StreamQuery, StreamServerMessage,
+    RowChange, ScreenMessage, ScreenQuery, SocketAuth, StreamClientMessage, StreamQuery,
+    StreamServerMessage,
 };

@@ -12,9 +12,11 @@ const CLOSE_NORMAL = 1000;
 const CLOSE_POLICY = 1008;
 
 export class ScreenFeed {
-  /** `onChange()` after each frame; `onClosed(reason)` when it stops for good. */
-  constructor(sessionId, { onChange = () => {}, onClosed = () => {} } = {}) {
+  /** `onChange()` after each frame; `onClosed(reason)` when it stops for good.
+   * `glance`: a thumbnail, which does not acknowledge the session's attention. */
+  constructor(sessionId, { onChange = () => {}, onClosed = () => {}, glance = false } = {}) {
     this.sessionId = sessionId;
+    this.glance = glance;
     this.view = new ScreenView();
     this.onChange = onChange;
     this.onClosed = onClosed;
@@ -45,7 +47,8 @@ export class ScreenFeed {
   }
 
   connect() {
-    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen`;
+    const query = this.glance ? '?acknowledge=false' : '';
+    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen${query}`;
     const socket = new WebSocket(wsUrl(path));
     this.socket = socket;
     socket.addEventListener('open', () => {

@@ -58,7 +58,10 @@ class Tile {
     this.activityEl = el('div', 'activity');
     foot.append(this.cmdEl, this.cwdEl, this.thoughtEl, this.activityEl);
     this.root.append(head, this.thumb, foot);
-    this.feed = new ScreenFeed(summary.session_id, { onChange: (frame) => frame.type === 'screen' && this.fit() });
+    this.feed = new ScreenFeed(summary.session_id, {
+      onChange: (frame) => frame.type === 'screen' && this.fit(),
+      glance: true,
+    });
     this.thumb.append(this.feed.view.el);
     this.root.addEventListener('click', (e) => {
       if (!e.target.closest('button')) wall.onOpen(this.id);
