@@ -56,34 +56,51 @@ struct Program {
     attention: Option<&'static str>,
 }
 
-/// Waits until `id` shows (state, reason, attention) and holds it for
-/// `HOLD`; returns the summary.
-fn settles(daemon: &Daemon, id: &str, program: &Program) -> Value {
-    let seen = |s: &Value| {
+/// What a summary says: (state, reason, attention reason).
+fn seen(s: &Value) -> (String, String, Option<String>) {
+    (
+        s["state"].as_str().unwrap_or("").to_owned(),
+        s["state_reason"].as_str().unwrap_or("").to_owned(),
+        s["attention"]["reason"].as_str().map(str::to_owned),
+    )
+}
+
+/// Waits until every program shows its (state, reason, attention) and has
+/// held it for `HOLD`; returns their summaries. On timeout, says what each
+/// showed last.
+fn settle(daemon: &Daemon, programs: &[(&Program, String)]) -> Vec<Value> {
+    let want = |p: &Program| {
         (
-            s["state"].as_str().unwrap_or("").to_owned(),
-            s["state_reason"].as_str().unwrap_or("").to_owned(),
-            s["attention"]["reason"].as_str().map(str::to_owned),
+            p.state.to_owned(),
+            p.reason.to_owned(),
+            p.attention.map(str::to_owned),
         )
     };
-    let want = (
-        program.state.to_owned(),
-        program.reason.to_owned(),
-        program.attention.map(str::to_owned),
-    );
-    let mut held_since: Option<Instant> = None;
-    let mut last = None;
-    wait_for(&format!("{} to settle as {want:?}", program.name), || {
-        let s = summary(daemon, id);
-        let now = seen(&s);
-        if now != want {
-            held_since = None;
-            last = Some(now);
-            return None;
+    let mut held_since: Vec<Option<Instant>> = vec![None; programs.len()];
+    let deadline = Instant::now() + common::PATIENCE;
+    loop {
+        let summaries: Vec<Value> = programs.iter().map(|(_, id)| summary(daemon, id)).collect();
+        for (i, (program, _)) in programs.iter().enumerate() {
+            if seen(&summaries[i]) == want(program) {
+                held_since[i].get_or_insert_with(Instant::now);
+            } else {
+                held_since[i] = None;
+            }
         }
-        let since = *held_since.get_or_insert_with(Instant::now);
-        (since.elapsed() >= HOLD).then_some(s)
-    })
+        if held_since
+            .iter()
+            .all(|h| h.is_some_and(|h| h.elapsed() >= HOLD))
+        {
+            return summaries;
+        }
+        let last: Vec<String> = programs
+            .iter()
+            .zip(&summaries)
+            .map(|((p, _), s)| format!("{}: {:?} (want {:?})", p.name, seen(s), want(p)))
+            .collect();
+        assert!(Instant::now() < deadline, "not settled: {last:#?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Issue 19, findings 2 and 6: real programs, each with the state a human
@@ -138,9 +155,10 @@ fn real_programs_get_the_state_a_human_would_give_them() {
         }
         ids.push(id);
     }
+    let programs: Vec<(&Program, String)> = table.iter().zip(ids).collect();
+    let summaries = settle(&daemon, &programs);
     let mut wrong = Vec::new();
-    for (program, id) in table.iter().zip(&ids) {
-        let settled = settles(&daemon, id, program);
+    for ((program, id), settled) in programs.iter().zip(&summaries) {
         eprintln!(
             "{}: {} · {} · attention {}",
             program.name, settled["state"], settled["state_reason"], settled["attention"]
@@ -228,6 +246,23 @@ fn opening_the_screen_in_the_dashboard_acknowledges() {
         second["attention"].is_null(),
         "answered at once: someone is there: {second}"
     );
+}
+
+/// Keys typed at a tmux client already attached (tmux does not tell its
+/// control clients about keys; the program's echo shows them) acknowledge
+/// a question's flag.
+#[test]
+fn keys_typed_at_an_attached_client_acknowledge() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
+    let id = daemon.create_named("ask", question);
+    let raised = daemon.wait_until(&id, "attention");
+    assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
+    tmux.send_keys("ask", &["y"]);
+    assert_eq!(acknowledged_by(&daemon, &id), "input");
+    let still = summary(&daemon, &id);
+    assert_eq!(still["state"], "waiting", "{still}");
 }
 
 /// A person's tmux client attaching to the session acknowledges its flag.
