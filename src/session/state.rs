@@ -264,14 +264,6 @@ impl Detector {
 
     fn on_output(&mut self, now: DateTime<Utc>, bytes: &[u8], changed: bool) {
         let marks = self.scan.scan(bytes);
-        if let Some(text) = &marks.notification {
-            self.raise(now, AttentionReason::Notification);
-            if let Some(attention) = &mut self.view.attention
-                && !text.trim().is_empty()
-            {
-                attention.text = Some(Note::new(text));
-            }
-        }
         // Keys typed at a tmux client reach a program reading its terminal
         // as their echo: someone is there.
         if changed
@@ -283,6 +275,14 @@ impl Detector {
             && self.input.is_none()
         {
             self.acknowledge(Acknowledger::Input);
+        }
+        if let Some(text) = &marks.notification {
+            self.raise(now, AttentionReason::Notification);
+            if let Some(attention) = &mut self.view.attention
+                && !text.trim().is_empty()
+            {
+                attention.text = Some(Note::new(text));
+            }
         }
         if marks.bell
             && self
