@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{Daemon, TmuxServer, wait_for};
+use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::Value;
 
 /// How long a state must hold, unchanged and without attention, to count
@@ -330,4 +330,22 @@ fn a_programs_own_notification_raises_attention_with_its_text() {
         });
         assert_eq!(event["attention"]["text"], text, "{event}");
     }
+}
+
+/// The flag and its text survive a restart of tmuxd.
+#[test]
+fn a_notifications_text_survives_a_restart() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let id = daemon.create_named(
+        "note",
+        r#"bash -c 'sleep 1; printf "\033]9;Deploy done\007"; sleep 600'"#,
+    );
+    let raised = daemon.wait_until(&id, "attention");
+    assert_eq!(raised["attention"]["text"], "Deploy done", "{raised}");
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(data.path()));
+    let back = daemon.wait_until(&id, "attention");
+    assert_eq!(back["attention"], raised["attention"], "{back}");
 }
