@@ -130,6 +130,14 @@ fn real_programs_get_the_state_a_human_would_give_them() {
             "shell_read",
         ),
         Program {
+            name: "dash-read",
+            typed: Some("read answer"),
+            command: "env PS1='$ ' dash -i".to_owned(),
+            state: "waiting",
+            reason: "shell_read",
+            attention: None,
+        },
+        Program {
             name: "agent-thinking",
             typed: None,
             command: fixture("agent_epoll.py"),

@@ -70,16 +70,26 @@ fn classify(members: &[(u32, Stat)], tty: Option<&str>) -> Activity {
     }
 }
 
-/// What a process waiting on its terminal alone is doing. bash's readline
-/// waits in select at the prompt, and only its `read` builtin in read(2);
-/// other shells read the same way in both, so they are at their prompt
-/// (OSC 133 marks tell them apart, see the detector).
+/// What a process waiting on its terminal alone is doing.
 fn terminal_wait(pid: u32, how: TerminalWait) -> Activity {
-    match (interactive_shell(pid).as_deref(), how) {
-        (Some("bash"), TerminalWait::Read) => Activity::ShellRead,
-        (Some(_), _) => Activity::ShellPrompt,
+    match (interactive_shell(pid), how) {
+        (Some(shell), how) => shell_wait(&shell, how),
         (None, TerminalWait::Timed) => Activity::TerminalTimed,
         (None, _) => Activity::TerminalRead,
+    }
+}
+
+/// An interactive shell reading its terminal: at its prompt, or in its
+/// `read` builtin, as measured: bash's readline waits in select at the
+/// prompt and its `read` in read(2) (`read -e` uses readline: a prompt);
+/// dash reads 8 KiB at its prompt and one byte in `read`. Other shells
+/// are taken to be at their prompt (OSC 133 marks tell them apart, see
+/// the detector).
+fn shell_wait(shell: &str, how: TerminalWait) -> Activity {
+    match (shell, how) {
+        ("bash", TerminalWait::Read { .. }) => Activity::ShellRead,
+        ("dash", TerminalWait::Read { count: 1 }) => Activity::ShellRead,
+        _ => Activity::ShellPrompt,
     }
 }
 
@@ -96,8 +106,8 @@ enum Wait {
 /// How a process waits on its terminal alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TerminalWait {
-    /// In read(2).
-    Read,
+    /// In read(2), for `count` bytes.
+    Read { count: u64 },
     /// In select/epoll until it is readable.
     Ready,
     /// In select/epoll with a timeout: it wakes by itself.
@@ -116,7 +126,9 @@ fn wait_of(pid: u32, tty: Option<&str>) -> Wait {
             false => Wait::Terminal(TerminalWait::Ready),
         };
         return match syscall_kind(nr) {
-            Some(Call::Read) if is_tty(args[0]) => Wait::Terminal(TerminalWait::Read),
+            Some(Call::Read) if is_tty(args[0]) => {
+                Wait::Terminal(TerminalWait::Read { count: args[2] })
+            }
             // Only descriptors below nfds can be in the sets: 1..=3 means
             // stdio. The fifth argument is the timeout, NULL for none.
             Some(Call::Select) if (1..=3).contains(&args[0]) && is_tty(0) => ready(args[4] != 0),
@@ -386,6 +398,35 @@ mod tests {
             parse_syscall("-1 0x7ffd 0x7f 0x0 0x0 0x0 0x0 0x7ffd 0x7f"),
             Some((-1, [0x7ffd, 0x7f, 0, 0, 0]))
         );
+    }
+
+    /// (shell, how it waits, what it is doing), as measured with bash 5.2
+    /// and dash 0.5 at their prompt and in `read`.
+    #[test]
+    fn shells_at_their_prompt_and_in_read() {
+        let table = [
+            ("bash", TerminalWait::Ready, Activity::ShellPrompt),
+            (
+                "bash",
+                TerminalWait::Read { count: 4096 },
+                Activity::ShellRead,
+            ),
+            (
+                "dash",
+                TerminalWait::Read { count: 8192 },
+                Activity::ShellPrompt,
+            ),
+            ("dash", TerminalWait::Read { count: 1 }, Activity::ShellRead),
+            (
+                "zsh",
+                TerminalWait::Read { count: 1 },
+                Activity::ShellPrompt,
+            ),
+            ("bash", TerminalWait::Unknown, Activity::ShellPrompt),
+        ];
+        for (shell, how, activity) in table {
+            assert_eq!(shell_wait(shell, how), activity, "{shell} {how:?}");
+        }
     }
 
     #[test]
