@@ -20,12 +20,14 @@ ensure_cargo_component() {
   rustup component add "$component"
 }
 
-# Programs the screen-fidelity tests run inside tmux (tests/fidelity_live.rs);
+# Programs the screen-fidelity tests run inside tmux (tests/fidelity_live.rs,
+# and tests/attention.rs: vim, less, `man bash`, python3, top);
 # those tests fail, never skip, without them. apt runs only when one is missing.
 ensure_test_programs() {
   local missing=()
   command -v vim >/dev/null 2>&1 || missing+=(vim)
   command -v less >/dev/null 2>&1 || missing+=(less)
+  command -v man >/dev/null 2>&1 || missing+=(man-db)
   command -v top >/dev/null 2>&1 || missing+=(procps)
   command -v python3 >/dev/null 2>&1 && python3 -c 'import curses' 2>/dev/null || missing+=(python3)
   command -v tput >/dev/null 2>&1 || missing+=(ncurses-bin)

@@ -14,20 +14,22 @@ use futures::StreamExt;
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::model::{ErrorBody, RowChange, ScreenMessage};
+use super::extract::ApiQuery;
+use super::model::{ErrorBody, RowChange, ScreenMessage, ScreenQuery};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::metrics::StreamKind;
-use crate::session::{Region, SessionHandle, Snapshot, SnapshotFormat};
+use crate::session::{Acknowledger, Region, SessionHandle, Snapshot, SnapshotFormat};
 
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/screen", tag = "streams",
-    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
+    params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScreenQuery),
     description = "A WebSocket for viewers (authenticated as the stream is). The server sends ScreenMessage as JSON text: \
 `screen` (the whole screen, lines with SGR colors) first and whenever the size changes, then `rows` with only the \
 changed rows, at most ~30 frames a second, always from the current screen; `pong` answers `{\"type\":\"ping\"}`. \
-A read token is enough: viewers only watch.",
+A read token is enough: viewers only watch. Once the first frame is sent, the session's attention flag is acknowledged \
+(`acknowledged_by: dashboard`) unless `acknowledge=false`.",
     responses(
         (status = 101, description = "Switching to the WebSocket protocol"),
         (status = 400, description = "`bad_request`: no WebSocket upgrade", body = ErrorBody),
@@ -35,9 +37,14 @@ A read token is enough: viewers only watch.",
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<ScreenQuery>,
     pending: PendingSocket,
 ) -> Result<Response, ApiError> {
-    ws::serve_session(state, id, pending, serve).await
+    let acknowledge = query.acknowledge.unwrap_or(true);
+    ws::serve_session(state, id, pending, move |socket, handle, state, id| {
+        serve(socket, handle, state, id, acknowledge)
+    })
+    .await
 }
 
 /// The first frame, and again whenever the size changes.
@@ -85,7 +92,13 @@ pub fn diff_frame(previous: Option<&Snapshot>, current: &Snapshot) -> Option<Scr
 }
 
 /// Viewers only watch, so a read token is as good as a read-write one.
-async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppState, id: String) {
+async fn serve(
+    socket: AuthenticatedSocket,
+    handle: SessionHandle,
+    state: AppState,
+    id: String,
+    acknowledge: bool,
+) {
     let socket = socket.into_inner();
     let _slot = match state
         .streams
@@ -109,6 +122,10 @@ async fn serve(socket: AuthenticatedSocket, handle: SessionHandle, state: AppSta
             && tx.send_json(&frame).await.is_err()
         {
             return;
+        }
+        if shown.is_none() && acknowledge {
+            // The viewer has the screen: someone is looking at the session.
+            handle.acknowledge(Acknowledger::Dashboard).await;
         }
         shown = Some(snapshot);
         // Coalesce: whatever arrives meanwhile goes into the next frame.

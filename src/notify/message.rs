@@ -97,7 +97,16 @@ pub fn message(trigger: Trigger, event: &Event, context: &Context) -> String {
                 .get("attention")
                 .and_then(|a| a.get("reason"))
                 .and_then(Value::as_str);
+            let text = event
+                .detail
+                .get("attention")
+                .and_then(|a| a.get("text"))
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty());
             match (reason, last) {
+                (Some("notification"), _) if let Some(text) = text => {
+                    format!("{who} says: {}", quote(text))
+                }
                 (Some("needs_input"), Some(line)) => format!("{who} asks: {line}"),
                 (Some("bell"), Some(line)) => format!("{who} rang the bell: {line}"),
                 (Some("bell"), None) => format!("{who} rang the bell"),
@@ -169,6 +178,15 @@ mod tests {
                 event(None, attention("long_silence")),
                 &nameless,
                 "sess_4 went silent",
+            ),
+            (
+                Trigger::Attention,
+                event(
+                    None,
+                    json!({"attention": {"reason": "notification", "text": "Tests passed"}}),
+                ),
+                &build,
+                "build (sess_4) says: Tests passed",
             ),
             (
                 Trigger::Attention,

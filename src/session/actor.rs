@@ -31,7 +31,7 @@ use self::flood::Flood;
 use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::replay::{Replay, ReplayRing};
-use super::state::{Detector, Signal, StateView};
+use super::state::{Acknowledger, Detector, Signal, StateView};
 use super::window::WindowGeometry;
 use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
@@ -246,7 +246,11 @@ pub(super) async fn start(
             return Err(e);
         }
     }
-    actor.keeps_exit = Some(exits::keeps_exit(&actor.tmux_name, &mut client).await);
+    let keeps_exit = exits::keeps_exit(&actor.tmux_name, &mut client).await;
+    actor.keeps_exit = Some(keeps_exit);
+    // Only sessions tmuxd created keep their exits: their program was
+    // started by tmuxd, not typed by someone (see `Detector::started_by_tmuxd`).
+    actor.detector.started_by_tmuxd(keeps_exit);
     actor.ask_pids(&mut client).await;
     // The screen tmux shows now counts as the first output: a session that
     // prints nothing more is judged from it (quiet, its foreground).
@@ -366,6 +370,7 @@ impl SessionActor {
             SessionCmd::WatchOutput { reply } => {
                 let _ = reply.send(self.output_tx.subscribe());
             }
+            SessionCmd::Acknowledge { by } => self.signal(Signal::Acknowledge(by)),
             SessionCmd::Shutdown { .. }
             | SessionCmd::Release { .. }
             | SessionCmd::Finish { .. } => {
@@ -470,6 +475,13 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
+            // A person's tmux client (a terminal, not a control client)
+            // attached to this session: someone is looking.
+            Notification::ClientSessionChanged {
+                client, session, ..
+            } if session == self.tmux_id && client.starts_with("/dev/") => {
+                self.signal(Signal::Acknowledge(Acknowledger::TmuxClient))
+            }
             // Every control client hears every session's renames.
             Notification::SessionRenamed {
                 session: Some(session),

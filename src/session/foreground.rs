@@ -2,7 +2,8 @@
 //! without forking: the terminal's foreground process group (`tpgid` of
 //! the pane's first process), each member's scheduler state and CPU ticks
 //! (`stat`), and where a sleeping member waits (`syscall`: a read of the
-//! terminal, a select/poll/epoll; `wchan` when `syscall` is not readable).
+//! terminal, a select/poll/epoll, with or without a timeout; an epoll's
+//! descriptors from `fdinfo`; `wchan` when `syscall` is not readable).
 
 use std::path::PathBuf;
 
@@ -57,27 +58,62 @@ fn classify(members: &[(u32, Stat)], tty: Option<&str>) -> Activity {
             continue;
         }
         match wait_of(*pid, tty) {
-            Wait::Terminal if interactive_shell(*pid) => return Activity::ShellPrompt,
-            Wait::Terminal => return Activity::TerminalRead,
+            Wait::Terminal(how) => return terminal_wait(*pid, how),
             Wait::Several => event_wait = event_wait.or(Some(*pid)),
             Wait::Other => {}
         }
     }
     match event_wait {
-        Some(pid) if interactive_shell(pid) => Activity::ShellPrompt,
+        Some(pid) if interactive_shell(pid).is_some() => Activity::ShellPrompt,
         Some(_) => Activity::EventWait,
         None => Activity::Blocked,
+    }
+}
+
+/// What a process waiting on its terminal alone is doing.
+fn terminal_wait(pid: u32, how: TerminalWait) -> Activity {
+    match (interactive_shell(pid), how) {
+        (Some(shell), how) => shell_wait(&shell, how),
+        (None, TerminalWait::Timed) => Activity::TerminalTimed,
+        (None, _) => Activity::TerminalRead,
+    }
+}
+
+/// An interactive shell reading its terminal: at its prompt, or in its
+/// `read` builtin, as measured: bash's readline waits in select at the
+/// prompt and its `read` in read(2) (`read -e` uses readline: a prompt);
+/// dash reads 8 KiB at its prompt and one byte in `read`. Other shells
+/// are taken to be at their prompt (OSC 133 marks tell them apart, see
+/// the detector).
+fn shell_wait(shell: &str, how: TerminalWait) -> Activity {
+    match (shell, how) {
+        ("bash", TerminalWait::Read { .. }) => Activity::ShellRead,
+        ("dash", TerminalWait::Read { count: 1 }) => Activity::ShellRead,
+        _ => Activity::ShellPrompt,
     }
 }
 
 /// Where a sleeping process waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wait {
-    /// In a read of the terminal, or a select on the terminal alone.
-    Terminal,
+    /// On the terminal alone.
+    Terminal(TerminalWait),
     /// In poll/epoll/select over several descriptors, the terminal its input.
     Several,
     Other,
+}
+
+/// How a process waits on its terminal alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TerminalWait {
+    /// In read(2), for `count` bytes.
+    Read { count: u64 },
+    /// In select/epoll until it is readable.
+    Ready,
+    /// In select/epoll with a timeout: it wakes by itself.
+    Timed,
+    /// As `wchan` says, which tells no more.
+    Unknown,
 }
 
 fn wait_of(pid: u32, tty: Option<&str>) -> Wait {
@@ -85,18 +121,32 @@ fn wait_of(pid: u32, tty: Option<&str>) -> Wait {
     if let Ok(line) = std::fs::read_to_string(format!("/proc/{pid}/syscall"))
         && let Some((nr, args)) = parse_syscall(&line)
     {
+        let ready = |timed: bool| match timed {
+            true => Wait::Terminal(TerminalWait::Timed),
+            false => Wait::Terminal(TerminalWait::Ready),
+        };
         return match syscall_kind(nr) {
-            Some(Call::Read) if is_tty(args[0]) => Wait::Terminal,
-            // Only descriptors below nfds can be in the sets: 1..=3 means stdio.
-            Some(Call::Select) if (1..=3).contains(&args[0]) && is_tty(0) => Wait::Terminal,
-            Some(Call::Select | Call::Poll) if is_tty(0) => Wait::Several,
+            Some(Call::Read) if is_tty(args[0]) => {
+                Wait::Terminal(TerminalWait::Read { count: args[2] })
+            }
+            // Only descriptors below nfds can be in the sets: 1..=3 means
+            // stdio. The fifth argument is the timeout, NULL for none.
+            Some(Call::Select) if (1..=3).contains(&args[0]) && is_tty(0) => ready(args[4] != 0),
+            Some(Call::Epoll { timeout_ptr }) if epoll_watches_only(pid, args[0], &is_tty) => {
+                let timed = match timeout_ptr {
+                    true => args[3] != 0,
+                    false => args[3] as u32 != u32::MAX,
+                };
+                ready(timed)
+            }
+            Some(Call::Select | Call::Poll | Call::Epoll { .. }) if is_tty(0) => Wait::Several,
             _ => Wait::Other,
         };
     }
     // `syscall` needs ptrace rights (Yama may refuse); `wchan` does not.
     let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
     match wchan.trim() {
-        "n_tty_read" | "wait_woken" if is_tty(0) => Wait::Terminal,
+        "n_tty_read" | "wait_woken" if is_tty(0) => Wait::Terminal(TerminalWait::Unknown),
         w if is_tty(0)
             && (w.starts_with("poll_schedule_timeout")
                 || ["do_select", "do_sys_poll", "ep_poll", "do_epoll_wait"].contains(&w)) =>
@@ -113,6 +163,12 @@ enum Call {
     Read,
     Select,
     Poll,
+    /// `epoll_wait`/`epoll_pwait` (timeout in ms, -1 for none) or
+    /// `epoll_pwait2` (`timeout_ptr`: a pointer, NULL for none), as the
+    /// fourth argument.
+    Epoll {
+        timeout_ptr: bool,
+    },
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -120,7 +176,9 @@ fn syscall_kind(nr: i64) -> Option<Call> {
     match nr {
         0 | 17 | 19 | 295 => Some(Call::Read),
         23 | 270 => Some(Call::Select),
-        7 | 271 | 232 | 281 | 441 => Some(Call::Poll),
+        7 | 271 => Some(Call::Poll),
+        232 | 281 => Some(Call::Epoll { timeout_ptr: false }),
+        441 => Some(Call::Epoll { timeout_ptr: true }),
         _ => None,
     }
 }
@@ -130,9 +188,28 @@ fn syscall_kind(nr: i64) -> Option<Call> {
     match nr {
         63 | 65 | 67 | 69 => Some(Call::Read),
         72 => Some(Call::Select),
-        73 | 22 | 441 => Some(Call::Poll),
+        73 => Some(Call::Poll),
+        22 => Some(Call::Epoll { timeout_ptr: false }),
+        441 => Some(Call::Epoll { timeout_ptr: true }),
         _ => None,
     }
+}
+
+/// Whether the epoll instance `epfd` of `pid` watches the terminal and
+/// nothing else (its `fdinfo` lists a `tfd:` line per descriptor).
+fn epoll_watches_only(pid: u32, epfd: u64, is_tty: &dyn Fn(u64) -> bool) -> bool {
+    let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{epfd}")) else {
+        return false;
+    };
+    epoll_targets(&info).is_some_and(|fds| !fds.is_empty() && fds.into_iter().all(is_tty))
+}
+
+/// The descriptors an epoll's `fdinfo` lists (`tfd:        5 events: ...`).
+fn epoll_targets(info: &str) -> Option<Vec<u64>> {
+    info.lines()
+        .filter_map(|l| l.strip_prefix("tfd:"))
+        .map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect()
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -140,13 +217,13 @@ fn syscall_kind(_: i64) -> Option<Call> {
     None
 }
 
-/// `NR ARG0 ARG1 ...` (hex arguments); `running` or `-1 ...` (not in a
-/// syscall) read as None.
-fn parse_syscall(line: &str) -> Option<(i64, [u64; 2])> {
+/// `NR ARG0 ARG1 ...` (hex arguments): the number and the first five;
+/// `running` reads as None.
+fn parse_syscall(line: &str) -> Option<(i64, [u64; 5])> {
     let mut words = line.split_whitespace();
     let nr: i64 = words.next()?.parse().ok()?;
     let mut arg = || u64::from_str_radix(words.next()?.trim_start_matches("0x"), 16).ok();
-    Some((nr, [arg()?, arg()?]))
+    Some((nr, [arg()?, arg()?, arg()?, arg()?, arg()?]))
 }
 
 /// The pane's terminal, as its first process has it open.
@@ -166,21 +243,19 @@ fn fd_is_terminal(pid: u32, fd: u64, tty: Option<&str>) -> bool {
     }
 }
 
-/// A shell at its prompt, not one running a script or `-c` command.
-fn interactive_shell(pid: u32) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
+/// A shell at its prompt, not one running a script or `-c` command: its
+/// name.
+fn interactive_shell(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let args: Vec<String> = cmdline
         .split(|&b| b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let Some(program) = args.first() else {
-        return false;
-    };
+    let program = args.first()?;
     let name = program.rsplit('/').next().unwrap_or(program);
-    is_shell(name) && interactive_args(&args[1..])
+    let name = name.trim_start_matches('-');
+    (is_shell(name) && interactive_args(&args[1..])).then(|| name.to_owned())
 }
 
 /// No `-c`, and no script to run: the shell reads commands from its terminal.
@@ -308,12 +383,82 @@ mod tests {
 
     #[test]
     fn syscall_lines() {
+        // vim (no timeout) and top (a timeout) in pselect6 on the terminal.
         assert_eq!(
             parse_syscall("270 0x1 0x7ffc219dcd70 0x0 0x0 0x0 0x0 0x7ff 0x7ff"),
-            Some((270, [1, 0x7ffc219dcd70]))
+            Some((270, [1, 0x7ffc219dcd70, 0, 0, 0]))
+        );
+        assert_eq!(
+            parse_syscall("270 0x1 0x7ffc3605d4e0 0x0 0x0 0x7ffc3605d440 0x7ffc3605d450 0x7f 0x7f"),
+            Some((270, [1, 0x7ffc3605d4e0, 0, 0, 0x7ffc3605d440]))
         );
         assert_eq!(parse_syscall("running"), None);
-        assert_eq!(parse_syscall("-1 0x7ffd 0x7f"), Some((-1, [0x7ffd, 0x7f])));
+        assert_eq!(parse_syscall("-1 0x7ffd 0x7f"), None, "too short");
+        assert_eq!(
+            parse_syscall("-1 0x7ffd 0x7f 0x0 0x0 0x0 0x0 0x7ffd 0x7f"),
+            Some((-1, [0x7ffd, 0x7f, 0, 0, 0]))
+        );
+    }
+
+    /// (shell, how it waits, what it is doing), as measured with bash 5.2
+    /// and dash 0.5 at their prompt and in `read`.
+    #[test]
+    fn shells_at_their_prompt_and_in_read() {
+        let table = [
+            ("bash", TerminalWait::Ready, Activity::ShellPrompt),
+            (
+                "bash",
+                TerminalWait::Read { count: 4096 },
+                Activity::ShellRead,
+            ),
+            (
+                "dash",
+                TerminalWait::Read { count: 8192 },
+                Activity::ShellPrompt,
+            ),
+            ("dash", TerminalWait::Read { count: 1 }, Activity::ShellRead),
+            (
+                "zsh",
+                TerminalWait::Read { count: 1 },
+                Activity::ShellPrompt,
+            ),
+            ("bash", TerminalWait::Unknown, Activity::ShellPrompt),
+        ];
+        for (shell, how, activity) in table {
+            assert_eq!(shell_wait(shell, how), activity, "{shell} {how:?}");
+        }
+    }
+
+    #[test]
+    fn epoll_fdinfo_lists_its_descriptors() {
+        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\n\
+tfd:        0 events:       19 data:                0  pos:0 ino:3 sdev:18\n\
+tfd:        5 events:       19 data:                5  pos:0 ino:2a1 sdev:e\n";
+        assert_eq!(epoll_targets(info), Some(vec![0, 5]));
+        assert_eq!(epoll_targets("pos:\t0\n"), Some(vec![]));
+        assert_eq!(epoll_targets("tfd: x events: 1\n"), None);
+    }
+
+    /// This test process waits on an epoll of its own: /proc lists what it watches.
+    #[test]
+    fn epoll_of_this_process() {
+        let epfd = unsafe { libc::epoll_create1(0) };
+        assert!(epfd >= 0);
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        use std::os::fd::AsRawFd;
+        let mut event = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: 0,
+        };
+        let added =
+            unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, a.as_raw_fd(), &mut event) };
+        assert_eq!(added, 0);
+        let me = std::process::id();
+        let sock = a.as_raw_fd() as u64;
+        assert!(epoll_watches_only(me, epfd as u64, &|fd| fd == sock));
+        assert!(!epoll_watches_only(me, epfd as u64, &|fd| fd != sock));
+        unsafe { libc::close(epfd) };
+        drop(b);
     }
 
     #[test]

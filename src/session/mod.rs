@@ -22,7 +22,8 @@ pub use pane::{Captured, PaneScreen, PaneState};
 pub use replay::{Chunk, Replay};
 pub use rules::ScreenRule;
 pub use state::{
-    Attention, AttentionReason, EndReason, SessionState, StateReason, StateView, Timing,
+    Acknowledger, Attention, AttentionReason, EndReason, Note, SessionState, StateReason,
+    StateView, Timing,
 };
 pub use window::{
     Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry, snapshot as compose_snapshot,
@@ -77,6 +78,9 @@ pub enum SessionCmd {
     WatchOutput {
         reply: oneshot::Sender<watch::Receiver<u64>>,
     },
+    /// Someone looked at the session (see `Acknowledger`): its attention
+    /// flag is lowered. Nothing waits for it.
+    Acknowledge { by: Acknowledger },
     /// End the tmux client cleanly (the session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
     /// As `Shutdown`, after handing the session back to tmux's own ways:
@@ -459,6 +463,12 @@ impl SessionHandle {
         let args = command.args();
         let lines = self.ask(|reply| SessionCmd::Ask { args, reply }).await?;
         Ok(lines.and_then(|lines| command.parse(&lines).map_err(|e| e.to_string())))
+    }
+
+    /// Tells the actor someone looked at the session (a gone actor has
+    /// nothing to lower).
+    pub async fn acknowledge(&self, by: Acknowledger) {
+        let _ = self.tx.send(SessionCmd::Acknowledge { by }).await;
     }
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {

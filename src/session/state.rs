@@ -8,18 +8,27 @@
 //! prompt), `working` (output changing, the foreground group using CPU, or a
 //! program running that is not reading the terminal), `waiting` (a program
 //! blocked reading the terminal, quiet: a REPL, a `[y/N]` question, an
-//! editor), `exited`. Attention is a flag beside the state (a bell, a
-//! program newly waiting for input, a long silence): input clears it, and
-//! so does the session becoming active again; it never changes the state.
-//! README.md has the table of states, reasons and their evidence.
+//! editor), `exited`.
+//!
+//! Attention is a flag beside the state that means "this needs you": a
+//! bell, a program's own notification (OSC 9/777/99), a long silence, or a
+//! wait for input that follows work the session did on its own (`driven`).
+//! A program someone opened by typing (an editor, a pager, a REPL) waits
+//! without it. Someone looking acknowledges it (input, the dashboard, a
+//! tmux client attaching): the flag is lowered and the same wait does not
+//! raise it again. It never changes the state. README.md has the table of
+//! states, reasons and their evidence.
 
 mod marks;
+pub mod question;
 mod words;
 
 use chrono::{DateTime, Duration, Utc};
 
 use marks::{PromptMark, Scan};
-pub use words::{Attention, AttentionReason, EndReason, SessionState, StateReason};
+pub use words::{
+    Acknowledger, Attention, AttentionReason, EndReason, Note, SessionState, StateReason,
+};
 
 /// Thresholds, from the config.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +51,9 @@ pub struct StateView {
     pub reason: StateReason,
     pub since: DateTime<Utc>,
     pub attention: Option<Attention>,
+    /// Set on the view of the step that lowered the flag because someone
+    /// looked: who. The next step clears it.
+    pub acknowledged_by: Option<Acknowledger>,
 }
 
 /// What the foreground process group of the active pane is doing, as the
@@ -54,8 +66,14 @@ pub enum Activity {
     Running,
     /// An interactive shell is blocked reading its terminal: at its prompt.
     ShellPrompt,
+    /// An interactive bash blocked in `read(2)` of its terminal: readline
+    /// waits in select at the prompt, so this is its `read` builtin.
+    ShellRead,
     /// A program is blocked reading the terminal (read, or select on it alone).
     TerminalRead,
+    /// A program waits for the terminal alone with a timeout: it wakes by
+    /// itself (`top` redraws; vim for `updatetime` after a key).
+    TerminalTimed,
     /// A program is blocked in poll/epoll/select on several descriptors.
     EventWait,
     /// Asleep on something else: a timer, a child, a lock, a socket.
@@ -74,6 +92,8 @@ pub struct Evidence {
     pub cpu: Option<(u32, u64)>,
     /// A screen rule that matched the active pane: its state and reason.
     pub rule: Option<(SessionState, &'static str)>,
+    /// The screen asks a question where the cursor is (`question::asks`).
+    pub question: bool,
 }
 
 /// One thing the detector is told.
@@ -87,6 +107,8 @@ pub enum Signal<'a> {
     Input,
     /// Keys from a stream client: someone is at the keyboard.
     Keystrokes,
+    /// Someone looked at the session: its attention is acknowledged.
+    Acknowledge(Acknowledger),
     /// tmuxd decided the session has ended.
     End(EndReason),
 }
@@ -94,6 +116,10 @@ pub enum Signal<'a> {
 /// CPU use of the foreground group that counts as working, in clock ticks
 /// (1/100 s on Linux) per second: 10% of one core.
 const BUSY_TICKS_PER_SECOND: u64 = 10;
+
+/// A program in a timed wait on its terminal whose screen changed this
+/// recently is a live display (`top -d 10` at most), not a wait.
+const REDRAW_WINDOW: Duration = Duration::seconds(10);
 
 /// Where the last OSC 133 mark left the shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +158,14 @@ pub struct Detector {
     /// since when: the first judgement keeps that `since` when it finds the
     /// same state, so a restart does not make every session "for 0s".
     previous: Option<(SessionState, DateTime<Utc>)>,
+    /// The session has worked on its own since someone last typed, looked
+    /// or saw it at a prompt: a wait that begins now needs someone. A
+    /// program started by tmuxd's create is; one typed at a shell becomes
+    /// so after working (`work_alone`) without reading its terminal.
+    driven: bool,
+    /// When the current run of work on its own began (CPU, output, asleep
+    /// on something else than the terminal).
+    own_work_since: Option<DateTime<Utc>>,
 }
 
 impl Detector {
@@ -145,6 +179,7 @@ impl Detector {
                 reason: StateReason::Attaching,
                 since: now,
                 attention,
+                acknowledged_by: None,
             },
             last_output: None,
             burst_since: None,
@@ -156,7 +191,20 @@ impl Detector {
             cpu: None,
             scan: Scan::default(),
             previous: None,
+            driven: false,
+            own_work_since: None,
         }
+    }
+
+    /// Whether tmuxd started the session's program: a fresh one (no state
+    /// from before) works on its own from the start; after a restart, one
+    /// that was working still is, and a wait that was already up is the
+    /// same wait.
+    pub fn started_by_tmuxd(&mut self, started: bool) {
+        self.driven = match self.previous {
+            Some((state, _)) => state == SessionState::Working,
+            None => started,
+        };
     }
 
     /// Carries the state a previous actor last reported (see `previous`).
@@ -186,11 +234,12 @@ impl Detector {
         if self.view.state == SessionState::Exited {
             return None;
         }
+        self.view.acknowledged_by = None;
         let before = self.view;
         match signal {
             Signal::End(reason) => self.enter(now, SessionState::Exited, StateReason::End(reason)),
             Signal::Input => {
-                self.view.attention = None;
+                self.acknowledge(Acknowledger::Input);
                 self.input = Some(PendingInput {
                     at: now,
                     answered: false,
@@ -199,9 +248,10 @@ impl Detector {
                 self.enter(now, SessionState::Working, StateReason::Input);
             }
             Signal::Keystrokes => {
-                self.view.attention = None;
+                self.acknowledge(Acknowledger::Input);
                 self.unjudged_since.get_or_insert(now);
             }
+            Signal::Acknowledge(by) => self.acknowledge(by),
             Signal::Output { bytes, changed } => self.on_output(now, bytes, changed),
             Signal::Probe(evidence) => self.on_probe(now, evidence),
         }
@@ -214,6 +264,26 @@ impl Detector {
 
     fn on_output(&mut self, now: DateTime<Utc>, bytes: &[u8], changed: bool) {
         let marks = self.scan.scan(bytes);
+        // Keys typed at a tmux client reach a program reading its terminal
+        // as their echo: someone is there.
+        if changed
+            && self.view.state == SessionState::Waiting
+            && matches!(
+                self.view.reason,
+                StateReason::TerminalRead | StateReason::ShellRead
+            )
+            && self.input.is_none()
+        {
+            self.acknowledge(Acknowledger::Input);
+        }
+        if let Some(text) = &marks.notification {
+            self.raise(now, AttentionReason::Notification);
+            if let Some(attention) = &mut self.view.attention
+                && !text.trim().is_empty()
+            {
+                attention.text = Some(Note::new(text));
+            }
+        }
         if marks.bell
             && self
                 .view
@@ -270,15 +340,59 @@ impl Detector {
             self.input = None;
         }
         let (state, reason) = self.judge(now, evidence, cpu_busy);
+        self.count_own_work(now, state, reason);
         self.enter(now, state, reason);
         let quiet = self.quiet_for(now);
         if state == SessionState::Working
-            && reason == StateReason::ForegroundProcess
+            && matches!(
+                reason,
+                StateReason::ForegroundProcess | StateReason::EventWait
+            )
+            && self.driven
             && quiet >= self.timing.attention_after
             && self.view.attention.is_none()
         {
             self.raise(now, AttentionReason::LongSilence);
         }
+    }
+
+    /// Work on its own for `work_alone` makes the session `driven`. A
+    /// program that reads its terminal, redraws on a timer or sits in
+    /// poll does not count: a viewer, an editor, a REPL someone opened.
+    fn count_own_work(&mut self, now: DateTime<Utc>, state: SessionState, reason: StateReason) {
+        use StateReason as R;
+        if state != SessionState::Working {
+            self.own_work_since = None;
+            return;
+        }
+        let own = matches!(
+            reason,
+            R::Cpu | R::ForegroundProcess | R::OutputActivity | R::PromptMarker
+        );
+        if !own {
+            return;
+        }
+        let since = *self.own_work_since.get_or_insert(now);
+        if now - since >= self.work_alone() {
+            self.driven = true;
+        }
+    }
+
+    /// How long a program typed at a shell works on its own before its
+    /// next wait needs someone: longer than an editor, a pager or `man`
+    /// takes to start on a loaded machine (`man bash`: 0.8 s unloaded).
+    fn work_alone(&self) -> Duration {
+        self.timing.idle_after * 4
+    }
+
+    /// Someone is there: the flag is lowered (saying who, when it was up),
+    /// and the wait under way no longer needs anyone.
+    fn acknowledge(&mut self, by: Acknowledger) {
+        if self.view.attention.take().is_some() {
+            self.view.acknowledged_by = Some(by);
+        }
+        self.driven = false;
+        self.own_work_since = None;
     }
 
     /// The state the evidence shows, strongest evidence first.
@@ -295,27 +409,41 @@ impl Detector {
         let quiet = self.quiet_for(now);
         let settled = quiet >= self.timing.prompt_settle;
         let at_prompt = self.marked == Marked::Prompt;
+        // A redraw while it waits (a clock, a counter) is not work; changes
+        // that go on for `idle_after` (a spinner) are.
+        let still_waiting =
+            self.view.state == Waiting && self.burst_length() < self.timing.idle_after;
         match evidence.activity {
+            // After an OSC 133 `C`, a shell reading its terminal is a command's `read`.
+            Activity::ShellPrompt if self.marked == Marked::Command => {
+                (Waiting, StateReason::ShellRead)
+            }
             Activity::ShellPrompt if at_prompt => (Idle, StateReason::PromptMarker),
             Activity::ShellPrompt => (Idle, StateReason::ShellPrompt),
+            Activity::ShellRead => (Waiting, StateReason::ShellRead),
             Activity::TerminalRead => (Waiting, StateReason::TerminalRead),
+            Activity::TerminalTimed
+                if self
+                    .last_output
+                    .is_some_and(|last| now - last < REDRAW_WINDOW)
+                    && self.view.state != Waiting =>
+            {
+                (Working, StateReason::Redraw)
+            }
+            Activity::TerminalTimed => (Waiting, StateReason::TerminalRead),
             Activity::Unknown if at_prompt => (Idle, StateReason::PromptMarker),
             Activity::Unknown if quiet >= self.timing.idle_after => (Idle, StateReason::Quiet),
             Activity::Unknown => (Working, StateReason::OutputActivity),
-            Activity::EventWait if !cpu_busy && quiet >= self.timing.idle_after => {
-                (Waiting, StateReason::EventWait)
-            }
-            // A redraw while it waits (a clock, a status line) is not work;
-            // changes that go on for `idle_after` are.
-            Activity::EventWait
-                if !cpu_busy
-                    && self.view.state == Waiting
-                    && self.burst_length() < self.timing.idle_after =>
-            {
-                (Waiting, StateReason::EventWait)
+            // In poll/epoll a program may wait for anything (its model, the
+            // network): only a question on its screen says it waits for an answer.
+            Activity::EventWait if !cpu_busy && evidence.question && (settled || still_waiting) => {
+                (Waiting, StateReason::ScreenQuestion)
             }
             _ if !settled => (Working, StateReason::OutputActivity),
             _ if cpu_busy || evidence.activity == Activity::Running => (Working, StateReason::Cpu),
+            Activity::EventWait if quiet >= self.timing.idle_after => {
+                (Working, StateReason::EventWait)
+            }
             // Blocked in poll, quiet, not yet for long: still at work.
             Activity::EventWait => (Working, StateReason::OutputActivity),
             _ => (Working, StateReason::ForegroundProcess),
@@ -375,13 +503,21 @@ impl Detector {
         if resumed && state == SessionState::Working {
             self.view.attention = None;
         }
-        if state == SessionState::Waiting && self.view.attention.is_none() {
+        if state == SessionState::Idle {
+            // At a prompt: what runs next is what someone types.
+            self.driven = false;
+        }
+        if state == SessionState::Waiting && self.driven && self.view.attention.is_none() {
             self.raise(now, AttentionReason::NeedsInput);
         }
     }
 
     fn raise(&mut self, now: DateTime<Utc>, reason: AttentionReason) {
-        self.view.attention = Some(Attention { reason, since: now });
+        self.view.attention = Some(Attention {
+            reason,
+            since: now,
+            text: None,
+        });
     }
 
     fn clear(&mut self, reason: AttentionReason) {

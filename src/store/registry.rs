@@ -59,9 +59,12 @@ pub struct PersistedSession {
 /// Why a session needed someone, and since when.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct PersistedAttention {
-    /// `bell`, `needs_input` or `long_silence`.
+    /// `bell`, `notification`, `needs_input` or `long_silence`.
     pub reason: String,
     pub since: DateTime<Utc>,
+    /// What a program's notification said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// What a queued input waits for.

@@ -44,6 +44,7 @@ impl Supervisor {
             reason: StateReason::End(reason),
             since: ended_at,
             attention: actor.as_ref().and_then(|a| a.attention),
+            acknowledged_by: None,
         };
         self.record_end(entry, &view, actor.as_ref(), reason);
         let _ = self.persist().await;

@@ -492,6 +492,7 @@ impl Supervisor {
             reason: StateReason::End(reason),
             since: now,
             attention: None,
+            acknowledged_by: None,
         };
         let events = [
             event,

@@ -63,6 +63,12 @@ pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) ->
             "attention",
             serde_json::to_value(view.attention).unwrap_or_default(),
         );
+    if let Some(by) = view.acknowledged_by {
+        event = event.detail(
+            "acknowledged_by",
+            serde_json::to_value(by).unwrap_or_default(),
+        );
+    }
     if view.state == SessionState::Exited {
         event = event
             .detail("exit_status", serde_json::json!(exit.0))

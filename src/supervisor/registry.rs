@@ -97,6 +97,7 @@ pub fn persist_attention(attention: Attention) -> PersistedAttention {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default(),
         since: attention.since,
+        text: attention.text.map(|t| t.as_str().to_owned()),
     }
 }
 
@@ -107,6 +108,7 @@ pub fn restore_attention(persisted: &PersistedAttention) -> Option<Attention> {
     Some(Attention {
         reason,
         since: persisted.since,
+        text: persisted.text.as_deref().map(crate::session::Note::new),
     })
 }
 

@@ -135,6 +135,7 @@ impl Supervisor {
                 reason: StateReason::End(reason),
                 since: chrono::Utc::now(),
                 attention: session.attention.as_ref().and_then(restore_attention),
+                acknowledged_by: None,
             };
             let events = [
                 super::queue::state_event(&view, (None, None)),

@@ -113,8 +113,8 @@ async function wall(page, failed, messages, sockets) {
   const opened = await waitFor('the open session\'s screen feed', () =>
     sockets.find((u) => u.pathname === `/v1/sessions/${shown[0]}/screen` && !u.search));
   const tiles = sockets.filter((u) => u !== opened);
-  check(tiles.length >= NAMES.length && tiles.every((u) => u.search === '?view=tile'),
-    `the wall's feeds say view=tile: ${tiles.map((u) => u.pathname + u.search)}`);
+  check(tiles.length >= NAMES.length && tiles.every((u) => u.search === '?acknowledge=false'),
+    `the wall's feeds say acknowledge=false: ${tiles.map((u) => u.pathname + u.search)}`);
   await page.locator('#back').focus();
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => location.hash === '#/');

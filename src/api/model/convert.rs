@@ -88,14 +88,24 @@ impl From<session::SessionState> for SessionState {
 
 impl From<session::Attention> for Attention {
     fn from(attention: session::Attention) -> Self {
-        let session::Attention { reason, since } = attention;
+        let session::Attention {
+            reason,
+            since,
+            text,
+        } = attention;
         use session::AttentionReason as R;
         let reason = match reason {
             R::Bell => AttentionReason::Bell,
+            R::Notification => AttentionReason::Notification,
             R::NeedsInput => AttentionReason::NeedsInput,
             R::LongSilence => AttentionReason::LongSilence,
         };
-        Attention { reason, since }
+        let text = text.map(|t| t.as_str().to_owned());
+        Attention {
+            reason,
+            since,
+            text,
+        }
     }
 }
 

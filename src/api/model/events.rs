@@ -20,7 +20,10 @@ pub enum EventKind {
     SessionDetached,
     /// A session ended; `reason` says why (`api_kill`, `process_exit`...).
     SessionDeleted,
-    /// The state detector moved a session to a new state (`state`, `state_since`).
+    /// The state detector moved a session to a new state, or raised or
+    /// lowered its attention flag (`state`, `state_since`, `attention`;
+    /// `acknowledged_by`: `dashboard`, `tmux_client` or `input` when the
+    /// flag was lowered because someone looked).
     SessionState,
     /// A session's published status changed (`thought`).
     ThoughtUpdate,

@@ -37,6 +37,7 @@ pub use sessions::{
     Transport, Until, WaitRequest, WaitResponse, When,
 };
 pub use streams::{
-    RowChange, ScreenMessage, SocketAuth, StreamClientMessage, StreamQuery, StreamServerMessage,
+    RowChange, ScreenMessage, ScreenQuery, SocketAuth, StreamClientMessage, StreamQuery,
+    StreamServerMessage,
 };
 pub use untracked::{UntrackedList, UntrackedReason, UntrackedSession};

@@ -26,18 +26,24 @@ pub enum SessionState {
 pub enum AttentionReason {
     /// The terminal bell rang.
     Bell,
-    /// A program started waiting for input.
+    /// The program sent a notification (OSC 9, OSC 777 `notify`, OSC 99).
+    Notification,
+    /// A session that worked on its own started waiting for input.
     NeedsInput,
     /// A working program showed nothing and used no CPU for `state.attention_after_s`.
     LongSilence,
 }
 
-/// The attention flag. It clears when input arrives or the session next
-/// changes activity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// The attention flag: the session needs someone. It is lowered when
+/// someone looks (input, the dashboard, a tmux client attaching) or the
+/// session next changes activity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Attention {
     pub reason: AttentionReason,
     pub since: DateTime<Utc>,
+    /// What the program's notification said (`notification` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// How tmuxd's control client is connected to the session.

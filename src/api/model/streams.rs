@@ -18,6 +18,16 @@ pub struct StreamQuery {
     pub pane: Option<String>,
 }
 
+#[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ScreenQuery {
+    /// Whether opening the feed acknowledges the session's attention flag
+    /// (someone opened the session); `false` for a glance that does not
+    /// (the dashboard's wall of thumbnails). Default `true`.
+    pub acknowledge: Option<bool>,
+}
+
 /// The first message of a socket that connected without a bearer header
 /// (tokens configured): within 5 s, or the socket is closed (1008).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -8,7 +8,7 @@ use super::{RUNNING_FRESH, SessionActor};
 use crate::session::ActorEvent;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
-use crate::session::state::{Activity, Evidence, Signal};
+use crate::session::state::{Activity, Evidence, Signal, question};
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
@@ -19,11 +19,37 @@ impl SessionActor {
             None => (Activity::Unknown, None),
         };
         let rule = self.rule_match();
+        let question = self.asks_question();
         self.signal(Signal::Probe(Evidence {
             activity,
             cpu,
             rule,
+            question,
         }));
+    }
+
+    /// Whether the active pane asks something where its cursor is: the
+    /// text before the cursor, or, with the cursor on a blank row (a TUI
+    /// that parks it below what it drew), the last row with text above it.
+    fn asks_question(&self) -> bool {
+        let Some(pane) = self.panes.get(&self.window.active) else {
+            return false;
+        };
+        let screen = pane.screen.screen();
+        let (row, col) = screen.cursor_position();
+        let (cols, _) = pane.screen.size();
+        let rows: Vec<String> = screen.rows(0, cols).take(usize::from(row) + 1).collect();
+        let Some(cursor_row) = rows.last() else {
+            return false;
+        };
+        let before: String = cursor_row.chars().take(usize::from(col)).collect();
+        if !before.trim().is_empty() {
+            return question::asks(&before);
+        }
+        rows.iter()
+            .rev()
+            .find(|r| !r.trim().is_empty())
+            .is_some_and(|r| question::asks(r))
     }
 
     fn rule_match(&self) -> Option<(crate::session::SessionState, &'static str)> {

@@ -1,25 +1,31 @@
-//! What a pane's output carries besides text: BEL outside escape strings
-//! and OSC 133 prompt marks (`A` prompt, `B` input, `C` command output,
-//! `D;STATUS` command done), found across chunk boundaries.
+//! What a pane's output carries besides text: BEL outside escape strings,
+//! OSC 133 prompt marks (`A` prompt, `B` input, `C` command output,
+//! `D;STATUS` command done), and a program's own notifications (OSC 9,
+//! OSC 777 `notify`, OSC 99), found across chunk boundaries. tmux does not
+//! pass notifications on to its clients' terminals; the raw `%output`
+//! bytes still hold them.
 
-/// Bytes of an OSC string kept to recognise `133;D;STATUS`.
-const PREFIX: usize = 16;
+/// Bytes of an OSC string kept: a notification's text past this is cut.
+const OSC_KEEP: usize = 512;
 
 /// Where the scanner is, across chunk boundaries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) enum Scan {
+enum Mode {
     #[default]
     Ground,
     Escape,
-    /// Inside an OSC string; `prefix` holds its first bytes.
-    Osc {
-        len: u8,
-        prefix: [u8; PREFIX],
-    },
-    OscEscape {
-        len: u8,
-        prefix: [u8; PREFIX],
-    },
+    Osc,
+    OscEscape,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Scan {
+    mode: Mode,
+    /// The OSC string so far (its first `OSC_KEEP` bytes), and its length.
+    osc: Vec<u8>,
+    osc_len: usize,
+    /// An OSC 99 title whose body is still to come (`d=0`).
+    pending_title: Option<String>,
 }
 
 /// One OSC 133 mark.
@@ -41,68 +47,122 @@ pub(super) struct Marks {
     pub prompt: Option<PromptMark>,
     /// The status of the last `D;STATUS` in the chunk.
     pub status: Option<i32>,
+    /// The text of the last notification in the chunk.
+    pub notification: Option<String>,
 }
 
 impl Scan {
     /// Scans `bytes`; a BEL that ends an OSC string is not a bell.
     pub(super) fn scan(&mut self, bytes: &[u8]) -> Marks {
         let mut marks = Marks::default();
-        let mut end = |len: u8, prefix: [u8; PREFIX]| {
-            if let Some(mark) = prompt_mark(len, &prefix) {
-                if let PromptMark::Done(Some(status)) = mark {
-                    marks.status = Some(status);
-                }
-                marks.prompt = Some(mark);
-            }
-        };
-        let mut bell = false;
         for &b in bytes {
-            *self = match (*self, b) {
-                (Scan::Ground, 0x07) => {
-                    bell = true;
-                    Scan::Ground
+            self.mode = match (self.mode, b) {
+                (Mode::Ground, 0x07) => {
+                    marks.bell = true;
+                    Mode::Ground
                 }
-                (Scan::Ground, 0x1b) => Scan::Escape,
-                (Scan::Ground, _) => Scan::Ground,
-                (Scan::Escape, b']') => Scan::Osc {
-                    len: 0,
-                    prefix: [0; PREFIX],
-                },
-                (Scan::Escape, 0x1b) => Scan::Escape,
-                (Scan::Escape, _) => Scan::Ground,
-                (Scan::Osc { len, prefix }, 0x07) => {
-                    end(len, prefix);
-                    Scan::Ground
-                }
-                (Scan::Osc { len, prefix }, 0x1b) => Scan::OscEscape { len, prefix },
-                (Scan::Osc { len, mut prefix }, b) => {
-                    if usize::from(len) < PREFIX {
-                        prefix[usize::from(len)] = b;
+                (Mode::Ground, 0x1b) => Mode::Escape,
+                (Mode::Ground, _) => Mode::Ground,
+                (Mode::Escape, b']') => self.start_osc(),
+                (Mode::Escape, 0x1b) => Mode::Escape,
+                (Mode::Escape, _) => Mode::Ground,
+                (Mode::Osc, 0x07) => self.end_osc(&mut marks),
+                (Mode::Osc, 0x1b) => Mode::OscEscape,
+                (Mode::Osc, b) => {
+                    if self.osc.len() < OSC_KEEP {
+                        self.osc.push(b);
                     }
-                    Scan::Osc {
-                        len: len.saturating_add(1),
-                        prefix,
-                    }
+                    self.osc_len += 1;
+                    Mode::Osc
                 }
-                (Scan::OscEscape { len, prefix }, b'\\') => {
-                    end(len, prefix);
-                    Scan::Ground
-                }
-                (Scan::OscEscape { .. }, b']') => Scan::Osc {
-                    len: 0,
-                    prefix: [0; PREFIX],
-                },
-                (Scan::OscEscape { .. }, _) => Scan::Ground,
+                (Mode::OscEscape, b'\\') => self.end_osc(&mut marks),
+                (Mode::OscEscape, b']') => self.start_osc(),
+                (Mode::OscEscape, _) => Mode::Ground,
             };
         }
-        marks.bell = bell;
         marks
+    }
+
+    fn start_osc(&mut self) -> Mode {
+        self.osc.clear();
+        self.osc_len = 0;
+        Mode::Osc
+    }
+
+    fn end_osc(&mut self, marks: &mut Marks) -> Mode {
+        let whole = self.osc_len <= OSC_KEEP;
+        let text = std::mem::take(&mut self.osc);
+        if let Some(mark) = prompt_mark(&text, whole) {
+            if let PromptMark::Done(Some(status)) = mark {
+                marks.status = Some(status);
+            }
+            marks.prompt = Some(mark);
+        } else if let Some(note) = self.notification(&text) {
+            marks.notification = Some(note);
+        }
+        self.osc = text;
+        self.osc.clear();
+        Mode::Ground
+    }
+
+    /// The text of a notification OSC: `9;TEXT` (iTerm2; not ConEmu's
+    /// `9;N;...` commands), `777;notify;TITLE;BODY` (urxvt, foot,
+    /// Ghostty), `99;META;PAYLOAD` (kitty: a `d=0` part waits for the rest;
+    /// only title and body parts count; a base64 payload, `e=1`, gives no
+    /// text).
+    fn notification(&mut self, osc: &[u8]) -> Option<String> {
+        let osc = String::from_utf8_lossy(osc);
+        let (code, rest) = osc.split_once(';')?;
+        match code {
+            "9" => {
+                let command = rest.split(';').next().unwrap_or("");
+                let conemu = !command.is_empty() && command.bytes().all(|b| b.is_ascii_digit());
+                (!conemu).then(|| rest.to_owned())
+            }
+            "777" => {
+                let mut parts = rest.splitn(3, ';');
+                if parts.next() != Some("notify") {
+                    return None;
+                }
+                let title = parts.next().unwrap_or("").trim();
+                let body = parts.next().unwrap_or("").trim();
+                Some(match (title.is_empty(), body.is_empty()) {
+                    (false, false) => format!("{title}: {body}"),
+                    (false, true) => title.to_owned(),
+                    _ => body.to_owned(),
+                })
+            }
+            "99" => {
+                let (meta, payload) = rest.split_once(';')?;
+                let key = |k: &str| {
+                    meta.split(':')
+                        .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+                };
+                if !matches!(key("p"), None | Some("title") | Some("body")) {
+                    return None;
+                }
+                let payload = match key("e") {
+                    Some("1") => "",
+                    _ => payload.trim(),
+                };
+                let text = match self.pending_title.take() {
+                    Some(title) if !payload.is_empty() => format!("{title}: {payload}"),
+                    Some(title) => title,
+                    None => payload.to_owned(),
+                };
+                if key("d") == Some("0") {
+                    self.pending_title = Some(text);
+                    return None;
+                }
+                Some(text)
+            }
+            _ => None,
+        }
     }
 }
 
-/// `133;X[;...]` → the mark; `D;N` carries N.
-fn prompt_mark(len: u8, prefix: &[u8; PREFIX]) -> Option<PromptMark> {
-    let text = &prefix[..usize::from(len).min(PREFIX)];
+/// `133;X[;...]` → the mark; `D;N` carries N when the string is `whole`.
+fn prompt_mark(text: &[u8], whole: bool) -> Option<PromptMark> {
     let rest = text.strip_prefix(b"133;")?;
     let (&kind, params) = rest.split_first()?;
     if !params.is_empty() && params[0] != b';' {
@@ -112,11 +172,11 @@ fn prompt_mark(len: u8, prefix: &[u8; PREFIX]) -> Option<PromptMark> {
         b'A' | b'B' => PromptMark::Prompt,
         b'C' => PromptMark::Command,
         b'D' => {
-            // A status cut off by the prefix's length would be misread: only
-            // a string that fits whole counts.
+            // A status cut off by the kept length would be misread: only a
+            // string that fits whole counts.
             let status = params
                 .get(1..)
-                .filter(|_| usize::from(len) <= PREFIX)
+                .filter(|_| whole)
                 .and_then(|p| std::str::from_utf8(p).ok())
                 .and_then(|p| p.split(';').next())
                 .and_then(|p| p.parse().ok());
@@ -138,7 +198,8 @@ mod tests {
             Marks {
                 bell: true,
                 prompt: Some(PromptMark::Prompt),
-                status: None
+                status: None,
+                notification: None,
             }
         );
         let done = scan.scan(b"\x1b]133;D;130\x1b\\");
@@ -154,5 +215,52 @@ mod tests {
         assert!(!scan.scan(b"\x1b]0;title\x07").bell);
         assert_eq!(scan.scan(b"\x1b]1337;X\x07").prompt, None);
         assert_eq!(scan.scan(b"\x1b]133;Z\x07").prompt, None);
+    }
+
+    /// (chunks fed in order, the notification text the last one gives)
+    #[test]
+    fn notifications_and_their_text() {
+        let table: &[(&[&[u8]], Option<&str>)] = &[
+            (&[b"\x1b]9;Build finished\x07"], Some("Build finished")),
+            (&[b"\x1b]9;3 tests failed\x1b\\"], Some("3 tests failed")),
+            (&[b"\x1b]9;Bui", b"ld done\x07"], Some("Build done")),
+            // ConEmu's OSC 9 commands (a progress bar) are not notifications.
+            (&[b"\x1b]9;4;1;50\x07"], None),
+            (&[b"\x1b]9;4\x07"], None),
+            (
+                &[b"\x1b]777;notify;Claude;Needs your permission\x07"],
+                Some("Claude: Needs your permission"),
+            ),
+            (&[b"\x1b]777;notify;;Only a body\x07"], Some("Only a body")),
+            (&[b"\x1b]777;preexec\x07"], None),
+            (&[b"\x1b]99;;Hello\x1b\\"], Some("Hello")),
+            (
+                &[
+                    b"\x1b]99;i=1:d=0;Title\x1b\\",
+                    b"\x1b]99;i=1:p=body;Body\x1b\\",
+                ],
+                Some("Title: Body"),
+            ),
+            (&[b"\x1b]99;i=1:d=0;Title\x1b\\"], None),
+            (&[b"\x1b]99;i=1:p=close;\x1b\\"], None),
+            (&[b"\x1b]99;e=1;SGVsbG8=\x1b\\"], Some("")),
+            (&[b"\x1b]0;a title\x07"], None),
+        ];
+        for (chunks, want) in table {
+            let mut scan = Scan::default();
+            let mut got = None;
+            for chunk in *chunks {
+                let marks = scan.scan(chunk);
+                assert!(!marks.bell, "{chunks:?}");
+                got = marks.notification;
+            }
+            assert_eq!(got.as_deref(), *want, "{chunks:?}");
+        }
+        // A long text is kept up to OSC_KEEP bytes.
+        let mut long = b"\x1b]9;".to_vec();
+        long.extend(std::iter::repeat_n(b'x', 2000));
+        long.push(0x07);
+        let got = Scan::default().scan(&long).notification.unwrap();
+        assert_eq!(got.len(), OSC_KEEP - 2);
     }
 }

@@ -30,6 +30,7 @@ fn probe(activity: Activity) -> Signal<'static> {
         activity,
         cpu: None,
         rule: None,
+        question: false,
     })
 }
 
@@ -39,6 +40,7 @@ fn probe_cpu(activity: Activity, ticks: u64) -> Signal<'static> {
         activity,
         cpu: Some((42, ticks)),
         rule: None,
+        question: false,
     })
 }
 
@@ -47,6 +49,7 @@ fn rule(state: SessionState, reason: &'static str) -> Signal<'static> {
         activity: A::TerminalRead,
         cpu: None,
         rule: Some((state, reason)),
+        question: false,
     })
 }
 
@@ -60,6 +63,23 @@ type Row<'a> = (
 /// in order, from a detector started at 0.
 fn run(rows: &[Row<'_>]) -> Detector {
     run_from(Detector::new(at(0), timing(), None), rows)
+}
+
+/// As `run`, for a session whose program tmuxd started (`create`).
+fn run_started(rows: &[Row<'_>]) -> Detector {
+    let mut detector = Detector::new(at(0), timing(), None);
+    detector.started_by_tmuxd(true);
+    run_from(detector, rows)
+}
+
+/// A probe of a program in poll/epoll whose screen asks a question.
+fn probe_question(activity: Activity) -> Signal<'static> {
+    Signal::Probe(Evidence {
+        activity,
+        cpu: None,
+        rule: None,
+        question: true,
+    })
 }
 
 fn run_from(mut detector: Detector, rows: &[Row<'_>]) -> Detector {
@@ -157,57 +177,110 @@ fn cpu_use_is_working_and_stopping_is_noticed() {
             probe_cpu(A::Blocked, 125),
             (Working, ForegroundProcess, None),
         ),
-        // It then reads the terminal without printing anything.
         (
-            3250,
+            6250,
+            probe_cpu(A::Blocked, 125),
+            (Working, ForegroundProcess, None),
+        ),
+        // Six seconds of work on its own (4 x idle_after), then it reads
+        // the terminal without printing anything: it needs someone.
+        (
+            7250,
             probe_cpu(A::TerminalRead, 125),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
     ]);
 }
 
-/// Finding 4: a REPL and a `[y/N]` question are waiting as soon as their
-/// prompt has settled, and need attention; input clears it.
+/// Finding 4: a REPL and a `[y/N]` question tmuxd started are waiting as
+/// soon as their prompt has settled, and need attention. Keys typed at a
+/// tmux client (their echo) acknowledge it; the wait stays.
 #[test]
 fn a_program_reading_the_terminal_is_waiting() {
-    run(&[
+    let d = run_started(&[
         (0, out(b"Proceed? [y/N] "), (Starting, Attaching, None)),
         (
             250,
             probe(A::TerminalRead),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
-        // Someone types in tmux itself: echo, but it still reads.
-        (900, out(b"y"), (Waiting, TerminalRead, Some(NeedsInput))),
+        (900, out(b"y"), (Waiting, TerminalRead, None)),
+        (1150, probe(A::TerminalRead), (Waiting, TerminalRead, None)),
+    ]);
+    let mut d = run_from(d, &[]);
+    d.step(at(2000), out(b"x"));
+    assert_eq!(d.view().acknowledged_by, None, "nothing was up");
+    let mut d = run_started(&[
+        (0, out(b">>> "), (Starting, Attaching, None)),
         (
-            1150,
-            probe(A::TerminalRead),
-            (Waiting, TerminalRead, Some(NeedsInput)),
-        ),
-        (2000, Signal::Input, (Working, Input, None)),
-        (2010, out(b">>> 1+1\r\n2\r\n>>> "), (Working, Input, None)),
-        (
-            2260,
+            250,
             probe(A::TerminalRead),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
     ]);
+    let view = d.step(at(1000), Signal::Input).expect("a change");
+    assert_eq!(view.acknowledged_by, Some(Acknowledger::Input));
+    // A REPL answering what was typed did not work on its own.
+    run_from(
+        d,
+        &[
+            (1010, out(b"1+1\r\n2\r\n>>> "), (Working, Input, None)),
+            (1260, probe(A::TerminalRead), (Waiting, TerminalRead, None)),
+        ],
+    );
 }
 
-/// An agent's TUI waits in epoll: weaker evidence, so it needs a longer
-/// quiet period, and a spinner that keeps redrawing is working.
+/// Finding 2: an agent in epoll with a still screen may be waiting on its
+/// model: working, however long the quiet. A question where its cursor is
+/// says it waits for an answer; a live counter beside the question is a
+/// redraw, not work; a spinner that goes on is work.
 #[test]
-fn a_program_polling_is_waiting_only_after_a_longer_quiet() {
-    run(&[
+fn a_program_polling_waits_only_when_its_screen_asks() {
+    run_started(&[
         (0, out(b"thinking |"), (Starting, Attaching, None)),
         (250, probe(A::EventWait), (Working, OutputActivity, None)),
         (300, out(b"thinking /"), (Working, OutputActivity, None)),
         (550, probe(A::EventWait), (Working, OutputActivity, None)),
         (1300, probe(A::EventWait), (Working, OutputActivity, None)),
+        (1800, probe(A::EventWait), (Working, EventWait, None)),
+        (9_000, probe(A::EventWait), (Working, EventWait, None)),
+        (10_000, out(b"Proceed? [y/N] "), (Working, EventWait, None)),
         (
-            1800,
-            probe(A::EventWait),
-            (Waiting, EventWait, Some(NeedsInput)),
+            10_250,
+            probe_question(A::EventWait),
+            (Waiting, ScreenQuestion, Some(NeedsInput)),
+        ),
+        // "(waiting 1s)", "(waiting 2s)": redraws while it waits.
+        (
+            11_000,
+            out(b"(waiting 1s)"),
+            (Waiting, ScreenQuestion, Some(NeedsInput)),
+        ),
+        (
+            11_250,
+            probe_question(A::EventWait),
+            (Waiting, ScreenQuestion, Some(NeedsInput)),
+        ),
+        (
+            12_000,
+            out(b"(waiting 2s)"),
+            (Waiting, ScreenQuestion, Some(NeedsInput)),
+        ),
+        (
+            12_250,
+            probe_question(A::EventWait),
+            (Waiting, ScreenQuestion, Some(NeedsInput)),
+        ),
+    ]);
+    // Without process facts beyond "in poll", a question is still the only
+    // way to waiting: a program that has not worked since it was opened
+    // asks without attention.
+    run(&[
+        (0, out(b"Overwrite? (y/n)"), (Starting, Attaching, None)),
+        (
+            250,
+            probe_question(A::EventWait),
+            (Waiting, ScreenQuestion, None),
         ),
     ]);
 }
@@ -275,11 +348,17 @@ fn prompt_marks_answer_at_once_and_evidence_refines() {
         // Split across chunks; the command asks a question.
         (6000, out(b"\x1b]13"), (Idle, PromptMarker, None)),
         (6001, out(b"3;C\x07"), (Working, PromptMarker, None)),
+        // Typed at the prompt and asking at once: someone is there.
+        (6300, probe(A::TerminalRead), (Waiting, TerminalRead, None)),
+        // The shell itself reads after `C`: bash's `read`, not its prompt.
         (
-            6300,
-            probe(A::TerminalRead),
-            (Waiting, TerminalRead, Some(NeedsInput)),
+            7000,
+            out(b"\x1b]133;D;3\x07$ \x1b]133;C\x07"),
+            (Working, PromptMarker, None),
         ),
+        (7300, probe(A::ShellPrompt), (Waiting, ShellRead, None)),
+        (8000, out(b"\x1b]133;A\x07$ "), (Idle, PromptMarker, None)),
+        (8300, probe(A::ShellPrompt), (Idle, PromptMarker, None)),
     ]);
     assert_eq!(d.last_command_status(), Some(3));
 }
@@ -304,7 +383,7 @@ fn without_process_facts_quiet_means_idle() {
 
 #[test]
 fn screen_rules_win_and_name_the_reason() {
-    run(&[
+    run_started(&[
         (
             0,
             out(b"Do you want to proceed? 1. Yes"),
@@ -334,11 +413,7 @@ fn input_the_pane_has_not_answered_is_not_judged_by_the_old_screen() {
         // Input a program never echoes (a password): judged after idle_after.
         (3000, Signal::Input, (Working, Input, None)),
         (3250, probe(A::TerminalRead), (Working, Input, None)),
-        (
-            4500,
-            probe(A::TerminalRead),
-            (Waiting, TerminalRead, Some(NeedsInput)),
-        ),
+        (4500, probe(A::TerminalRead), (Waiting, TerminalRead, None)),
     ]);
 }
 
@@ -347,6 +422,7 @@ fn attention_survives_a_restart_and_exit_is_final() {
     let kept = Attention {
         reason: Bell,
         since: at(-5000),
+        text: None,
     };
     let d = Detector::new(at(0), timing(), Some(kept));
     let d = run_from(
@@ -464,4 +540,221 @@ fn an_exited_program_keeps_its_state_until_its_end() {
     assert_eq!(d.view().state, Idle);
     d.step(at(5_000), probe(A::Exited));
     assert_eq!((d.view().state, d.view().reason), (Idle, ShellPrompt));
+}
+
+/// Issue 19, finding 2: programs someone opens by typing at a shell (an
+/// editor, a pager, `man`, a REPL) wait without attention; `top`, in a
+/// timed wait on its terminal and redrawing, is working.
+#[test]
+fn programs_typed_at_a_shell_wait_without_attention() {
+    // (the program's activity once drawn, its state and reason)
+    let table = [
+        (A::TerminalRead, Waiting, TerminalRead),
+        (A::TerminalTimed, Working, Redraw),
+        (A::ShellRead, Waiting, ShellRead),
+    ];
+    for (activity, state, reason) in table {
+        let d = run_started(&[
+            (0, out(b"$ "), (Starting, Attaching, None)),
+            (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+            // Typed at a tmux client: only its echo and the program's screen show.
+            (1000, out(b"prog\r\n"), (Idle, ShellPrompt, None)),
+            (
+                1100,
+                probe_cpu(A::Running, 5),
+                (Working, OutputActivity, None),
+            ),
+            (1200, out(b"drawn"), (Working, OutputActivity, None)),
+            (1450, probe_cpu(activity, 6), (state, reason, None)),
+            (2450, probe_cpu(activity, 6), (state, reason, None)),
+        ]);
+        let d = run_from(
+            d,
+            &[
+                (4200, out(b"redrawn"), (state, reason, None)),
+                (4450, probe_cpu(activity, 7), (state, reason, None)),
+                (7200, out(b"redrawn again"), (state, reason, None)),
+                (7450, probe_cpu(activity, 7), (state, reason, None)),
+            ],
+        );
+        assert_eq!(d.view().attention, None, "{activity:?}");
+    }
+}
+
+/// A timed wait whose screen stays still is a wait (vim once `updatetime`
+/// passed); one already waiting stays so while keys are echoed.
+#[test]
+fn a_timed_wait_without_redraws_is_a_wait() {
+    run(&[
+        (0, out(b"~"), (Starting, Attaching, None)),
+        (250, probe(A::TerminalTimed), (Working, Redraw, None)),
+        (4250, probe(A::TerminalRead), (Waiting, TerminalRead, None)),
+        (5000, out(b"i"), (Waiting, TerminalRead, None)),
+        (5250, probe(A::TerminalTimed), (Waiting, TerminalRead, None)),
+    ]);
+    run(&[
+        (0, out(b""), (Starting, Attaching, None)),
+        (
+            10_250,
+            probe(A::TerminalTimed),
+            (Waiting, TerminalRead, None),
+        ),
+    ]);
+}
+
+/// A program typed at a shell that then works on its own (a build) and
+/// asks: the question needs someone. A quick one does not.
+#[test]
+fn work_on_its_own_before_a_wait_raises_attention() {
+    for (worked_ms, attention) in [(6_000, Some(NeedsInput)), (4_000, None)] {
+        let mut d = run(&[
+            (0, out(b"$ "), (Starting, Attaching, None)),
+            (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+            (1000, out(b"make\r\n"), (Idle, ShellPrompt, None)),
+            (1250, probe(A::Blocked), (Working, ForegroundProcess, None)),
+        ]);
+        let mut t = 1250;
+        while t < 1250 + worked_ms {
+            t += 500;
+            d.step(at(t), out(format!("cc {t}\r\n").as_bytes()));
+            d.step(at(t + 250), probe(A::Blocked));
+        }
+        d.step(at(t + 300), out(b"Deploy? [y/N] "));
+        d.step(at(t + 550), probe(A::ShellRead));
+        let view = d.view();
+        assert_eq!((view.state, view.reason), (Waiting, ShellRead));
+        assert_eq!(view.attention.map(|a| a.reason), attention, "{worked_ms}");
+    }
+}
+
+/// A program's own notification (OSC 9, 777, 99) raises attention with
+/// its text, whatever the state; input lowers it.
+#[test]
+fn notifications_raise_attention_with_their_text() {
+    let mut d = run(&[
+        (0, out(b"$ "), (Starting, Attaching, None)),
+        (250, probe(A::ShellPrompt), (Idle, ShellPrompt, None)),
+        (
+            1000,
+            out(b"\x1b]777;notify;Claude;Needs your permission\x07"),
+            (Idle, ShellPrompt, Some(Notification)),
+        ),
+    ]);
+    let text = d.view().attention.and_then(|a| a.text);
+    assert_eq!(text.unwrap().as_str(), "Claude: Needs your permission");
+    d.step(at(2000), out(b"\x1b]9;done\x07"));
+    let attention = d.view().attention.unwrap();
+    assert_eq!(attention.since, at(2000), "a new notification is new");
+    assert_eq!(attention.text.unwrap().as_str(), "done");
+    run_from(d, &[(3000, Signal::Input, (Working, Input, None))]);
+}
+
+/// Someone looking acknowledges: the flag is lowered, the event says who,
+/// and the same wait does not raise it again (a blip of output or a
+/// rule flicker); a new wait after work on its own does.
+#[test]
+fn looking_acknowledges_and_the_same_wait_stays_acknowledged() {
+    for by in [Acknowledger::Dashboard, Acknowledger::TmuxClient] {
+        let mut d = run_started(&[
+            (0, out(b"Proceed? [y/N] "), (Starting, Attaching, None)),
+            (
+                250,
+                probe_question(A::EventWait),
+                (Waiting, ScreenQuestion, Some(NeedsInput)),
+            ),
+        ]);
+        let view = d.step(at(1000), Signal::Acknowledge(by)).expect("lowered");
+        assert_eq!(view.attention, None);
+        assert_eq!(view.acknowledged_by, Some(by));
+        assert!(
+            d.step(at(1100), Signal::Acknowledge(by)).is_none(),
+            "nothing up"
+        );
+        let d = run_from(
+            d,
+            &[
+                (
+                    2000,
+                    out(b"Proceed? [y/N] _"),
+                    (Waiting, ScreenQuestion, None),
+                ),
+                (2010, probe(A::EventWait), (Working, OutputActivity, None)),
+                (
+                    2250,
+                    probe_question(A::EventWait),
+                    (Waiting, ScreenQuestion, None),
+                ),
+            ],
+        );
+        assert_eq!(
+            d.view().acknowledged_by,
+            None,
+            "only on the step that lowered it"
+        );
+        // Answered from elsewhere; it works on its own, then asks again.
+        let mut d = run_from(
+            d,
+            &[(3000, out(b"ok\r\n"), (Waiting, ScreenQuestion, None))],
+        );
+        for t in (3250..=9250).step_by(1000) {
+            d.step(at(t - 100), out(b"."));
+            d.step(at(t), probe_cpu(A::Running, t as u64));
+        }
+        run_from(
+            d,
+            &[
+                (
+                    10_000,
+                    out(b"Again? [y/N] "),
+                    (Working, OutputActivity, None),
+                ),
+                (
+                    10_250,
+                    probe_question(A::EventWait),
+                    (Waiting, ScreenQuestion, Some(NeedsInput)),
+                ),
+            ],
+        );
+    }
+}
+
+/// After a restart the wait already up is the same wait: no new flag for
+/// it; a session that was working is still on its own.
+#[test]
+fn a_restart_does_not_raise_the_same_wait_again() {
+    let table = [(Waiting, None), (Working, Some(NeedsInput))];
+    for (before, attention) in table {
+        let mut d = Detector::new(at(0), timing(), None).with_previous(Some((before, at(-9000))));
+        d.started_by_tmuxd(true);
+        let d = run_from(
+            d,
+            &[(0, out(b"Proceed? [y/N] "), (Starting, Attaching, None))],
+        );
+        run_from(
+            d,
+            &[(
+                250,
+                probe(A::TerminalRead),
+                (Waiting, TerminalRead, attention),
+            )],
+        );
+    }
+}
+
+/// A long silence needs someone only from a session on its own: a program
+/// someone opened (an idle Node REPL in epoll) is not "silent".
+#[test]
+fn a_long_silence_needs_a_session_on_its_own() {
+    for (started, attention) in [(true, Some(LongSilence)), (false, None)] {
+        let mut d = Detector::new(at(0), timing(), None);
+        d.started_by_tmuxd(started);
+        run_from(
+            d,
+            &[
+                (0, out(b"> "), (Starting, Attaching, None)),
+                (1500, probe(A::EventWait), (Working, EventWait, None)),
+                (10_000, probe(A::EventWait), (Working, EventWait, attention)),
+            ],
+        );
+    }
 }

@@ -69,6 +69,15 @@ pub enum StateReason {
     /// A program is blocked in poll/select/epoll with the terminal as its
     /// input, and has been quiet for `idle_after`.
     EventWait,
+    /// An interactive shell reads its terminal inside a command (bash's
+    /// `read` builtin, or after an OSC 133 `C` mark): not at its prompt.
+    ShellRead,
+    /// A program blocked in poll/epoll, quiet, whose cursor follows a
+    /// question (`?`, `[y/N]`).
+    ScreenQuestion,
+    /// A program waits for its terminal with a timeout and its screen keeps
+    /// changing: a live display (`top`), not a wait for someone.
+    Redraw,
     /// A screen rule from the config matched; its reason.
     Rule(&'static str),
     /// The session ended.
@@ -88,6 +97,9 @@ impl StateReason {
             StateReason::Input => "input",
             StateReason::TerminalRead => "terminal_read",
             StateReason::EventWait => "event_wait",
+            StateReason::ShellRead => "shell_read",
+            StateReason::ScreenQuestion => "screen_question",
+            StateReason::Redraw => "redraw",
             StateReason::Rule(reason) => reason,
             StateReason::End(end) => end.as_str(),
         }
@@ -118,6 +130,9 @@ impl<'de> Deserialize<'de> for StateReason {
             R::Input,
             R::TerminalRead,
             R::EventWait,
+            R::ShellRead,
+            R::ScreenQuestion,
+            R::Redraw,
         ];
         let known = fixed
             .into_iter()
@@ -133,7 +148,9 @@ impl<'de> Deserialize<'de> for StateReason {
 pub enum AttentionReason {
     /// The terminal bell rang.
     Bell,
-    /// A program started waiting for input.
+    /// The program asked for it: an OSC 9, 777 `notify` or 99 notification.
+    Notification,
+    /// A session that worked on its own started waiting for input.
     NeedsInput,
     /// A working program has shown nothing and used no CPU for `attention_after`.
     LongSilence,
@@ -144,4 +161,91 @@ pub enum AttentionReason {
 pub struct Attention {
     pub reason: AttentionReason,
     pub since: DateTime<Utc>,
+    /// What a program's notification said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Note>,
+}
+
+/// Who lowered the attention flag by looking at the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Acknowledger {
+    /// The session was opened in the dashboard (its `/screen` WebSocket).
+    Dashboard,
+    /// A tmux client attached to the session.
+    TmuxClient,
+    /// Input: through tmuxd, or typed at an attached tmux client.
+    Input,
+}
+
+/// Bytes of a notification's text kept: enough for a line, and small
+/// enough that views stay `Copy`.
+const NOTE_BYTES: usize = 120;
+
+/// A short text (a notification's), cut on a character boundary, with
+/// control characters replaced by spaces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Note {
+    len: u8,
+    bytes: [u8; NOTE_BYTES],
+}
+
+impl Note {
+    pub fn new(text: &str) -> Self {
+        let mut note = Note {
+            len: 0,
+            bytes: [0; NOTE_BYTES],
+        };
+        let clean = text.trim().chars().map(|c| match c.is_control() {
+            true => ' ',
+            false => c,
+        });
+        let mut len = 0;
+        for c in clean {
+            let width = c.len_utf8();
+            if len + width > NOTE_BYTES {
+                break;
+            }
+            c.encode_utf8(&mut note.bytes[len..]);
+            len += width;
+        }
+        note.len = len as u8;
+        note
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl Serialize for Note {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Note::new(&String::deserialize(deserializer)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Note;
+
+    #[test]
+    fn notes_are_cut_on_a_character_boundary_and_cleaned() {
+        assert_eq!(Note::new(" build\tdone\n ").as_str(), "build done");
+        let long = "é".repeat(100);
+        let note = Note::new(&long);
+        assert_eq!(note.as_str(), "é".repeat(60));
+        assert_eq!(Note::new("").as_str(), "");
+    }
 }

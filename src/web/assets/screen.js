@@ -2,7 +2,7 @@
 // WebSocket (the whole screen first, then changed rows). Browsers cannot
 // set headers on a WebSocket, so with a token the first message is
 // `{"type":"auth","token":...}`. Reconnects unless the session ended.
-// A wall tile's feed says so (`?view=tile`): a thumbnail is not someone
+// A wall tile's feed says `?acknowledge=false`: a thumbnail is not someone
 // looking at the session, so it must not acknowledge its attention flag
 // the way opening the session does.
 
@@ -52,8 +52,9 @@ export class ScreenFeed {
   }
 
   connect() {
-    const view = this.tile ? '?view=tile' : '';
-    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen${view}`;
+    // A thumbnail is a glance, not someone looking: it leaves attention up.
+    const query = this.tile ? '?acknowledge=false' : '';
+    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen${query}`;
     const socket = new WebSocket(wsUrl(path));
     this.socket = socket;
     socket.addEventListener('open', () => {

@@ -15,7 +15,7 @@ const EVIDENCE = {
   shell_read: 'a script asks for a line (read)',
   screen_question: 'a question is on its screen',
   redraw: 'a live display redraws itself',
-  event_wait: 'a full-screen program sits waiting for input',
+  event_wait: 'a program waits on its events (a socket, a timer), screen still',
   shell_prompt: 'a shell is at its prompt',
   quiet: 'no output for a while',
   process_exit: 'its program ended',
