@@ -149,6 +149,11 @@ impl Cell {
     /// translated as a client terminal draws them.
     pub fn push_text(&self, out: &mut String) {
         match &self.cluster {
+            Some(cluster) if self.pen.attrs.contains(Attrs::CHARSET) => {
+                let mut chars = cluster.chars();
+                out.extend(chars.next().map(line_drawing));
+                out.push_str(chars.as_str());
+            }
             Some(cluster) => out.push_str(cluster),
             None if self.pen.attrs.contains(Attrs::CHARSET) => out.push(line_drawing(self.ch)),
             None => out.push(self.ch),

@@ -126,11 +126,7 @@ impl Grid {
             self.lines[usize::from(dy - 1)].wrapped = false;
         }
         let (dy, py, ny) = (usize::from(dy), usize::from(py), usize::from(ny));
-        if dy < py {
-            self.lines[dy..py + ny].rotate_left(py - dy);
-        } else {
-            self.lines[py..dy + ny].rotate_right(dy - py);
-        }
+        shift(&mut self.lines, dy, py, ny);
         for row in py..py + ny {
             if row < dy || row >= dy + ny {
                 self.lines[row] = Line::blank(self.cols, bg);
@@ -170,11 +166,7 @@ impl Grid {
         self.lines[usize::from(y)].mark_used(dx + nx);
         let cells = &mut self.lines[usize::from(y)].cells;
         let (dx, px, nx) = (usize::from(dx), usize::from(px), usize::from(nx));
-        if dx < px {
-            cells[dx..px + nx].rotate_left(px - dx);
-        } else {
-            cells[px..dx + nx].rotate_right(dx - px);
-        }
+        shift(cells, dx, px, nx);
         for (x, cell) in cells.iter_mut().enumerate().skip(px).take(nx) {
             if x < dx || x >= dx + nx {
                 *cell = Cell::blank(bg);
@@ -226,6 +218,23 @@ impl Grid {
     pub fn line_is_blank(&self, y: u16) -> bool {
         self.line(y)
             .is_some_and(|l| l.cells.iter().all(Cell::is_plain_blank))
+    }
+}
+
+/// tmux's `memmove` of `n` items from `from` to `to`: only those items
+/// move; items between the two ranges stay where they were (tmux leaves
+/// them; the caller blanks the items left behind).
+fn shift<T>(items: &mut [T], to: usize, from: usize, n: usize) {
+    if from.abs_diff(to) <= n {
+        // The ranges touch: rotating their union moves exactly these.
+        match to < from {
+            true => items[to..from + n].rotate_left(from - to),
+            false => items[from..to + n].rotate_right(to - from),
+        }
+    } else {
+        for i in 0..n {
+            items.swap(from + i, to + i);
+        }
     }
 }
 

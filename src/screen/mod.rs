@@ -33,7 +33,9 @@ impl Screen {
         }
     }
 
+    /// Feeds one read of the program's output (a `%output` chunk).
     pub fn process(&mut self, bytes: &[u8]) {
+        self.term.begin_read();
         let mut performer = Performer {
             term: &mut self.term,
             events: &mut self.events,

@@ -146,10 +146,18 @@ impl Term {
             // Control characters never reach here; be safe.
             None => return,
         };
-        if self.zwj {
+        let drawing = match self.charsets.shifted_out {
+            true => self.charsets.g1_drawing,
+            false => self.charsets.g0_drawing,
+        };
+        // tmux writes plain ASCII through a faster path that never looks
+        // at a pending joiner, so the joiner waits for the next other
+        // character (and joins it, whatever its width).
+        let fast_path = ascii && !drawing && self.modes.wrap && !self.modes.insert;
+        if self.zwj && !fast_path {
             self.combine(ZWJ);
         }
-        if width == 0 || self.zwj {
+        if width == 0 || (self.zwj && !fast_path) {
             self.zwj = false;
             self.combine(ch);
             self.last = None;
@@ -157,17 +165,13 @@ impl Term {
         }
         self.last = ascii.then_some(ch);
         let mut pen = self.pen;
-        let drawing = match self.charsets.shifted_out {
-            true => self.charsets.g1_drawing,
-            false => self.charsets.g0_drawing,
-        };
         if drawing && ascii {
             pen.attrs.insert(Attrs::CHARSET);
         }
-        self.write_cell(ch, width, pen);
+        self.write_cell(ch, width, pen, fast_path);
     }
 
-    fn write_cell(&mut self, ch: char, width: u16, pen: Pen) {
+    fn write_cell(&mut self, ch: char, width: u16, pen: Pen, fast_path: bool) {
         let sx = self.cols();
         if !self.modes.wrap && width > 1 && (width > sx || (self.cx != sx && self.cx + width > sx))
         {
@@ -184,7 +188,10 @@ impl Term {
         if self.cx + width > sx {
             return;
         }
-        self.overwrite(width);
+        match fast_path {
+            true => self.overwrite_fast(),
+            false => self.overwrite(width),
+        }
         for x in self.cx + 1..self.cx + width {
             self.grid.set(x, self.cy, Cell::padding());
         }
@@ -228,6 +235,36 @@ impl Term {
         }
     }
 
+    /// `screen_write_collect_end`, tmux's path for plain ASCII: over the
+    /// padding of a wide character it clears back to the character, but
+    /// never looks at column 0, so a wide character there survives.
+    fn overwrite_fast(&mut self) {
+        let (cx, cy, sx) = (self.cx, self.cy, self.cols());
+        let mut x = cx;
+        let mut stopped_at = None;
+        while x > 0 {
+            match self.grid.cell(x, cy) {
+                Some(cell) if cell.is_padding() => self.grid.set(x, cy, Cell::default()),
+                Some(cell) => {
+                    stopped_at = Some((x, cell.width()));
+                    break;
+                }
+                None => break,
+            }
+            x -= 1;
+        }
+        if let Some((x, width)) = stopped_at
+            && width > 1
+        {
+            self.grid.set(x, cy, Cell::default());
+        }
+        let mut x = cx + 1;
+        while x < sx && self.grid.cell(x, cy).is_some_and(Cell::is_padding) {
+            self.grid.set(x, cy, Cell::default());
+            x += 1;
+        }
+    }
+
     /// `screen_write_combine`: a zero-width character joins the cell left
     /// of the cursor (skipping padding), whatever the cursor did since.
     fn combine(&mut self, ch: char) {
@@ -257,6 +294,11 @@ impl Term {
         for _ in 0..n {
             self.print(ch);
         }
+    }
+
+    /// tmux starts each read of a pane's output with no joiner pending.
+    pub fn begin_read(&mut self) {
+        self.zwj = false;
     }
 
     // ---- C0 ---------------------------------------------------------------
@@ -359,9 +401,15 @@ impl Term {
     }
 
     pub fn cursor_right(&mut self, n: u16) {
-        let n = n.max(1).min((self.cols() - 1).saturating_sub(self.cx));
+        let n = n.max(1);
+        // From a pending wrap (one past the last column) tmux's limit
+        // underflows: the move lands on the last column.
+        let n = match (self.cols() - 1).checked_sub(self.cx) {
+            Some(room) => n.min(room),
+            None => n,
+        };
         if n > 0 {
-            self.set_cursor(Some(self.cx + n), None);
+            self.set_cursor(Some(self.cx.saturating_add(n)), None);
         }
     }
 

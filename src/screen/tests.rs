@@ -153,3 +153,20 @@ fn repeat_repeats_the_last_ascii_character_once() {
     let s = screen(10, 1, b"a\x1b[3b\x1b[3b");
     assert_eq!(text(&s), ["aaaa"]);
 }
+
+/// Found by the differential fuzzer (seed 20261126, case 1327): inserting
+/// lines below the scroll region moves only the rows that fit and blanks
+/// only the rows they left; rows in between keep their text in tmux.
+#[test]
+fn insert_lines_outside_the_region_leave_the_rows_between() {
+    let s = screen(4, 6, b"a\r\nb\r\nc\r\nd\r\ne\r\nf\x1b[1;2r\x1b[3;1H\x1b[3L");
+    assert_eq!(text(&s), ["a", "b", "", "d", "e", "c"]);
+}
+
+/// The same in a row: inserting more than half of what is left moves the
+/// tail only, the cells between keep theirs.
+#[test]
+fn insert_chars_past_half_the_row_leave_the_cells_between() {
+    let s = screen(10, 1, b"abcdefghij\x1b[3G\x1b[5@");
+    assert_eq!(text(&s), ["ab     cde".replacen("     ", "   fg", 1)]);
+}

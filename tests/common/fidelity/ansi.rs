@@ -56,6 +56,9 @@ impl Attrs {
     fn apply_sgr(&mut self, params: &str) {
         let params: Vec<Vec<u16>> = params
             .split(';')
+            // tmux's capture writes codes above 9 as `d:d` (`4:3`, and
+            // overline, 53, as `5:3`).
+            .map(|p| if p == "5:3" { "53" } else { p })
             .map(|p| p.split(':').map(|n| n.parse().unwrap_or(0)).collect())
             .collect();
         let mut i = 0;
@@ -178,7 +181,7 @@ impl fmt::Display for Run {
 /// One line's runs: escapes other than SGR are dropped, blank cells keep
 /// only what shows, equal neighbours merge, trailing plain blanks go.
 pub fn runs(line: &str) -> Vec<Run> {
-    runs_from(line, &mut Attrs::default())
+    runs_from(line, &mut (Attrs::default(), false))
 }
 
 /// The DEC line-drawing set as tmux's clients draw it: `capture-pane -e`
@@ -192,18 +195,19 @@ fn line_drawing(c: char) -> char {
         .unwrap_or(c)
 }
 
-/// `runs`, starting with `attrs` and leaving the line's final state there.
-fn runs_from(line: &str, attrs: &mut Attrs) -> Vec<Run> {
+/// `runs`, starting with `state` (attributes, line drawing shifted out)
+/// and leaving the line's final state there.
+fn runs_from(line: &str, state: &mut (Attrs, bool)) -> Vec<Run> {
+    let (attrs, drawing) = state;
     let mut cells: Vec<(Attrs, char)> = Vec::new();
     let mut chars = line.chars().peekable();
-    let mut drawing = false;
     while let Some(c) = chars.next() {
         if c == '\x0e' || c == '\x0f' {
-            drawing = c == '\x0e';
+            *drawing = c == '\x0e';
             continue;
         }
         if c != '\x1b' {
-            let c = if drawing { line_drawing(c) } else { c };
+            let c = if *drawing { line_drawing(c) } else { c };
             let shown = if c == ' ' { attrs.for_blank() } else { *attrs };
             cells.push((shown, c));
             continue;
@@ -250,8 +254,8 @@ fn runs_from(line: &str, attrs: &mut Attrs) -> Vec<Run> {
 /// from one line to the next: `capture-pane -e` sets them only when they
 /// change, even across lines (tmuxd's lines each reset at their end).
 pub fn screen_runs(lines: &[String]) -> Vec<Vec<Run>> {
-    let mut attrs = Attrs::default();
-    let mut out: Vec<Vec<Run>> = lines.iter().map(|l| runs_from(l, &mut attrs)).collect();
+    let mut state = (Attrs::default(), false);
+    let mut out: Vec<Vec<Run>> = lines.iter().map(|l| runs_from(l, &mut state)).collect();
     while out.last().is_some_and(Vec::is_empty) {
         out.pop();
     }
