@@ -16,6 +16,9 @@ pub struct Line {
     /// `capture-pane` shows only these, so cells an erase coloured past
     /// them show as plain blanks there, and here.
     pub used: u16,
+    /// Cells past this one are plain blanks: a reset need not touch them
+    /// (a scrolling flood resets a row per line it writes).
+    dirty: u16,
 }
 
 impl Line {
@@ -24,11 +27,32 @@ impl Line {
             cells: vec![Cell::blank(bg); usize::from(cols)],
             wrapped: false,
             used: 0,
+            dirty: if bg == Color::Default { 0 } else { cols },
         }
     }
 
     fn mark_used(&mut self, end: u16) {
         self.used = self.used.max(end);
+        self.dirty = self.dirty.max(end);
+    }
+
+    /// Empties the row in place (tmux's `grid_empty_line`).
+    fn reset(&mut self, bg: Color) {
+        let end = match bg {
+            Color::Default => usize::from(self.dirty),
+            _ => self.cells.len(),
+        };
+        let end = end.min(self.cells.len());
+        for cell in &mut self.cells[..end] {
+            *cell = Cell::blank(bg);
+        }
+        self.wrapped = false;
+        self.used = 0;
+        self.dirty = if bg == Color::Default {
+            0
+        } else {
+            self.cells.len() as u16
+        };
     }
 }
 
@@ -96,8 +120,12 @@ impl Grid {
         let end_y = (u32::from(y) + u32::from(ny)).min(u32::from(self.rows())) as u16;
         let end_x = (u32::from(x) + u32::from(nx)).min(u32::from(self.cols)) as usize;
         for row in y..end_y {
-            for cell in &mut self.lines[usize::from(row)].cells[usize::from(x).min(end_x)..end_x] {
+            let line = &mut self.lines[usize::from(row)];
+            for cell in &mut line.cells[usize::from(x).min(end_x)..end_x] {
                 *cell = Cell::blank(bg);
+            }
+            if bg != Color::Default {
+                line.dirty = line.dirty.max(end_x as u16);
             }
         }
     }
@@ -108,7 +136,7 @@ impl Grid {
             return;
         }
         for row in y..end {
-            self.lines[usize::from(row)] = Line::blank(self.cols, bg);
+            self.lines[usize::from(row)].reset(bg);
         }
         if y > 0 {
             self.lines[usize::from(y - 1)].wrapped = false;
@@ -129,7 +157,7 @@ impl Grid {
         shift(&mut self.lines, dy, py, ny);
         for row in py..py + ny {
             if row < dy || row >= dy + ny {
-                self.lines[row] = Line::blank(self.cols, bg);
+                self.lines[row].reset(bg);
             }
         }
         if py != 0 && (py < dy || py >= dy + ny) {
@@ -146,7 +174,7 @@ impl Grid {
                 return;
             }
             self.lines[upper..=lower].rotate_left(1);
-            self.lines[lower] = Line::blank(self.cols, bg);
+            self.lines[lower].reset(bg);
         } else {
             self.move_lines(upper, upper + 1, lower - upper, bg);
         }
@@ -163,8 +191,12 @@ impl Grid {
         if nx == 0 || px == dx {
             return;
         }
-        self.lines[usize::from(y)].mark_used(dx + nx);
-        let cells = &mut self.lines[usize::from(y)].cells;
+        let line = &mut self.lines[usize::from(y)];
+        line.mark_used(dx + nx);
+        if bg != Color::Default {
+            line.dirty = line.dirty.max(px + nx);
+        }
+        let cells = &mut line.cells;
         let (dx, px, nx) = (usize::from(dx), usize::from(px), usize::from(nx));
         shift(cells, dx, px, nx);
         for (x, cell) in cells.iter_mut().enumerate().skip(px).take(nx) {
@@ -202,6 +234,7 @@ impl Grid {
                 line.wrapped = false;
             }
             line.used = line.used.min(cols);
+            line.dirty = line.dirty.min(cols);
         }
         self.cols = cols;
         self.lines

@@ -94,10 +94,13 @@ impl Perform for Performer<'_> {
 
     fn hook(&mut self, _: &Params, _: &[u8], _: bool, _: char) {
         *self.renaming = false;
+        // tmux forgets the character REP repeats when any string starts.
+        self.term.last = None;
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
         *self.renaming = false;
+        self.term.last = None;
         let [which, rest @ ..] = params else {
             return;
         };

@@ -141,10 +141,13 @@ impl Term {
             self.last = None;
             return;
         }
-        let width = match ch.width() {
-            Some(w) => w as u16,
-            // Control characters never reach here; be safe.
-            None => return,
+        let width = match ch {
+            ' '..='~' => 1,
+            _ => match ch.width() {
+                Some(w) => w as u16,
+                // Control characters never reach here; be safe.
+                None => return,
+            },
         };
         let drawing = match self.charsets.shifted_out {
             true => self.charsets.g1_drawing,
@@ -209,10 +212,11 @@ impl Term {
     /// blanks the rest of it.
     fn overwrite(&mut self, width: u16) {
         let (cx, cy, sx) = (self.cx, self.cy, self.cols());
-        let Some(here) = self.grid.cell(cx, cy).cloned() else {
+        let Some(here) = self.grid.cell(cx, cy) else {
             return;
         };
-        if here.is_padding() {
+        let (here_padding, here_width) = (here.is_padding(), here.width());
+        if here_padding {
             let mut x = cx + 1;
             loop {
                 x -= 1;
@@ -226,7 +230,7 @@ impl Term {
             }
             self.grid.set(x, cy, Cell::default());
         }
-        if width != 1 || here.width() != 1 {
+        if width != 1 || here_width != 1 {
             let mut x = cx + width;
             while x < sx && self.grid.cell(x, cy).is_some_and(Cell::is_padding) {
                 self.grid.set(x, cy, Cell::default());

@@ -152,6 +152,10 @@ fn line_drawing_and_titles() {
 fn repeat_repeats_the_last_ascii_character_once() {
     let s = screen(10, 1, b"a\x1b[3b\x1b[3b");
     assert_eq!(text(&s), ["aaaa"]);
+    // Found by the fuzzer (seed 7, case 2940): a string (OSC, DCS) between
+    // makes tmux forget the character.
+    let s = screen(10, 1, b"x\x1b]52;t\x07\x1b[2b");
+    assert_eq!(text(&s), ["x"]);
 }
 
 /// Found by the differential fuzzer (seed 20261126, case 1327): inserting
