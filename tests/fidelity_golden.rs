@@ -66,6 +66,8 @@ golden!(
     strikethrough_bold_dim,
     insert_delete_chars_bg,
     wide_cut_by_erase,
+    readline_wrapped_backspace,
+    erase_reverse_bg,
 );
 
 #[test]
