@@ -6,6 +6,7 @@ pub mod config;
 pub mod daemon;
 pub mod metrics;
 pub mod notify;
+pub mod screen;
 pub mod session;
 pub mod store;
 pub mod supervisor;

@@ -63,35 +63,11 @@ golden!(
     status_two_lines,
     two_panes,
     emoji_zwj,
-);
-
-/// Screens vt100 0.18 shows differently from tmux (docs/fidelity.md): each
-/// test pins the difference, so it fails, asking for the docs to change,
-/// the day the difference goes away.
-macro_rules! known_difference {
-    ($($case:ident: $differs:literal),* $(,)?) => {
-        $(
-            #[test]
-            fn $case() {
-                let outcome = std::panic::catch_unwind(|| check_fixture(stringify!($case)));
-                let message = match outcome {
-                    Ok(()) => panic!("{} now matches tmux: update docs/fidelity.md", stringify!($case)),
-                    Err(panic) => panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .unwrap_or_default(),
-                };
-                assert!(message.contains($differs), "{message}");
-            }
-        )*
-        const KNOWN: &[&str] = &[$(stringify!($case)),*];
-    };
-}
-
-known_difference!(
-    strikethrough_bold_dim: "[strikethrough]\"struck\"",
-    insert_delete_chars_bg: "[bg=Idx(1)]\"   \"",
-    wide_cut_by_erase: "text differs from tmux",
+    strikethrough_bold_dim,
+    insert_delete_chars_bg,
+    wide_cut_by_erase,
+    readline_wrapped_backspace,
+    erase_reverse_bg,
 );
 
 #[test]
@@ -101,7 +77,7 @@ fn every_fixture_directory_has_a_test() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     dirs.sort();
-    let mut cases: Vec<String> = CASES.iter().chain(KNOWN).map(|c| (*c).to_owned()).collect();
+    let mut cases: Vec<String> = CASES.iter().map(|c| (*c).to_owned()).collect();
     cases.sort();
     assert_eq!(dirs, cases, "fixtures/screens and the golden! list differ");
 }
@@ -249,7 +225,6 @@ fn cases_to_record() -> Vec<&'static str> {
     let wanted = std::env::var("TMUXD_RECORD_FIXTURES").unwrap_or_default();
     CASES
         .iter()
-        .chain(KNOWN)
         .copied()
         .filter(|c| wanted == "all" || wanted.split(',').any(|w| w == *c))
         .collect()

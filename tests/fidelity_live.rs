@@ -52,15 +52,17 @@ live!(
     two_panes,
     emoji_zwj,
     flood_then_quiet,
+    strikethrough_bold_dim,
+    insert_delete_chars_bg,
+    wide_cut_by_erase,
+    readline_wrapped_backspace,
+    erase_reverse_bg,
 );
 
 #[test]
 fn every_scenario_runs_live() {
     let source = include_str!("fidelity_live.rs");
     for scenario in scenarios::SCENARIOS {
-        if scenarios::KNOWN_DIFFERENCES.contains(&scenario.name) {
-            continue;
-        }
         assert!(
             source.contains(&format!("    {},\n", scenario.name)),
             "scenario {} has no live test",

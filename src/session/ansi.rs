@@ -1,54 +1,45 @@
-//! One window row as text with SGR sequences and nothing else. vt100's own
-//! `rows_formatted` skips blank cells with cursor movements (`ESC [ n C`),
-//! which a client rendering a line on its own (HTML, a log) cannot follow;
-//! here blanks are spaces, so columns line up as tmux's `capture-pane -e`.
+//! One window row as text with SGR sequences and nothing else: blanks are
+//! spaces, so columns line up as in tmux's `capture-pane -e`, and every
+//! attribute the screen holds (tmux 3.3's set) is written out.
 
 use std::fmt::Write;
 
-use vt100::Color;
+use crate::screen::{Attrs, Cell, Color, Pen, Screen, Underline};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Pen {
-    fg: Color,
-    bg: Color,
-    bold: bool,
-    dim: bool,
-    italic: bool,
-    underline: bool,
-    inverse: bool,
-}
-
-impl Pen {
-    fn of(cell: &vt100::Cell) -> Pen {
-        Pen {
-            fg: cell.fgcolor(),
-            bg: cell.bgcolor(),
-            bold: cell.bold(),
-            dim: cell.dim(),
-            italic: cell.italic(),
-            underline: cell.underline(),
-            inverse: cell.inverse(),
+/// A full SGR that sets `pen` from any previous one.
+fn sgr(pen: Pen) -> String {
+    let mut params = vec!["0".to_owned()];
+    let underline = match pen.underline {
+        Underline::None => None,
+        Underline::Single => Some("4"),
+        Underline::Double => Some("4:2"),
+        Underline::Curly => Some("4:3"),
+        Underline::Dotted => Some("4:4"),
+        Underline::Dashed => Some("4:5"),
+    };
+    for (on, code) in [
+        (pen.attrs.contains(Attrs::BOLD), "1"),
+        (pen.attrs.contains(Attrs::DIM), "2"),
+        (pen.attrs.contains(Attrs::ITALIC), "3"),
+        (underline.is_some(), underline.unwrap_or_default()),
+        (pen.attrs.contains(Attrs::BLINK), "5"),
+        (pen.attrs.contains(Attrs::REVERSE), "7"),
+        (pen.attrs.contains(Attrs::HIDDEN), "8"),
+        (pen.attrs.contains(Attrs::STRIKETHROUGH), "9"),
+        (pen.attrs.contains(Attrs::OVERLINE), "53"),
+    ] {
+        if on {
+            params.push(code.to_owned());
         }
     }
-
-    /// A full SGR that sets this pen from any previous one.
-    fn sgr(self) -> String {
-        let mut params = vec!["0".to_owned()];
-        for (on, code) in [
-            (self.bold, "1"),
-            (self.dim, "2"),
-            (self.italic, "3"),
-            (self.underline, "4"),
-            (self.inverse, "7"),
-        ] {
-            if on {
-                params.push(code.to_owned());
-            }
-        }
-        push_color(&mut params, self.fg, 30);
-        push_color(&mut params, self.bg, 40);
-        format!("\x1b[{}m", params.join(";"))
+    push_color(&mut params, pen.fg, 30);
+    push_color(&mut params, pen.bg, 40);
+    match pen.us {
+        Color::Default => {}
+        Color::Idx(n) => params.push(format!("58:5:{n}")),
+        Color::Rgb(r, g, b) => params.push(format!("58:2::{r}:{g}:{b}")),
     }
+    format!("\x1b[{}m", params.join(";"))
 }
 
 fn push_color(params: &mut Vec<String>, color: Color, base: u8) {
@@ -62,38 +53,19 @@ fn push_color(params: &mut Vec<String>, color: Color, base: u8) {
 }
 
 /// The cells of columns `left..left + cols` of `row`, a wide character
-/// once (its continuation cell left out).
-fn cells(
-    screen: &vt100::Screen,
-    row: u16,
-    left: u16,
-    cols: u16,
-) -> impl Iterator<Item = &vt100::Cell> {
+/// once (its padding left out, as `capture-pane` leaves it out).
+fn cells(screen: &Screen, row: u16, left: u16, cols: u16) -> impl Iterator<Item = &Cell> {
     (left..left.saturating_add(cols))
         .filter_map(move |col| screen.cell(row, col))
-        .filter(|cell| !cell.is_wide_continuation())
-}
-
-/// What a cell shows: its text, or a space when blank.
-fn shown(cell: &vt100::Cell) -> &str {
-    match cell.has_contents() {
-        true => cell.contents(),
-        false => " ",
-    }
+        .filter(|cell| !cell.is_padding())
 }
 
 /// Columns `left..left + cols` of `row` as plain text; with `trim`,
 /// trailing blanks are left out, else the slice keeps its full width.
-pub(super) fn text_row(
-    screen: &vt100::Screen,
-    row: u16,
-    left: u16,
-    cols: u16,
-    trim: bool,
-) -> String {
+pub(super) fn text_row(screen: &Screen, row: u16, left: u16, cols: u16, trim: bool) -> String {
     let mut line = String::with_capacity(usize::from(cols));
     for cell in cells(screen, row, left, cols) {
-        line.push_str(shown(cell));
+        cell.push_text(&mut line);
     }
     if trim {
         line.truncate(line.trim_end_matches(' ').len());
@@ -104,31 +76,23 @@ pub(super) fn text_row(
 /// Columns `left..left + cols` of `row`. With `trim`, trailing cells that
 /// show nothing (blank, default colours) are left out; the line ends with a
 /// reset when it set any attribute.
-pub(super) fn ansi_row(
-    screen: &vt100::Screen,
-    row: u16,
-    left: u16,
-    cols: u16,
-    trim: bool,
-) -> String {
-    let cells: Vec<(Pen, &str)> = cells(screen, row, left, cols)
-        .map(|cell| (Pen::of(cell), shown(cell)))
-        .collect();
+pub(super) fn ansi_row(screen: &Screen, row: u16, left: u16, cols: u16, trim: bool) -> String {
+    let cells: Vec<&Cell> = cells(screen, row, left, cols).collect();
     let visible = match trim {
         true => cells
             .iter()
-            .rposition(|(pen, text)| *pen != Pen::default() || *text != " ")
+            .rposition(|cell| !cell.is_plain_blank())
             .map_or(0, |last| last + 1),
         false => cells.len(),
     };
     let mut line = String::with_capacity(usize::from(cols));
     let mut pen = Pen::default();
-    for (cell_pen, text) in &cells[..visible] {
-        if *cell_pen != pen {
-            line.push_str(&cell_pen.sgr());
-            pen = *cell_pen;
+    for cell in &cells[..visible] {
+        if cell.pen.shown() != pen {
+            pen = cell.pen.shown();
+            line.push_str(&sgr(pen));
         }
-        line.push_str(text);
+        cell.push_text(&mut line);
     }
     if pen != Pen::default() {
         let _ = write!(line, "\x1b[m");
@@ -141,10 +105,9 @@ mod tests {
     use super::*;
 
     fn row_of(bytes: &[u8], left: u16, cols: u16) -> String {
-        let size = |n| std::num::NonZeroU16::new(n).unwrap();
-        let mut parser = vt100::Parser::new(size(2), size(20), 0);
-        parser.process(bytes);
-        ansi_row(parser.screen(), 0, left, cols, true)
+        let mut screen = Screen::new(20, 2);
+        screen.process(bytes);
+        ansi_row(&screen, 0, left, cols, true)
     }
 
     #[test]
@@ -166,6 +129,19 @@ mod tests {
             (b"ab\xe4\xbd\xa0cd", 2, 3, "\u{4f60}c"),
             (b"0123456789", 3, 4, "3456"),
             (b"e\xcc\x81!", 0, 20, "e\u{301}!"),
+            (
+                b"\x1b[1;2;9;53;5;8;3mA\x1b[0;21mB",
+                0,
+                20,
+                "\x1b[0;1;2;3;5;8;9;53mA\x1b[0;4:2mB\x1b[m",
+            ),
+            (
+                b"\x1b[4:3;58:5:9mc\x1b[58:2::1:2:3mu",
+                0,
+                20,
+                "\x1b[0;4:3;58:5:9mc\x1b[0;4:3;58:2::1:2:3mu\x1b[m",
+            ),
+            (b"\x1b(0lqk", 0, 20, "\u{250c}\u{2500}\u{2510}"),
         ] {
             assert_eq!(row_of(bytes, left, cols), want, "{bytes:?}");
         }

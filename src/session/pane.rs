@@ -1,9 +1,11 @@
-//! One pane's screen: a `vt100` parser the size of the pane, fed with the
-//! bytes the pane's program wrote (`%output`), and re-seeded from tmux's own
-//! state when tmuxd attaches or after output was skipped (a pause).
+//! One pane's screen: tmuxd's own terminal (`crate::screen`, tmux's
+//! semantics) the size of the pane, fed with the bytes the pane's program
+//! wrote (`%output`), and re-seeded from tmux's own state when tmuxd
+//! attaches or after output was skipped (a pause).
 
 use std::io::Write;
-use std::num::NonZeroU16;
+
+use crate::screen::Screen;
 
 /// What tmux knows about a pane's terminal beyond its text, read with one
 /// `list-panes` format when seeding (see `tmux::command::PANE_STATE_FORMAT`).
@@ -50,91 +52,50 @@ pub struct Captured {
     pub alternate: Option<Vec<u8>>,
 }
 
-/// Terminal events the parser reports besides screen contents.
-#[derive(Default)]
-struct TermEvents {
-    title: Option<String>,
-    bells: u64,
-}
-
-impl vt100::Callbacks for TermEvents {
-    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
-        self.title = Some(String::from_utf8_lossy(title).into_owned());
-    }
-
-    fn audible_bell(&mut self, _: &mut vt100::Screen) {
-        self.bells += 1;
-    }
-}
-
 pub struct PaneScreen {
-    parser: vt100::Parser<TermEvents>,
+    screen: Screen,
     /// The title tmux had when the pane was seeded; the program's own OSC
     /// title replaces it.
     seeded_title: String,
 }
 
-fn parser(cols: u16, rows: u16) -> vt100::Parser<TermEvents> {
-    let size = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
-    vt100::Parser::new_with_callbacks(size(rows), size(cols), 0, TermEvents::default())
-}
-
 impl PaneScreen {
     pub fn new(cols: u16, rows: u16) -> Self {
         PaneScreen {
-            parser: parser(cols, rows),
+            screen: Screen::new(cols, rows),
             seeded_title: String::new(),
         }
     }
 
     /// Feeds the program's bytes; returns how many bells rang in them.
     pub fn process(&mut self, bytes: &[u8]) -> u64 {
-        let before = self.parser.callbacks().bells;
-        let mut rest = bytes;
-        while let Some((at, len)) = find_alternate_on(rest) {
-            // vt100 gives the alternate screen a cursor of its own, at the
-            // top left; xterm and tmux keep the cursor where it was.
-            self.parser.process(&rest[..at]);
-            let (row, col) = self.parser.screen().cursor_position();
-            self.parser.process(&rest[at..at + len]);
-            let col = col.min(self.size().0.saturating_sub(1));
-            self.parser
-                .process(format!("\x1b[{};{}H", row + 1, col + 1).as_bytes());
-            rest = &rest[at + len..];
-        }
-        self.parser.process(rest);
-        self.parser.callbacks().bells - before
+        let before = self.screen.bells();
+        self.screen.process(bytes);
+        self.screen.bells() - before
     }
 
     pub fn size(&self) -> (u16, u16) {
-        let (rows, cols) = self.parser.screen().size();
-        (cols.get(), rows.get())
+        let (rows, cols) = self.screen.size();
+        (cols, rows)
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {
-        if self.size() != (cols, rows) {
-            let size = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
-            self.parser.set_size(size(rows), size(cols));
-        }
+        self.screen.resize(cols, rows);
     }
 
     /// Starts over from what tmux shows: its captured rows, cursor and modes.
     pub fn seed(&mut self, state: &PaneState, captured: &Captured) {
-        self.parser = parser(state.cols, state.rows);
-        self.parser.process(&seed_bytes(state, captured));
+        self.screen = Screen::new(state.cols, state.rows);
+        self.screen.process(&seed_bytes(state, captured));
         self.seeded_title = state.title.clone();
     }
 
-    pub fn screen(&self) -> &vt100::Screen {
-        self.parser.screen()
+    pub fn screen(&self) -> &Screen {
+        &self.screen
     }
 
     pub fn title(&self) -> &str {
-        self.parser
-            .callbacks()
-            .title
-            .as_deref()
-            .unwrap_or(&self.seeded_title)
+        self.screen.title().unwrap_or(&self.seeded_title)
     }
 
     /// A hash of the pane's text: changes when what a person would read
@@ -143,26 +104,11 @@ impl PaneScreen {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         let (cols, _) = self.size();
-        for row in self.parser.screen().rows(0, cols) {
+        for row in self.screen.rows(0, cols) {
             row.hash(&mut hasher);
         }
         hasher.finish()
     }
-}
-
-/// Where the first switch to the alternate screen (`CSI ? 1049 h`, `1047`,
-/// `47`) starts in `bytes`, and its length.
-fn find_alternate_on(bytes: &[u8]) -> Option<(usize, usize)> {
-    const SWITCHES: [&[u8]; 3] = [b"\x1b[?1049h", b"\x1b[?1047h", b"\x1b[?47h"];
-    SWITCHES
-        .iter()
-        .filter_map(|switch| {
-            bytes
-                .windows(switch.len())
-                .position(|w| w == *switch)
-                .map(|at| (at, switch.len()))
-        })
-        .min()
 }
 
 /// The bytes that draw `captured` on a fresh terminal of the pane's size and
@@ -170,13 +116,15 @@ fn find_alternate_on(bytes: &[u8]) -> Option<(usize, usize)> {
 /// placed with a cursor move, so a full-width row cannot wrap into the next;
 /// attributes carry across rows, as `capture-pane -e` writes them.
 pub fn seed_bytes(state: &PaneState, captured: &Captured) -> Vec<u8> {
-    let mut out = Vec::new();
+    // `capture-pane -e` marks line-drawing cells with shift out / shift in:
+    // G1 is the line-drawing set while the rows are drawn.
+    let mut out = b"\x1b)0".to_vec();
     draw_rows(&mut out, &captured.normal, state.rows);
     if let Some(alternate) = &captured.alternate {
         out.extend_from_slice(b"\x1b[0m\x1b[?1049h\x1b[H\x1b[2J");
         draw_rows(&mut out, alternate, state.rows);
     }
-    out.extend_from_slice(b"\x1b[0m");
+    out.extend_from_slice(b"\x1b[0m\x0f\x1b)B");
     let full_region = state.scroll_upper == 0 && state.scroll_lower + 1 >= state.rows;
     if !full_region && state.scroll_lower > state.scroll_upper {
         let _ = write!(
@@ -213,6 +161,7 @@ fn draw_rows(out: &mut Vec<u8>, text: &[u8], rows: u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::Color;
 
     fn state(cols: u16, rows: u16) -> PaneState {
         PaneState {
@@ -244,8 +193,8 @@ mod tests {
         pane.seed(&at, &captured);
         assert_eq!(text(&pane), ["red red", "still red", "0123456789", ""]);
         let screen = pane.screen();
-        assert_eq!(screen.cell(1, 0).unwrap().fgcolor(), vt100::Color::Idx(1));
-        assert_eq!(screen.cell(1, 10).map(|c| c.fgcolor()), None);
+        assert_eq!(screen.cell(1, 0).unwrap().pen.fg, Color::Idx(1));
+        assert_eq!(screen.cell(1, 10).map(|c| c.pen.fg), None);
         assert_eq!(screen.cursor_position(), (2, 3));
         assert!(!screen.hide_cursor());
     }

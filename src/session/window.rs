@@ -122,8 +122,8 @@ pub fn snapshot(
         Some(pane) => {
             let screen = pane.screen();
             let (row, col) = screen.cursor_position();
-            // After the last column is written vt100 keeps the cursor one
-            // past it (a wrap is pending); a terminal shows it on the last.
+            // After the last column is written the cursor is one past it
+            // (a wrap is pending); a terminal shows it on the last.
             let col = col.min(active_rect.cols.saturating_sub(1));
             Cursor {
                 row: row + active_rect.top - origin.0,

@@ -20,8 +20,14 @@ pub struct Attrs {
     pub dim: bool,
     pub strike: bool,
     pub italic: bool,
-    pub underline: bool,
+    /// 0 for none, 1 single, 2 double, 3 curly, 4 dotted, 5 dashed.
+    pub underline: u8,
+    /// The underline colour (`58`).
+    pub us: Color,
     pub inverse: bool,
+    pub blink: bool,
+    pub hidden: bool,
+    pub overline: bool,
 }
 
 impl Attrs {
@@ -30,7 +36,14 @@ impl Attrs {
         Attrs {
             bg: self.bg,
             underline: self.underline,
+            us: if self.underline > 0 {
+                self.us
+            } else {
+                Color::Default
+            },
             inverse: self.inverse,
+            strike: self.strike,
+            overline: self.overline,
             fg: if self.inverse {
                 self.fg
             } else {
@@ -43,6 +56,9 @@ impl Attrs {
     fn apply_sgr(&mut self, params: &str) {
         let params: Vec<Vec<u16>> = params
             .split(';')
+            // tmux's capture writes codes above 9 as `d:d` (`4:3`, and
+            // overline, 53, as `5:3`).
+            .map(|p| if p == "5:3" { "53" } else { p })
             .map(|p| p.split(':').map(|n| n.parse().unwrap_or(0)).collect())
             .collect();
         let mut i = 0;
@@ -53,18 +69,26 @@ impl Attrs {
                 1 => self.bold = true,
                 2 => self.dim = true,
                 3 => self.italic = true,
-                // `4:0` is "no underline"; other styles are underlines.
-                4 => self.underline = param.get(1) != Some(&0),
+                // `4:n` is an underline style, `4:0` none.
+                4 => self.underline = param.get(1).map_or(1, |s| *s as u8),
+                5 | 6 => self.blink = true,
                 7 => self.inverse = true,
+                8 => self.hidden = true,
                 9 => self.strike = true,
-                29 => self.strike = false,
-                21 | 22 => {
+                21 => self.underline = 2,
+                22 => {
                     self.bold = false;
                     self.dim = false;
                 }
                 23 => self.italic = false,
-                24 => self.underline = false,
+                24 => self.underline = 0,
+                25 => self.blink = false,
                 27 => self.inverse = false,
+                28 => self.hidden = false,
+                29 => self.strike = false,
+                53 => self.overline = true,
+                55 => self.overline = false,
+                59 => self.us = Color::Default,
                 n @ 30..=37 => self.fg = Color::Idx((n - 30) as u8),
                 n @ 40..=47 => self.bg = Color::Idx((n - 40) as u8),
                 n @ 90..=97 => self.fg = Color::Idx((n - 90 + 8) as u8),
@@ -84,7 +108,7 @@ impl Attrs {
                     match n {
                         38 => self.fg = color,
                         48 => self.bg = color,
-                        _ => {}
+                        _ => self.us = color,
                     }
                 }
                 _ => {}
@@ -129,13 +153,22 @@ impl fmt::Display for Run {
         if a.bg != Color::Default {
             tags.push(format!("bg={:?}", a.bg));
         }
+        if a.us != Color::Default {
+            tags.push(format!("us={:?}", a.us));
+        }
+        if a.underline > 1 {
+            tags.push(format!("ul={}", a.underline));
+        }
         for (on, name) in [
             (a.bold, "bold"),
             (a.dim, "dim"),
             (a.strike, "strikethrough"),
             (a.italic, "italic"),
-            (a.underline, "ul"),
+            (a.underline == 1, "ul"),
             (a.inverse, "inv"),
+            (a.blink, "blink"),
+            (a.hidden, "hidden"),
+            (a.overline, "overline"),
         ] {
             if on {
                 tags.push(name.to_owned());
@@ -148,15 +181,33 @@ impl fmt::Display for Run {
 /// One line's runs: escapes other than SGR are dropped, blank cells keep
 /// only what shows, equal neighbours merge, trailing plain blanks go.
 pub fn runs(line: &str) -> Vec<Run> {
-    runs_from(line, &mut Attrs::default())
+    runs_from(line, &mut (Attrs::default(), false))
 }
 
-/// `runs`, starting with `attrs` and leaving the line's final state there.
-fn runs_from(line: &str, attrs: &mut Attrs) -> Vec<Run> {
+/// The DEC line-drawing set as tmux's clients draw it: `capture-pane -e`
+/// writes such cells between shift out and shift in.
+fn line_drawing(c: char) -> char {
+    const FROM: &str = "`afghijklmnopqrstuvwxyz{|}~";
+    const TO: &str = "◆▒°±░#┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
+    FROM.chars()
+        .position(|f| f == c)
+        .and_then(|at| TO.chars().nth(at))
+        .unwrap_or(c)
+}
+
+/// `runs`, starting with `state` (attributes, line drawing shifted out)
+/// and leaving the line's final state there.
+fn runs_from(line: &str, state: &mut (Attrs, bool)) -> Vec<Run> {
+    let (attrs, drawing) = state;
     let mut cells: Vec<(Attrs, char)> = Vec::new();
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
+        if c == '\x0e' || c == '\x0f' {
+            *drawing = c == '\x0e';
+            continue;
+        }
         if c != '\x1b' {
+            let c = if *drawing { line_drawing(c) } else { c };
             let shown = if c == ' ' { attrs.for_blank() } else { *attrs };
             cells.push((shown, c));
             continue;
@@ -203,8 +254,8 @@ fn runs_from(line: &str, attrs: &mut Attrs) -> Vec<Run> {
 /// from one line to the next: `capture-pane -e` sets them only when they
 /// change, even across lines (tmuxd's lines each reset at their end).
 pub fn screen_runs(lines: &[String]) -> Vec<Vec<Run>> {
-    let mut attrs = Attrs::default();
-    let mut out: Vec<Vec<Run>> = lines.iter().map(|l| runs_from(l, &mut attrs)).collect();
+    let mut state = (Attrs::default(), false);
+    let mut out: Vec<Vec<Run>> = lines.iter().map(|l| runs_from(l, &mut state)).collect();
     while out.last().is_some_and(Vec::is_empty) {
         out.pop();
     }

@@ -312,14 +312,28 @@ pub const SCENARIOS: &[Scenario] = &[
             WaitText("end-marker"),
         ],
     ),
-];
-
-/// Scenarios whose screens tmuxd is known to show differently from tmux
-/// (docs/fidelity.md says why); their golden tests pin the difference.
-pub const KNOWN_DIFFERENCES: &[&str] = &[
-    "strikethrough_bold_dim",
-    "insert_delete_chars_bg",
-    "wide_cut_by_erase",
+    // Readline editing a long command line: backspaces from the start of a
+    // wrapped row go up to the end of the row above (issue 24).
+    sized(
+        "readline_wrapped_backspace",
+        61,
+        24,
+        &[
+            Run(r"printf 'w%.0s' $(seq 1 65); printf '\b\b\b\b\b\bB\n'; echo end-marker"),
+            WaitText("end-marker"),
+        ],
+    ),
+    // Erase with reverse video and a background on: tmux leaves plain
+    // blanks with the background only.
+    case(
+        "erase_reverse_bg",
+        &[
+            Run(
+                r"printf 'abcdef\r\e[7;41m\e[3X\e[0m\n\e[4:3;58:5:2;21mstyled\e[0m \e[53;5;8mover\e[0m\n'; echo end-marker",
+            ),
+            WaitText("end-marker"),
+        ],
+    ),
 ];
 
 pub fn scenario(name: &str) -> &'static Scenario {
