@@ -93,6 +93,12 @@ impl Screen {
         })
     }
 
+    /// Whether the text of `row` (of the screen that shows) goes on in the
+    /// next row: the program wrote past the last column.
+    pub fn row_wrapped(&self, row: u16) -> bool {
+        self.term.grid.line(row).is_some_and(|line| line.wrapped)
+    }
+
     /// The title the program set (OSC 0 or 2), if any.
     pub fn title(&self) -> Option<&str> {
         self.events.title.as_deref()
