@@ -44,6 +44,11 @@ const PENS = [
   ['\x1b[1;9mboth\x1b[0m', [['both', 'bold+strike']]],
   ['\x1b[8msecret\x1b[28mshown', [['secret', 'hidden'], ['shown', '']]],
   ['\x1b[21mdouble', [['double', 'underline']]],
+  // Colon sub-parameters (what tmux keeps and tmuxd's screen sends).
+  ['\x1b[0;4:3mcurly\x1b[4:0mplain', [['curly', 'underline'], ['plain', '']]],
+  ['\x1b[0;53mover\x1b[55m', [['over', 'overline']]],
+  ['\x1b[0;4;58:2::255:0:0mred line', [['red line', 'underline']]],
+  ['\x1b[0;38:5:196;5mblink', [['blink', 'blink']]],
 ];
 
 export async function words() {
@@ -63,5 +68,10 @@ export async function words() {
     const got = parseLine(line).map(({ pen, text }) => [text, Object.keys(pen).filter((k) => pen[k] === true).join('+')]);
     check(JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(line)}: ${JSON.stringify(got)}`);
   }
+  const [curly] = parseLine('\x1b[0;4:3;58:5:196mx');
+  check(curly.pen.ulStyle === 'curly' && curly.pen.ulColor === '#ff0000',
+    `a curly red underline: ${JSON.stringify(curly.pen)}`);
+  const [rgb] = parseLine('\x1b[0;38:2::1:2:3;48;2;4;5;6mx');
+  check(rgb.pen.fg === '#010203' && rgb.pen.bg === '#040506', `colours both ways: ${JSON.stringify(rgb.pen)}`);
   log(`${STATES.length} summaries in words, ${ANSWERS.length} screens' answers, ${PENS.length} lines' pens`);
 }

@@ -27,45 +27,81 @@ function hex(r, g, b) {
 
 const DEFAULT_PEN = Object.freeze({
   fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false,
-  strike: false, hidden: false,
+  strike: false, hidden: false, overline: false, blink: false,
+  // How the underline is drawn ('single', 'double', 'curly', 'dotted',
+  // 'dashed') and its colour (null: the text's).
+  ulStyle: null, ulColor: null,
 });
+
+const UNDERLINE_STYLES = [null, 'single', 'double', 'curly', 'dotted', 'dashed'];
+
+function setUnderline(p, style) {
+  p.underline = style !== null;
+  p.ulStyle = style;
+}
+
+/** A colour from `38;5;N` / `38;2;R;G;B` (semicolons) or their colon forms
+ * (`38:5:N`, `38:2::R:G:B`, `38:2:R:G:B`); returns [colour, parameters used]. */
+function extendedColor(values) {
+  const n = (v) => (v === undefined || v === '' ? 0 : Number(v));
+  if (n(values[0]) === 5) return [paletteColor(n(values[1]) & 255), 2];
+  if (n(values[0]) === 2) {
+    const rgb = values.length >= 5 ? values.slice(2, 5) : values.slice(1, 4);
+    return [hex(n(rgb[0]) & 255, n(rgb[1]) & 255, n(rgb[2]) & 255), 4];
+  }
+  return [null, 0];
+}
 
 /** Applies SGR parameters to a pen; returns the new pen. */
 export function applySgr(pen, params) {
   const p = { ...pen };
-  const codes = params === '' ? [0] : params.split(';').map((s) => (s === '' ? 0 : Number(s)));
-  for (let i = 0; i < codes.length; i++) {
-    const c = codes[i];
+  const parts = params === '' ? ['0'] : params.split(';');
+  const num = (s) => (s === undefined || s === '' ? 0 : Number(s));
+  for (let i = 0; i < parts.length; i++) {
+    const sub = parts[i].split(':');
+    const c = num(sub[0]);
+    if (sub.length > 1) {
+      // Colon sub-parameters: an underline style, or a colour in one part.
+      if (c === 4) {
+        const style = num(sub[1]);
+        setUnderline(p, style < UNDERLINE_STYLES.length ? UNDERLINE_STYLES[style] : 'single');
+      }
+      else if (c === 38 || c === 48 || c === 58) {
+        const [color] = extendedColor(sub.slice(1));
+        if (c === 38) p.fg = color; else if (c === 48) p.bg = color; else p.ulColor = color;
+      }
+      continue;
+    }
     if (c === 0) Object.assign(p, DEFAULT_PEN);
     else if (c === 1) p.bold = true;
     else if (c === 2) p.dim = true;
     else if (c === 3) p.italic = true;
-    else if (c === 4 || c === 21) p.underline = true;
+    else if (c === 4) setUnderline(p, 'single');
+    else if (c === 21) setUnderline(p, 'double');
+    else if (c === 5 || c === 6) p.blink = true;
     else if (c === 8) p.hidden = true;
     else if (c === 9) p.strike = true;
     else if (c === 7) p.inverse = true;
     else if (c === 22) p.bold = p.dim = false;
     else if (c === 23) p.italic = false;
-    else if (c === 24) p.underline = false;
+    else if (c === 24) setUnderline(p, null);
+    else if (c === 25) p.blink = false;
     else if (c === 28) p.hidden = false;
     else if (c === 29) p.strike = false;
     else if (c === 27) p.inverse = false;
+    else if (c === 53) p.overline = true;
+    else if (c === 55) p.overline = false;
     else if (c >= 30 && c <= 37) p.fg = paletteColor(c - 30);
     else if (c >= 40 && c <= 47) p.bg = paletteColor(c - 40);
     else if (c >= 90 && c <= 97) p.fg = paletteColor(c - 90 + 8);
     else if (c >= 100 && c <= 107) p.bg = paletteColor(c - 100 + 8);
     else if (c === 39) p.fg = null;
     else if (c === 49) p.bg = null;
-    else if (c === 38 || c === 48) {
-      let color = null;
-      if (codes[i + 1] === 5) {
-        color = paletteColor(codes[i + 2] & 255);
-        i += 2;
-      } else if (codes[i + 1] === 2) {
-        color = hex(codes[i + 2] & 255, codes[i + 3] & 255, codes[i + 4] & 255);
-        i += 4;
-      }
-      if (c === 38) p.fg = color; else p.bg = color;
+    else if (c === 59) p.ulColor = null;
+    else if (c === 38 || c === 48 || c === 58) {
+      const [color, used] = extendedColor(parts.slice(i + 1));
+      i += used;
+      if (c === 38) p.fg = color; else if (c === 48) p.bg = color; else p.ulColor = color;
     }
   }
   return p;
@@ -164,7 +200,7 @@ function appendCells(parent, text) {
 
 function isDefault(pen) {
   return !pen.fg && !pen.bg && !pen.bold && !pen.dim && !pen.italic && !pen.underline && !pen.inverse
-    && !pen.strike && !pen.hidden;
+    && !pen.strike && !pen.hidden && !pen.overline && !pen.blink;
 }
 
 /** Fills a row element from an SGR line. */
@@ -181,7 +217,10 @@ export function renderRow(rowEl, line) {
     if (pen.dim) classes.push('dm');
     if (pen.italic) classes.push('it');
     if (pen.underline) classes.push('ul');
+    if (pen.ulStyle && pen.ulStyle !== 'single') classes.push(`ul-${pen.ulStyle}`);
     if (pen.strike) classes.push('st');
+    if (pen.overline) classes.push('ol');
+    if (pen.blink) classes.push('bl');
     if (pen.hidden) classes.push('hd');
     if (classes.length) span.className = classes.join(' ');
     let fg = pen.fg;
@@ -193,6 +232,7 @@ export function renderRow(rowEl, line) {
     // Set through the CSSOM, which the page's CSP allows (style attributes it does not).
     if (fg) span.style.color = fg;
     if (bg) span.style.backgroundColor = bg;
+    if (pen.ulColor) span.style.textDecorationColor = pen.ulColor;
     appendCells(span, text);
     rowEl.append(span);
   }
