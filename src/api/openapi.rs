@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, login, metrics, queue, restore, screen, server, sessions, stream, wait,
+    events, health, hooks, login, metrics, queue, restore, screen, server, sessions, stream, wait,
 };
 
 #[derive(OpenApi)]
@@ -60,6 +60,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         queue::list,
         queue::cancel,
         sessions::thought,
+        hooks::hook,
         sessions::snapshot,
         sessions::scrollback,
         events::events,

@@ -13,11 +13,13 @@
 //! so does the session becoming active again; it never changes the state.
 //! README.md has the table of states, reasons and their evidence.
 
+mod hook;
 mod marks;
 mod words;
 
 use chrono::{DateTime, Duration, Utc};
 
+pub use hook::Hook;
 use marks::{PromptMark, Scan};
 pub use words::{Attention, AttentionReason, EndReason, SessionState, StateReason};
 
@@ -89,6 +91,8 @@ pub enum Signal<'a> {
     Keystrokes,
     /// tmuxd decided the session has ended.
     End(EndReason),
+    /// A coding agent's hook said what it is doing (see `hook`).
+    Hook(Hook),
 }
 
 /// CPU use of the foreground group that counts as working, in clock ticks
@@ -132,6 +136,8 @@ pub struct Detector {
     /// since when: the first judgement keeps that `since` when it finds the
     /// same state, so a restart does not make every session "for 0s".
     previous: Option<(SessionState, DateTime<Utc>)>,
+    /// The last hook's state, while the screen and process agree with it.
+    hook: Option<hook::Claim>,
 }
 
 impl Detector {
@@ -156,6 +162,7 @@ impl Detector {
             cpu: None,
             scan: Scan::default(),
             previous: None,
+            hook: None,
         }
     }
 
@@ -190,6 +197,7 @@ impl Detector {
         match signal {
             Signal::End(reason) => self.enter(now, SessionState::Exited, StateReason::End(reason)),
             Signal::Input => {
+                self.hook = None;
                 self.view.attention = None;
                 self.input = Some(PendingInput {
                     at: now,
@@ -199,11 +207,20 @@ impl Detector {
                 self.enter(now, SessionState::Working, StateReason::Input);
             }
             Signal::Keystrokes => {
+                self.hook = None;
                 self.view.attention = None;
                 self.unjudged_since.get_or_insert(now);
             }
             Signal::Output { bytes, changed } => self.on_output(now, bytes, changed),
             Signal::Probe(evidence) => self.on_probe(now, evidence),
+            Signal::Hook(hook) => {
+                self.hook = Some(hook::Claim::new(hook, now));
+                self.input = None;
+                self.enter(now, hook.state, StateReason::Hook(hook.reason));
+                if hook.attention && self.view.attention.is_none() {
+                    self.raise(now, AttentionReason::NeedsInput);
+                }
+            }
         }
         let after = self.view;
         let notable = after.state != before.state
@@ -258,7 +275,13 @@ impl Detector {
         if evidence.activity == Activity::Exited {
             return;
         }
+        let cpu_since = self.cpu.map(|(_, _, at)| at);
         let cpu_busy = self.cpu_busy(now, evidence.cpu);
+        self.check_hook(
+            now,
+            evidence,
+            cpu_busy && cpu_since >= self.hook.map(|c| c.at),
+        );
         if let Some(input) = self.input {
             let waited = now - input.at;
             if !input.answered && waited < self.timing.idle_after && evidence.rule.is_none() {
@@ -292,6 +315,9 @@ impl Detector {
         if let Some((state, reason)) = evidence.rule {
             return (state, StateReason::Rule(reason));
         }
+        if let Some(claim) = self.hook {
+            return (claim.state, StateReason::Hook(claim.reason));
+        }
         let quiet = self.quiet_for(now);
         let settled = quiet >= self.timing.prompt_settle;
         let at_prompt = self.marked == Marked::Prompt;
@@ -319,6 +345,22 @@ impl Detector {
             // Blocked in poll, quiet, not yet for long: still at work.
             Activity::EventWait => (Working, StateReason::OutputActivity),
             _ => (Working, StateReason::ForegroundProcess),
+        }
+    }
+
+    /// Drops the hook's claim when the screen (a rule) or the process
+    /// disagrees with it; `cpu_busy`: busy over a reading taken after it.
+    fn check_hook(&mut self, now: DateTime<Utc>, evidence: Evidence, cpu_busy: bool) {
+        let Some(claim) = self.hook else { return };
+        let seen = hook::Seen {
+            activity: evidence.activity,
+            quiet: self.quiet_for(now),
+            busy_output: hook::output_since(self.burst_since, self.last_output, claim.at),
+            cpu_busy,
+            idle_after: self.timing.idle_after,
+        };
+        if evidence.rule.is_some() || !claim.holds(seen) {
+            self.hook = None;
         }
     }
 

@@ -81,6 +81,11 @@ pub struct SessionSummary {
     pub attention: Option<Attention>,
     /// The foreground program of the active pane.
     pub current_command: String,
+    /// The coding agent in the active pane's foreground (`claude`,
+    /// `codex`, `gemini`, `aider`, `opencode`); `null` when none is.
+    #[serde(default)]
+    #[schema(example = "claude")]
+    pub agent: Option<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,

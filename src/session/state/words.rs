@@ -69,8 +69,11 @@ pub enum StateReason {
     /// A program is blocked in poll/select/epoll with the terminal as its
     /// input, and has been quiet for `idle_after`.
     EventWait,
-    /// A screen rule from the config matched; its reason.
+    /// A screen rule (the config's or an agent preset) matched; its reason.
     Rule(&'static str),
+    /// A coding agent's hook said so (`hook_stop`...), and the screen and
+    /// process do not disagree.
+    Hook(&'static str),
     /// The session ended.
     End(EndReason),
 }
@@ -88,7 +91,7 @@ impl StateReason {
             StateReason::Input => "input",
             StateReason::TerminalRead => "terminal_read",
             StateReason::EventWait => "event_wait",
-            StateReason::Rule(reason) => reason,
+            StateReason::Rule(reason) | StateReason::Hook(reason) => reason,
             StateReason::End(end) => end.as_str(),
         }
     }
