@@ -17,6 +17,7 @@ use super::model::{
     Attention, ErrorBody, ErrorCode, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse, SessionState,
 };
 use crate::session::{Agent, interpret_hook};
+use crate::tmux::control::PaneId;
 
 type ApiResult<T> = Result<T, ApiError>;
 
@@ -55,10 +56,14 @@ pub async fn hook(
         .ok_or_else(|| {
             ApiError::bad_request("no pane: pass ?pane=$TMUX_PANE (or `tmux_pane` in the body)")
         })?;
-    check_pane(&pane)?;
+    let pane: PaneId = pane.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "pane {pane:?} is not a tmux pane id like %3 ($TMUX_PANE)"
+        ))
+    })?;
     let read = interpret_hook(agent, &event).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let name = read.name.clone();
-    let outcome = state.supervisor.hook(&pane, read).await?;
+    let outcome = state.supervisor.hook(pane, read).await?;
     let view = outcome.view;
     Ok(Json(HookResponse {
         session_id: outcome.session_id,
@@ -92,15 +97,4 @@ async fn read_event(headers: &HeaderMap, body: Body) -> ApiResult<Value> {
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| ApiError::bad_request("invalid JSON body: not UTF-8"))?;
     from_str_strict(text).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
-}
-
-/// `%N`, as tmux names panes (`$TMUX_PANE`).
-fn check_pane(pane: &str) -> ApiResult<()> {
-    let digits = pane.strip_prefix('%').unwrap_or_default();
-    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ApiError::bad_request(format!(
-            "pane {pane:?} is not a tmux pane id like %3 ($TMUX_PANE)"
-        )));
-    }
-    Ok(())
 }

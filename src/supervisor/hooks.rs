@@ -1,17 +1,15 @@
 //! Evidence from coding agents' hooks: the session that owns a tmux pane
-//! (the hook's `$TMUX_PANE`) is found in tmux's own list of panes, its
-//! detector is told what the hook says, and what the agent said to its
-//! user becomes the session's thought.
+//! (the hook's `$TMUX_PANE`) is asked of tmux, its detector is told what
+//! the hook says, and what the agent said to its user becomes the
+//! session's thought.
 
 use super::{
     MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, format_id, tmux_refused,
 };
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;
-use crate::tmux::command::{ListPanes, PaneScope};
-
-/// `list-panes -a` format: a pane's id and its session's.
-const PANE_SESSION_FORMAT: &str = "#{pane_id}\t#{session_id}";
+use crate::tmux::command::{DisplayMessage, Target};
+use crate::tmux::control::{PaneId, SessionId};
 
 /// What a hook event did.
 #[derive(Clone, Debug)]
@@ -22,8 +20,12 @@ pub struct HookOutcome {
 }
 
 impl Supervisor {
-    /// Applies `event` to the session whose window holds `pane` (`%N`).
-    pub async fn hook(&self, pane: &str, event: HookEvent) -> Result<HookOutcome, SupervisorError> {
+    /// Applies `event` to the session whose window holds `pane`.
+    pub async fn hook(
+        &self,
+        pane: PaneId,
+        event: HookEvent,
+    ) -> Result<HookOutcome, SupervisorError> {
         let (session_id, handle) = self.session_of_pane(pane).await?;
         let view = match event.hook {
             Some(hook) => Some(
@@ -49,10 +51,12 @@ impl Supervisor {
     }
 
     /// The tracked session that owns `pane`, asked of tmux over a live
-    /// session's control client (no fork), or a forked tmux if none answers.
+    /// session's control client (no fork), or a forked tmux if none
+    /// answers. tmux expands the format of a pane it does not have to
+    /// nothing (3.3 does not fail), which reads as no session.
     async fn session_of_pane(
         &self,
-        pane: &str,
+        pane: PaneId,
     ) -> Result<(String, SessionHandle), SupervisorError> {
         let not_found = || SupervisorError::NotFound(format!("with pane {pane}"));
         let any = {
@@ -62,25 +66,20 @@ impl Supervisor {
         let Some(any) = any else {
             return Err(not_found());
         };
-        let list = ListPanes {
-            scope: PaneScope::All,
-            format: PANE_SESSION_FORMAT.to_owned(),
+        let ask = DisplayMessage {
+            target: Some(Target::Pane(pane)),
+            format: "#{session_id}".to_owned(),
         };
-        let rows = match any.ask_tmux(&list).await {
-            Ok(answer) => answer.map_err(|e| tmux_refused("", "list-panes", e))?,
-            Err(_) => self.tmux().run_cmd(&list).await?,
+        let answer = match any.ask_tmux(&ask).await {
+            Ok(answer) => answer.map_err(|e| tmux_refused("", "display-message", e))?,
+            Err(_) => self.tmux().run_cmd(&ask).await?,
         };
-        let tmux_id = rows
-            .iter()
-            .filter_map(|row| row.split_once('\t'))
-            .find(|(id, _)| *id == pane)
-            .map(|(_, session)| session.to_owned())
-            .ok_or_else(not_found)?;
+        let tmux_id: SessionId = answer.trim().parse().map_err(|_| not_found())?;
         let registry = self.registry();
         let entry = registry
             .sessions
             .values()
-            .find(|e| e.tmux_id.to_string() == tmux_id)
+            .find(|e| e.tmux_id == tmux_id)
             .ok_or_else(not_found)?;
         Ok((format_id(entry.id), entry.handle.clone()))
     }
