@@ -71,12 +71,52 @@ fn the_foreground_agent_is_in_the_summary() {
     }
 }
 
+/// A webhook receiver: each call's JSON body.
+fn webhook() -> (String, std::sync::mpsc::Receiver<Value>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = stream.write_all(answer.as_bytes());
+            let _ = tx.send(serde_json::from_slice(&body).unwrap());
+        }
+    });
+    (url, rx)
+}
+
 /// Claude Code's permission preset: waiting with attention while `claude`
-/// shows the prompt; a shell printing the very same screen is not Claude.
+/// shows the prompt, and the notification names the agent; a shell
+/// printing the very same screen is not Claude.
 #[test]
 fn a_preset_applies_only_while_its_agent_runs() {
     let tmux = TmuxServer::new();
-    let daemon = Daemon::start(&tmux);
+    let (url, calls) = webhook();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: format!("[notify]\nwebhook_url = {url:?}\n"),
+            ..Default::default()
+        },
+    );
     let dir = tempfile::tempdir().unwrap();
     let screen = fixture("claude_permission.txt");
     let screen = screen.to_str().unwrap();
@@ -94,6 +134,11 @@ fn a_preset_applies_only_while_its_agent_runs() {
     assert_eq!(seen["state"], "waiting", "{seen}");
     assert_eq!(seen["agent"], "claude", "{seen}");
     assert_eq!(seen["attention"]["reason"], "needs_input", "{seen}");
+    let call = calls
+        .recv_timeout(common::PATIENCE)
+        .expect("a notification");
+    assert_eq!(call["trigger"], "attention", "{call}");
+    assert_eq!(call["agent"], "claude", "{call}");
     let shell = daemon.create(&body(common::SHELL));
     let shell = shell["session_id"].as_str().unwrap().to_owned();
     daemon.wait_until(&shell, "idle");
@@ -419,4 +464,79 @@ fn step(fifo: &Path, line: &str) {
             .ok()
     });
     writer.write_all(format!("{line}\n").as_bytes()).unwrap();
+}
+
+/// Codex runs its `notify` program with the event as its last argument:
+/// `tmuxd hooks send codex '{...}'` posts it for `$TMUX_PANE`'s session,
+/// whose thought becomes the turn's last answer.
+#[test]
+fn codex_notify_argument_is_posted() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = daemon.create_named("cx", common::SHELL);
+    daemon.wait_until(&id, "idle");
+    let event = json!({
+        "type": "agent-turn-complete",
+        "turn-id": "7",
+        "input-messages": ["fix the test"],
+        "last-assistant-message": "Fixed: the test passes.",
+    });
+    let out = daemon
+        .client()
+        .env("TMUX_PANE", pane_of(&tmux, "cx"))
+        .args(["hooks", "send", "codex", &event.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    let seen = wait_summary(&daemon, &id, "the turn's answer", |s| {
+        s["thought"]["text"] == "Fixed: the test passes."
+    });
+    assert_eq!(seen["thought"]["state"], "agent-turn-complete", "{seen}");
+}
+
+/// The hook command never fails the agent: no tmux, no daemon, no JSON
+/// all exit 0 with nothing on stdout, the reason on stderr.
+#[test]
+fn hooks_send_never_fails_the_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 3] = [
+        (&[], "{}", "TMUX_PANE is not set"),
+        (
+            &[("TMUX_PANE", "%1"), ("TMUXD_URL", &url)],
+            "{}",
+            "cannot reach tmuxd",
+        ),
+        (
+            &[("TMUX_PANE", "%1"), ("TMUXD_URL", &url)],
+            "{oops",
+            "not JSON",
+        ),
+    ];
+    for (env, stdin, said) in cases {
+        let mut child = tmuxd_command(home.path())
+            .envs(env.iter().copied())
+            .args(["hooks", "send", "claude"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{env:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{env:?}: {out:?}");
+        assert!(stderr.contains(said), "{env:?}: {stderr}");
+    }
 }
