@@ -33,6 +33,7 @@ fn wait_summary(daemon: &Daemon, id: &str, what: &str, check: impl Fn(&Value) ->
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
@@ -69,6 +70,15 @@ fn the_foreground_agent_is_in_the_summary() {
             s["current_command"] != "" && s["agent"] == agent
         });
     }
+    // An agent a shell runs in the background does not hold the terminal.
+    let sleeper = script(dir.path(), "claude-bg/claude", "sleep 1000\n");
+    let shell = daemon.create_named("bg", common::SHELL);
+    daemon.wait_until(&shell, "idle");
+    daemon.type_line(&shell, &format!("{} & echo started-$!", sleeper.display()));
+    daemon.wait_for_snapshot(&shell, "started-");
+    let seen = daemon.wait_until(&shell, "idle");
+    assert_eq!(seen["agent"], Value::Null, "{seen}");
+    daemon.type_line(&shell, "kill %1");
 }
 
 /// A webhook receiver: each call's JSON body.

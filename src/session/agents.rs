@@ -134,13 +134,14 @@ pub fn identify(comm: &str, argv: &[String]) -> Option<Agent> {
 const MAX_CHILDREN: usize = 8;
 
 /// The agent in the foreground of `pane_pid`'s terminal: the foreground
-/// group's leader, one of its children, or the pane's own process.
+/// group's leader, or one of its children in that group (not a shell's
+/// background job).
 pub fn detect(pane_pid: u32) -> Option<Agent> {
-    let leader = foreground_leader(pane_pid).unwrap_or(pane_pid);
+    let (leader, _) = stat_groups(pane_pid)?;
+    let foreground = |pid: &u32| stat_groups(*pid).is_some_and(|(_, group)| group == leader);
     let children = children(leader);
     std::iter::once(leader)
-        .chain(children.into_iter().take(MAX_CHILDREN))
-        .chain(std::iter::once(pane_pid))
+        .chain(children.into_iter().take(MAX_CHILDREN).filter(foreground))
         .find_map(process_agent)
 }
 
@@ -155,14 +156,18 @@ fn process_agent(pid: u32) -> Option<Agent> {
     identify(comm.trim_end(), &argv)
 }
 
-/// `tpgid` of the pane's process: the terminal's foreground group, whose
-/// id is its leader's pid. Fields are read after the last `)` (the name
+/// A process's terminal foreground group (`tpgid`: its leader's pid) and
+/// its own group (`pgrp`). Fields are read after the last `)` (the name
 /// may hold anything).
-fn foreground_leader(pane_pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pane_pid}/stat")).ok()?;
+fn stat_groups(pid: u32) -> Option<(u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
-    let tpgid: i64 = rest.split_whitespace().nth(5)?.parse().ok()?;
-    u32::try_from(tpgid).ok().filter(|&p| p > 0)
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let number = |i: usize| {
+        let n: i64 = fields.get(i)?.parse().ok()?;
+        u32::try_from(n).ok().filter(|&n| n > 0)
+    };
+    Some((number(5)?, number(2)?))
 }
 
 fn children(pid: u32) -> Vec<u32> {
