@@ -277,11 +277,7 @@ impl Detector {
         }
         let cpu_since = self.cpu.map(|(_, _, at)| at);
         let cpu_busy = self.cpu_busy(now, evidence.cpu);
-        self.check_hook(
-            now,
-            evidence,
-            cpu_busy && cpu_since >= self.hook.map(|c| c.at),
-        );
+        self.check_hook(now, evidence, cpu_since.filter(|_| cpu_busy));
         if let Some(input) = self.input {
             let waited = now - input.at;
             if !input.answered && waited < self.timing.idle_after && evidence.rule.is_none() {
@@ -349,14 +345,20 @@ impl Detector {
     }
 
     /// Drops the hook's claim when the screen (a rule) or the process
-    /// disagrees with it; `cpu_busy`: busy over a reading taken after it.
-    fn check_hook(&mut self, now: DateTime<Utc>, evidence: Evidence, cpu_busy: bool) {
+    /// disagrees with it. `busy_since`: when the CPU reading that found the
+    /// group busy began; work from before the hook does not count against it.
+    fn check_hook(
+        &mut self,
+        now: DateTime<Utc>,
+        evidence: Evidence,
+        busy_since: Option<DateTime<Utc>>,
+    ) {
         let Some(claim) = self.hook else { return };
         let seen = hook::Seen {
             activity: evidence.activity,
             quiet: self.quiet_for(now),
             busy_output: hook::output_since(self.burst_since, self.last_output, claim.at),
-            cpu_busy,
+            cpu_busy: busy_since.is_some_and(|since| since >= claim.at),
             idle_after: self.timing.idle_after,
         };
         if evidence.rule.is_some() || !claim.holds(seen) {

@@ -264,6 +264,34 @@ mod detector_tests {
         );
     }
 
+    /// CPU the agent used finishing its turn, measured over a reading that
+    /// began before the `Stop` hook, does not end it; CPU over a reading
+    /// wholly after it does (the agent went back to work unannounced).
+    #[test]
+    fn only_cpu_used_after_a_hook_counts_against_it() {
+        use SessionState::{Idle, Working};
+        let cpu = |ticks| {
+            Signal::Probe(Evidence {
+                activity: Activity::EventWait,
+                cpu: Some((42, ticks)),
+                rule: None,
+            })
+        };
+        let mut d = detector();
+        run(
+            &mut d,
+            &[
+                (500, cpu(0), (Working, "output_activity", None)),
+                (1000, STOP, (Idle, "hook_stop", None)),
+                // 100 ticks over 1.5 s, begun before the hook: its last work.
+                (2000, cpu(100), (Idle, "hook_stop", None)),
+                (3000, cpu(100), (Idle, "hook_stop", None)),
+                // 50 ticks in the next second, all after it.
+                (4000, cpu(150), (Working, "cpu", None)),
+            ],
+        );
+    }
+
     /// Hooks miss an Escape and a denied permission: the screen and the
     /// process end a claim that no longer holds.
     #[test]
