@@ -356,6 +356,12 @@ async fn try_send(
         .ok_or("TMUX_PANE is not set: not run inside tmux")?;
     let text = match args.event {
         Some(text) => text,
+        None if std::io::IsTerminal::is_terminal(&std::io::stdin()) => {
+            return Err(
+                "give the event's JSON on stdin (as the agent's hook does) or as an argument"
+                    .into(),
+            );
+        }
         None => {
             let mut text = String::new();
             std::io::stdin()

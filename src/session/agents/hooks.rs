@@ -64,6 +64,12 @@ pub fn interpret(agent: Agent, event: &Value) -> Result<HookEvent, HookError> {
     };
     use SessionState::{Idle, Waiting, Working};
     let (hook, message) = match (agent, name) {
+        // A login that went through asks nothing of anyone.
+        (Agent::Claude, "Notification")
+            if text("notification_type").as_deref() == Some("auth_success") =>
+        {
+            (None, text("message"))
+        }
         // "Claude needs your permission to use Bash", "Claude is waiting
         // for your input".
         (Agent::Claude, "Notification") => {
@@ -116,6 +122,9 @@ mod tests {
             (Agent::Claude, claude("UserPromptSubmit", json!({"prompt": "fix it"})), Some((Working, "hook_prompt_submit", false)), None),
             (Agent::Claude, claude("PreToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}})),
                 Some((Working, "hook_tool_use", false)), None),
+            (Agent::Claude, claude("Notification", json!({"message": "Claude is waiting for your input", "notification_type": "idle_prompt"})),
+                Some((Waiting, "hook_notification", true)), Some("Claude is waiting for your input")),
+            (Agent::Claude, claude("Notification", json!({"message": "Logged in", "notification_type": "auth_success"})), None, Some("Logged in")),
             (Agent::Claude, claude("SubagentStop", json!({})), None, None),
             (Agent::Codex, json!({"type": "agent-turn-complete", "turn-id": "1", "input-messages": ["fix it"],
                 "last-assistant-message": "Fixed the test."}), Some((Idle, "hook_turn_complete", false)), Some("Fixed the test.")),
