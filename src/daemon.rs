@@ -49,7 +49,10 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let tasks = TaskTracker::new();
     let cancel = CancellationToken::new();
-    let tmux = tmux_from_config(&config);
+    let metrics = Metrics::new();
+    // One `Tmux` (and its clones) for the server: its handshake turn and
+    // client path are the server's.
+    let tmux = tmux_from_config(&config).with_metrics(metrics.clone());
     tmux.check_version().await.map_err(anyhow::Error::msg)?;
     if let Ok(version) = tmux.version().await
         && crate::tmux::has_handshake_crash(&version) != Some(false)
@@ -58,9 +61,8 @@ pub async fn serve(
         let conditions = crate::tmux::crash_conditions(&version, native);
         tracing::info!(%version, "{conditions}");
     }
-    let metrics = Metrics::new();
     let supervisor = Supervisor::start(
-        tmux_from_config(&config).with_metrics(metrics.clone()),
+        tmux,
         Settings::from_config(&config),
         &config.data_dir,
         &tasks,

@@ -14,6 +14,9 @@ use tmuxd::supervisor::SupervisorError;
 const EXIT_CONFIG: u8 = 78;
 
 fn main() -> ExitCode {
+    // A shell asking what to complete (`tmuxd completions`) is answered,
+    // and the process ends, before anything else runs.
+    tmuxd::cli::answer_completion();
     // Usage errors exit 2 and --help/--version 0 (clap's own codes).
     let cli = Cli::parse();
     let env: Env = std::env::vars().collect();

@@ -67,6 +67,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),
         route("GET", "/v1/sessions", Need::Read, None, (200, 200)),
+        route(
+            "GET",
+            "/v1/sessions/untracked",
+            Need::Read,
+            None,
+            (200, 200),
+        ),
         route("GET", "/v1/sessions/{id}", Need::Read, None, (200, 200)),
         route(
             "GET",

@@ -34,13 +34,10 @@ fn finding_7_completions_and_man_pages() {
         .env("TMUXD", tmuxd_bin())
         .output()
         .unwrap();
-    assert!(stdout_ok(loaded).contains("-F _tmuxd tmuxd"));
+    assert!(stdout_ok(loaded).contains("-F _clap_complete_tmuxd tmuxd"));
     for shell in ["zsh", "fish"] {
         let script = stdout_ok(run(dir.path(), &["completions", shell]));
-        assert!(
-            script.contains("attach") && script.contains("read-only"),
-            "{shell}"
-        );
+        assert!(script.contains("TMUXD_COMPLETE"), "{shell}: {script}");
     }
     let page = stdout_ok(run(dir.path(), &["man"]));
     assert!(page.contains(".TH tmuxd 1"), "{page}");
@@ -435,4 +432,61 @@ fn service_install_warns_about_tmuxd_settings_of_the_shell() {
         "{}",
         String::from_utf8_lossy(&quiet.stderr)
     );
+}
+
+/// Issue 20, item 4: bash completes subcommands and flags, the daemon's
+/// session ids and names (asked of the daemon at each TAB), and tmux key
+/// names; with no daemon to ask, sessions complete to nothing, at once.
+#[test]
+fn completions_offer_sessions_and_key_names() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = daemon.create_named("build-box", "sleep 600");
+    let complete = |line: &str, with_daemon: bool| -> Vec<String> {
+        let client = daemon.client();
+        let mut bash = Command::new("bash");
+        bash.env_clear();
+        for (key, value) in client.get_envs() {
+            if let Some(value) = value
+                && (with_daemon || !key.to_string_lossy().starts_with("TMUXD_"))
+            {
+                bash.env(key, value);
+            }
+        }
+        if !with_daemon {
+            bash.env("TMUXD_URL", "http://127.0.0.1:9");
+        }
+        let script = r#"source <("$TMUXD" completions bash)
+read -ra COMP_WORDS <<< "$LINE"
+[[ "$LINE" == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_TYPE=9
+_clap_complete_tmuxd tmuxd "${COMP_WORDS[COMP_CWORD]}"
+printf '%s\n' "${COMPREPLY[@]}""#;
+        let out = bash
+            .args(["--norc", "--noprofile", "-c", script])
+            .env("TMUXD", tmuxd_bin())
+            .env("LINE", line)
+            .output()
+            .unwrap();
+        stdout_ok(out).lines().map(str::to_owned).collect()
+    };
+    let words = complete("tmuxd at", true);
+    assert!(words.contains(&"attach".to_owned()), "{words:?}");
+    let words = complete("tmuxd show ", true);
+    assert!(words.contains(&id), "{words:?}");
+    assert!(words.contains(&"build-box".to_owned()), "{words:?}");
+    let words = complete("tmuxd snap build", true);
+    assert_eq!(words, ["build-box"]);
+    let words = complete("tmuxd keys build-box E", true);
+    assert!(
+        words.contains(&"Enter".to_owned()) && words.contains(&"Escape".to_owned()),
+        "{words:?}"
+    );
+    let words = complete("tmuxd show --j", true);
+    assert_eq!(words, ["--json"]);
+    let started = std::time::Instant::now();
+    let words = complete("tmuxd show ", false);
+    assert!(!words.contains(&id), "{words:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }

@@ -142,10 +142,37 @@ fn sigterm_exits_promptly_with_silent_sockets_streams_and_feeds_open() {
     let path = format!("/v1/sessions/{id}/stream");
     let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
     socket.read().unwrap();
+    // Issue 20, item 1: an open wait held the exit for the whole drain.
+    let mut waiting = connect(&daemon);
+    let body = json!({ "match": "never-shown", "timeout_ms": 600_000 });
+    wire::send(
+        &mut waiting,
+        "POST",
+        &format!("/v1/sessions/{id}/wait"),
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+        ],
+        Some(&body),
+    );
+    common::wait_for("the wait to be open", || {
+        let (_, metrics) = daemon.get("/metrics");
+        metrics
+            .as_str()
+            .is_some_and(|m| m.lines().any(|l| l == "tmuxd_waits 1"))
+            .then_some(())
+    });
 
     let (status, took) = daemon.terminate();
     assert!(status.success(), "exit status {status:?}");
     assert!(took.as_secs_f64() < 3.0, "shutdown took {took:?}");
+    let (code, _) = read_head(&mut waiting, PATIENCE).unwrap();
+    assert_eq!(code, 503, "the open wait is answered");
+    assert!(
+        !daemon.log().contains("still open"),
+        "every connection ended by itself:\n{}",
+        daemon.log()
+    );
 }
 
 /// A `tmux` that records each invocation's arguments, then runs the real one.

@@ -5,10 +5,8 @@
 
 mod common;
 
-use std::io::Read;
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 use tmuxd::tmux::command::{
     CapturePane, ClientFlag, DisplayMessage, OptionScope, PaneAction, ParseError, RefreshClient,
     SendHex, SendKeys, SendLiteral, SetOption, ShowOptions, Target, TmuxCommand,

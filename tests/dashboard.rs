@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
+use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 
 /// One browser at a time: the machine has two cores.
 static BROWSER: Mutex<()> = Mutex::new(());
@@ -166,6 +166,75 @@ fn with_a_token_the_page_loads_but_the_api_does_not() {
     assert_eq!(api.status(), 401);
 }
 
+/// The adopt list: `GET /v1/sessions/untracked` names the tmux sessions
+/// tmuxd does not track (here one detached from it), with windows,
+/// attached clients, birth, the id it keeps and why, and never a tracked
+/// one; `tmuxd adopt` without a name prints the same. (Each reason is
+/// table-tested in `supervisor::untracked`.)
+#[test]
+fn untracked_sessions_are_listed_for_adoption() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    daemon.create_named("kept", common::SHELL);
+    let left = daemon.create_named("left", common::SHELL);
+    let (status, _) = daemon.delete(&format!("/v1/sessions/{left}?mode=detach"));
+    assert_eq!(status, 200);
+    tmux.run(&["new-window", "-d", "-t", "=left:"]);
+
+    let detached = wait_for("the detached session listed with its two windows", || {
+        let (status, body) = daemon.get("/v1/sessions/untracked");
+        assert_eq!(status, 200, "{body}");
+        let listed = body["sessions"].as_array().unwrap().clone();
+        assert!(
+            !listed.iter().any(|s| s["tmux_name"] == "kept"),
+            "a tracked session is not listed: {body}"
+        );
+        listed
+            .into_iter()
+            .find(|s| s["tmux_name"] == "left" && s["windows"] == 2 && s["attached_clients"] == 0)
+    });
+    assert_eq!(detached["reason"], "detached");
+    assert_eq!(detached["session_id"], left.as_str());
+    assert!(detached["created_at"].as_str().unwrap().starts_with("20"));
+
+    let printed = common::stdout_ok(daemon.client().arg("adopt").output().unwrap());
+    let mut lines = printed.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "WINDOWS", "ATTACHED", "CREATED", "ID", "WHY"],
+        "{printed}"
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..3], ["left", "2", "0"], "{printed}");
+    assert_eq!(row[5..], [left.as_str(), "detached"], "{printed}");
+
+    let refused = daemon.client().args(["adopt", "-q"]).output().unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "-q needs a name to print the id of"
+    );
+
+    // Adopted from the list, it leaves the list and is tracked under its old id.
+    let (status, adopted) = daemon.post(
+        "/v1/sessions/adopt",
+        &serde_json::json!({ "tmux_name": "left" }),
+    );
+    assert_eq!(status, 201, "{adopted}");
+    assert_eq!(adopted["session"]["session_id"], left.as_str());
+    let (_, body) = daemon.get("/v1/sessions/untracked");
+    assert_eq!(body["sessions"], serde_json::json!([]), "{body}");
+}
+
 fn token_options() -> DaemonOptions {
     DaemonOptions {
         extra_config: format!("[auth]\ntoken = {TOKEN:?}\nread_token = {READ_TOKEN:?}\n"),
@@ -187,6 +256,37 @@ fn browser_wall_open_type_render_bell_resume_phone_kill() {
         "killed from the page: the tmux session is gone"
     );
     assert!(tmux.has_session("dash-0-other"), "the other session lives");
+}
+
+/// Issue 23's must-show list: a plain load without a failed request or a
+/// console error; names readable at 1280x800 and 390x844 with attention
+/// on half the sessions; the title counting them; keyboard navigation; an
+/// ended session after a reload with its exit status and last screen;
+/// the scrollback in view; a phone's open session at >= 10 px with an
+/// answer bar; adopting from the list.
+#[test]
+fn browser_triage_wall_ended_scrollback_phone_adopt() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario(
+        "triage",
+        &daemon,
+        &[("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str())],
+    );
+    let asked = tmux.capture("asker");
+    assert!(
+        asked.iter().any(|l| l == "answered-y"),
+        "the answer bar typed y: {asked:?}"
+    );
+}
+
+/// The page's pure decisions (`src/web/assets/words.js`: states in words,
+/// a question's answers), table-tested in node.
+#[test]
+fn dashboard_words_and_answers_table() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario("words", &daemon, &[]);
 }
 
 #[test]
@@ -250,7 +350,8 @@ fn browser_fifty_sessions_heap_and_daemon_cpu() {
     eprintln!("{line}");
 }
 
-/// Regenerates docs/dashboard.png and docs/dashboard-session.png:
+/// Regenerates docs/dashboard.png, dashboard-session.png, dashboard-ended.png
+/// and dashboard-phone.png:
 /// `cargo test --test dashboard -- --ignored screenshots`.
 #[test]
 #[ignore = "writes docs/*.png; run by hand"]

@@ -26,45 +26,31 @@ fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
 
 /// A loopback HTTP server answering each request with `answer()`; each
 /// request's JSON body goes over the channel. Returns its `/hook` URL.
-fn serve_hook(
-    mut answer: impl FnMut() -> String + Send + 'static,
-) -> (String, mpsc::Receiver<Value>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+fn serve_hook(answer: impl FnMut() -> String + Send + 'static) -> (String, mpsc::Receiver<Value>) {
+    let (url, raw) = hook_server(answer);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(value) = lower.strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let _ = stream.write_all(answer().as_bytes());
+        for (_, body) in raw {
             let _ = tx.send(serde_json::from_slice(&body).unwrap());
         }
     });
     (url, rx)
 }
 
-/// A loopback webhook answering 200 that hands over each request's
-/// signature header (lowercased name) and raw body.
 /// A webhook call: its `X-Tmuxd-Signature` and its body.
 type SignedCall = (Option<String>, Vec<u8>);
 
+/// A loopback webhook answering 200 that hands over each request's
+/// signature header and raw body.
 fn signed_hook() -> (String, mpsc::Receiver<SignedCall>) {
+    hook_server(|| "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
+}
+
+/// A loopback HTTP server answering each request with `answer()`, handing
+/// over each request's signature header and raw body.
+fn hook_server(
+    mut answer: impl FnMut() -> String + Send + 'static,
+) -> (String, mpsc::Receiver<SignedCall>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let (tx, rx) = mpsc::channel();
@@ -87,8 +73,7 @@ fn signed_hook() -> (String, mpsc::Receiver<SignedCall>) {
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
-            let answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
-            let _ = stream.write_all(answer.as_bytes());
+            let _ = stream.write_all(answer().as_bytes());
             let _ = tx.send((signature, body));
         }
     });

@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 29] = [
+const OPERATIONS: [&str; 30] = [
     "get /healthz",
     "get /version",
     "post /v1/login",
@@ -25,6 +25,7 @@ const OPERATIONS: [&str; 29] = [
     "get /",
     "get /assets/{name}",
     "get /v1/sessions",
+    "get /v1/sessions/untracked",
     "post /v1/sessions",
     "get /v1/sessions/{id}",
     "delete /v1/sessions/{id}",

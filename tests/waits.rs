@@ -277,3 +277,41 @@ fn a_regex_past_the_size_limit_is_refused_quickly_off_the_workers() {
         "healthz p50 {loaded:?} while 40 oversized regexes compile (bound {P50_BOUND:?})"
     );
 }
+
+/// Issue 20, item 3: a line the program printed wider than the pane is
+/// matched across the wrap, and answered whole (it was cut at the pane's
+/// width: `…0 filtered out; fini`). The command line typed to print it
+/// holds the text in two quoted halves, so only the output matches.
+#[test]
+fn a_match_reads_a_wrapped_line_whole() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let line = "test result: ok. 12 passed; 0 failed; 0 filtered out; finished in 0.13s";
+    let session =
+        daemon.create(&json!({ "name": "narrow", "command": SHELL, "cols": 30, "rows": 12 }));
+    let id = session["session_id"].as_str().unwrap();
+    daemon.wait_until(id, "idle");
+    daemon.type_line(
+        id,
+        "printf '%s %s\\n' 'test result: ok. 12 passed; 0 failed; 0' 'filtered out; finished in 0.13s'",
+    );
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &json!({ "match": "0 filtered out; fini", "timeout_ms": PATIENCE.as_millis() as u64 }),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["match"]["line"], line, "{body}");
+    let out = daemon
+        .client()
+        .args([
+            "wait",
+            "narrow",
+            "--match",
+            "0 failed; 0 filtered",
+            "--timeout",
+            "60s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{line}\n"));
+}

@@ -17,6 +17,7 @@ mod screen;
 mod server;
 mod sessions;
 mod stream;
+mod untracked;
 mod wait;
 mod ws;
 
@@ -68,6 +69,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route_layer(guard(Need::Open));
     let read = Router::new()
         .route("/v1/sessions", get(sessions::list))
+        .route("/v1/sessions/untracked", get(untracked::list))
         .route("/v1/sessions/{id}", get(sessions::get))
         .route("/v1/sessions/{id}/snapshot", get(sessions::snapshot))
         .route("/v1/sessions/{id}/scrollback", get(sessions::scrollback))

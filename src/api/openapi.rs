@@ -20,7 +20,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, hooks, login, metrics, queue, restore, screen, server, sessions, stream, wait,
+    events, health, hooks, login, metrics, queue, restore, screen, server, sessions, stream,
+    untracked, wait,
 };
 
 #[derive(OpenApi)]
@@ -53,6 +54,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         sessions::get,
         sessions::delete,
         sessions::adopt,
+        untracked::list,
         restore::restore,
         sessions::input,
         sessions::resize,

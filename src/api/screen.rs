@@ -158,6 +158,7 @@ mod tests {
                 title: String::new(),
                 lines: lines.iter().map(|l| (*l).to_owned()).collect(),
                 pane: None,
+                wrapped: Vec::new(),
             },
         }
     }

@@ -8,7 +8,7 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::ApiJson;
-use super::model::{ErrorBody, Until, WaitRequest, WaitResponse};
+use super::model::{ErrorBody, ErrorCode, Until, WaitRequest, WaitResponse};
 use crate::supervisor::{self, MAX_WAIT_MS};
 
 /// Wait this long when the client does not say.
@@ -25,7 +25,8 @@ const MAX_MATCH_BYTES: usize = 1024;
         (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 408, description = "`timeout`", body = ErrorBody),
         (status = 409, description = "`session_ended`: it ended without reaching the state", body = ErrorBody),
-        (status = 429, description = "`capacity_exceeded`: `http.max_waits_per_session` or `http.max_waits` waits are open", body = ErrorBody)))]
+        (status = 429, description = "`capacity_exceeded`: `http.max_waits_per_session` or `http.max_waits` waits are open", body = ErrorBody),
+        (status = 503, description = "`shutting_down`: the daemon stopped while the wait was open", body = ErrorBody)))]
 pub async fn wait(
     _: ReadWrite,
     State(state): State<AppState>,
@@ -44,7 +45,15 @@ pub async fn wait(
             supervisor::Until::Match(regex)
         }
     };
-    let outcome = state.supervisor.wait(&id, until, timeout_ms).await?;
+    // A stopping daemon answers at once rather than hold its exit for the
+    // connections' drain (Ctrl-C took 1.5 s with a wait open).
+    let outcome = tokio::select! {
+        outcome = state.supervisor.wait(&id, until, timeout_ms) => outcome?,
+        () = state.cancel.cancelled() => return Err(ApiError::new(
+            ErrorCode::ShuttingDown,
+            "tmuxd is shutting down; wait again once it is back",
+        )),
+    };
     Ok(Json(outcome.into()))
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::ArgValueCandidates;
 
 use super::duration::{WaitLimit, parse_duration};
 
@@ -77,7 +78,7 @@ pub struct Format {
 #[derive(Args, Debug, Clone)]
 pub struct Target {
     /// Session id (sess_3) or exact tmux session name.
-    #[arg(value_name = "SESSION")]
+    #[arg(value_name = "SESSION", add = ArgValueCandidates::new(super::complete::sessions))]
     pub session: String,
 }
 
@@ -95,7 +96,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Create a session: `tmuxd new --name build -- cargo build`.
     New(NewArgs),
-    /// Track an existing tmux session by name.
+    /// Track an existing tmux session by name; without one, list those tmuxd does not track.
     Adopt(AdoptArgs),
     /// Make the sessions lost with their tmux server (crash, kill-server, reboot) again, under the same names and ids.
     Restore(RestoreArgs),
@@ -196,14 +197,15 @@ pub struct NewArgs {
 
 #[derive(Args, Debug)]
 pub struct AdoptArgs {
-    /// The tmux session's exact name.
+    /// The tmux session's exact name; without it, list the tmux sessions
+    /// tmuxd does not track (NAME WINDOWS ATTACHED CREATED ID WHY).
     #[arg(value_name = "NAME")]
-    pub name: String,
+    pub name: Option<String>,
     /// Reuse this id (default: the id it had before, else a new one).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", requires = "name")]
     pub id: Option<String>,
     /// Print only the session's id.
-    #[arg(short, long, conflicts_with = "json")]
+    #[arg(short, long, conflicts_with = "json", requires = "name")]
     pub quiet: bool,
     #[command(flatten)]
     pub format: Format,
@@ -281,7 +283,7 @@ pub struct KeysArgs {
     #[command(flatten)]
     pub target: Target,
     /// tmux key names: Enter, C-c, Up, F5, M-x, BSpace...
-    #[arg(required = true, value_name = "KEY")]
+    #[arg(required = true, value_name = "KEY", add = ArgValueCandidates::new(super::complete::key_names))]
     pub keys: Vec<String>,
     /// Queue the keys until the session is next idle (at its prompt).
     #[arg(long)]
@@ -537,6 +539,7 @@ pub enum HookAgent {
 
 #[derive(Args, Debug)]
 pub struct HooksInstallArgs {
+    /// The agent whose configuration to write: claude or codex.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: HookAgent,
     /// Print the configuration file as it would be written, and write nothing.
@@ -546,6 +549,7 @@ pub struct HooksInstallArgs {
 
 #[derive(Args, Debug)]
 pub struct HooksSendArgs {
+    /// The agent the event comes from: claude or codex.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: HookAgent,
     /// The event's JSON (Codex passes it so); read from stdin when left out.

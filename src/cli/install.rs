@@ -11,9 +11,7 @@ use super::client::ClientError;
 use super::output::{print, write_stdout};
 
 pub fn completions(args: CompletionsArgs) -> Result<(), ClientError> {
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "tmuxd", &mut script);
-    write_stdout(&script)
+    write_stdout(&super::complete::registration(args.shell)?)
 }
 
 pub fn man(args: ManArgs) -> Result<(), ClientError> {

@@ -4,6 +4,7 @@
 mod args;
 mod attach;
 mod client;
+mod complete;
 mod doctor;
 mod duration;
 mod events;
@@ -26,6 +27,7 @@ mod watch;
 
 pub use args::{Cli, Command, HooksCommand, QueueCommand, ServeArgs, ServiceCommand};
 pub use client::ClientError;
+pub use complete::answer_if_asked as answer_completion;
 pub use doctor::doctor;
 pub use logging::init_logging;
 
@@ -80,7 +82,7 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
 /// configured bind. `--token`/`TMUXD_TOKEN`, else the configured token. A
 /// broken config file is ignored here: the flags and environment may be all
 /// a client needs.
-fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
+pub(crate) fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
     let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
     let loaded = config::load(&Flags::default(), env).ok();
     let token = given(&connect.token).or_else(|| {

@@ -9,7 +9,7 @@ use super::output::{one_line, print, print_either, table, text};
 use super::resolve::session_id;
 use crate::api::model::{
     AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList, SessionState,
-    SessionSummary,
+    SessionSummary, UntrackedList, UntrackedSession,
 };
 
 /// Longest thought shown in a table cell.
@@ -58,14 +58,41 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
 }
 
 pub async fn adopt(client: &Client, args: AdoptArgs) -> Result<(), ClientError> {
+    let Some(tmux_name) = args.name else {
+        let body: UntrackedList = client.get("/v1/sessions/untracked").await?;
+        return print_either(args.format.json, &body, |body| {
+            untracked_table(&body.sessions)
+        });
+    };
     let body = AdoptRequest {
-        tmux_name: args.name,
+        tmux_name,
         session_id: args.id,
     };
     let adopted = client
         .request(Method::POST, "/v1/sessions/adopt", Some(&body))
         .await?;
     print_session(&adopted, args.quiet, args.format.json)
+}
+
+/// `tmuxd adopt` without a name: the tmux sessions tmuxd does not track.
+fn untracked_table(sessions: &[UntrackedSession]) -> String {
+    let rows: Vec<[String; 6]> = sessions
+        .iter()
+        .map(|s| {
+            [
+                s.tmux_name.clone(),
+                s.windows.to_string(),
+                s.attached_clients.to_string(),
+                s.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+                s.session_id.clone().unwrap_or_default(),
+                wire_word(&s.reason),
+            ]
+        })
+        .collect();
+    table(
+        ["NAME", "WINDOWS", "ATTACHED", "CREATED", "ID", "WHY"],
+        &rows,
+    )
 }
 
 pub async fn rm(client: &Client, args: RmArgs) -> Result<(), ClientError> {

@@ -48,6 +48,11 @@ pub struct ScreenSnapshot {
     pub alternate_screen: bool,
     pub title: String,
     pub lines: Vec<String>,
+    /// The rows whose text goes on in the next row (the program wrote past
+    /// the pane's width): where a row belongs to a pane as wide as the
+    /// snapshot. `wait --match` reads lines as the program printed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrapped: Vec<u16>,
 }
 
 /// A window's size and where each of its panes sits (tmux's layout).
@@ -83,15 +88,34 @@ pub fn snapshot(
         cols: geometry.cols,
         rows: geometry.rows,
     });
-    let (lines, crop) = match region {
+    let (lines, crop, wrapped) = match region {
         Region::ActivePane => {
             let lines = match active {
                 Some(pane) => pane_rows(pane, active_rect, format),
                 None => vec![String::new(); usize::from(active_rect.rows)],
             };
-            (lines, Some(active_rect))
+            let rect = PaneRect {
+                top: 0,
+                left: 0,
+                ..active_rect
+            };
+            let wrapped = active.map_or_else(Vec::new, |pane| wrapped_rows(pane, rect));
+            (lines, Some(active_rect), wrapped)
         }
-        Region::Window => (window_rows(geometry, panes, format), None),
+        Region::Window => {
+            let wrapped: Vec<u16> = geometry
+                .panes
+                .iter()
+                .filter(|(_, rect)| rect.left == 0 && rect.cols == geometry.cols)
+                .filter_map(|(id, rect)| Some(wrapped_rows(panes.get(id)?, *rect)))
+                .flatten()
+                .collect();
+            (
+                window_rows(geometry, panes, format, &wrapped),
+                None,
+                wrapped,
+            )
+        }
     };
     let origin = crop.map_or((0, 0), |r| (r.top, r.left));
     let cursor = match active {
@@ -122,15 +146,30 @@ pub fn snapshot(
         alternate_screen: active.is_some_and(|p| p.screen().alternate_screen()),
         title: active.map(|p| p.title().to_owned()).unwrap_or_default(),
         lines,
+        wrapped,
     }
 }
 
-/// One pane's rows, the size of its place in the window.
+/// The rows of `pane`, placed at `rect`, that wrap into the next one.
+fn wrapped_rows(pane: &PaneScreen, rect: PaneRect) -> Vec<u16> {
+    let screen = pane.screen();
+    (0..rect.rows.saturating_sub(1))
+        .filter(|&row| screen.row_wrapped(row))
+        .map(|row| rect.top + row)
+        .collect()
+}
+
+/// One pane's rows, the size of its place in the window; a row that wraps
+/// keeps its trailing blanks (they are part of the line it goes on in).
 fn pane_rows(pane: &PaneScreen, rect: PaneRect, format: SnapshotFormat) -> Vec<String> {
+    let screen = pane.screen();
     (0..rect.rows)
-        .map(|row| match format {
-            SnapshotFormat::Text => ansi::text_row(pane.screen(), row, 0, rect.cols, true),
-            SnapshotFormat::Ansi => ansi::ansi_row(pane.screen(), row, 0, rect.cols, true),
+        .map(|row| {
+            let trim = !screen.row_wrapped(row);
+            match format {
+                SnapshotFormat::Text => ansi::text_row(screen, row, 0, rect.cols, trim),
+                SnapshotFormat::Ansi => ansi::ansi_row(screen, row, 0, rect.cols, trim),
+            }
         })
         .collect()
 }
@@ -141,6 +180,7 @@ fn window_rows(
     geometry: &WindowGeometry,
     panes: &BTreeMap<u32, &PaneScreen>,
     format: SnapshotFormat,
+    wrapped: &[u16],
 ) -> Vec<String> {
     if let [(id, rect)] = geometry.panes.as_slice()
         && let Some(pane) = panes.get(id)
@@ -177,8 +217,10 @@ fn window_rows(
                     }
                 }
             }
-            let trimmed = line.trim_end_matches(' ').len();
-            line.truncate(trimmed);
+            if !wrapped.contains(&y) {
+                let trimmed = line.trim_end_matches(' ').len();
+                line.truncate(trimmed);
+            }
             line
         })
         .collect()

@@ -18,6 +18,7 @@ mod revive;
 mod status_timers;
 mod tags;
 mod types;
+mod untracked;
 mod wait;
 
 use std::collections::BTreeSet;
@@ -37,6 +38,7 @@ pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
+pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
 
 use crate::config::{Config, RuleConfig, RuleState};

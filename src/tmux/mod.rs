@@ -57,6 +57,10 @@ pub enum Socket {
     Path(PathBuf),
 }
 
+/// The session option marking a session whose dead panes tmuxd reads and
+/// kills (set on the sessions it creates; see `session::actor::exits`).
+pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
+
 /// How to reach tmux: shared by every invocation, cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Tmux {
@@ -75,6 +79,8 @@ pub struct Tmux {
     client_path: std::sync::Arc<control::PathCell>,
     /// Control clients are `tmux -C` children whatever the version.
     child_clients_only: bool,
+    /// The handshake turn and what this server's clients heard.
+    handshake: std::sync::Arc<control::handshake::Handshake>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -174,6 +180,7 @@ impl Tmux {
             chains: Default::default(),
             client_path: Default::default(),
             child_clients_only: false,
+            handshake: Default::default(),
         }
     }
 
@@ -207,6 +214,11 @@ impl Tmux {
 
     pub(crate) fn metrics(&self) -> Option<&Metrics> {
         self.metrics.as_ref()
+    }
+
+    /// This server's handshake turn (`control::handshake`).
+    pub(crate) fn handshake(&self) -> &std::sync::Arc<control::handshake::Handshake> {
+        &self.handshake
     }
 
     /// Global options every invocation carries, before the command name.
@@ -407,7 +419,7 @@ impl Tmux {
             commands.extend([
                 set(true, "remain-on-exit", "on"),
                 set(true, "remain-on-exit-format", ""),
-                set(false, crate::session::KEEP_EXIT_OPTION, "1"),
+                set(false, KEEP_EXIT_OPTION, "1"),
             ]);
         }
         if let Some(id) = request.tag {
@@ -480,10 +492,10 @@ impl Tmux {
         closes_session: bool,
     ) -> Result<(), TmuxError> {
         let turn = self.handshake_turn().await;
-        let seen = control::handshake::detaches_heard();
+        let seen = self.handshake.detaches_heard();
         self.run_cmd(command).await?;
         if closes_session && turn.is_some() {
-            control::handshake::until_detach_heard(seen, CLIENT_LEAVES).await;
+            self.handshake.until_detach_heard(seen, CLIENT_LEAVES).await;
         }
         Ok(())
     }
@@ -491,10 +503,10 @@ impl Tmux {
     /// The handshake turn (`control::handshake`), where control clients
     /// are `tmux -C` children. tmuxd's own clients have no handshake
     /// window to keep tmuxd's actions out of: none is taken for them.
-    async fn handshake_turn(&self) -> Option<tokio::sync::MutexGuard<'static, ()>> {
+    async fn handshake_turn(&self) -> Option<control::handshake::Turn> {
         match self.client_path().await.is_native() {
             true => None,
-            false => Some(control::handshake::turn().await),
+            false => Some(self.handshake.turn().await),
         }
     }
 

@@ -49,6 +49,7 @@ const ASSETS: &[Asset] = &[
     asset!("session.js", JS),
     asset!("term.js", JS),
     asset!("wall.js", JS),
+    asset!("words.js", JS),
     asset!("dialogs.js", JS),
 ];
 

@@ -9,9 +9,11 @@ import { endToEnd } from './end_to_end.mjs';
 import { measureFifty } from './measure.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
+import { triage } from './triage.mjs';
+import { words } from './words.mjs';
 
 const SCENARIOS = {
-  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin,
+  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words,
 };
 
 const name = process.argv[2];

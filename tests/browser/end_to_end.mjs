@@ -181,8 +181,8 @@ async function bell(page, id, other) {
   await waitFor('the title count', async () => (await page.title()) === '(1) tmuxd');
   const shown = await page.evaluate(() => window.notificationsShown);
   check(shown.includes('dash-a needs attention'), `a notification was shown: ${JSON.stringify(shown)}`);
-  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
-  check(state.includes('attention') && state.includes('bell'), `tile state says why: ${state}`);
+  const state = await page.$eval(`${tile(id)} .mark`, (s) => s.textContent);
+  check(state.includes('needs you') && state.includes('bell'), `tile says why: ${state}`);
   await page.selectOption('#sort', 'activity');
   await page.fill('#filter', '0-oth');
   await page.waitForSelector(tile(id), { state: 'hidden' });
@@ -192,16 +192,19 @@ async function bell(page, id, other) {
   log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd"; notified); the filter box filters`);
 }
 
-/** A session whose program exits stays on the wall, faded, with the reason, until dismissed. */
+/** A session whose program exits stays on the wall, with how it ended, until dismissed (also after a reload). */
 async function endedByItself(page) {
   const id = await createSession('dash-exit');
   await page.waitForSelector(tile(id));
   tmuxSendKeys('dash-exit', ['exit', 'Enter']);
   await page.waitForSelector(`${tile(id)}.ended`);
   const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
-  check(state.includes('ended'), `the tile says it ended: ${state}`);
+  check(state === 'exited ok', `the tile says it ended: ${state}`);
   await page.click(`${tile(id)} .dismiss`);
   await page.waitForSelector(tile(id), { state: 'detached' });
+  await page.reload();
+  await page.waitForSelector('#wall .tile');
+  check(!(await page.$(tile(id))), 'a dismissed session stays off the wall after a reload');
   log(`a session that exited by itself stayed as "${state}" until dismissed`);
 }
 
@@ -217,7 +220,7 @@ async function resume(page) {
   await page.waitForSelector(tile(during));
   const { status } = await api('DELETE', `/v1/sessions/${during}?mode=kill`);
   check(status === 200, `kill ${during}: ${status}`);
-  await page.waitForSelector(tile(during), { state: 'detached' });
+  await page.waitForSelector(`${tile(during)}.ended`);
   log(`the event feed resumed with Last-Event-ID ${request.headers()['last-event-id']}`);
 }
 
@@ -253,8 +256,11 @@ async function actions(page) {
   await page.fill('#queue-text', 'echo queued-ok');
   await page.click('#queue-form button[type=submit]');
   await waitForRow(page, SCREEN, 'the queued input to run', (r) => r === 'queued-ok');
-  const status = await page.textContent('#queue-status');
-  check(/queued|typed/.test(status), `queue status: ${status}`);
+  // The input may run before the page has read the answer that says so.
+  const status = await waitFor('the queue status', async () => {
+    const text = await page.textContent('#queue-status');
+    return /queued|typed/.test(text) && text;
+  });
 
   await page.click('#detach-btn');
   await page.click('#confirm-ok');
@@ -269,15 +275,17 @@ async function actions(page) {
   log(`created ${id} from the page, queued input ran (${status}), detached it and adopted it back`);
 }
 
-/** Kill from the page, with its confirm; the tile leaves the wall. */
+/** Kill from the page, with its confirm; the tile stays among the ended ones, "killed". */
 async function kill(page, id) {
   await page.click(tile(id));
   await page.click('#kill-btn');
   await page.waitForSelector('#confirm-dialog[open]');
   await page.click('#confirm-ok');
   await page.waitForSelector('#wall:not([hidden])');
-  await page.waitForSelector(tile(id), { state: 'detached' });
+  await page.waitForSelector(`${tile(id)}.ended`);
   const { body } = await api('GET', '/v1/sessions');
   check(!body.sessions.some((s) => s.session_id === id), 'the daemon no longer lists the killed session');
-  log('killed the session from the page; it left the wall');
+  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
+  check(state === 'killed', `the tile says how it ended: ${state}`);
+  log('killed the session from the page; its tile says "killed"');
 }

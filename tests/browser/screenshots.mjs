@@ -1,5 +1,6 @@
-// The README's pictures: the wall with sessions busy, idle, needing
-// attention and in an editor, and one open session. Written to
+// The README's pictures: the wall with sessions working, at the prompt,
+// waiting for you, needing attention and ended; one open session; an
+// ended one; and a phone answering a question. Written to
 // $TMUXD_SCREENSHOT_DIR (tests/dashboard.rs passes docs/).
 
 import path from 'node:path';
@@ -28,6 +29,8 @@ export async function screenshots() {
   // then), prompted through tmux, not tmuxd's input (which clears attention).
   const agent = await createSession('agent', AGENT);
   tmuxSendKeys('agent', ['Enter']);
+  const tests = await createSession('tests', String.raw`bash --norc -c 'printf "running 42 tests\n"; for i in $(seq 1 40); do printf "test case_%02d ... \e[32mok\e[0m\n" $i; done; printf "test case_41 ... \e[31mFAILED\e[0m\n\nfailures: case_41\n"; exit 3'`);
+  const deploy = await createSession('deploy', String.raw`bash --norc -c 'printf "\e[1mDeploy plan\e[0m: 3 services, 12 hosts\n\n"; read -p "Deploy to production? [y/N] " a; exec cat'`);
   const thought = await api('PUT', `/v1/sessions/${agent}/thought`, { text: 'waiting for approval to run the migration', state: 'waiting' });
   check(thought.status === 200, `thought: ${thought.status}`);
 
@@ -44,11 +47,23 @@ export async function screenshots() {
       const byId = Object.fromEntries(body.sessions.map((s) => [s.session_id, s]));
       return byId[editor].current_command === 'vim' && byId[monitor].current_command === 'top';
     });
+    await page.waitForSelector(`.tile[data-session-id="${tests}"].ended`);
+    await page.waitForSelector(`.tile[data-session-id="${deploy}"][data-state="waiting"]`);
+    await page.mouse.move(0, 0);
     await page.screenshot({ path: path.join(dir, 'dashboard.png') });
     await page.click(`.tile[data-session-id="${editor}"]`);
     await waitFor('the editor full size', () => page.$eval('#session-screen .term', (t) => t.textContent.includes('~') || t.textContent.includes('import')));
     await page.screenshot({ path: path.join(dir, 'dashboard-session.png') });
-    log(`wrote ${dir}/dashboard.png and dashboard-session.png`);
+    await page.click('#back');
+    await page.click(`.tile[data-session-id="${tests}"]`);
+    await waitFor('the ended session\'s last screen', () => page.$eval('#session-screen .term', (t) => t.textContent.includes('failures')));
+    await page.screenshot({ path: path.join(dir, 'dashboard-ended.png') });
+    await page.click('#back');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click(`.tile[data-session-id="${deploy}"]`);
+    await page.waitForSelector('#answer-bar button', { state: 'visible' });
+    await page.screenshot({ path: path.join(dir, 'dashboard-phone.png') });
+    log(`wrote ${dir}/dashboard.png, dashboard-session.png, dashboard-ended.png and dashboard-phone.png`);
   } finally {
     await cleanup();
   }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod pty;
 pub mod python;
 
 use std::io::{BufRead, BufReader};

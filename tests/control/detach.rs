@@ -3,60 +3,6 @@
 
 use super::*;
 
-/// A person's tmux client on a PTY of its own. The PTY's writer is never
-/// taken: dropping it would type into the session.
-struct HumanClient {
-    child: Box<dyn Child + Send + Sync>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
-}
-
-impl HumanClient {
-    fn attach(socket_path: &str, name: &str, cols: u16, rows: u16) -> HumanClient {
-        let size = PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        };
-        let pair = native_pty_system().openpty(size).expect("openpty");
-        let mut command = CommandBuilder::new("tmux");
-        let target = format!("={name}");
-        command.args([
-            "-S",
-            socket_path,
-            "-f",
-            "/dev/null",
-            "attach-session",
-            "-t",
-            &target,
-        ]);
-        command.env_remove("TMUX");
-        command.env_remove("TMUX_PANE");
-        command.env("TERM", "xterm-256color");
-        let child = pair
-            .slave
-            .spawn_command(command)
-            .expect("spawn tmux client");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("PTY reader");
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 16 * 1024];
-            while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
-        });
-        HumanClient {
-            child,
-            _master: pair.master,
-        }
-    }
-}
-
-impl Drop for HumanClient {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every client of the server: (control mode, width x height).
 fn clients(server: &TmuxServer) -> Vec<String> {
     let out = server.run(&[
@@ -108,7 +54,7 @@ async fn detaching_disturbs_nothing() {
     server.wait_for_text("alone", "$");
     let tmux = tmux_for(&server);
     let socket = server.run(&["display-message", "-p", "#{socket_path}"]);
-    let human = HumanClient::attach(socket.trim(), "watched", 100, 30);
+    let human = common::pty::PtyClient::attach(&["-S", socket.trim()], "watched", 100, 30);
     wait_for("the human's size to apply", || {
         (server.size("watched") == (100, 29)).then_some(())
     });

@@ -12,17 +12,15 @@
 //! the long one (`churn_long`, ignored here) and can run another build of
 //! tmuxd under it (`TMUXD_TEST_DAEMON_BIN`) to compare.
 
-use std::io::Write;
 use std::process::Output;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use reqwest::blocking::Client;
 use serde_json::json;
 
 use super::Rng;
+use crate::common::pty::PtyClient;
 use crate::common::{Daemon, PATIENCE, SHELL, TmuxServer, wait_for};
 
 /// Sessions tmuxd tracks through the churn.
@@ -255,7 +253,7 @@ fn person_at_a_client(world: &World, mut rng: Rng, stop: &AtomicBool) -> usize {
     let mut keys = 0;
     let mut renames = 0;
     while !stop.load(Ordering::SeqCst) && !world.server_died() {
-        let client = PtyClient::attach(world, "person");
+        let client = PtyClient::attach(&["-L", &world.tmux.socket], "person", 120, 40);
         loop {
             if stop.load(Ordering::SeqCst) || world.server_died() {
                 return keys;
@@ -304,69 +302,6 @@ fn person_at_a_client(world: &World, mut rng: Rng, stop: &AtomicBool) -> usize {
         }
     }
     keys
-}
-
-/// A tmux client on a PTY of its own; its output is read and dropped.
-struct PtyClient {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    writer: Mutex<Box<dyn Write + Send>>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
-}
-
-impl PtyClient {
-    fn attach(world: &World, name: &str) -> PtyClient {
-        let size = PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        };
-        let pair = native_pty_system().openpty(size).expect("openpty");
-        let mut command = CommandBuilder::new("tmux");
-        let target = format!("={name}");
-        command.args([
-            "-L",
-            &world.tmux.socket,
-            "-f",
-            "/dev/null",
-            "attach-session",
-            "-t",
-            &target,
-        ]);
-        command.env_remove("TMUX");
-        command.env_remove("TMUX_PANE");
-        command.env_remove("TMUX_TMPDIR");
-        command.env("TERM", "xterm-256color");
-        let child = pair
-            .slave
-            .spawn_command(command)
-            .expect("spawn tmux client");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("PTY reader");
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 16 * 1024];
-            while matches!(std::io::Read::read(&mut reader, &mut buf), Ok(n) if n > 0) {}
-        });
-        let writer = pair.master.take_writer().expect("PTY writer");
-        PtyClient {
-            child,
-            writer: Mutex::new(writer),
-            _master: pair.master,
-        }
-    }
-
-    fn type_bytes(&self, bytes: &[u8]) {
-        let mut writer = self.writer.lock().unwrap();
-        let _ = writer.write_all(bytes);
-        let _ = writer.flush();
-    }
-}
-
-impl Drop for PtyClient {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Sessions created and deleted through the API (kill or detach), a few

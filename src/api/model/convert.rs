@@ -209,6 +209,7 @@ impl From<session::Snapshot> for Snapshot {
             alternate_screen,
             title,
             lines,
+            wrapped: _,
         } = screen;
         Snapshot {
             session_id,

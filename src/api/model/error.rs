@@ -50,6 +50,8 @@ pub enum ErrorCode {
     TmuxError,
     /// 503: tmux cannot be run, or its server is gone.
     TmuxUnavailable,
+    /// 503: the daemon is stopping; a wait still open is answered so.
+    ShuttingDown,
 }
 
 impl ErrorCode {
@@ -71,7 +73,7 @@ impl ErrorCode {
             C::CapacityExceeded | C::QueueFull => StatusCode::TOO_MANY_REQUESTS,
             C::Internal | C::AttachFailed => StatusCode::INTERNAL_SERVER_ERROR,
             C::TmuxError => StatusCode::BAD_GATEWAY,
-            C::TmuxUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            C::TmuxUnavailable | C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 

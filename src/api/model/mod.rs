@@ -16,6 +16,7 @@ mod login;
 mod restore;
 mod sessions;
 mod streams;
+mod untracked;
 
 pub use error::{ErrorBody, ErrorCode, ErrorDetail};
 pub use events::{
@@ -40,3 +41,4 @@ pub use sessions::{
 pub use streams::{
     RowChange, ScreenMessage, SocketAuth, StreamClientMessage, StreamQuery, StreamServerMessage,
 };
+pub use untracked::{UntrackedList, UntrackedReason, UntrackedSession};

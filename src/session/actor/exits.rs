@@ -33,8 +33,7 @@ use crate::tmux::command::restore::{PANE_PLAN_FORMAT, PanePlanRow, parse_plan_ro
 use crate::tmux::command::{DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target};
 use crate::tmux::control::{ControlClient, PaneId};
 
-/// The session option marking a session whose dead panes tmuxd reads and kills.
-pub const KEEP_EXIT_OPTION: &str = "@tmuxd-keep-exit";
+pub use crate::tmux::KEEP_EXIT_OPTION;
 /// Looks at a pane whose process exited before tmux has noticed: this many
 /// times, this far apart, then every `EXIT_LOOK_LATER` for as long as the
 /// pane lives undead (a background child can hold its terminal open).

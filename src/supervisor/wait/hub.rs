@@ -19,7 +19,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::super::MatchedLine;
 use super::find_line;
-use crate::session::{Region, SessionHandle, SessionState, SnapshotFormat, StateView};
+use crate::session::{
+    Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
+};
 
 /// How often a session's screen is read at most while output flows.
 const MATCH_EVERY: Duration = Duration::from_millis(50);
@@ -192,9 +194,9 @@ impl Hub {
             .snapshot(SnapshotFormat::Text, Region::Window)
             .await
             .map_err(|_| Gone)?;
-        let lines = snapshot.screen.lines;
+        let screen = snapshot.screen;
         let regexes: Vec<Arc<Regex>> = self.waiters.iter().map(|w| w.regex.clone()).collect();
-        let found = tokio::task::spawn_blocking(move || first_matches(&regexes, &lines))
+        let found = tokio::task::spawn_blocking(move || first_matches(&regexes, &screen))
             .await
             .expect("matching does not panic");
         let waiters = std::mem::take(&mut self.waiters);
@@ -255,13 +257,13 @@ fn exited(states: &mut watch::Receiver<StateView>) -> bool {
 
 /// For each regex, the first line it matches; each distinct pattern is
 /// tested once however many wait for it.
-fn first_matches(regexes: &[Arc<Regex>], lines: &[String]) -> Vec<Option<MatchedLine>> {
+fn first_matches(regexes: &[Arc<Regex>], screen: &ScreenSnapshot) -> Vec<Option<MatchedLine>> {
     let mut seen: HashMap<&str, Option<MatchedLine>> = HashMap::new();
     regexes
         .iter()
         .map(|regex| {
             seen.entry(regex.as_str())
-                .or_insert_with(|| find_line(regex, lines))
+                .or_insert_with(|| find_line(regex, screen))
                 .clone()
         })
         .collect()
@@ -282,7 +284,7 @@ mod tests {
                 regex("error: \\w+"),
                 regex("^ok$"),
             ],
-            &lines,
+            &super::super::screen_of(&lines, &[]),
         );
         let rows: Vec<Option<usize>> = found.iter().map(|f| f.as_ref().map(|m| m.row)).collect();
         assert_eq!(rows, [Some(1), None, Some(1), Some(2)]);

@@ -154,6 +154,8 @@ pub struct ControlClient {
     options: ControlOptions,
     attached: Attached,
     metrics: Option<Metrics>,
+    /// The server's handshake turn, told what this client hears.
+    handshake: std::sync::Arc<super::handshake::Handshake>,
 }
 
 impl ControlClient {
@@ -198,8 +200,8 @@ impl ControlClient {
         // Until the attach is confirmed, a notification to every control
         // client could crash tmux (see `handshake`): wait for a quiet moment.
         let _turn = match options.wait_for_quiet {
-            true => super::handshake::quiet_turn().await,
-            false => super::handshake::turn().await,
+            true => tmux.handshake().quiet_turn().await,
+            false => tmux.handshake().turn().await,
         };
         let child = spawn_client(tmux, name, &options.flags)?;
         Self::start(Transport::child(child), tmux, name, options).await
@@ -230,6 +232,7 @@ impl ControlClient {
             },
             options,
             metrics: tmux.metrics().cloned(),
+            handshake: tmux.handshake().clone(),
         };
         let wait = client.options.timeout;
         let error = match timeout(wait, client.await_attach(name)).await {
@@ -544,7 +547,7 @@ impl ControlClient {
                 if let Notification::Exit { reason } = &note {
                     self.exit_reason = reason.clone();
                 }
-                super::handshake::heard(&note);
+                self.handshake.heard(&note);
                 self.events.push_back(ClientEvent::Notification(note));
             }
             Event::Reply(reply) if !reply.from_client() => {
@@ -623,7 +626,7 @@ impl ControlClient {
         // (see `handshake`); a native client has no handshake to protect.
         let _turn = match self.transport.is_native() {
             true => None,
-            false => Some(super::handshake::turn().await),
+            false => Some(self.handshake.turn().await),
         };
         self.close_in_turn().await
     }

@@ -29,102 +29,150 @@
 //! it takes no turn and waits for no quiet, and neither do tmuxd's creates
 //! and kills while its clients are native (`Tmux::handshake_turn`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Mutex, MutexGuard, Notify};
+use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
 use super::Notification;
-
-static TURN: Mutex<()> = Mutex::const_new(());
-
-/// How many `%client-detached` tmuxd's clients have heard, and a wake-up
-/// for each.
-static DETACHES: AtomicU64 = AtomicU64::new(0);
-static DETACH_HEARD: Notify = Notify::const_new();
-
-/// When a notification that goes to every control client was last heard,
-/// in milliseconds since `epoch()` (0: none yet).
-static LAST_HEARD_MS: AtomicU64 = AtomicU64::new(0);
 
 /// How long the server must have been quiet before a handshake.
 const QUIET: Duration = Duration::from_millis(150);
 /// A server that never goes quiet gets its handshake after this long anyway.
 const MAX_WAIT: Duration = Duration::from_secs(3);
 
-fn epoch() -> Instant {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
+/// The turn and what tmuxd's clients heard, for one tmux server: every
+/// `Tmux` of that server (its clones) shares it; another server's is its
+/// own (tests run many servers in one process).
+#[derive(Debug)]
+pub struct Handshake {
+    turn: Arc<Mutex<()>>,
+    /// How many `%client-detached` tmuxd's clients have heard, and a
+    /// wake-up for each.
+    detaches: AtomicU64,
+    detach_heard: Notify,
+    /// When a notification that goes to every control client was last
+    /// heard, in milliseconds since `epoch` (0: none yet).
+    last_heard_ms: AtomicU64,
+    epoch: Instant,
 }
 
-/// Waits for the turn; held until the guard drops.
-pub async fn turn() -> MutexGuard<'static, ()> {
-    TURN.lock().await
-}
-
-/// The turn, once the server has been quiet for `QUIET` (or `MAX_WAIT`
-/// has passed): for handshakes.
-pub async fn quiet_turn() -> MutexGuard<'static, ()> {
-    let started = Instant::now();
-    loop {
-        let guard = TURN.lock().await;
-        // Nothing heard yet counts as noise heard at the first look: a
-        // daemon started right after another died meets that one's clients
-        // leaving and its last commands landing.
-        let last = Duration::from_millis(LAST_HEARD_MS.load(Ordering::Relaxed));
-        let quiet_for = epoch().elapsed().saturating_sub(last);
-        if quiet_for >= QUIET || started.elapsed() >= MAX_WAIT {
-            return guard;
+impl Default for Handshake {
+    fn default() -> Self {
+        Handshake {
+            turn: Arc::default(),
+            detaches: AtomicU64::new(0),
+            detach_heard: Notify::new(),
+            last_heard_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
         }
-        drop(guard);
-        tokio::time::sleep(QUIET - quiet_for).await;
     }
 }
 
-/// Notes a notification tmux sends to every control client (the kinds
-/// that crash a client mid-handshake).
-pub fn heard(notification: &Notification) {
-    let global = matches!(
-        notification,
-        Notification::SessionsChanged
-            | Notification::SessionRenamed { .. }
-            | Notification::SessionWindowChanged { .. }
-            | Notification::WindowPaneChanged { .. }
-            | Notification::PaneModeChanged { .. }
-            | Notification::ClientDetached { .. }
-    );
-    if global {
-        let now = (epoch().elapsed().as_millis() as u64).max(1);
-        LAST_HEARD_MS.fetch_max(now, Ordering::Relaxed);
+/// The turn, held until the guard drops.
+pub type Turn = OwnedMutexGuard<()>;
+
+impl Handshake {
+    /// Waits for the turn.
+    pub async fn turn(&self) -> Turn {
+        self.turn.clone().lock_owned().await
     }
-    if matches!(notification, Notification::ClientDetached { .. }) {
-        DETACHES.fetch_add(1, Ordering::Relaxed);
-        DETACH_HEARD.notify_waiters();
+
+    /// The turn, once the server has been quiet for `QUIET` (or `MAX_WAIT`
+    /// has passed): for handshakes.
+    pub async fn quiet_turn(&self) -> Turn {
+        let started = Instant::now();
+        loop {
+            let guard = self.turn().await;
+            // Nothing heard yet counts as noise heard at the first look: a
+            // daemon started right after another died meets that one's
+            // clients leaving and its last commands landing.
+            let last = Duration::from_millis(self.last_heard_ms.load(Ordering::Relaxed));
+            let quiet_for = self.epoch.elapsed().saturating_sub(last);
+            if quiet_for >= QUIET || started.elapsed() >= MAX_WAIT {
+                return guard;
+            }
+            drop(guard);
+            tokio::time::sleep(QUIET - quiet_for).await;
+        }
+    }
+
+    /// Notes a notification tmux sends to every control client (the kinds
+    /// that crash a client mid-handshake).
+    pub fn heard(&self, notification: &Notification) {
+        let global = matches!(
+            notification,
+            Notification::SessionsChanged
+                | Notification::SessionRenamed { .. }
+                | Notification::SessionWindowChanged { .. }
+                | Notification::WindowPaneChanged { .. }
+                | Notification::PaneModeChanged { .. }
+                | Notification::ClientDetached { .. }
+        );
+        if global {
+            let now = (self.epoch.elapsed().as_millis() as u64).max(1);
+            self.last_heard_ms.fetch_max(now, Ordering::Relaxed);
+        }
+        if matches!(notification, Notification::ClientDetached { .. }) {
+            self.detaches.fetch_add(1, Ordering::Relaxed);
+            self.detach_heard.notify_waiters();
+        }
+    }
+
+    /// How many `%client-detached` have been heard so far.
+    pub fn detaches_heard(&self) -> u64 {
+        self.detaches.load(Ordering::Relaxed)
+    }
+
+    /// Holds on (with the turn) until a `%client-detached` beyond `seen` is
+    /// heard, at most `max`. A control client whose session tmuxd closed,
+    /// or that tmuxd closed, leaves tmux a moment after its process ends,
+    /// and tmux then tells every control client: that must happen inside
+    /// the turn, not in the next client's handshake. Another of tmuxd's
+    /// clients hearing it is the sign it has happened; with none left to
+    /// hear, `max` is waited.
+    pub async fn until_detach_heard(&self, seen: u64, max: Duration) {
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            let heard = self.detach_heard.notified();
+            tokio::pin!(heard);
+            heard.as_mut().enable();
+            if self.detaches_heard() > seen {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, heard).await.is_err() {
+                return;
+            }
+        }
     }
 }
 
-/// How many `%client-detached` have been heard so far.
-pub fn detaches_heard() -> u64 {
-    DETACHES.load(Ordering::Relaxed)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Holds on (with the turn) until a `%client-detached` beyond `seen` is
-/// heard, at most `max`. A control client whose session tmuxd closed, or
-/// that tmuxd closed, leaves tmux a moment after its process ends, and
-/// tmux then tells every control client: that must happen inside the turn,
-/// not in the next client's handshake. Another of tmuxd's clients hearing
-/// it is the sign it has happened; with none left to hear, `max` is waited.
-pub async fn until_detach_heard(seen: u64, max: Duration) {
-    let deadline = tokio::time::Instant::now() + max;
-    loop {
-        let heard = DETACH_HEARD.notified();
-        tokio::pin!(heard);
-        heard.as_mut().enable();
-        if detaches_heard() > seen {
-            return;
-        }
-        if tokio::time::timeout_at(deadline, heard).await.is_err() {
-            return;
-        }
+    /// Two servers' turns are their own: one held does not hold the other.
+    #[tokio::test]
+    async fn each_server_has_its_own_turn() {
+        let (one, two) = (Handshake::default(), Handshake::default());
+        let _held = one.turn().await;
+        let other = tokio::time::timeout(Duration::from_secs(5), two.turn()).await;
+        assert!(other.is_ok(), "another server's turn is free");
+        let same = tokio::time::timeout(Duration::from_millis(50), one.turn()).await;
+        assert!(same.is_err(), "the held turn is held");
+    }
+
+    #[tokio::test]
+    async fn a_detach_heard_ends_the_wait_for_it() {
+        let handshake = Handshake::default();
+        let seen = handshake.detaches_heard();
+        handshake.heard(&Notification::ClientDetached { client: "c".into() });
+        let waited = Instant::now();
+        handshake
+            .until_detach_heard(seen, Duration::from_secs(30))
+            .await;
+        assert!(waited.elapsed() < Duration::from_secs(5));
+        assert_eq!(handshake.detaches_heard(), seen + 1);
     }
 }

@@ -57,7 +57,9 @@ export async function request(method, path, body) {
 }
 
 export const api = {
-  list: () => request('GET', '/v1/sessions'),
+  list: () => request('GET', '/v1/sessions?include=ended'),
+  untracked: () => request('GET', '/v1/sessions/untracked'),
+  snapshot: (id) => request('GET', `/v1/sessions/${encodeURIComponent(id)}/snapshot?format=ansi`),
   create: (body) => request('POST', '/v1/sessions', body),
   adopt: (tmuxName) => request('POST', '/v1/sessions/adopt', { tmux_name: tmuxName }),
   health: () => request('GET', '/healthz'),

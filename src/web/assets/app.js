@@ -2,11 +2,12 @@
 // then wires the wall, the event feed, the open session, notifications and
 // the page's routes (`#/` the wall, `#/s/<id>` one session).
 
-import { api, probeAccess, redeemLoginLink, setToken, token } from './api.js';
+import { api, probeAccess, redeemLoginLink, request, setToken, token } from './api.js';
 import { formDialog } from './dialogs.js';
 import { EventFeed } from './events.js';
 import { SessionView } from './session.js';
-import { Wall } from './wall.js';
+import { Wall, ago } from './wall.js';
+import { attentionWords, describe } from './words.js';
 
 const LIST_REFRESH_MS = 5000;
 const REFRESH_DEBOUNCE_MS = 150;
@@ -170,11 +171,13 @@ function onEvent(event) {
   if (sessionView.id && event.session_id === sessionView.id) {
     const tile = wall.get(sessionView.id);
     if (tile) sessionView.update(tile.summary);
-    if (event.kind === 'session_deleted' || event.kind === 'session_detached') sessionView.ended(event.reason);
+    if (event.kind === 'session_deleted') sessionView.ended(event.reason);
+    if (event.kind === 'session_detached') sessionView.ended('detached from tmuxd');
   }
   if (reread) scheduleRefresh();
 }
 
+// The tab title counts the live sessions whose attention flag is up.
 function wallChanged() {
   const n = wall.attentionCount();
   document.title = n ? `(${n}) tmuxd` : 'tmuxd';
@@ -186,7 +189,7 @@ function notify(tile) {
   if (!document.hidden && sessionView.id === tile.id) return;
   const s = tile.summary;
   const note = new Notification(`${s.tmux_name} needs attention`, {
-    body: [s.attention && s.attention.reason, s.state, s.current_command, s.thought && s.thought.text]
+    body: [attentionWords(s), describe(s), s.current_command, s.thought && s.thought.text]
       .filter(Boolean)
       .join(' · '),
     tag: `tmuxd-${s.session_id}`,
@@ -213,7 +216,7 @@ function setupNotifyButton() {
   show();
 }
 
-function route() {
+async function route() {
   if (!wall) return;
   const match = location.hash.match(/^#\/s\/(.+)$/);
   const id = match ? decodeURIComponent(match[1]) : null;
@@ -222,8 +225,19 @@ function route() {
     $('empty').hidden = true;
     $('session').hidden = false;
     if (sessionView.id !== id) {
-      const tile = wall.get(id);
-      const summary = tile ? tile.summary : { session_id: id, tmux_name: id, state: '' };
+      // A session not on the wall yet (a link, a reload) is asked for first:
+      // an ended one opens its last screen, not a screen feed.
+      let summary = wall.get(id)?.summary;
+      if (!summary) {
+        try {
+          ({ session: summary } = await request('GET', `/v1/sessions/${encodeURIComponent(id)}`));
+        } catch (e) {
+          banner(`${id}: ${e.message}`);
+          location.hash = '#/';
+          return;
+        }
+      }
+      if (location.hash !== `#/s/${encodeURIComponent(id)}` && location.hash !== `#/s/${id}`) return;
       sessionView.open(id, summary, { readOnly: access === 'read' });
     }
   } else {
@@ -250,12 +264,96 @@ function setupControls() {
     scheduleRefresh();
     location.hash = `#/s/${encodeURIComponent(session.session_id)}`;
   }));
-  $('adopt-session').addEventListener('click', () => formDialog('adopt-dialog', async (values) => {
-    await api.adopt(values.tmux_name.trim());
-    scheduleRefresh();
-  }));
+  $('adopt-session').addEventListener('click', () => {
+    formDialog('adopt-dialog', async (values) => {
+      await api.adopt(values.tmux_name.trim());
+      scheduleRefresh();
+    });
+    listUntracked();
+  });
   window.addEventListener('hashchange', route);
+  document.addEventListener('keydown', wallKeys);
   setupNotifyButton();
+}
+
+const UNTRACKED_WHY = {
+  detached: 'detached from tmuxd',
+  excluded: 'excluded by discovery.exclude',
+  invalid_name: 'a name tmuxd cannot use',
+  pending: 'new: not adopted yet',
+};
+
+// The adopt dialog's list: the tmux sessions tmuxd does not track, each
+// with an Adopt button (none for a name tmuxd refuses).
+async function listUntracked() {
+  const body = $('untracked').tBodies[0];
+  const error = $('adopt-form').querySelector('.error');
+  body.replaceChildren();
+  let sessions;
+  try {
+    ({ sessions } = await api.untracked());
+  } catch (e) {
+    error.textContent = e.message;
+    return;
+  }
+  $('untracked').hidden = !sessions.length;
+  $('untracked-empty').hidden = sessions.length > 0;
+  for (const s of sessions) {
+    const row = body.insertRow();
+    row.dataset.tmuxName = s.tmux_name;
+    const created = `${ago(s.created_at)} ago`;
+    for (const text of [s.tmux_name, s.windows, s.attached_clients, created, UNTRACKED_WHY[s.reason] || s.reason]) {
+      row.insertCell().textContent = String(text);
+    }
+    const cell = row.insertCell();
+    if (s.reason === 'invalid_name') continue;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'primary';
+    button.textContent = 'Adopt';
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        const { session } = await api.adopt(s.tmux_name);
+        $('adopt-dialog').close();
+        scheduleRefresh();
+        wall?.upsert(session);
+        wall?.arrange();
+      } catch (e) {
+        error.textContent = e.message;
+        button.disabled = false;
+      }
+    });
+    cell.append(button);
+  }
+}
+
+// The wall from the keyboard: j/k or arrows move between tiles, Enter
+// opens (the tile's own handler), `/` filters, Esc leaves the filter or an
+// open session (when the keys are not going to the session).
+function wallKeys(e) {
+  if (!wall || e.ctrlKey || e.metaKey || e.altKey || document.querySelector('dialog[open]')) return;
+  const target = e.target;
+  const typing = target.matches('input, textarea, select');
+  if (!$('session').hidden) {
+    if (e.key === 'Escape' && (target !== $('keyboard') || sessionView.isEnded)) location.hash = '#/';
+    return;
+  }
+  if (target === $('filter') && e.key === 'Escape') {
+    $('filter').value = '';
+    wall.setFilter('');
+    wall.moveFocus(0);
+    return;
+  }
+  if (typing) return;
+  const steps = { j: 1, ArrowDown: 1, ArrowRight: 1, k: -1, ArrowUp: -1, ArrowLeft: -1 };
+  if (e.key === '/') {
+    e.preventDefault();
+    $('filter').focus();
+  } else if (e.key in steps) {
+    e.preventDefault();
+    wall.moveFocus(steps[e.key]);
+  }
 }
 
 setupControls();

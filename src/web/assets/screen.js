@@ -2,6 +2,9 @@
 // WebSocket (the whole screen first, then changed rows). Browsers cannot
 // set headers on a WebSocket, so with a token the first message is
 // `{"type":"auth","token":...}`. Reconnects unless the session ended.
+// A wall tile's feed says so (`?view=tile`): a thumbnail is not someone
+// looking at the session, so it must not acknowledge its attention flag
+// the way opening the session does.
 
 import { token, wsUrl } from './api.js';
 import { ScreenView } from './term.js';
@@ -12,9 +15,13 @@ const CLOSE_NORMAL = 1000;
 const CLOSE_POLICY = 1008;
 
 export class ScreenFeed {
-  /** `onChange()` after each frame; `onClosed(reason)` when it stops for good. */
-  constructor(sessionId, { onChange = () => {}, onClosed = () => {} } = {}) {
+  /**
+   * `onChange()` after each frame; `onClosed(reason)` when it stops for
+   * good; `tile` for a wall thumbnail.
+   */
+  constructor(sessionId, { onChange = () => {}, onClosed = () => {}, tile = false } = {}) {
     this.sessionId = sessionId;
+    this.tile = tile;
     this.view = new ScreenView();
     this.onChange = onChange;
     this.onClosed = onClosed;
@@ -45,7 +52,8 @@ export class ScreenFeed {
   }
 
   connect() {
-    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen`;
+    const view = this.tile ? '?view=tile' : '';
+    const path = `/v1/sessions/${encodeURIComponent(this.sessionId)}/screen${view}`;
     const socket = new WebSocket(wsUrl(path));
     this.socket = socket;
     socket.addEventListener('open', () => {

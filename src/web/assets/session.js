@@ -1,17 +1,27 @@
-// One open session: its live screen at full size, the keyboard forwarded
-// through the input endpoint (text for characters and paste, tmux key names
-// for the rest), a read-only toggle, scrollback, copy, queue-until-idle,
-// detach and kill.
+// One open session as a terminal: its live screen in exact cells at a
+// font size that fits (or the one chosen with A-/A+; never below 10 px:
+// past that the screen scrolls sideways), its history above the screen
+// (the wheel or the Scrollback button brings it in), text selection and
+// copy, the keyboard forwarded through the input endpoint (text for
+// characters and paste, tmux key names for the rest), an answer bar for a
+// waiting session's question, queue-until-idle, detach and kill. An ended
+// session shows its last screen, and only what still applies.
 
 import { api } from './api.js';
 import { confirmDialog } from './dialogs.js';
 import { InputQueue, pasteText, translateKey } from './keys.js';
 import { ScreenFeed } from './screen.js';
-import { ago, stateText } from './wall.js';
+import { ago } from './wall.js';
+import { answerOptions, attentionWords, isEnded, stateWords } from './words.js';
 
 const SCROLLBACK_LINES = 2000;
-/** Smallest scale of the open screen (13px text at 0.7 is about 9px). */
-const MIN_SCALE = 0.7;
+/** Readable on a phone; below this the screen scrolls sideways instead. */
+const MIN_FONT_PX = 10;
+const MAX_FIT_FONT_PX = 18;
+const MAX_FONT_PX = 32;
+const FONT_KEY = 'tmuxd.fontPx';
+/** Room kept below the screen for the soft keys and the queue row. */
+const BELOW_SCREEN_PX = 120;
 const $ = (id) => document.getElementById(id);
 
 export class SessionView {
@@ -22,10 +32,17 @@ export class SessionView {
     this.id = null;
     this.feed = null;
     this.queue = null;
+    this.summary = null;
     this.sticky = { ctrl: false, alt: false };
     this.readOnly = false;
     this.forcedReadOnly = false;
+    this.isEnded = false;
+    this.history = null;
+    this.answers = '';
+    const saved = Number(localStorage.getItem(FONT_KEY));
+    this.fontPx = saved >= MIN_FONT_PX && saved <= MAX_FONT_PX ? saved : null;
     this.host = $('session-screen');
+    this.historyEl = $('scrollback');
     this.keyboard = $('keyboard');
     this.bind();
   }
@@ -38,7 +55,10 @@ export class SessionView {
     });
     // Keys keep going to the session after a toolbar button.
     $('copy-btn').addEventListener('click', () => this.copy().then(() => this.focus()));
-    $('scrollback-btn').addEventListener('click', () => this.toggleScrollback().then(() => this.focus()));
+    $('scrollback-btn').addEventListener('click', () => this.toggleHistory().then(() => this.focus()));
+    $('font-smaller').addEventListener('click', () => this.zoom(-1));
+    $('font-larger').addEventListener('click', () => this.zoom(1));
+    $('font-fit').addEventListener('click', () => this.zoom(0));
     $('detach-btn').addEventListener('click', () => this.remove('detach'));
     $('kill-btn').addEventListener('click', () => this.remove('kill'));
     $('queue-form').addEventListener('submit', (e) => {
@@ -64,9 +84,13 @@ export class SessionView {
     this.keyboard.addEventListener('compositionend', takeTyped);
     this.keyboard.addEventListener('focus', () => this.host.classList.add('focused'));
     this.keyboard.addEventListener('blur', () => this.host.classList.remove('focused'));
+    // A click gives the keys back to the session; a drag selects text to copy.
     this.host.addEventListener('mouseup', () => {
       if (!window.getSelection().toString()) this.focus();
     });
+    this.host.addEventListener('wheel', (e) => {
+      if (e.deltaY < 0 && this.host.scrollTop === 0 && !this.history) this.loadHistory({ keepView: true });
+    }, { passive: true });
     for (const button of $('softkeys').querySelectorAll('button')) {
       button.addEventListener('click', () => this.softKey(button));
     }
@@ -76,21 +100,30 @@ export class SessionView {
   open(id, summary, { readOnly }) {
     this.close();
     this.id = id;
-    this.forcedReadOnly = readOnly;
-    this.readOnly = readOnly;
+    this.summary = summary;
+    this.isEnded = isEnded(summary);
+    this.forcedReadOnly = readOnly || this.isEnded;
+    this.readOnly = this.forcedReadOnly;
     $('readonly-toggle').checked = readOnly;
     $('session-error').textContent = '';
     $('queue-status').textContent = '';
-    $('scrollback').hidden = true;
+    this.historyEl.hidden = true;
+    this.historyEl.textContent = '';
+    this.history = null;
     this.queue = new InputQueue((body) => api.input(id, body), (e) => this.fail(e));
     this.feed = new ScreenFeed(id, {
-      onChange: (frame) => frame.type === 'screen' && this.fit(),
+      onChange: (frame) => {
+        if (frame.type === 'screen') this.fit();
+        this.showAnswers();
+      },
       onClosed: (reason) => { $('session-error').textContent = `screen feed closed: ${reason}`; },
     });
     this.host.textContent = '';
-    this.host.append(this.feed.view.el);
-    this.feed.open();
+    this.host.append(this.historyEl, this.feed.view.el);
+    document.body.classList.add('in-session');
     this.update(summary);
+    if (this.isEnded) this.showLastScreen();
+    else this.feed.open();
     this.focus();
   }
 
@@ -98,22 +131,53 @@ export class SessionView {
     if (this.feed) this.feed.close();
     this.feed = null;
     this.id = null;
+    this.answers = '';
+    $('answer-bar').hidden = true;
+    document.body.classList.remove('in-session', 'session-ended');
   }
 
   update(summary) {
     if (!summary) return;
+    this.summary = summary;
+    if (!this.isEnded && isEnded(summary)) this.ended();
     $('session-name').textContent = `${summary.tmux_name}`;
+    const words = stateWords(summary);
+    const attention = attentionWords(summary);
     const state = $('session-state');
-    state.className = `state ${summary.state}${summary.attention ? ' attention' : ''}`;
-    state.textContent = `${stateText(summary)} · ${ago(summary.state_since)}`;
-    const bits = [summary.session_id, summary.current_command, summary.cwd].filter(Boolean);
-    if (summary.thought && summary.thought.text) bits.push(`💭 ${summary.thought.text}`);
+    state.className = `state ${words.tone}${attention ? ' attention' : ''}`;
+    const since = isEnded(summary) ? summary.ended_at : summary.state_since;
+    const when = since ? `${ago(since)}${isEnded(summary) ? ' ago' : ''}` : '';
+    state.textContent = [attention ? `! needs you: ${attention}` : '', words.word, when]
+      .filter(Boolean).join(' · ');
+    state.title = words.evidence;
+    const bits = [words.evidence, summary.session_id, summary.current_command, summary.cwd].filter(Boolean);
+    if (summary.thought && summary.thought.text) bits.push(`“${summary.thought.text}”`);
     $('session-info').textContent = bits.join(' · ');
+    this.showAnswers();
   }
 
+  /** The session ended while open: its screen stays; the keys, queue and actions go. */
   ended(reason) {
-    $('session-error').textContent = `session ended (${reason})`;
-    this.readOnly = true;
+    this.isEnded = true;
+    this.readOnly = this.forcedReadOnly = true;
+    document.body.classList.add('session-ended');
+    if (reason) $('session-error').textContent = `session ended (${reason})`;
+    if (this.feed) this.feed.close();
+    $('answer-bar').hidden = true;
+  }
+
+  /** An ended session has no screen feed: its last screen, as the daemon kept it. */
+  async showLastScreen() {
+    document.body.classList.add('session-ended');
+    const id = this.id;
+    try {
+      const snap = await api.snapshot(id);
+      if (this.id !== id) return;
+      this.feed.view.apply({ ...snap, type: 'screen' });
+      this.fit();
+    } catch (e) {
+      if (this.id === id) $('session-error').textContent = `no last screen kept: ${e.message}`;
+    }
   }
 
   focus() {
@@ -121,15 +185,33 @@ export class SessionView {
   }
 
   /**
-   * As wide as the page allows, up to twice the natural size, keeping the
-   * soft keys in view; on a phone not below a readable size (it scrolls).
+   * The font size that fits the screen's columns in the page's width (up
+   * to MAX_FIT_FONT_PX), or the one chosen; never below MIN_FONT_PX, where
+   * the screen scrolls sideways instead. Whole pixels, so cells stay exact.
    */
   fit() {
     if (!this.feed) return;
     const view = this.feed.view;
-    const room = window.innerHeight - this.host.getBoundingClientRect().top - 110;
-    const scale = view.fit(this.host.clientWidth - 2, Math.max(200, room), 2, MIN_SCALE);
-    this.host.style.height = `${Math.ceil(view.el.offsetHeight * scale) + 2}px`;
+    if (!view.cols) return;
+    const width = this.host.clientWidth - 2;
+    const fitted = Math.floor(width / (view.cols * view.cellRatio()));
+    const px = this.fontPx || Math.max(MIN_FONT_PX, Math.min(MAX_FIT_FONT_PX, fitted));
+    for (const el of [view.el, this.historyEl]) el.style.fontSize = `${px}px`;
+    $('font-size').textContent = `${px}px`;
+    const top = this.host.getBoundingClientRect().top + window.scrollY;
+    const room = Math.max(200, window.innerHeight - top - BELOW_SCREEN_PX);
+    this.host.style.maxHeight = `${room}px`;
+  }
+
+  /** A-/A+ change the font a pixel at a time; 0 goes back to fitting the width. */
+  zoom(step) {
+    if (!this.feed) return;
+    const current = parseFloat(getComputedStyle(this.feed.view.el).fontSize) || 13;
+    this.fontPx = step === 0 ? null : Math.max(MIN_FONT_PX, Math.min(MAX_FONT_PX, Math.round(current) + step));
+    if (this.fontPx) localStorage.setItem(FONT_KEY, String(this.fontPx));
+    else localStorage.removeItem(FONT_KEY);
+    this.fit();
+    this.focus();
   }
 
   onKey(e) {
@@ -143,6 +225,15 @@ export class SessionView {
   type(action) {
     if (this.readOnly || !this.queue) return;
     this.queue.push(action);
+    this.scrollToScreen();
+  }
+
+  /** Typing brings the live screen back into view from the history. */
+  scrollToScreen() {
+    if (!this.feed) return;
+    const term = this.feed.view.el;
+    const below = term.offsetTop + term.offsetHeight - this.host.clientHeight;
+    if (this.host.scrollTop < below) this.host.scrollTop = below;
   }
 
   softKey(button) {
@@ -164,6 +255,31 @@ export class SessionView {
     for (const b of $('softkeys').querySelectorAll('[data-mod]')) b.setAttribute('aria-pressed', 'false');
   }
 
+  /** Buttons for what a waiting session's question offers (`[y/N]`, numbered options). */
+  showAnswers() {
+    const bar = $('answer-bar');
+    const s = this.summary;
+    const asking = this.feed && !this.isEnded && !this.forcedReadOnly && s
+      && (s.state === 'waiting' || (s.attention && s.attention.reason === 'needs_input'));
+    const options = asking ? answerOptions(this.feed.view.texts()) : [];
+    const key = JSON.stringify(options);
+    if (key === this.answers) return;
+    this.answers = key;
+    bar.hidden = !options.length;
+    const buttons = options.map(({ label, input }) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = label;
+      button.addEventListener('click', () => {
+        this.type(input.submit ? { text: input.text } : input);
+        if (input.submit) this.type({ key: 'Enter' });
+        this.focus();
+      });
+      return button;
+    });
+    bar.replaceChildren(...buttons);
+  }
+
   fail(e) {
     if (e.status === 403) {
       this.onReadOnly();
@@ -174,41 +290,65 @@ export class SessionView {
   }
 
   async copy() {
-    const text = this.feed ? this.feed.view.text() : '';
+    const selected = window.getSelection().toString();
+    const text = selected || (this.feed ? this.feed.view.text() : '');
     try {
       await navigator.clipboard.writeText(text);
       $('session-error').textContent = '';
     } catch {
-      // No clipboard permission (or not a secure origin): show it selectable instead.
-      this.showText(text);
+      // No clipboard permission (or not a secure origin): select it to copy by hand.
+      const range = document.createRange();
+      range.selectNodeContents(this.feed.view.el);
+      window.getSelection().removeAllRanges();
+      window.getSelection().addRange(range);
     }
   }
 
-  showText(text) {
-    const pre = $('scrollback');
-    pre.hidden = false;
-    pre.textContent = text;
-    const range = document.createRange();
-    range.selectNodeContents(pre);
-    const selection = window.getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-
-  async toggleScrollback() {
-    const pre = $('scrollback');
-    if (!pre.hidden) {
-      pre.hidden = true;
+  /** The Scrollback button: the history above the screen, scrolled into view; again hides it. */
+  async toggleHistory() {
+    if (this.history && !this.historyEl.hidden) {
+      this.historyEl.hidden = true;
+      this.history = null;
       return;
     }
+    await this.loadHistory({ keepView: false });
+  }
+
+  /**
+   * Reads the history (`?lines=2000`) and puts it above the screen. With
+   * `keepView` (the wheel) the screen stays where it was and the wheel goes
+   * on into the history; else its last lines are scrolled into view.
+   */
+  async loadHistory({ keepView }) {
+    const id = this.id;
+    this.history = 'loading';
+    let lines;
+    let missing = null;
     try {
-      const { lines } = await api.scrollback(this.id, SCROLLBACK_LINES);
-      pre.textContent = lines.length ? lines.join('\n') : '(no scrollback)';
-      pre.hidden = false;
-      pre.scrollTop = pre.scrollHeight;
+      ({ lines, missing = null } = await api.scrollback(id, SCROLLBACK_LINES));
     } catch (e) {
-      this.fail(e);
+      if (this.id !== id) return;
+      this.history = null;
+      if (e.status === 404 && this.isEnded) {
+        lines = null;
+      } else {
+        this.fail(e);
+        return;
+      }
     }
+    if (this.id !== id) return;
+    this.history = lines;
+    // An ended session's record may say why it has no history (`missing`).
+    this.historyEl.textContent = lines === null ? '(no history kept for this ended session)'
+      : lines.length ? lines.join('\n') : `(no scrollback${missing ? `: ${missing}` : ''})`;
+    this.historyEl.hidden = false;
+    const height = this.historyEl.offsetHeight;
+    if (keepView) {
+      this.host.scrollTop += height;
+      return;
+    }
+    this.host.scrollIntoView({ block: 'nearest' });
+    this.host.scrollTop = Math.max(0, height - this.host.clientHeight / 2);
   }
 
   async queueInput() {
@@ -228,7 +368,7 @@ export class SessionView {
     const name = $('session-name').textContent;
     const text = mode === 'kill'
       ? `Kill tmux session "${name}"? Its programs are ended.`
-      : `Detach "${name}" from tmuxd? The tmux session keeps running; adopt it again by name.`;
+      : `Detach "${name}" from tmuxd? The tmux session keeps running; adopt it again from the list.`;
     if (!(await confirmDialog(text, mode === 'kill' ? 'Kill' : 'Detach'))) return;
     try {
       await api.remove(this.id, mode);

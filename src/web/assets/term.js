@@ -27,6 +27,7 @@ function hex(r, g, b) {
 
 const DEFAULT_PEN = Object.freeze({
   fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false,
+  strike: false, hidden: false,
 });
 
 /** Applies SGR parameters to a pen; returns the new pen. */
@@ -39,11 +40,15 @@ export function applySgr(pen, params) {
     else if (c === 1) p.bold = true;
     else if (c === 2) p.dim = true;
     else if (c === 3) p.italic = true;
-    else if (c === 4) p.underline = true;
+    else if (c === 4 || c === 21) p.underline = true;
+    else if (c === 8) p.hidden = true;
+    else if (c === 9) p.strike = true;
     else if (c === 7) p.inverse = true;
     else if (c === 22) p.bold = p.dim = false;
     else if (c === 23) p.italic = false;
     else if (c === 24) p.underline = false;
+    else if (c === 28) p.hidden = false;
+    else if (c === 29) p.strike = false;
     else if (c === 27) p.inverse = false;
     else if (c >= 30 && c <= 37) p.fg = paletteColor(c - 30);
     else if (c >= 40 && c <= 47) p.bg = paletteColor(c - 40);
@@ -158,7 +163,8 @@ function appendCells(parent, text) {
 }
 
 function isDefault(pen) {
-  return !pen.fg && !pen.bg && !pen.bold && !pen.dim && !pen.italic && !pen.underline && !pen.inverse;
+  return !pen.fg && !pen.bg && !pen.bold && !pen.dim && !pen.italic && !pen.underline && !pen.inverse
+    && !pen.strike && !pen.hidden;
 }
 
 /** Fills a row element from an SGR line. */
@@ -175,6 +181,8 @@ export function renderRow(rowEl, line) {
     if (pen.dim) classes.push('dm');
     if (pen.italic) classes.push('it');
     if (pen.underline) classes.push('ul');
+    if (pen.strike) classes.push('st');
+    if (pen.hidden) classes.push('hd');
     if (classes.length) span.className = classes.join(' ');
     let fg = pen.fg;
     let bg = pen.bg;
@@ -258,11 +266,22 @@ export class ScreenView {
     this.cursorEl.style.top = `calc(${cursor.row} * var(--lh))`;
   }
 
-  /** The screen as plain text, trailing blanks trimmed. */
+  /** Each row as plain text, trailing blanks trimmed. */
+  texts() {
+    return this.lines.map((l) => stripSgr(l).trimEnd());
+  }
+
+  /** The screen as plain text, trailing blank rows dropped. */
   text() {
-    const lines = this.lines.map((l) => stripSgr(l).trimEnd());
+    const lines = this.texts();
     while (lines.length && !lines[lines.length - 1]) lines.pop();
     return lines.join('\n');
+  }
+
+  /** Width of one cell per pixel of font size, as laid out now (about 0.6 for a monospace font). */
+  cellRatio() {
+    const px = parseFloat(getComputedStyle(this.el).fontSize);
+    return this.cols && px ? this.el.offsetWidth / this.cols / px : 0.6;
   }
 
   /**

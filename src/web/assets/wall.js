@@ -1,22 +1,20 @@
-// The wall: one tile per session with a live thumbnail of its screen, its
-// state and why, for how long, command, cwd, thought and last activity.
-// Sessions with the attention flag up sort first. A tile's screen feed is open
-// only while the tile is on screen, so a long wall costs little.
+// The wall, for triage: one tile per session with its name on a line of
+// its own (nothing squeezes it), what it is doing in words, a mark (icon
+// and text, not colour alone) when it needs you, and the last non-empty
+// rows of its screen at a readable size (the whole screen on hover).
+// Sessions that need you come first, ended ones last with how they ended.
+// A tile's screen feed is open only while the tile is on screen.
 
+import { api } from './api.js';
 import { ScreenFeed } from './screen.js';
+import { attentionWords, describe, isEnded, lastNonEmptyRow, stateWords } from './words.js';
 
 const STATE_ORDER = { waiting: 0, working: 1, starting: 2, idle: 3, exited: 4 };
-
-/** `idle · shell_prompt`, then `· attention: bell` when the flag is up. */
-export function stateText(s) {
-  const parts = [s.state];
-  if (s.state_reason) parts.push(s.state_reason);
-  if (s.attention) parts.push(`attention: ${s.attention.reason}`);
-  if (s.exit_status !== null && s.exit_status !== undefined) parts.push(`status ${s.exit_status}`);
-  return parts.join(' · ');
-}
-const THUMB_MAX_HEIGHT = 220;
+/** Rows a thumbnail shows: the last non-empty ones. */
+const THUMB_ROWS = 8;
 const HIDDEN_CLOSE_MS = 5000;
+const PEEK_DELAY_MS = 350;
+const DISMISSED_KEY = 'tmuxd.dismissed';
 
 /** `12s`, `5m`, `3h`, `2d` since `iso` (RFC 3339). */
 export function ago(iso, now = Date.now()) {
@@ -35,36 +33,71 @@ function el(tag, className, text) {
   return node;
 }
 
+/** Ended sessions the user dismissed, kept in this browser so a reload does not bring them back. */
+function dismissed() {
+  try {
+    return new Set(JSON.parse(localStorage.getItem(DISMISSED_KEY) || '[]'));
+  } catch {
+    return new Set();
+  }
+}
+
+function dismiss(id) {
+  const ids = dismissed();
+  ids.add(id);
+  localStorage.setItem(DISMISSED_KEY, JSON.stringify([...ids].slice(-500)));
+}
+
+/** The coding agent a summary names (issue 19 adds `agent`), as a word; '' if none. */
+function agentName(agent) {
+  if (!agent) return '';
+  if (typeof agent === 'string') return agent;
+  return agent.name || agent.kind || '';
+}
+
 class Tile {
   constructor(summary, wall) {
     this.wall = wall;
     this.summary = summary;
-    this.ended = null;
     this.visible = false;
     this.closeTimer = null;
+    this.peekTimer = null;
+    this.snapshotLoaded = false;
     this.root = el('article', 'tile');
     this.root.tabIndex = 0;
     this.root.dataset.sessionId = summary.session_id;
-    const head = el('div', 'tile-head');
-    this.nameEl = el('span', 'name');
+    this.nameEl = el('div', 'name');
+    const status = el('div', 'status');
+    this.markEl = el('span', 'mark');
+    this.markEl.append(el('span', 'mark-icon', '!'), el('span', 'mark-text'));
     this.stateEl = el('span', 'state');
     this.sinceEl = el('span', 'since');
-    head.append(this.nameEl, this.stateEl, this.sinceEl);
+    status.append(this.markEl, this.stateEl, this.sinceEl);
+    // The slot keeps the tile's size while the thumbnail grows over what is below (peek).
+    const slot = el('div', 'thumb-slot');
     this.thumb = el('div', 'thumb');
+    slot.append(this.thumb);
     const foot = el('div', 'tile-foot');
     this.cmdEl = el('div', 'cmd');
     this.cwdEl = el('div', 'cwd');
     this.thoughtEl = el('div', 'thought');
     this.activityEl = el('div', 'activity');
     foot.append(this.cmdEl, this.cwdEl, this.thoughtEl, this.activityEl);
-    this.root.append(head, this.thumb, foot);
-    this.feed = new ScreenFeed(summary.session_id, { onChange: (frame) => frame.type === 'screen' && this.fit() });
+    this.root.append(this.nameEl, status, slot, foot);
+    this.feed = new ScreenFeed(summary.session_id, { onChange: () => this.showTail(), tile: true });
     this.thumb.append(this.feed.view.el);
     this.root.addEventListener('click', (e) => {
       if (!e.target.closest('button')) wall.onOpen(this.id);
     });
     this.root.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && e.target === this.root) wall.onOpen(this.id);
+    });
+    this.thumb.addEventListener('mouseenter', () => {
+      this.peekTimer = setTimeout(() => this.setPeek(true), PEEK_DELAY_MS);
+    });
+    this.thumb.addEventListener('mouseleave', () => {
+      clearTimeout(this.peekTimer);
+      this.setPeek(false);
     });
     this.render();
   }
@@ -73,29 +106,54 @@ class Tile {
     return this.summary.session_id;
   }
 
-  get state() {
-    return this.ended ? 'ended' : this.summary.state;
+  get ended() {
+    return isEnded(this.summary);
+  }
+
+  /** The attention flag counts while the session lives. */
+  get needsYou() {
+    return !this.ended && !!this.summary.attention;
   }
 
   update(summary) {
+    const wasEnded = this.ended;
     this.summary = { ...this.summary, ...summary };
+    if (this.ended && !wasEnded) this.feed.close();
     this.render();
+    if (this.ended && this.visible) this.loadLastScreen();
   }
 
   render() {
     const s = this.summary;
+    const words = stateWords(s);
+    const attention = attentionWords(s);
     this.nameEl.textContent = s.tmux_name;
     this.nameEl.title = `${s.tmux_name} (${s.session_id})`;
-    const flagged = !this.ended && !!s.attention;
-    this.stateEl.className = `state ${this.state}${flagged ? ' attention' : ''}`;
-    this.stateEl.textContent = this.ended ? `ended: ${this.ended}` : stateText(s);
-    this.root.dataset.state = this.state;
-    this.root.classList.toggle('attention', flagged);
-    this.root.classList.toggle('ended', !!this.ended);
-    this.cmdEl.textContent = s.current_command ? `› ${s.current_command}` : '';
+    this.markEl.hidden = !attention;
+    this.markEl.querySelector('.mark-text').textContent = attention ? `needs you: ${attention}` : '';
+    this.stateEl.className = `state ${words.tone}`;
+    this.stateEl.textContent = words.word;
+    this.root.title = describe(s);
+    this.root.dataset.state = this.ended ? 'ended' : s.state;
+    this.root.classList.toggle('attention', this.needsYou);
+    this.root.classList.toggle('ended', this.ended);
+    if (this.ended && !this.root.querySelector('.dismiss')) {
+      const button = el('button', 'dismiss', '×');
+      button.type = 'button';
+      button.title = 'remove from the wall';
+      button.setAttribute('aria-label', `remove ${s.tmux_name} from the wall`);
+      button.addEventListener('click', () => {
+        dismiss(this.id);
+        this.wall.remove(this.id);
+      });
+      this.sinceEl.after(button);
+    }
+    const agent = agentName(s.agent);
+    this.cmdEl.textContent = [s.current_command && `› ${s.current_command}`, agent && `agent: ${agent}`]
+      .filter(Boolean).join(' · ');
     this.cwdEl.textContent = s.cwd || '';
     this.cwdEl.title = s.cwd || '';
-    this.thoughtEl.textContent = s.thought && s.thought.text ? `💭 ${s.thought.text}` : '';
+    this.thoughtEl.textContent = s.thought && s.thought.text ? `“${s.thought.text}”` : '';
     this.thoughtEl.title = s.thought && s.thought.text ? s.thought.text : '';
     this.tick();
   }
@@ -103,40 +161,71 @@ class Tile {
   /** Refreshes the relative times. */
   tick(now = Date.now()) {
     const s = this.summary;
-    this.sinceEl.textContent = this.ended ? '' : `for ${ago(s.state_since, now)}`;
+    if (this.ended) {
+      this.sinceEl.textContent = s.ended_at ? `${ago(s.ended_at, now)} ago` : '';
+      this.activityEl.textContent = s.ended_at ? `ended ${new Date(s.ended_at).toLocaleString()}` : '';
+      return;
+    }
+    this.sinceEl.textContent = `for ${ago(s.state_since, now)}`;
     this.activityEl.textContent = s.last_activity_at ? `active ${ago(s.last_activity_at, now)} ago` : 'no output yet';
-  }
-
-  markEnded(reason) {
-    this.ended = reason || 'ended';
-    this.feed.close();
-    const dismiss = el('button', 'dismiss', '×');
-    dismiss.type = 'button';
-    dismiss.title = 'remove from the wall';
-    dismiss.addEventListener('click', () => this.wall.remove(this.id));
-    this.sinceEl.after(dismiss);
-    this.render();
   }
 
   setVisible(visible) {
     this.visible = visible;
     clearTimeout(this.closeTimer);
-    if (this.ended) return;
+    if (this.ended) {
+      if (visible) this.loadLastScreen();
+      return;
+    }
     if (visible) this.feed.open();
     else this.closeTimer = setTimeout(() => this.feed.close(), HIDDEN_CLOSE_MS);
   }
 
-  /** Scales the screen to the tile's width (and at most THUMB_MAX_HEIGHT). */
-  fit() {
-    const width = this.thumb.clientWidth;
+  /** An ended session has no screen feed: its last screen is read once. */
+  async loadLastScreen() {
+    if (this.snapshotLoaded) return;
+    this.snapshotLoaded = true;
+    try {
+      const snap = await api.snapshot(this.id);
+      this.feed.view.apply({ ...snap, type: 'screen' });
+      this.showTail();
+    } catch {
+      // Past the retention window: the tile says how it ended, without a screen.
+    }
+  }
+
+  /** Shows the last THUMB_ROWS non-empty rows, at the thumbnail's own font size. */
+  showTail() {
+    if (this.root.classList.contains('peek')) return this.fitWhole();
     const view = this.feed.view;
+    const last = lastNonEmptyRow(view.texts());
+    const first = Math.max(0, last + 1 - THUMB_ROWS);
+    view.el.style.transform = `translateY(calc(${-first} * var(--lh)))`;
+  }
+
+  /** The whole screen, scaled to the tile's width, over what is below the thumbnail. */
+  setPeek(on) {
+    if (this.root.classList.contains('peek') === on) return;
+    this.root.classList.toggle('peek', on);
+    if (on) this.fitWhole();
+    else {
+      this.thumb.style.height = '';
+      this.showTail();
+    }
+  }
+
+  fitWhole() {
+    const view = this.feed.view;
+    const width = this.thumb.clientWidth;
     if (!width || !view.el.offsetWidth) return;
-    const scale = view.fit(width, THUMB_MAX_HEIGHT);
+    const scale = Math.min(1, width / view.el.offsetWidth);
+    view.el.style.transform = `scale(${scale})`;
     this.thumb.style.height = `${Math.ceil(view.el.offsetHeight * scale)}px`;
   }
 
   destroy() {
     clearTimeout(this.closeTimer);
+    clearTimeout(this.peekTimer);
     this.feed.close();
     this.root.remove();
   }
@@ -159,12 +248,6 @@ export class Wall {
         if (tile) tile.setVisible(entry.isIntersecting);
       }
     }, { rootMargin: '200px' });
-    this.resizes = new ResizeObserver((entries) => {
-      for (const entry of entries) {
-        const tile = this.tiles.get(entry.target.closest('.tile').dataset.sessionId);
-        if (tile) tile.fit();
-      }
-    });
     setInterval(() => this.tiles.forEach((t) => t.tick()), 1000);
   }
 
@@ -172,15 +255,20 @@ export class Wall {
     return this.tiles.get(id);
   }
 
-  /** Replaces what the wall knows with `GET /v1/sessions`; ended tiles stay until dismissed. */
+  /**
+   * Replaces what the wall knows with `GET /v1/sessions?include=ended`:
+   * live sessions, and ended ones within the retention window unless dismissed.
+   */
   setSessions(sessions) {
     const seen = new Set();
+    const gone = dismissed();
     for (const summary of sessions) {
+      if (isEnded(summary) && gone.has(summary.session_id)) continue;
       seen.add(summary.session_id);
       this.upsert(summary);
     }
     for (const tile of [...this.tiles.values()]) {
-      if (!seen.has(tile.id) && !tile.ended) this.remove(tile.id);
+      if (!seen.has(tile.id)) this.remove(tile.id);
     }
     this.arrange();
   }
@@ -190,7 +278,7 @@ export class Wall {
     if (tile) {
       const was = tile.summary.attention;
       tile.update(summary);
-      const raised = summary.attention && (!was || was.since !== summary.attention.since);
+      const raised = tile.needsYou && (!was || was.since !== summary.attention.since);
       if (raised) this.onAttention(tile);
       return tile;
     }
@@ -198,7 +286,6 @@ export class Wall {
     this.tiles.set(created.id, created);
     this.container.append(created.root);
     this.visibility.observe(created.root);
-    this.resizes.observe(created.thumb);
     // No notification for a session first seen needing attention (a page
     // load would raise one per session); the title counts it.
     return created;
@@ -208,7 +295,6 @@ export class Wall {
     const tile = this.tiles.get(id);
     if (!tile) return;
     this.visibility.unobserve(tile.root);
-    this.resizes.unobserve(tile.thumb);
     tile.destroy();
     this.tiles.delete(id);
     this.arrange();
@@ -220,28 +306,36 @@ export class Wall {
     switch (event.kind) {
       case 'session_state':
         if (tile) {
-          this.upsert({
-            ...tile.summary,
+          const update = {
             state: event.state,
             state_reason: event.reason,
             state_since: event.state_since,
             attention: event.attention ?? null,
-          });
+          };
+          if (event.state === 'exited') {
+            update.exit_status = event.exit_status ?? null;
+            update.exit_signal = event.exit_signal ?? null;
+          }
+          this.upsert({ ...tile.summary, ...update });
           this.arrange();
         }
         return true;
       case 'thought_update':
         if (tile) tile.update({ thought: event.thought });
         return false;
-      case 'session_deleted':
       case 'session_detached':
-        if (tile && (event.reason === 'process_exit' || event.reason === 'tmux_server_gone')) {
-          tile.markEnded(event.reason);
-          this.arrange();
-        } else {
-          this.remove(event.session_id);
-        }
+        this.remove(event.session_id);
         return false;
+      case 'session_deleted':
+        // Ended, not forgotten: the list (with ended sessions) says how.
+        if (tile) {
+          const end = { state: 'exited', state_reason: event.reason, ended_at: event.at, attention: null };
+          if (event.exit_status !== undefined) end.exit_status = event.exit_status;
+          if (event.exit_signal !== undefined) end.exit_signal = event.exit_signal;
+          tile.update(end);
+          this.arrange();
+        }
+        return true;
       default:
         return true;
     }
@@ -260,15 +354,17 @@ export class Wall {
   matches(tile) {
     if (!this.filter) return true;
     const s = tile.summary;
-    const hay = [s.tmux_name, s.session_id, s.current_command, s.cwd, s.title, s.state, s.thought && s.thought.text]
+    const hay = [s.tmux_name, s.session_id, s.current_command, agentName(s.agent), s.cwd, s.title, describe(s),
+      s.thought && s.thought.text]
       .filter(Boolean).join(' ').toLowerCase();
     return hay.includes(this.filter);
   }
 
   compare(a, b) {
-    const rank = (t) => (t.ended ? 2 : t.summary.attention ? 0 : 1);
+    const rank = (t) => (t.ended ? 2 : t.needsYou ? 0 : 1);
     if (rank(a) !== rank(b)) return rank(a) - rank(b);
     const byName = () => a.summary.tmux_name.localeCompare(b.summary.tmux_name, undefined, { numeric: true });
+    if (a.ended) return Date.parse(b.summary.ended_at || 0) - Date.parse(a.summary.ended_at || 0) || byName();
     if (this.sortKey === 'name') return byName();
     if (this.sortKey === 'state') {
       const d = (STATE_ORDER[a.summary.state] ?? 9) - (STATE_ORDER[b.summary.state] ?? 9);
@@ -291,9 +387,25 @@ export class Wall {
     this.onChange();
   }
 
+  /** Live sessions with the attention flag up (what the tab title counts). */
   attentionCount() {
     let n = 0;
-    for (const tile of this.tiles.values()) if (!tile.ended && tile.summary.attention) n++;
+    for (const tile of this.tiles.values()) if (tile.needsYou) n++;
     return n;
+  }
+
+  /** The tiles shown, in order. */
+  shown() {
+    return this.order.map((id) => this.tiles.get(id)).filter((t) => t && !t.root.hidden);
+  }
+
+  /** Moves keyboard focus `step` tiles from the focused one (j/k, arrows). */
+  moveFocus(step) {
+    const tiles = this.shown();
+    if (!tiles.length) return;
+    const at = tiles.findIndex((t) => t.root === document.activeElement);
+    const next = at < 0 ? 0 : Math.min(tiles.length - 1, Math.max(0, at + step));
+    tiles[next].root.focus();
+    tiles[next].root.scrollIntoView({ block: 'nearest' });
   }
 }
