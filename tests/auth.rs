@@ -160,6 +160,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             (200, 200),
         ),
         route(
+            "POST",
+            "/v1/hooks/claude?pane=%2599999",
+            Need::Write,
+            Some(json!({ "hook_event_name": "Stop" })),
+            (404, 404),
+        ),
+        route(
             "DELETE",
             "/v1/sessions/{id}/input/queue/1",
             Need::Write,

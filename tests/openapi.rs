@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 29] = [
+const OPERATIONS: [&str; 30] = [
     "get /healthz",
     "get /version",
     "post /v1/login",
@@ -35,6 +35,7 @@ const OPERATIONS: [&str; 29] = [
     "post /v1/sessions/{id}/resize",
     "post /v1/sessions/{id}/wait",
     "put /v1/sessions/{id}/thought",
+    "post /v1/hooks/{agent}",
     "get /v1/sessions/{id}/input/queue",
     "delete /v1/sessions/{id}/input/queue/{n}",
     "get /v1/sessions/{id}/snapshot",

@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod hooks;
 mod login;
 mod metrics;
 pub mod model;
@@ -91,6 +92,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/input/queue/{n}", delete(queue::cancel))
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
         .route("/v1/login/code", post(login::issue_code))
+        .route("/v1/hooks/{agent}", post(hooks::hook))
         .route_layer(guard(Need::Write));
     // The only routes that take an upgrade without a bearer header; their
     // handlers get a socket only once it has authenticated.

@@ -20,8 +20,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, login, metrics, queue, restore, screen, server, sessions, stream, untracked,
-    wait,
+    events, health, hooks, login, metrics, queue, restore, screen, server, sessions, stream,
+    untracked, wait,
 };
 
 #[derive(OpenApi)]
@@ -62,6 +62,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         queue::list,
         queue::cancel,
         sessions::thought,
+        hooks::hook,
         sessions::snapshot,
         sessions::scrollback,
         events::events,

@@ -134,6 +134,9 @@ pub enum Command {
     /// Run tmuxd as a systemd user service.
     #[command(subcommand)]
     Service(ServiceCommand),
+    /// Let coding agents' own hooks tell tmuxd what they do: `tmuxd hooks install claude`.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
 }
 
 #[derive(Args, Debug)]
@@ -509,6 +512,51 @@ pub struct QueueRmArgs {
 pub enum ServiceCommand {
     /// Write ~/.config/systemd/user/tmuxd.service and say how to enable it.
     Install(ServiceArgs),
+}
+
+/// `tmuxd hooks ...`
+#[derive(Subcommand, Debug)]
+pub enum HooksCommand {
+    /// Add tmuxd to the agent's hook configuration: Claude Code's Notification, Stop,
+    /// UserPromptSubmit and PreToolUse hooks in ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
+    /// Codex's `notify` in ~/.codex/config.toml ($CODEX_HOME). Keeps everything else, backs the
+    /// file up beside it, and changes nothing when tmuxd is there already.
+    Install(HooksInstallArgs),
+    /// Post one hook event for the session of $TMUX_PANE (what the installed hooks run): the
+    /// event's JSON on stdin, or as the argument (Codex). Prints nothing, and exits 0 even when
+    /// tmuxd cannot be reached (the reason goes to stderr), so it never holds up the agent.
+    Send(HooksSendArgs),
+}
+
+/// The agents whose hooks tmuxd reads.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookAgent {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+}
+
+#[derive(Args, Debug)]
+pub struct HooksInstallArgs {
+    /// The agent whose configuration to write: claude or codex.
+    #[arg(value_enum, value_name = "AGENT")]
+    pub agent: HookAgent,
+    /// Print the configuration file as it would be written, and write nothing.
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HooksSendArgs {
+    /// The agent the event comes from: claude or codex.
+    #[arg(value_enum, value_name = "AGENT")]
+    pub agent: HookAgent,
+    /// The event's JSON (Codex passes it so); read from stdin when left out.
+    #[arg(value_name = "EVENT")]
+    pub event: Option<String>,
+    #[command(flatten)]
+    pub connect: Connect,
 }
 
 #[derive(Args, Debug)]

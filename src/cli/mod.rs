@@ -8,6 +8,7 @@ mod complete;
 mod doctor;
 mod duration;
 mod events;
+mod hooks;
 mod input;
 mod install;
 mod logging;
@@ -24,7 +25,7 @@ mod terminal;
 mod wait;
 mod watch;
 
-pub use args::{Cli, Command, QueueCommand, ServeArgs, ServiceCommand};
+pub use args::{Cli, Command, HooksCommand, QueueCommand, ServeArgs, ServiceCommand};
 pub use client::ClientError;
 pub use complete::answer_if_asked as answer_completion;
 pub use doctor::doctor;
@@ -64,6 +65,12 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
         Command::Completions(args) => install::completions(args),
         Command::Man(args) => install::man(args),
         Command::Service(ServiceCommand::Install(args)) => install::service_install(args),
+        Command::Hooks(HooksCommand::Install(args)) => hooks::install(args, env),
+        Command::Hooks(HooksCommand::Send(args)) => {
+            let client = connect(&args.connect, env);
+            hooks::send(args, env, client).await;
+            Ok(())
+        }
         Command::Serve(_) | Command::Config(_) | Command::Doctor(_) => {
             unreachable!("daemon commands are run by main")
         }

@@ -34,7 +34,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 46] = [
+const KEYS: [&str; 47] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -47,7 +47,7 @@ const KEYS: [&str; 46] = [
     "http.allowed_hosts",
     "http.max_waits_per_session", "http.max_waits",
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
-    "state.probe_interval_ms", "state.rules",
+    "state.probe_interval_ms", "state.rules", "state.disabled_presets",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
     "notify.retries", "notify.timeout_ms", "notify.secret",
     "restore.on_start",
@@ -225,8 +225,10 @@ pub struct StateConfig {
     pub prompt_settle_ms: u64,
     /// How often a working session is looked at while nothing happens.
     pub probe_interval_ms: u64,
-    /// Screen rules, first match wins.
+    /// Screen rules, first match wins; they come before the agent presets.
     pub rules: Vec<RuleConfig>,
+    /// Agent presets turned off: preset names, agent names, or `all`.
+    pub disabled_presets: Vec<String>,
 }
 
 impl Config {
@@ -278,6 +280,7 @@ impl Config {
                 prompt_settle_ms: 250,
                 probe_interval_ms: 1000,
                 rules: Vec::new(),
+                disabled_presets: Vec::new(),
             },
             notify: NotifyConfig::default(),
             restore: RestoreConfig::default(),
@@ -479,6 +482,7 @@ pub struct FileState {
     pub prompt_settle_ms: Option<u64>,
     pub probe_interval_ms: Option<u64>,
     pub rules: Option<Vec<RuleConfig>>,
+    pub disabled_presets: Option<Vec<String>>,
 }
 
 fn deserialize_bind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
@@ -668,6 +672,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("state.prompt_settle_ms", state.prompt_settle_ms);
     take!("state.probe_interval_ms", state.probe_interval_ms);
     take!("state.rules", state.rules);
+    take!("state.disabled_presets", state.disabled_presets);
     take!("notify.webhook_url", notify.webhook_url, optional);
     take!("notify.command", notify.command, optional);
     take!("notify.cooldown_s", notify.cooldown_s);
@@ -745,6 +750,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     check_globs("discovery.include", &c.discovery.include)?;
     check_globs("discovery.exclude", &c.discovery.exclude)?;
     sections::check_rules(&c.state.rules)?;
+    sections::check_disabled_presets(&c.state.disabled_presets)?;
     sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
     let ranges: [(&str, u64, RangeInclusive<u64>); 27] = [
@@ -928,7 +934,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 46] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 47] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -974,6 +980,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 46] {
         ("state.prompt_settle_ms", num(c.state.prompt_settle_ms)),
         ("state.probe_interval_ms", num(c.state.probe_interval_ms)),
         ("state.rules", Some(sections::render_rules(&c.state.rules))),
+        ("state.disabled_presets", Some(list(&c.state.disabled_presets))),
         ("notify.webhook_url", c.notify.webhook_url.as_deref().map(text)),
         ("notify.command", c.notify.command.as_deref().map(|argv| list(&mask::mask_command(argv)))),
         ("notify.cooldown_s", num(c.notify.cooldown_s)),

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::{ConfigError, invalid};
+use crate::session::Agent;
 
 /// Rows a rule looks at when it does not say.
 const DEFAULT_RULE_ROWS: usize = 5;
@@ -19,6 +20,9 @@ pub struct RuleConfig {
     pub state: RuleState,
     /// Reported as `state_reason`: lowercase letters, digits and `_`.
     pub reason: String,
+    /// Applies only while this coding agent is in the foreground.
+    #[serde(default)]
+    pub agent: Option<Agent>,
 }
 
 fn default_rows() -> usize {
@@ -146,6 +150,15 @@ pub fn check_rules(rules: &[RuleConfig]) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Each word names a preset, an agent, or `all`.
+pub fn check_disabled_presets(words: &[String]) -> Result<(), ConfigError> {
+    for word in words {
+        crate::session::check_disabled_preset(word)
+            .map_err(|reason| invalid("state.disabled_presets", reason))?;
+    }
+    Ok(())
+}
+
 /// Shortest `notify.secret`: a receiver checks signatures only as well as
 /// the secret is hard to guess.
 pub const MIN_SECRET_CHARS: usize = 24;
@@ -187,8 +200,12 @@ pub fn render_rules(rules: &[RuleConfig]) -> String {
         .iter()
         .map(|r| {
             let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
+            let agent = r
+                .agent
+                .map(|a| format!(", agent = {}", text(a.as_str())))
+                .unwrap_or_default();
             format!(
-                "{{ regex = {}, rows = {}, state = {}, reason = {} }}",
+                "{{ regex = {}, rows = {}, state = {}, reason = {}{agent} }}",
                 text(&r.regex),
                 r.rows,
                 text(r.state.as_str()),

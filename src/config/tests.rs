@@ -259,6 +259,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[[state.rules]]\nregex = 'a'\nrows = 0\nstate = \"waiting\"\nreason = \"x\"", Some(("state.rules[0]", "rows must be between 1 and 500"))),
         ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"Bad Reason\"", Some(("state.rules[0]", "must be 1 to 64 of a-z"))),
         ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"press_any_key\"", None),
+        ("[state]\ndisabled_presets = [\"claude_prompt\"]", Some(("state.disabled_presets", "\"claude_prompt\" is no preset"))),
+        ("[state]\ndisabled_presets = [\"all\", \"codex\", \"aider_working\"]", None),
         ("[session]\nended_max = 10001", Some(("session.ended_max", "got 10001"))),
         ("[notify]\nwebhook_url = \"https://example.com/x\"", Some(("notify.webhook_url", "must be an http:// URL"))),
         ("[notify]\nwebhook_url = \"not a url\"", Some(("notify.webhook_url", "is not a URL"))),
@@ -479,6 +481,22 @@ fn rules_parse_with_their_defaults_and_render() {
     );
     let unknown_state = "[[state.rules]]\nregex = 'a'\nstate = \"asleep\"\nreason = \"x\"\n";
     assert!(parse_file(unknown_state, Path::new("t.toml")).is_err());
+}
+
+#[test]
+fn a_rule_may_name_its_agent() {
+    let layer = file(
+        "[[state.rules]]\nregex = 'Compacting'\nstate = \"working\"\nreason = \"compacting\"\nagent = \"claude\"\n",
+    );
+    let (config, _) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
+    assert_eq!(
+        config.state.rules[0].agent,
+        Some(crate::session::Agent::Claude)
+    );
+    assert!(sections::render_rules(&config.state.rules).ends_with(r#"agent = "claude" }]"#));
+    let unknown =
+        "[[state.rules]]\nregex = 'a'\nstate = \"idle\"\nreason = \"x\"\nagent = \"cursor\"\n";
+    assert!(parse_file(unknown, Path::new("t.toml")).is_err());
 }
 
 #[test]

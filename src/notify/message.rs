@@ -23,7 +23,7 @@ pub struct Context {
     pub cwd: Option<String>,
     /// The foreground program of the active pane.
     pub command: Option<String>,
-    /// The coding agent running in it, once tmuxd knows agents (null now).
+    /// The coding agent in its foreground (`claude`, `codex`...), if any.
     pub agent: Option<String>,
     pub state: Option<String>,
     /// The last non-empty lines of the active pane, oldest first.
@@ -43,6 +43,7 @@ impl Context {
             context.name = Some(summary.tmux_name);
             context.cwd = text(summary.actor.cwd);
             context.command = text(summary.actor.current_command);
+            context.agent = summary.actor.agent.map(|a| a.as_str().to_owned());
             context.state = serde_json::to_value(summary.actor.state)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned));

@@ -11,6 +11,7 @@
 //! fed again; output after it is. A pane flooding output is re-seeded
 //! rather than fed (see `flood`).
 
+mod agent;
 mod exits;
 mod flood;
 mod judge;
@@ -166,6 +167,8 @@ struct SessionActor {
     sessions_changed: Arc<Notify>,
     client_gone: bool,
     running: Option<(std::time::Instant, Running)>,
+    /// The coding agent in the foreground, when it was last looked for.
+    agent: Option<(std::time::Instant, Option<super::Agent>)>,
     /// Dead panes whose exit status was read and which were killed.
     reaped: BTreeSet<u32>,
     /// Panes whose process has exited (a pidfd or tmux said so), until a
@@ -224,6 +227,7 @@ pub(super) async fn start(
         client_gone: false,
         panes_again_at: None,
         running: None,
+        agent: None,
         reaped: BTreeSet::new(),
         exited: BTreeSet::new(),
         watches: BTreeMap::new(),
@@ -366,6 +370,10 @@ impl SessionActor {
             }
             SessionCmd::WatchState { reply } => {
                 let _ = reply.send(self.state_tx.subscribe());
+            }
+            SessionCmd::Hook { hook, reply } => {
+                self.signal(Signal::Hook(hook));
+                let _ = reply.send(self.detector.view());
             }
             SessionCmd::WatchOutput { reply } => {
                 let _ = reply.send(self.output_tx.subscribe());

@@ -3,6 +3,7 @@
 //! tracker. Everyone else talks to it through a cloneable `SessionHandle`.
 
 mod actor;
+mod agents;
 mod ansi;
 mod foreground;
 mod pane;
@@ -18,11 +19,12 @@ use serde::Serialize;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 pub use actor::KEEP_EXIT_OPTION;
+pub use agents::{Agent, HookError, HookEvent, interpret as interpret_hook};
 pub use pane::{Captured, PaneScreen, PaneState};
 pub use replay::{Chunk, Replay};
-pub use rules::ScreenRule;
+pub use rules::{ScreenRule, check_disabled_preset, presets};
 pub use state::{
-    Acknowledger, Attention, AttentionReason, EndReason, Note, SessionState, StateReason,
+    Acknowledger, Attention, AttentionReason, EndReason, Hook, Note, SessionState, StateReason,
     StateView, Timing,
 };
 pub use window::{
@@ -73,6 +75,12 @@ pub enum SessionCmd {
     /// The state as it changes, for waiters.
     WatchState {
         reply: oneshot::Sender<watch::Receiver<StateView>>,
+    },
+    /// A coding agent's hook event, as evidence; answers with the state
+    /// it leads to.
+    Hook {
+        hook: Hook,
+        reply: oneshot::Sender<StateView>,
     },
     /// The latest output sequence number as it changes, for screen viewers.
     WatchOutput {
@@ -148,6 +156,9 @@ pub struct ActorSummary {
     pub state_reason: StateReason,
     pub state_since: DateTime<Utc>,
     pub current_command: String,
+    /// The coding agent in the active pane's foreground, if one is.
+    #[serde(default)]
+    pub agent: Option<Agent>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,
@@ -230,6 +241,7 @@ impl ActorSummary {
             state_reason: reason,
             state_since: since,
             current_command: String::new(),
+            agent: None,
             cwd: String::new(),
             title: String::new(),
             cols,
@@ -350,7 +362,7 @@ pub struct ActorConfig {
     pub replay_bytes: usize,
     pub subscriber_queue_bytes: usize,
     pub timing: Timing,
-    /// Screen rules from the config, in order.
+    /// Screen rules: the config's, then the agent presets, in order.
     pub rules: Arc<[ScreenRule]>,
 }
 
@@ -473,6 +485,11 @@ impl SessionHandle {
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {
         self.ask(|reply| SessionCmd::WatchState { reply }).await
+    }
+
+    /// Feeds a hook event to the detector; the state it leads to.
+    pub async fn hook(&self, hook: Hook) -> Result<StateView, ActorGone> {
+        self.ask(|reply| SessionCmd::Hook { hook, reply }).await
     }
 
     pub async fn watch_output(&self) -> Result<watch::Receiver<u64>, ActorGone> {

@@ -1,10 +1,18 @@
-//! Screen rules from the config (`[[state.rules]]`): a regex over the last
-//! rows of the active pane that says what a program is doing when its
-//! screen says so better than /proc can (an agent's permission prompt, a
-//! "press any key"). The first rule that matches wins.
+//! Screen rules: a regex over the last rows of the active pane that says
+//! what a program is doing when its screen says so better than /proc can
+//! (an agent's permission prompt, a "press any key"). The config's
+//! (`[[state.rules]]`) come first, then the shipped agent presets
+//! (`presets`); the first rule that matches wins. A rule for an agent
+//! applies only while that agent holds the terminal, so a shell printing
+//! the same words is not taken for it.
+
+mod presets;
 
 use regex::Regex;
 
+pub use presets::{check_disabled as check_disabled_preset, presets};
+
+use super::agents::Agent;
 use super::state::SessionState;
 
 /// One compiled rule.
@@ -17,11 +25,19 @@ pub struct ScreenRule {
     /// Reported as the state's reason. Rules live as long as the daemon, so
     /// the text is kept `'static` and state views stay `Copy`.
     pub reason: &'static str,
+    /// The agent that must be in the foreground for the rule to apply;
+    /// `None`: whatever runs.
+    pub agent: Option<Agent>,
 }
 
 /// The state and reason of the first rule matching `rows` (the pane's
-/// rows, top to bottom).
-pub fn evaluate(rules: &[ScreenRule], rows: &[String]) -> Option<(SessionState, &'static str)> {
+/// rows, top to bottom) among those that apply to `agent`, the coding
+/// agent in the pane's foreground.
+pub fn evaluate(
+    rules: &[ScreenRule],
+    agent: Option<Agent>,
+    rows: &[String],
+) -> Option<(SessionState, &'static str)> {
     if rules.is_empty() {
         return None;
     }
@@ -30,7 +46,8 @@ pub fn evaluate(rules: &[ScreenRule], rows: &[String]) -> Option<(SessionState, 
         .rposition(|r| !r.trim().is_empty())
         .map_or(0, |last| last + 1);
     let rows = &rows[..used];
-    rules.iter().find_map(|rule| {
+    let applies = |rule: &&ScreenRule| rule.agent.is_none_or(|a| Some(a) == agent);
+    rules.iter().filter(applies).find_map(|rule| {
         let text = rows[rows.len().saturating_sub(rule.rows)..].join("\n");
         rule.regex
             .is_match(&text)
@@ -48,6 +65,7 @@ mod tests {
             rows,
             state,
             reason,
+            agent: None,
         }
     }
 
@@ -70,17 +88,30 @@ mod tests {
         let screen = |lines: &[&str]| lines.iter().map(|l| (*l).to_owned()).collect::<Vec<_>>();
         let asking = screen(&["log", "Do you want to proceed?", "1. Yes", "2. No", "", ""]);
         assert_eq!(
-            evaluate(&rules, &asking),
+            evaluate(&rules, None, &asking),
             Some((SessionState::Waiting, "permission_prompt"))
         );
         let any_key = screen(&["Press any key to continue", "", ""]);
         assert_eq!(
-            evaluate(&rules, &any_key),
+            evaluate(&rules, None, &any_key),
             Some((SessionState::Waiting, "press_any_key"))
         );
         // Out of the rule's rows: no match.
         let old = screen(&["Press any key", "a", "b", "c"]);
-        assert_eq!(evaluate(&rules, &old), None);
-        assert_eq!(evaluate(&[], &asking), None);
+        assert_eq!(evaluate(&rules, None, &old), None);
+        assert_eq!(evaluate(&[], None, &asking), None);
+    }
+
+    /// A rule for an agent is skipped unless that agent is in the foreground.
+    #[test]
+    fn an_agents_rule_applies_only_to_that_agent() {
+        let mut only_claude = rule(r"esc to interrupt", 3, SessionState::Working, "busy");
+        only_claude.agent = Some(Agent::Claude);
+        let rules = [only_claude];
+        let rows = vec!["✻ Thinking… (esc to interrupt)".to_owned()];
+        let working = Some((SessionState::Working, "busy"));
+        assert_eq!(evaluate(&rules, Some(Agent::Claude), &rows), working);
+        assert_eq!(evaluate(&rules, Some(Agent::Codex), &rows), None);
+        assert_eq!(evaluate(&rules, None, &rows), None);
     }
 }

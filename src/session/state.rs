@@ -19,12 +19,14 @@
 //! raise it again. It never changes the state. README.md has the table of
 //! states, reasons and their evidence.
 
+mod hook;
 mod marks;
 pub mod question;
 mod words;
 
 use chrono::{DateTime, Duration, Utc};
 
+pub use hook::Hook;
 use marks::{PromptMark, Scan};
 pub use words::{
     Acknowledger, Attention, AttentionReason, EndReason, Note, SessionState, StateReason,
@@ -111,6 +113,8 @@ pub enum Signal<'a> {
     Acknowledge(Acknowledger),
     /// tmuxd decided the session has ended.
     End(EndReason),
+    /// A coding agent's hook said what it is doing (see `hook`).
+    Hook(Hook),
 }
 
 /// CPU use of the foreground group that counts as working, in clock ticks
@@ -166,6 +170,8 @@ pub struct Detector {
     /// When the current run of work on its own began (CPU, output, asleep
     /// on something else than the terminal).
     own_work_since: Option<DateTime<Utc>>,
+    /// The last hook's state, while the screen and process agree with it.
+    hook: Option<hook::Claim>,
 }
 
 impl Detector {
@@ -193,6 +199,7 @@ impl Detector {
             previous: None,
             driven: false,
             own_work_since: None,
+            hook: None,
         }
     }
 
@@ -239,6 +246,7 @@ impl Detector {
         match signal {
             Signal::End(reason) => self.enter(now, SessionState::Exited, StateReason::End(reason)),
             Signal::Input => {
+                self.hook = None;
                 self.acknowledge(Acknowledger::Input);
                 self.input = Some(PendingInput {
                     at: now,
@@ -248,12 +256,21 @@ impl Detector {
                 self.enter(now, SessionState::Working, StateReason::Input);
             }
             Signal::Keystrokes => {
+                self.hook = None;
                 self.acknowledge(Acknowledger::Input);
                 self.unjudged_since.get_or_insert(now);
             }
             Signal::Acknowledge(by) => self.acknowledge(by),
             Signal::Output { bytes, changed } => self.on_output(now, bytes, changed),
             Signal::Probe(evidence) => self.on_probe(now, evidence),
+            Signal::Hook(hook) => {
+                self.hook = Some(hook::Claim::new(hook, now));
+                self.input = None;
+                self.enter(now, hook.state, StateReason::Hook(hook.reason));
+                if hook.attention && self.view.attention.is_none() {
+                    self.raise(now, AttentionReason::NeedsInput);
+                }
+            }
         }
         let after = self.view;
         let notable = after.state != before.state
@@ -328,7 +345,9 @@ impl Detector {
         if evidence.activity == Activity::Exited {
             return;
         }
+        let cpu_since = self.cpu.map(|(_, _, at)| at);
         let cpu_busy = self.cpu_busy(now, evidence.cpu);
+        self.check_hook(now, evidence, cpu_since.filter(|_| cpu_busy));
         if let Some(input) = self.input {
             let waited = now - input.at;
             if !input.answered && waited < self.timing.idle_after && evidence.rule.is_none() {
@@ -406,6 +425,9 @@ impl Detector {
         if let Some((state, reason)) = evidence.rule {
             return (state, StateReason::Rule(reason));
         }
+        if let Some(claim) = self.hook {
+            return (claim.state, StateReason::Hook(claim.reason));
+        }
         let quiet = self.quiet_for(now);
         let settled = quiet >= self.timing.prompt_settle;
         let at_prompt = self.marked == Marked::Prompt;
@@ -447,6 +469,28 @@ impl Detector {
             // Blocked in poll, quiet, not yet for long: still at work.
             Activity::EventWait => (Working, StateReason::OutputActivity),
             _ => (Working, StateReason::ForegroundProcess),
+        }
+    }
+
+    /// Drops the hook's claim when the screen (a rule) or the process
+    /// disagrees with it. `busy_since`: when the CPU reading that found the
+    /// group busy began; work from before the hook does not count against it.
+    fn check_hook(
+        &mut self,
+        now: DateTime<Utc>,
+        evidence: Evidence,
+        busy_since: Option<DateTime<Utc>>,
+    ) {
+        let Some(claim) = self.hook else { return };
+        let seen = hook::Seen {
+            activity: evidence.activity,
+            quiet: self.quiet_for(now),
+            busy_output: hook::output_since(self.burst_since, self.last_output, claim.at),
+            cpu_busy: busy_since.is_some_and(|since| since >= claim.at),
+            idle_after: self.timing.idle_after,
+        };
+        if evidence.rule.is_some() || !claim.holds(seen) {
+            self.hook = None;
         }
     }
 

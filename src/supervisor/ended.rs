@@ -204,6 +204,7 @@ mod tests {
                 state_reason: StateReason::End(EndReason::ProcessExit),
                 state_since: at(at_s),
                 current_command: String::new(),
+                agent: None,
                 cwd: String::new(),
                 title: String::new(),
                 cols: 80,

@@ -5,6 +5,7 @@
 mod background;
 mod end;
 mod ended;
+mod hooks;
 mod input;
 mod lifecycle;
 mod lost;
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use ended::Retention;
+pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use registry::{format_id, parse_id};
@@ -98,7 +100,13 @@ impl Settings {
                         config.state.probe_interval_ms as i64,
                     ),
                 },
-                rules: config.state.rules.iter().map(compile_rule).collect(),
+                rules: config
+                    .state
+                    .rules
+                    .iter()
+                    .map(compile_rule)
+                    .chain(crate::session::presets(&config.state.disabled_presets))
+                    .collect(),
             },
             max_scrollback_lines: config.session.max_scrollback_lines,
             command_timeout: Duration::from_millis(config.tmux.command_timeout_ms),
@@ -126,6 +134,7 @@ fn compile_rule(rule: &RuleConfig) -> ScreenRule {
             RuleState::Waiting => SessionState::Waiting,
         },
         reason: Box::leak(rule.reason.clone().into_boxed_str()),
+        agent: rule.agent,
     }
 }
 

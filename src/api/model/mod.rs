@@ -11,6 +11,7 @@ mod convert;
 mod error;
 mod events;
 mod health;
+mod hooks;
 mod login;
 mod restore;
 mod sessions;
@@ -26,6 +27,7 @@ pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
     StorageWrite, VersionInfo,
 };
+pub use hooks::{HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, WhoAmI};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{

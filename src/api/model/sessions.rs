@@ -78,7 +78,9 @@ pub struct SessionSummary {
     /// Why: `attaching`, `shell_prompt`, `prompt_marker`, `quiet`,
     /// `output_activity`, `cpu`, `foreground_process`, `input`,
     /// `terminal_read`, `event_wait`, a screen rule's reason from the
-    /// config, or for `exited` the end's (`api_kill`, `process_exit`,
+    /// config or an agent preset's (`claude_permission`...), an agent
+    /// hook's (`hook_notification`, `hook_stop`...), or for `exited` the
+    /// end's (`api_kill`, `process_exit`,
     /// `tmux_server_gone`, `attach_failed`, `startup_missing_tmux`).
     #[schema(example = "shell_prompt")]
     pub state_reason: String,
@@ -87,6 +89,11 @@ pub struct SessionSummary {
     pub attention: Option<Attention>,
     /// The foreground program of the active pane.
     pub current_command: String,
+    /// The coding agent in the active pane's foreground (`claude`,
+    /// `codex`, `gemini`, `aider`, `opencode`); `null` when none is.
+    #[serde(default)]
+    #[schema(example = "claude")]
+    pub agent: Option<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,

@@ -52,15 +52,15 @@ impl SessionActor {
             .is_some_and(|r| question::asks(r))
     }
 
-    fn rule_match(&self) -> Option<(crate::session::SessionState, &'static str)> {
-        let rules = &self.config.rules;
-        if rules.is_empty() {
+    fn rule_match(&mut self) -> Option<(crate::session::SessionState, &'static str)> {
+        if self.config.rules.is_empty() {
             return None;
         }
+        let agent = self.agent();
         let pane = self.panes.get(&self.window.active)?;
         let (cols, _) = pane.screen.size();
         let rows: Vec<String> = pane.screen.screen().rows(0, cols).collect();
-        rules::evaluate(rules, &rows)
+        rules::evaluate(&self.config.rules, agent, &rows)
     }
 
     pub(super) fn active_pid(&self) -> Option<u32> {

@@ -20,6 +20,7 @@ impl SessionActor {
             state_reason: state.reason,
             state_since: state.since,
             current_command: running.command,
+            agent: self.agent(),
             cwd: running.cwd,
             title,
             cols: self.window.cols,

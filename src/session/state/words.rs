@@ -78,8 +78,11 @@ pub enum StateReason {
     /// A program waits for its terminal with a timeout and its screen keeps
     /// changing: a live display (`top`), not a wait for someone.
     Redraw,
-    /// A screen rule from the config matched; its reason.
+    /// A screen rule (the config's or an agent preset) matched; its reason.
     Rule(&'static str),
+    /// A coding agent's hook said so (`hook_stop`...), and the screen and
+    /// process do not disagree.
+    Hook(&'static str),
     /// The session ended.
     End(EndReason),
 }
@@ -100,7 +103,7 @@ impl StateReason {
             StateReason::ShellRead => "shell_read",
             StateReason::ScreenQuestion => "screen_question",
             StateReason::Redraw => "redraw",
-            StateReason::Rule(reason) => reason,
+            StateReason::Rule(reason) | StateReason::Hook(reason) => reason,
             StateReason::End(end) => end.as_str(),
         }
     }

@@ -1,0 +1,41 @@
+//! `POST /v1/hooks/{agent}`: a coding agent's hook event, for the session
+//! that owns a tmux pane.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::sessions::{Attention, SessionState};
+
+/// Largest hook event accepted: events carry a tool's input (a file an
+/// agent writes), which tmuxd does not need; `tmuxd hooks send` keeps only
+/// the fields it reads.
+pub const HOOK_MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Which pane the hook ran in.
+#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct HookQuery {
+    /// The pane's tmux id, `$TMUX_PANE` in the hook (`%3`); else the
+    /// body's `tmux_pane`.
+    #[param(example = "%3")]
+    pub pane: Option<String>,
+}
+
+/// What the event did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HookResponse {
+    /// The session that owns the pane.
+    #[schema(example = "sess_3")]
+    pub session_id: String,
+    /// The event's name (`Notification`, `agent-turn-complete`).
+    pub event: String,
+    /// Whether the event said a state; others (`SubagentStop`) are taken
+    /// and change nothing.
+    pub applied: bool,
+    /// The session's state after the event (when applied).
+    pub state: Option<SessionState>,
+    /// Its reason (`hook_notification`, `hook_stop`...).
+    pub state_reason: Option<String>,
+    pub attention: Option<Attention>,
+}

@@ -1,0 +1,86 @@
+//! Evidence from coding agents' hooks: the session that owns a tmux pane
+//! (the hook's `$TMUX_PANE`) is asked of tmux, its detector is told what
+//! the hook says, and what the agent said to its user becomes the
+//! session's thought.
+
+use super::{
+    MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, format_id, tmux_refused,
+};
+use crate::session::{HookEvent, SessionHandle, StateView};
+use crate::store::cut_str;
+use crate::tmux::command::{DisplayMessage, Target};
+use crate::tmux::control::{PaneId, SessionId};
+
+/// What a hook event did.
+#[derive(Clone, Debug)]
+pub struct HookOutcome {
+    pub session_id: String,
+    /// The state the event led to; `None` for events that say no state.
+    pub view: Option<StateView>,
+}
+
+impl Supervisor {
+    /// Applies `event` to the session whose window holds `pane`.
+    pub async fn hook(
+        &self,
+        pane: PaneId,
+        event: HookEvent,
+    ) -> Result<HookOutcome, SupervisorError> {
+        let (session_id, handle) = self.session_of_pane(pane).await?;
+        let view = match event.hook {
+            Some(hook) => Some(
+                handle
+                    .hook(hook)
+                    .await
+                    .map_err(SupervisorError::gone(&session_id))?,
+            ),
+            None => None,
+        };
+        if let Some(mut text) = event.message {
+            cut_str(&mut text, MAX_THOUGHT_BYTES);
+            let update = ThoughtUpdate {
+                text,
+                state: Some(event.name.chars().take(64).collect()),
+                tokens_in: None,
+                tokens_out: None,
+                updated_at: None,
+            };
+            self.put_thought(&session_id, update).await?;
+        }
+        Ok(HookOutcome { session_id, view })
+    }
+
+    /// The tracked session that owns `pane`, asked of tmux over a live
+    /// session's control client (no fork), or a forked tmux if none
+    /// answers. tmux expands the format of a pane it does not have to
+    /// nothing (3.3 does not fail), which reads as no session.
+    async fn session_of_pane(
+        &self,
+        pane: PaneId,
+    ) -> Result<(String, SessionHandle), SupervisorError> {
+        let not_found = || SupervisorError::NotFound(format!("with pane {pane}"));
+        let any = {
+            let registry = self.registry();
+            registry.sessions.values().next().map(|e| e.handle.clone())
+        };
+        let Some(any) = any else {
+            return Err(not_found());
+        };
+        let ask = DisplayMessage {
+            target: Some(Target::Pane(pane)),
+            format: "#{session_id}".to_owned(),
+        };
+        let answer = match any.ask_tmux(&ask).await {
+            Ok(answer) => answer.map_err(|e| tmux_refused("", "display-message", e))?,
+            Err(_) => self.tmux().run_cmd(&ask).await?,
+        };
+        let tmux_id: SessionId = answer.trim().parse().map_err(|_| not_found())?;
+        let registry = self.registry();
+        let entry = registry
+            .sessions
+            .values()
+            .find(|e| e.tmux_id == tmux_id)
+            .ok_or_else(not_found)?;
+        Ok((format_id(entry.id), entry.handle.clone()))
+    }
+}
