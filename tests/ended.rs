@@ -449,3 +449,129 @@ fn kill_server_ends_every_session_with_its_exited_state() {
         assert!(exited["seq"].as_u64() < deleted["seq"].as_u64(), "{id}");
     }
 }
+
+fn scrollback(daemon: &Daemon, id: &str, lines: usize) -> (u16, Value) {
+    let (status, body) = daemon.get(&format!("/v1/sessions/{id}/scrollback?lines={lines}"));
+    (status.as_u16(), body)
+}
+
+fn text_lines(body: &Value) -> Vec<String> {
+    body["lines"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no lines: {body}"))
+        .iter()
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The number in a `trace-N` line.
+fn trace_number(line: &str) -> Option<u32> {
+    line.strip_prefix("trace-")?.parse().ok()
+}
+
+/// Issue 19, finding 5: a program that ends keeps the history above its
+/// last screen (a crash trace), the last `session.ended_scrollback_lines`
+/// of it, in a private file beside `ended.json` that survives a restart
+/// and goes with the ended record.
+#[test]
+fn an_ended_session_keeps_its_scrollback_across_a_restart() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let config = "[session]\nended_scrollback_lines = 50\n";
+    let options = |extra: &str| DaemonOptions {
+        extra_config: extra.to_owned(),
+        ..DaemonOptions::in_dir(data.path())
+    };
+    let mut daemon = Daemon::start_with(&tmux, options(config));
+    let id = daemon.create_named(
+        "trace",
+        "sh -c 'for i in $(seq 1 300); do echo trace-$i; done; sleep 0.3; exit 3'",
+    );
+    daemon.wait_for_snapshot(&id, "trace-300");
+    let ended = daemon.wait_until(&id, "exited");
+    assert_eq!(ended["exit_status"], 3, "{ended}");
+
+    let check = |daemon: &Daemon| {
+        let (status, body) = scrollback(daemon, &id, 1000);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["ended"], true, "{body}");
+        assert!(body.get("missing").is_none(), "{body}");
+        let lines = text_lines(&body);
+        assert_eq!(lines.len(), 50, "the last 50 lines are kept: {lines:?}");
+        let numbers: Vec<u32> = lines.iter().filter_map(|l| trace_number(l)).collect();
+        assert_eq!(numbers.len(), 50, "{lines:?}");
+        assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{lines:?}");
+        // The history ends where the last screen begins.
+        let (_, snap) = daemon.get(&format!("/v1/sessions/{id}/snapshot"));
+        assert_eq!(snap["ended"], true, "{snap}");
+        let first_on_screen = trace_number(snap["lines"][0].as_str().unwrap()).unwrap();
+        assert_eq!(numbers[49] + 1, first_on_screen, "{lines:?} / {snap}");
+        let (_, few) = scrollback(daemon, &id, 5);
+        assert_eq!(text_lines(&few), lines[45..], "lines= gives the newest");
+    };
+    check(&daemon);
+    let file = data.path().join(format!("ended-scrollback-{id}.json"));
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+
+    daemon.terminate();
+    let mut daemon = Daemon::start_with(&tmux, options(config));
+    check(&daemon);
+
+    // It goes when the record does: here one kept at most, and another end.
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, options("[session]\nended_max = 1\n"));
+    check(&daemon);
+    let next = daemon.create_named("next", "true");
+    daemon.wait_until(&next, "exited");
+    wait_for("the first record and its file to go", || {
+        let (status, _) = scrollback(&daemon, &id, 10);
+        (status == 404 && !file.exists()).then_some(())
+    });
+}
+
+/// A session killed through tmuxd keeps its history (read before the
+/// kill); one killed outside tmuxd says there was none to read; changes
+/// to an ended session are refused with 409, reads answer from its record.
+#[test]
+fn killed_sessions_keep_or_say_why_not_and_refuse_changes() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let killed = daemon.create_named("killed", common::SHELL);
+    daemon.wait_until(&killed, "idle");
+    daemon.type_line(&killed, "seq -f 'trace-%g' 1 100");
+    daemon.wait_for_snapshot(&killed, "trace-100");
+    let (status, body) = daemon.delete(&format!("/v1/sessions/{killed}?mode=kill"));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = scrollback(&daemon, &killed, 1000);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["ended"], true, "{body}");
+    let lines = text_lines(&body);
+    assert!(lines.iter().any(|l| l == "trace-1"), "{lines:?}");
+
+    let outside = daemon.create_named("outside", common::SHELL);
+    daemon.wait_until(&outside, "idle");
+    tmux.run(&["kill-session", "-t", "=outside"]);
+    daemon.wait_until(&outside, "exited");
+    let (status, body) = scrollback(&daemon, &outside, 10);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (&body["ended"], &body["missing"]),
+        (&json!(true), &json!("not_captured")),
+        "{body}"
+    );
+
+    for (method, path, body) in [
+        ("POST", "input", json!({ "text": "x" })),
+        ("POST", "resize", json!({ "cols": 80, "rows": 24 })),
+    ] {
+        let (status, answer) = daemon.post(&format!("/v1/sessions/{killed}/{path}"), &body);
+        assert_eq!(status, 409, "{method} {path}: {answer}");
+        assert_eq!(answer["error"]["code"], "session_ended", "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("has ended"), "{message}");
+    }
+    let (status, answer) = daemon.delete(&format!("/v1/sessions/{killed}?mode=kill"));
+    assert_eq!(status, 409, "{answer}");
+}

@@ -260,6 +260,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"Bad Reason\"", Some(("state.rules[0]", "must be 1 to 64 of a-z"))),
         ("[[state.rules]]\nregex = 'a'\nstate = \"waiting\"\nreason = \"press_any_key\"", None),
         ("[session]\nended_max = 10001", Some(("session.ended_max", "got 10001"))),
+        ("[session]\nended_scrollback_lines = 100001", Some(("session.ended_scrollback_lines", "got 100001"))),
+        ("[session]\nended_scrollback_lines = 0", None),
         ("[notify]\nwebhook_url = \"https://example.com/x\"", Some(("notify.webhook_url", "must be an http:// URL"))),
         ("[notify]\nwebhook_url = \"not a url\"", Some(("notify.webhook_url", "is not a URL"))),
         ("[notify]\nwebhook_url = \"http://127.0.0.1:9/x\"", None),

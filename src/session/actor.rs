@@ -184,6 +184,9 @@ struct SessionActor {
     /// sets its working directory just after tmux forks it, so the listing
     /// a layout change brings may still show tmux's own (see `watch_pids`).
     panes_again_at: Option<std::time::Instant>,
+    /// The history of the session's last pane, being read before the
+    /// dead pane is closed (see `exits`); the end's record waits for it.
+    history: Option<oneshot::Receiver<super::EndHistory>>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -223,6 +226,7 @@ pub(super) async fn start(
         sessions_changed: spec.sessions_changed,
         client_gone: false,
         panes_again_at: None,
+        history: None,
         running: None,
         reaped: BTreeSet::new(),
         exited: BTreeSet::new(),
@@ -305,7 +309,8 @@ impl SessionActor {
                         return;
                     }
                     Some(SessionCmd::Finish { reason, reply }) => {
-                        let last = self.finish(reason);
+                        let history = self.history_read().await;
+                        let last = self.finish(reason, history);
                         client.close().await;
                         let _ = reply.send(last);
                         return;

@@ -223,6 +223,7 @@ impl From<session::Snapshot> for Snapshot {
             alternate_screen,
             title,
             lines,
+            ended: false,
         }
     }
 }

@@ -28,7 +28,8 @@ use tokio::sync::mpsc;
 
 use super::{Purpose, SessionActor};
 use crate::session::state::Signal;
-use crate::session::{ActorEvent, EndReason};
+use crate::session::{ActorEvent, EndHistory, EndReason};
+use crate::tmux::CaptureRange;
 use crate::tmux::command::restore::{PANE_PLAN_FORMAT, PanePlanRow, parse_plan_row};
 use crate::tmux::command::{DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target};
 use crate::tmux::control::{ControlClient, PaneId};
@@ -255,11 +256,27 @@ impl SessionActor {
                 if last {
                     self.signal(Signal::End(EndReason::ProcessExit));
                 }
+                // The last pane's history goes with it: read it first, for
+                // the ended session's record.
+                let keep = self.config.ended_scrollback_lines;
+                let history = (last && keep > 0).then(|| {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    self.history = Some(rx);
+                    (tx, keep)
+                });
                 // Forked under the handshake turn, not sent on the client:
                 // the last pane's end closes the session, a notification
                 // that must not meet another client's handshake (tmux < 3.7).
                 let tmux = self.tmux.clone();
                 tokio::spawn(async move {
+                    if let Some((tx, lines)) = history {
+                        let range = CaptureRange::History { lines };
+                        let read = match tmux.capture_pane_by_id(PaneId(pane), range).await {
+                            Ok(lines) => EndHistory::Captured(lines),
+                            Err(e) => EndHistory::Refused(e.to_string()),
+                        };
+                        let _ = tx.send(read);
+                    }
                     if let Err(e) = tmux.kill_pane(PaneId(pane), last).await {
                         tracing::debug!(pane, "killing a dead pane: {e}");
                     }
@@ -270,6 +287,11 @@ impl SessionActor {
             Exit::NotOurs => self.keeps_exit = Some(false),
             Exit::Dead { .. } => {}
         }
+    }
+
+    /// The last pane's history, once read (at once if none is being read).
+    pub(super) async fn history_read(&mut self) -> Option<EndHistory> {
+        self.history.take()?.await.ok()
     }
 
     /// Asks again how `pane` ended: soon for the first looks, then every

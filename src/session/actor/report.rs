@@ -4,7 +4,9 @@
 use super::SessionActor;
 use crate::session::state::Signal;
 use crate::session::window::{self, Region, SnapshotFormat};
-use crate::session::{ActorSummary, EndReason, Final, FinalScreens, Snapshot, Transport};
+use crate::session::{
+    ActorSummary, EndHistory, EndReason, Final, FinalScreens, Snapshot, Transport,
+};
 
 impl SessionActor {
     pub(super) fn summary(&mut self) -> ActorSummary {
@@ -62,7 +64,7 @@ impl SessionActor {
     }
 
     /// Reports the end, then keeps what the session last showed.
-    pub(super) fn finish(&mut self, reason: EndReason) -> Final {
+    pub(super) fn finish(&mut self, reason: EndReason, history: Option<EndHistory>) -> Final {
         self.signal(Signal::End(reason));
         let screen = |format, region| self.snapshot(format, region);
         let screens = FinalScreens {
@@ -74,6 +76,7 @@ impl SessionActor {
         Final {
             summary: self.summary(),
             screens,
+            history,
         }
     }
 }
