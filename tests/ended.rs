@@ -575,3 +575,31 @@ fn killed_sessions_keep_or_say_why_not_and_refuse_changes() {
     let (status, answer) = daemon.delete(&format!("/v1/sessions/{killed}?mode=kill"));
     assert_eq!(status, 409, "{answer}");
 }
+
+/// Issue 19, finding 5: an end keeps the whole command line of what ran
+/// last (not only the program's name) and where, although nobody asked
+/// about the session while it ran.
+#[test]
+fn an_ended_session_keeps_the_whole_command_line_and_cwd() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let session = daemon.create(&json!({
+        "name": "job",
+        "command": common::SHELL,
+        "cwd": cwd.to_str().unwrap(),
+    }));
+    let id = session["session_id"].as_str().unwrap().to_owned();
+    daemon.wait_until(&id, "idle");
+    daemon.type_line(&id, "exec sh -c 'sleep 2; exit 4' job-arg");
+    let ended = daemon.wait_until(&id, "exited");
+    assert_eq!(ended["state_reason"], "process_exit", "{ended}");
+    assert_eq!(
+        ended["command_line"],
+        json!(["sh", "-c", "sleep 2; exit 4", "job-arg"]),
+        "{ended}"
+    );
+    assert_eq!(ended["current_command"], "sh", "{ended}");
+    assert_eq!(ended["cwd"], cwd.to_str().unwrap(), "{ended}");
+}

@@ -156,6 +156,9 @@ pub struct ActorSummary {
     pub state_reason: StateReason,
     pub state_since: DateTime<Utc>,
     pub current_command: String,
+    /// The foreground program's whole command line (argv), as last seen.
+    #[serde(default)]
+    pub command_line: Vec<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,
@@ -238,6 +241,7 @@ impl ActorSummary {
             state_reason: reason,
             state_since: since,
             current_command: String::new(),
+            command_line: Vec::new(),
             cwd: String::new(),
             title: String::new(),
             cols,

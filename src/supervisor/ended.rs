@@ -400,6 +400,7 @@ mod tests {
                 state_reason: StateReason::End(EndReason::ProcessExit),
                 state_since: at(at_s),
                 current_command: String::new(),
+                command_line: Vec::new(),
                 cwd: String::new(),
                 title: String::new(),
                 cols: 80,

@@ -81,6 +81,11 @@ pub struct SessionSummary {
     pub attention: Option<Attention>,
     /// The foreground program of the active pane.
     pub current_command: String,
+    /// Its whole command line (argv, at most 4 KiB of it), as last seen;
+    /// for an ended session, what ran last. Empty when never seen.
+    #[serde(default)]
+    #[schema(example = json!(["python3", "train.py", "--epochs", "10"]))]
+    pub command_line: Vec<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,

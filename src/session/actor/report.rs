@@ -22,6 +22,7 @@ impl SessionActor {
             state_reason: state.reason,
             state_since: state.since,
             current_command: running.command,
+            command_line: running.argv,
             cwd: running.cwd,
             title,
             cols: self.window.cols,
@@ -52,6 +53,13 @@ impl SessionActor {
             keeps_exit: self.keeps_exit,
             last_command_status: self.detector.last_command_status(),
         }
+    }
+
+    /// Reads what the active pane runs at each probe (reused for a
+    /// moment), so an end nobody asked about still knows what ran last,
+    /// with its arguments, and where.
+    pub(super) fn note_running(&mut self) {
+        self.running();
     }
 
     /// The snapshot of `region` in `format`, from memory.
