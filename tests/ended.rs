@@ -603,3 +603,56 @@ fn an_ended_session_keeps_the_whole_command_line_and_cwd() {
     assert_eq!(ended["current_command"], "sh", "{ended}");
     assert_eq!(ended["cwd"], cwd.to_str().unwrap(), "{ended}");
 }
+
+/// Issue 19, finding 5: `show`, `snap`, `scrollback` and `wait` take an
+/// ended session's name (and id) while it is kept; a name reused by a new
+/// session names the new one; `send` to an ended session says it ended.
+#[test]
+fn the_cli_reads_an_ended_session_by_name() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let old = daemon.create_named("build", "sh -c 'seq -f trace-%g 1 100; sleep 0.3; exit 3'");
+    daemon.wait_for_snapshot(&old, "trace-100");
+    daemon.wait_until(&old, "exited");
+
+    let shown = stdout(&cli(&daemon, &["show", "build", "--json"]));
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["session"]["session_id"], old.as_str(), "{shown}");
+    assert_eq!(shown["session"]["exit_status"], 3, "{shown}");
+    let snap = stdout(&cli(&daemon, &["snap", "build"]));
+    assert!(snap.lines().any(|l| l == "trace-100"), "{snap}");
+    let history = stdout(&cli(&daemon, &["scrollback", "build", "--lines", "3"]));
+    let history: Vec<&str> = history.lines().collect();
+    assert_eq!(history.len(), 3, "{history:?}");
+    assert!(
+        history.iter().all(|l| l.starts_with("trace-")),
+        "{history:?}"
+    );
+    let waited = stdout(&cli(
+        &daemon,
+        &["wait", "build", "--until", "exited", "--timeout", "1s"],
+    ));
+    assert!(waited.contains("exited(3)"), "{waited}");
+
+    let sent = cli(&daemon, &["send", "build", "hello"]);
+    assert!(!sent.status.success());
+    let error = String::from_utf8_lossy(&sent.stderr);
+    assert!(
+        error.contains("has ended") && error.contains(&old),
+        "{error}"
+    );
+
+    let new = daemon.create_named("build", common::SHELL);
+    let shown = stdout(&cli(&daemon, &["show", "build", "--json"]));
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(
+        shown["session"]["session_id"],
+        new.as_str(),
+        "the live one: {shown}"
+    );
+    let snap = stdout(&cli(&daemon, &["snap", &old]));
+    assert!(
+        snap.lines().any(|l| l == "trace-100"),
+        "by id still: {snap}"
+    );
+}
