@@ -656,3 +656,28 @@ fn the_cli_reads_an_ended_session_by_name() {
         "by id still: {snap}"
     );
 }
+
+/// An ended session's last screen is tmux's, read before the dead pane
+/// is closed: after a flood tmuxd's own screen may be behind (skipped
+/// output, a re-seed raced by output), and no redraw follows an exit.
+/// Before, 16 of 60 such ends kept a screen from mid-flood (1 to 3 in 20
+/// on a quieter machine; so this fails on the old code most times, not
+/// every time).
+#[test]
+fn the_last_screen_after_a_flood_is_the_one_tmux_showed() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let mut stale = Vec::new();
+    for i in 0..20 {
+        let id = daemon.create_named(
+            &format!("flood{i}"),
+            "sh -c 'seq -f line-%g-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 1 5000; sleep 0.2; exit 3'",
+        );
+        daemon.wait_until(&id, "exited");
+        let lines = daemon.snapshot_lines(&id);
+        if !lines.iter().any(|l| l.starts_with("line-5000-")) {
+            stale.push((id, lines.last().cloned()));
+        }
+    }
+    assert!(stale.is_empty(), "last screens from mid-flood: {stale:?}");
+}

@@ -213,7 +213,8 @@ pub async fn resize(
     responses(
         (status = 200, description = "The parsed screen, from memory; for an ended session still kept, its last screen (`ended: true`)", body = Snapshot),
         (status = 400, description = "`bad_request`", body = ErrorBody),
-        (status = 404, description = "`not_found`", body = ErrorBody)))]
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: an ended session whose screen tmuxd never saw", body = ErrorBody)))]
 pub async fn snapshot(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -184,9 +184,9 @@ struct SessionActor {
     /// sets its working directory just after tmux forks it, so the listing
     /// a layout change brings may still show tmux's own (see `watch_pids`).
     panes_again_at: Option<std::time::Instant>,
-    /// The history of the session's last pane, being read before the
-    /// dead pane is closed (see `exits`); the end's record waits for it.
-    history: Option<oneshot::Receiver<super::EndHistory>>,
+    /// What the session's last pane shows, being read before the dead
+    /// pane is closed (see `exits`); the end's record waits for it.
+    last_look: Option<oneshot::Receiver<exits::LastLook>>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -226,7 +226,7 @@ pub(super) async fn start(
         sessions_changed: spec.sessions_changed,
         client_gone: false,
         panes_again_at: None,
-        history: None,
+        last_look: None,
         running: None,
         reaped: BTreeSet::new(),
         exited: BTreeSet::new(),
@@ -309,7 +309,7 @@ impl SessionActor {
                         return;
                     }
                     Some(SessionCmd::Finish { reason, reply }) => {
-                        let history = self.history_read().await;
+                        let history = self.take_last_look().await;
                         let last = self.finish(reason, history);
                         client.close().await;
                         let _ = reply.send(last);

@@ -367,9 +367,10 @@ impl Supervisor {
             .retained
             .get(&id)
             .ok_or_else(|| not_found(session_id))?;
-        let screens = retained.screens.as_ref().ok_or_else(|| {
-            SupervisorError::Ended(format!("{session_id} (its last screen was not kept)"))
-        })?;
+        let screens = retained
+            .screens
+            .as_ref()
+            .ok_or_else(|| SupervisorError::NoLastScreen(session_id.to_owned()))?;
         Ok(screens.get(format, region).clone())
     }
 }

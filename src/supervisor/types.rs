@@ -229,6 +229,10 @@ pub enum SupervisorError {
          (its summary, last screen and scrollback stay readable)"
     )]
     HasEnded(String),
+    /// An ended session whose screen tmuxd never saw (it ended before
+    /// tmuxd attached, or while tmuxd was down and gone with tmux).
+    #[error("session {0} has ended and no last screen was kept (tmuxd never saw it)")]
+    NoLastScreen(String),
     #[error("{0}")]
     Conflict(String),
     #[error("{0} is not a session lost with its tmux server")]
