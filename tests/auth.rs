@@ -41,7 +41,8 @@ struct Route {
     body: Option<Value>,
     /// The handler's own answer to the read-write token: (plain, with upgrade headers).
     /// Rows run in table order, plain first, so a second create is a second
-    /// session, a second adopt a conflict and a second delete a 404.
+    /// session, a second adopt a conflict and a second delete a 409 (the
+    /// session has ended).
     handler: (u16, u16),
 }
 
@@ -178,7 +179,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             "/v1/sessions/{id}?mode=kill",
             Need::Write,
             None,
-            (200, 404),
+            (200, 409),
         ),
     ]
 }

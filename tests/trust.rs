@@ -260,7 +260,8 @@ fn large_input_is_delivered_whole_or_refused_whole() {
     );
 }
 
-/// Finding 11: input and resize racing a session's end answer 404, never 502.
+/// Finding 11: input and resize racing a session's end answer 404, never
+/// 502; once the ended session is kept, 409 `session_ended`.
 #[test]
 fn requests_racing_a_sessions_end_answer_not_found() {
     let tmux = TmuxServer::new();
@@ -272,13 +273,20 @@ fn requests_racing_a_sessions_end_answer_not_found() {
         loop {
             let (input, body) =
                 daemon.post(&format!("/v1/sessions/{id}/input"), &json!({ "text": "x" }));
-            assert!(input == 200 || input == 404, "input: {input} {body}");
+            assert!(
+                [200, 404, 409].contains(&input.as_u16()),
+                "input: {input} {body}"
+            );
             let (resize, body) = daemon.post(
                 &format!("/v1/sessions/{id}/resize"),
                 &json!({ "cols": 81, "rows": 25 }),
             );
-            assert!(resize == 200 || resize == 404, "resize: {resize} {body}");
-            if input == 404 && resize == 404 {
+            assert!(
+                [200, 404, 409].contains(&resize.as_u16()),
+                "resize: {resize} {body}"
+            );
+            if input == 409 && resize == 409 {
+                assert_eq!(body["error"]["code"], "session_ended", "{body}");
                 break;
             }
             assert!(Instant::now() < deadline, "the session never ended");

@@ -75,7 +75,7 @@ impl From<SupervisorError> for ApiError {
             E::TooLarge { .. } => C::PayloadTooLarge,
             E::QueueFull { .. } => C::QueueFull,
             E::Timeout { .. } => C::Timeout,
-            E::Ended(_) => C::SessionEnded,
+            E::Ended(_) | E::HasEnded(_) | E::NoLastScreen(_) => C::SessionEnded,
             E::Conflict(_) => C::Conflict,
         };
         if code.status().is_server_error() {

@@ -13,7 +13,7 @@ use super::model::{ErrorBody, QueueCancelled, QueueList};
     operation_id = "list_queued_input",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     responses(
-        (status = 200, description = "Queued inputs, oldest first", body = QueueList),
+        (status = 200, description = "Queued inputs, oldest first (none for an ended session still kept)", body = QueueList),
         (status = 404, description = "`not_found`", body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -35,7 +35,7 @@ pub async fn list(
         (status = 200, description = "Cancelled; an `input_dropped` event (reason `cancelled`) is recorded", body = QueueCancelled),
         (status = 400, description = "`bad_request`: `n` is not a number", body = ErrorBody),
         (status = 404, description = "`not_found`: no such session or queued input", body = ErrorBody),
-        (status = 409, description = "`conflict`: it is being typed already", body = ErrorBody)))]
+        (status = 409, description = "`conflict`: it is being typed already; `session_ended`: the session has ended", body = ErrorBody)))]
 pub async fn cancel(
     _: ReadWrite,
     State(state): State<AppState>,

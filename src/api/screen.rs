@@ -33,7 +33,8 @@ A read token is enough: viewers only watch. Once the first frame is sent, the se
     responses(
         (status = 101, description = "Switching to the WebSocket protocol"),
         (status = 400, description = "`bad_request`: no WebSocket upgrade", body = ErrorBody),
-        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (read its last screen from the snapshot; known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn screen(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -95,6 +95,7 @@ pub async fn get(
     responses(
         (status = 200, description = "No longer tracked", body = DeleteResponse),
         (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (it stays readable)", body = ErrorBody),
         (status = 502, description = "`tmux_error`: tmux refused the kill", body = ErrorBody),
         (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn delete(
@@ -137,6 +138,7 @@ pub async fn adopt(
         (status = 200, description = "Typed, or queued until idle", body = InputResponse),
         (status = 400, description = "`bad_request` (also past 10,000 keys or a 32-byte key name), `invalid_keys`", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (it stays readable)", body = ErrorBody),
         (status = 413, description = "`payload_too_large`: more than 1 MiB of input", body = ErrorBody),
         (status = 429, description = "`queue_full`", body = ErrorBody),
         (status = 502, description = "`tmux_error`", body = ErrorBody)))]
@@ -163,6 +165,7 @@ pub async fn input(
         (status = 200, description = "Stored (or a newer one kept)", body = ThoughtResponse),
         (status = 400, description = "`bad_request`: text or state too long, `updated_at` more than 5 minutes ahead", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (it stays readable)", body = ErrorBody),
         (status = 413, description = "`payload_too_large`", body = ErrorBody),
         (status = 500, description = "`internal`: could not persist", body = ErrorBody)))]
 pub async fn thought(
@@ -193,6 +196,7 @@ pub async fn thought(
         (status = 200, description = "Resized", body = SessionEnvelope),
         (status = 400, description = "`bad_request`: out of bounds", body = ErrorBody),
         (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (it stays readable)", body = ErrorBody),
         (status = 502, description = "`tmux_error`", body = ErrorBody)))]
 pub async fn resize(
     _: ReadWrite,
@@ -207,28 +211,31 @@ pub async fn resize(
 #[utoipa::path(get, path = "/v1/sessions/{id}/snapshot", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), SnapshotQuery),
     responses(
-        (status = 200, description = "The parsed screen, from memory", body = Snapshot),
+        (status = 200, description = "The parsed screen, from memory; for an ended session still kept, its last screen (`ended: true`)", body = Snapshot),
         (status = 400, description = "`bad_request`", body = ErrorBody),
-        (status = 404, description = "`not_found`", body = ErrorBody)))]
+        (status = 404, description = "`not_found`", body = ErrorBody),
+        (status = 409, description = "`session_ended`: an ended session whose screen tmuxd never saw", body = ErrorBody)))]
 pub async fn snapshot(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<SnapshotQuery>,
 ) -> ApiResult<Json<Snapshot>> {
     let format = query.format.unwrap_or_default().into();
-    let snapshot = state
+    let served = state
         .supervisor
         .snapshot(&id, format, query.pane.into())
         .await?;
-    Ok(Json(snapshot.into()))
+    let mut snapshot: Snapshot = served.snapshot.into();
+    snapshot.ended = served.ended;
+    Ok(Json(snapshot))
 }
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/scrollback", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScrollbackQuery),
     responses(
-        (status = 200, description = "History above the screen", body = ScrollbackResponse),
+        (status = 200, description = "History above the screen; for an ended session still kept, the history its end kept (`ended: true`, and `missing` when there is none)", body = ScrollbackResponse),
         (status = 400, description = "`bad_request`", body = ErrorBody),
-        (status = 404, description = "`not_found`, also when the session ends meanwhile", body = ErrorBody),
+        (status = 404, description = "`not_found`", body = ErrorBody),
         (status = 502, description = "`tmux_error`", body = ErrorBody),
         (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn scrollback(
@@ -237,9 +244,11 @@ pub async fn scrollback(
     ApiQuery(query): ApiQuery<ScrollbackQuery>,
 ) -> ApiResult<Json<ScrollbackResponse>> {
     let lines = query.lines.unwrap_or(DEFAULT_SCROLLBACK_LINES);
-    let lines = state.supervisor.scrollback(&id, lines).await?;
+    let scrollback = state.supervisor.scrollback(&id, lines).await?;
     Ok(Json(ScrollbackResponse {
         session_id: id,
-        lines,
+        lines: scrollback.lines,
+        ended: scrollback.ended,
+        missing: scrollback.missing.map(|m| m.as_str().to_owned()),
     }))
 }

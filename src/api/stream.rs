@@ -34,7 +34,8 @@ read token) or text StreamClientMessage: `input`, `resize`, `ping`. Close codes:
     responses(
         (status = 101, description = "Switching to the WebSocket protocol"),
         (status = 400, description = "`bad_request`: no WebSocket upgrade, or a bad query", body = ErrorBody),
-        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
+        (status = 404, description = "`not_found` (known before the upgrade only to a caller with a bearer header)", body = ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended (read its last screen from the snapshot; known before the upgrade only to a caller with a bearer header)", body = ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,

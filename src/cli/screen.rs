@@ -28,6 +28,9 @@ pub async fn scrollback(client: &Client, args: ScrollbackArgs) -> Result<(), Cli
         path.push_str(&format!("?lines={lines}"));
     }
     let body: ScrollbackResponse = client.get(&path).await?;
+    if let (false, Some(missing)) = (args.format.json, &body.missing) {
+        eprintln!("tmuxd: {id} has ended and kept no history ({missing})");
+    }
     print_either(args.format.json, &body, |b| lines(&b.lines))
 }
 

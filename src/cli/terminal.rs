@@ -141,6 +141,7 @@ mod tests {
             alternate_screen: true,
             title: String::new(),
             lines: vec!["a".into(), "b".into()],
+            ended: false,
         };
         let drawn = String::from_utf8(draw_snapshot(&snapshot, &mut modes)).unwrap();
         assert!(drawn.starts_with("\x1b[?1049h"));

@@ -34,14 +34,14 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 47] = [
+const KEYS: [&str; 48] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
     "discovery.interval_ms", "discovery.include", "discovery.exclude", "discovery.min_age_ms",
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
-    "session.ended_max", "session.ended_max_age_s",
+    "session.ended_max", "session.ended_max_age_s", "session.ended_scrollback_lines",
     "http.max_body_bytes", "http.max_streams_per_session", "http.max_streams",
     "http.max_connections", "http.header_read_timeout_ms", "http.idle_timeout_ms",
     "http.allowed_hosts",
@@ -183,6 +183,8 @@ pub struct SessionConfig {
     pub ended_max: usize,
     /// Seconds an ended session is kept readable.
     pub ended_max_age_s: u64,
+    /// History lines kept of an ended session (above its last screen); 0 keeps none.
+    pub ended_scrollback_lines: usize,
 }
 
 /// `[http]`: HTTP limits.
@@ -262,6 +264,7 @@ impl Config {
                 max_scrollback_lines: 10_000,
                 ended_max: 100,
                 ended_max_age_s: 86_400,
+                ended_scrollback_lines: 2_000,
             },
             http: HttpConfig {
                 max_body_bytes: 4 * 1_048_576,
@@ -456,6 +459,7 @@ pub struct FileSession {
     pub max_scrollback_lines: Option<usize>,
     pub ended_max: Option<usize>,
     pub ended_max_age_s: Option<u64>,
+    pub ended_scrollback_lines: Option<usize>,
 }
 
 /// `[http]`
@@ -658,6 +662,10 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("session.max_scrollback_lines", session.max_scrollback_lines);
     take!("session.ended_max", session.ended_max);
     take!("session.ended_max_age_s", session.ended_max_age_s);
+    take!(
+        "session.ended_scrollback_lines",
+        session.ended_scrollback_lines
+    );
     take!("http.max_body_bytes", http.max_body_bytes);
     take!("http.max_streams_per_session", http.max_streams_per_session);
     take!("http.max_streams", http.max_streams);
@@ -753,7 +761,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_disabled_presets(&c.state.disabled_presets)?;
     sections::check_notify(&c.notify)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 27] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 28] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -777,6 +785,7 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("state.probe_interval_ms", c.state.probe_interval_ms, 100..=60_000),
         ("session.ended_max", c.session.ended_max as u64, 0..=10_000),
         ("session.ended_max_age_s", c.session.ended_max_age_s, 0..=31_536_000),
+        ("session.ended_scrollback_lines", c.session.ended_scrollback_lines as u64, 0..=100_000),
         ("notify.cooldown_s", c.notify.cooldown_s, 0..=86_400),
         ("notify.max_per_minute", c.notify.max_per_minute, 1..=6000),
         ("notify.retries", u64::from(c.notify.retries), 0..=10),
@@ -934,7 +943,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 47] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 48] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -966,6 +975,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 47] {
         ("session.max_scrollback_lines", num(c.session.max_scrollback_lines as u64)),
         ("session.ended_max", num(c.session.ended_max as u64)),
         ("session.ended_max_age_s", num(c.session.ended_max_age_s)),
+        ("session.ended_scrollback_lines", num(c.session.ended_scrollback_lines as u64)),
         ("http.max_body_bytes", num(c.http.max_body_bytes as u64)),
         ("http.max_streams_per_session", num(c.http.max_streams_per_session as u64)),
         ("http.max_streams", num(c.http.max_streams as u64)),

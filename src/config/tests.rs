@@ -262,6 +262,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[state]\ndisabled_presets = [\"claude_prompt\"]", Some(("state.disabled_presets", "\"claude_prompt\" is no preset"))),
         ("[state]\ndisabled_presets = [\"all\", \"codex\", \"aider_working\"]", None),
         ("[session]\nended_max = 10001", Some(("session.ended_max", "got 10001"))),
+        ("[session]\nended_scrollback_lines = 100001", Some(("session.ended_scrollback_lines", "got 100001"))),
+        ("[session]\nended_scrollback_lines = 0", None),
         ("[notify]\nwebhook_url = \"https://example.com/x\"", Some(("notify.webhook_url", "must be an http:// URL"))),
         ("[notify]\nwebhook_url = \"not a url\"", Some(("notify.webhook_url", "is not a URL"))),
         ("[notify]\nwebhook_url = \"http://127.0.0.1:9/x\"", None),

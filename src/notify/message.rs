@@ -52,7 +52,7 @@ impl Context {
             .snapshot(id, SnapshotFormat::Text, Region::ActivePane)
             .await
         {
-            context.screen = last_lines(&snapshot.screen.lines, SCREEN_LINES);
+            context.screen = last_lines(&snapshot.snapshot.screen.lines, SCREEN_LINES);
         }
         context
     }

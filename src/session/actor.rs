@@ -187,6 +187,9 @@ struct SessionActor {
     /// sets its working directory just after tmux forks it, so the listing
     /// a layout change brings may still show tmux's own (see `watch_pids`).
     panes_again_at: Option<std::time::Instant>,
+    /// What the session's last pane shows, being read before the dead
+    /// pane is closed (see `exits`); the end's record waits for it.
+    last_look: Option<oneshot::Receiver<exits::LastLook>>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -226,6 +229,7 @@ pub(super) async fn start(
         sessions_changed: spec.sessions_changed,
         client_gone: false,
         panes_again_at: None,
+        last_look: None,
         running: None,
         agent: None,
         reaped: BTreeSet::new(),
@@ -313,7 +317,8 @@ impl SessionActor {
                         return;
                     }
                     Some(SessionCmd::Finish { reason, reply }) => {
-                        let last = self.finish(reason);
+                        let history = self.take_last_look().await;
+                        let last = self.finish(reason, history);
                         client.close().await;
                         let _ = reply.send(last);
                         return;
@@ -325,7 +330,10 @@ impl SessionActor {
                     Some(event) => self.on_event(event, &mut client).await,
                     None => self.on_client_gone(),
                 },
-                _ = until(deadline) => self.probe(),
+                _ = until(deadline) => {
+                    self.probe();
+                    self.note_running();
+                }
                 _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
                 _ = until_instant(self.panes_again_at), if !self.client_gone => {
                     self.panes_again_at = None;

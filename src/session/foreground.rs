@@ -342,6 +342,8 @@ fn parse_stat(stat: &str) -> Option<Stat> {
 pub struct Running {
     pub command: String,
     pub cwd: String,
+    /// Its whole command line (`command_line`).
+    pub argv: Vec<String>,
 }
 
 pub fn running(pane_pid: u32) -> Option<Running> {
@@ -353,18 +355,70 @@ pub fn running(pane_pid: u32) -> Option<Running> {
     let read = |pid: u32| {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+        let command = comm.trim_end().to_owned();
+        let argv = command_line(pid)
+            .filter(|argv| !argv.is_empty())
+            .unwrap_or_else(|| vec![command.clone()]);
         Some(Running {
-            command: comm.trim_end().to_owned(),
+            command,
             cwd: cwd.to_string_lossy().into_owned(),
+            argv,
         })
     };
     // The group's leader may have exited while the group lives on.
     read(leader).or_else(|| read(pane_pid))
 }
 
+/// Longest command line kept, in bytes: an argv may be huge (a linker's),
+/// and the summary carries it in every listing.
+const COMMAND_LINE_MAX_BYTES: usize = 4096;
+
+/// A process's argv, from /proc (empty for a zombie), the arguments past
+/// `COMMAND_LINE_MAX_BYTES` left out.
+pub fn command_line(pid: u32) -> Option<Vec<String>> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(parse_command_line(&bytes, COMMAND_LINE_MAX_BYTES))
+}
+
+/// NUL-terminated arguments; an empty one (`sh -c ''`) is kept.
+fn parse_command_line(bytes: &[u8], max_bytes: usize) -> Vec<String> {
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let mut used = 0;
+    bytes
+        .split(|&b| b == 0)
+        .take_while(|arg| {
+            used += arg.len() + 1;
+            used <= max_bytes
+        })
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_lines() {
+        let cases: [(&[u8], usize, &[&str]); 6] = [
+            (
+                b"python3\0-c\0print(1)\0",
+                100,
+                &["python3", "-c", "print(1)"],
+            ),
+            (b"sh\0-c\0\0", 100, &["sh", "-c", ""]),
+            (b"", 100, &[]),
+            (b"no-terminator", 100, &["no-terminator"]),
+            (b"aaaa\0bbbb\0cccc\0", 10, &["aaaa", "bbbb"]),
+            (b"caf\xc3\xa9\0\xff\0", 100, &["caf\u{e9}", "\u{fffd}"]),
+        ];
+        for (bytes, max, want) in cases {
+            assert_eq!(parse_command_line(bytes, max), want, "{bytes:?}");
+        }
+    }
 
     #[test]
     fn stat_lines() {
@@ -479,6 +533,8 @@ tfd:        5 events:       19 data:                5  pos:0 ino:2a1 sdev:e\n";
     fn running_reads_this_process() {
         let me = running(std::process::id()).expect("our own /proc entry");
         assert!(!me.command.is_empty());
+        let args: Vec<String> = std::env::args().collect();
+        assert_eq!(me.argv, args, "{me:?}");
         assert_eq!(
             me.cwd,
             std::env::current_dir().unwrap().to_string_lossy(),

@@ -108,6 +108,18 @@ pub struct Final {
     pub summary: ActorSummary,
     /// The last screen: the window and the active pane, text and with SGR.
     pub screens: FinalScreens,
+    /// The lines above the last screen, when the actor read them before
+    /// the pane went (a program's exit); None when it had nothing to read.
+    pub history: Option<EndHistory>,
+}
+
+/// What became of the history above a session's last screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndHistory {
+    /// Read from tmux before the pane was closed, oldest first.
+    Captured(Vec<String>),
+    /// tmux refused to give it (its error).
+    Refused(String),
 }
 
 /// A snapshot per region and format, as they were when the session ended.
@@ -159,6 +171,9 @@ pub struct ActorSummary {
     /// The coding agent in the active pane's foreground, if one is.
     #[serde(default)]
     pub agent: Option<Agent>,
+    /// The foreground program's whole command line (argv), as last seen.
+    #[serde(default)]
+    pub command_line: Vec<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,
@@ -242,6 +257,7 @@ impl ActorSummary {
             state_since: since,
             current_command: String::new(),
             agent: None,
+            command_line: Vec::new(),
             cwd: String::new(),
             title: String::new(),
             cols,
@@ -364,6 +380,9 @@ pub struct ActorConfig {
     pub timing: Timing,
     /// Screen rules: the config's, then the agent presets, in order.
     pub rules: Arc<[ScreenRule]>,
+    /// History lines read from a pane whose program ended, before tmuxd
+    /// closes it (`session.ended_scrollback_lines`; 0 reads none).
+    pub ended_scrollback_lines: usize,
 }
 
 /// Everything needed to start an actor for one session.

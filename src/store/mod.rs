@@ -20,7 +20,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use counters::{Counters, CountersFile, salvage_damaged_files};
-pub use ended::{EndedFile, EndedRecord};
+pub use ended::{
+    EndedFile, EndedRecord, SCROLLBACK_FILE_MAX_BYTES, ScrollbackFile, ScrollbackFiles,
+};
 pub use events::{
     CUT_KEY, Event, EventKind, EventLog, EventPage, Found, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES,
     NewEvent, RING_BYTES, cut_str,

@@ -1,17 +1,18 @@
 //! How tracking of a session ends: the actor reports the session exited
-//! and hands over its last summary and screens, which stay readable; the
-//! end is recorded with one reason, the same in the session's last state
-//! event and in its `session_deleted` event.
+//! and hands over its last summary, screens and (when it read them before
+//! the pane went) the history above them, which stay readable; the end is
+//! recorded with one reason, the same in the session's last state event
+//! and in its `session_deleted` event.
 
 use chrono::{DateTime, Utc};
 
-use super::ended::Retained;
+use super::ended::{History, NoHistory, Retained};
 use super::lifecycle::EndReason;
 use super::queue::dropped_input;
 use super::registry::{Entry, format_id};
 use super::{SessionSummary, Supervisor};
 use crate::session::{
-    ActorSummary, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
+    ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
 use crate::store::{EventKind, NewEvent, Thought};
 
@@ -26,6 +27,18 @@ impl Supervisor {
     /// Stops tracking a session whose end is decided. `actor_id` (when
     /// given) must still be current.
     pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
+        self.end_with_history(id, actor_id, reason, None).await;
+    }
+
+    /// As `end`, with the history read before the session was closed
+    /// (`history`: by whoever closed it), kept unless the actor read one.
+    pub(super) async fn end_with_history(
+        &self,
+        id: u64,
+        actor_id: Option<u64>,
+        reason: EndReason,
+        history: Option<EndHistory>,
+    ) {
         let Some(untracked) = self.untrack(id, actor_id, reason) else {
             return;
         };
@@ -33,7 +46,8 @@ impl Supervisor {
         // every session lost with the server.
         self.tracking_ended(id, reason);
         let entry = &untracked.entry;
-        let last = entry.handle.finish(reason).await.ok();
+        let mut last = entry.handle.finish(reason).await.ok();
+        let read = last.as_mut().and_then(|l| l.history.take()).or(history);
         let ended_at = Utc::now();
         let actor = last
             .as_ref()
@@ -52,7 +66,9 @@ impl Supervisor {
             let _ = written.await;
         }
         if let Some(actor) = actor {
-            let retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
+            let history = self.keep_history(id, read).await;
+            let mut retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
+            retained.history = history;
             self.retain(id, retained).await;
         }
         let settled_all = {
@@ -161,5 +177,8 @@ fn retained(
         summary,
         screens: last.map(|l| l.screens),
         ended_at,
+        history: History::Missing {
+            why: NoHistory::NotCaptured,
+        },
     }
 }

@@ -1,16 +1,18 @@
 //! Ended sessions stay readable for a while: their last summary (state
-//! `exited`, the end's reason, the exit status when tmux gave it) and last
-//! screens, bounded by count and age, in memory and in `ended.json` so a
+//! `exited`, the end's reason, the exit status when tmux gave it), last
+//! screens and the history above them, bounded by count and age, in memory
+//! and in `ended.json` (the history in a file per session beside it) so a
 //! restart keeps them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::registry::{Registry, format_id, parse_id};
-use super::{SessionSummary, Supervisor, SupervisorError};
-use crate::session::{FinalScreens, Region, Snapshot, SnapshotFormat};
-use crate::store::{EndedFile, EndedRecord};
+use super::{Scrollback, SessionSummary, Supervisor, SupervisorError};
+use crate::session::{EndHistory, FinalScreens, Region, Snapshot, SnapshotFormat};
+use crate::store::{EndedFile, EndedRecord, ScrollbackFile};
 
 /// How many ended sessions are kept, and for how long.
 #[derive(Clone, Copy, Debug)]
@@ -26,27 +28,84 @@ pub struct Retained {
     /// `None` when the session ended without an actor to ask (at startup).
     pub screens: Option<FinalScreens>,
     pub ended_at: DateTime<Utc>,
+    /// What is kept of the history above the last screen.
+    pub history: History,
+}
+
+/// What an ended session's record holds of the history above its last
+/// screen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum History {
+    /// This many lines, in the session's `ScrollbackFile` (none when 0).
+    Kept { lines: usize },
+    /// None, and why.
+    Missing { why: NoHistory },
+}
+
+/// Why an ended session has no history kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoHistory {
+    /// `session.ended_scrollback_lines` is 0.
+    Disabled,
+    /// The pane was gone before tmuxd could read it: the session was
+    /// killed outside tmuxd, its tmux server went, an adopted session's
+    /// program ended (tmux closes such a pane at once), or it ended before
+    /// tmuxd attached.
+    NotCaptured,
+    /// tmux refused to give it.
+    Refused,
+    /// Its file could not be written, or was lost from the data dir.
+    Lost,
+}
+
+impl NoHistory {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoHistory::Disabled => "disabled",
+            NoHistory::NotCaptured => "not_captured",
+            NoHistory::Refused => "refused",
+            NoHistory::Lost => "lost",
+        }
+    }
+}
+
+/// What of an end's history is to be kept (`keep`: the configured number
+/// of lines): the newest lines, or why nothing.
+pub fn plan_history(keep: usize, read: Option<EndHistory>) -> Result<Vec<String>, NoHistory> {
+    match read {
+        _ if keep == 0 => Err(NoHistory::Disabled),
+        Some(EndHistory::Captured(mut lines)) => {
+            lines.drain(..lines.len().saturating_sub(keep));
+            Ok(lines)
+        }
+        Some(EndHistory::Refused(_)) => Err(NoHistory::Refused),
+        None => Err(NoHistory::NotCaptured),
+    }
 }
 
 /// Drops what is past the window: anything older than `max_age`, then the
-/// oldest ends beyond `max`. Returns whether anything was dropped.
+/// oldest ends beyond `max`. Returns the ids dropped.
 pub fn prune(
     retained: &mut BTreeMap<u64, Retained>,
     retention: Retention,
     now: DateTime<Utc>,
-) -> bool {
-    let before = retained.len();
-    retained.retain(|_, r| now - r.ended_at <= retention.max_age);
-    if retained.len() > retention.max {
-        let mut by_age: Vec<(DateTime<Utc>, u64)> =
-            retained.iter().map(|(id, r)| (r.ended_at, *id)).collect();
-        by_age.sort();
-        let excess = retained.len() - retention.max;
-        for (_, id) in by_age.into_iter().take(excess) {
-            retained.remove(&id);
-        }
+) -> Vec<u64> {
+    let mut by_age: Vec<(DateTime<Utc>, u64)> =
+        retained.iter().map(|(id, r)| (r.ended_at, *id)).collect();
+    by_age.sort();
+    let excess = retained.len().saturating_sub(retention.max);
+    let dropped: Vec<u64> = by_age
+        .iter()
+        .enumerate()
+        .filter(|(i, (ended_at, _))| *i < excess || now - *ended_at > retention.max_age)
+        .map(|(_, (_, id))| *id)
+        .collect();
+    for id in &dropped {
+        retained.remove(id);
     }
-    retained.len() != before
+    dropped
 }
 
 impl Registry {
@@ -62,12 +121,22 @@ impl Registry {
                     .screens
                     .as_ref()
                     .and_then(|s| serde_json::to_value(s).ok()),
+                scrollback: serde_json::to_value(&r.history).ok(),
             })
             .collect();
         sessions.sort_by_key(|r| r.ended_at);
         EndedFile {
             version: 1,
             sessions,
+        }
+    }
+
+    /// Why session `id` is not tracked: it ended (and is kept readable),
+    /// or there is no such session.
+    pub fn untracked(&self, id: u64, session_id: &str) -> SupervisorError {
+        match self.retained.contains_key(&id) {
+            true => SupervisorError::HasEnded(session_id.to_owned()),
+            false => not_found(session_id),
         }
     }
 
@@ -82,6 +151,12 @@ impl Registry {
                 continue;
             };
             let screens = record.screens.and_then(|s| serde_json::from_value(s).ok());
+            let history = record
+                .scrollback
+                .and_then(|h| serde_json::from_value(h).ok())
+                .unwrap_or(History::Missing {
+                    why: NoHistory::NotCaptured,
+                });
             self.advance_past(id);
             self.retained.insert(
                 id,
@@ -89,6 +164,7 @@ impl Registry {
                     summary,
                     screens,
                     ended_at: record.ended_at,
+                    history,
                 },
             );
         }
@@ -99,30 +175,101 @@ impl Supervisor {
     /// Keeps an ended session (dropping what falls out of the window) and
     /// writes `ended.json`; wakes waiters looking for it.
     pub(super) async fn retain(&self, id: u64, retained: Retained) {
-        let written = {
+        let (written, dropped) = {
             let mut registry = self.registry();
             registry.retained.insert(id, retained);
-            prune(
+            let dropped = prune(
                 &mut registry.retained,
                 self.inner.settings.retention,
                 Utc::now(),
             );
-            self.inner.persistence.queue_ended(registry.to_ended_file())
+            let written = self.inner.persistence.queue_ended(registry.to_ended_file());
+            (written, dropped)
         };
         self.inner.retained.send_modify(|n| *n += 1);
         let _ = written.await;
+        self.forget_histories(dropped).await;
     }
 
     /// Drops ended sessions past the window (at each checkpoint).
     pub(super) async fn prune_ended(&self) {
-        let written = {
+        let (written, dropped) = {
             let mut registry = self.registry();
             let retention = self.inner.settings.retention;
-            prune(&mut registry.retained, retention, Utc::now())
-                .then(|| self.inner.persistence.queue_ended(registry.to_ended_file()))
+            let dropped = prune(&mut registry.retained, retention, Utc::now());
+            let written = (!dropped.is_empty())
+                .then(|| self.inner.persistence.queue_ended(registry.to_ended_file()));
+            (written, dropped)
         };
         if let Some(written) = written {
             let _ = written.await;
+        }
+        self.forget_histories(dropped).await;
+    }
+
+    /// Writes what is kept of an end's history beside `ended.json`, before
+    /// the end is retained (so a record never names a file not yet there).
+    pub(super) async fn keep_history(&self, id: u64, read: Option<EndHistory>) -> History {
+        if let Some(EndHistory::Refused(error)) = &read {
+            tracing::warn!(session_id = %format_id(id), "tmux did not give the history of an ended session: {error}");
+        }
+        let keep = self.inner.settings.actor.ended_scrollback_lines;
+        let lines = match plan_history(keep, read) {
+            Ok(lines) => lines,
+            Err(why) => return History::Missing { why },
+        };
+        if lines.is_empty() {
+            return History::Kept { lines: 0 };
+        }
+        let file = ScrollbackFile::new(&format_id(id), lines);
+        let count = file.lines.len();
+        let files = self.inner.persistence.scrollback_files();
+        match tokio::task::spawn_blocking(move || files.save(&file)).await {
+            Ok(Ok(())) => History::Kept { lines: count },
+            Ok(Err(e)) => {
+                tracing::warn!(session_id = %format_id(id), "cannot keep an ended session's history: {e}");
+                History::Missing {
+                    why: NoHistory::Lost,
+                }
+            }
+            Err(_) => History::Missing {
+                why: NoHistory::Lost,
+            },
+        }
+    }
+
+    /// Removes the history files of ended sessions no longer kept, after
+    /// `ended.json` stopped naming them.
+    async fn forget_histories(&self, dropped: Vec<u64>) {
+        if dropped.is_empty() {
+            return;
+        }
+        let files = self.inner.persistence.scrollback_files();
+        let removed = tokio::task::spawn_blocking(move || {
+            for id in dropped {
+                if let Err(e) = files.remove(&format_id(id)) {
+                    tracing::warn!("cannot remove an ended session's history: {e}");
+                }
+            }
+        });
+        let _ = removed.await;
+    }
+
+    /// Removes history files no kept ended session names (a crash came
+    /// between dropping a record and its file); at startup.
+    pub(super) fn sweep_histories(&self) {
+        let keep: BTreeSet<String> = self
+            .registry()
+            .retained
+            .keys()
+            .map(|id| format_id(*id))
+            .collect();
+        let removed = self.inner.persistence.scrollback_files().sweep(&keep);
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed history files of ended sessions no longer kept"
+            );
         }
     }
 
@@ -158,6 +305,55 @@ impl Supervisor {
             .collect()
     }
 
+    /// The history kept of an ended session: its last `lines` lines, or
+    /// why there are none.
+    pub(super) async fn ended_scrollback(
+        &self,
+        session_id: &str,
+        lines: usize,
+    ) -> Result<Scrollback, SupervisorError> {
+        let id = parse_id(session_id).ok_or_else(|| not_found(session_id))?;
+        let history = self
+            .registry()
+            .retained
+            .get(&id)
+            .map(|r| r.history.clone())
+            .ok_or_else(|| not_found(session_id))?;
+        let missing = |why| Scrollback {
+            lines: Vec::new(),
+            ended: true,
+            missing: Some(why),
+        };
+        match history {
+            History::Missing { why } => Ok(missing(why)),
+            History::Kept { lines: 0 } => Ok(Scrollback {
+                lines: Vec::new(),
+                ended: true,
+                missing: None,
+            }),
+            History::Kept { .. } => {
+                let files = self.inner.persistence.scrollback_files();
+                let name = session_id.to_owned();
+                let loaded = tokio::task::spawn_blocking(move || files.load(&name)).await;
+                match loaded {
+                    Ok(Ok(Some(mut file))) => {
+                        file.lines.drain(..file.lines.len().saturating_sub(lines));
+                        Ok(Scrollback {
+                            lines: file.lines,
+                            ended: true,
+                            missing: None,
+                        })
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(session_id, "cannot read an ended session's history: {e}");
+                        Ok(missing(NoHistory::Lost))
+                    }
+                    _ => Ok(missing(NoHistory::Lost)),
+                }
+            }
+        }
+    }
+
     /// The last screen of an ended session, if it was kept.
     pub(super) fn ended_snapshot(
         &self,
@@ -171,9 +367,10 @@ impl Supervisor {
             .retained
             .get(&id)
             .ok_or_else(|| not_found(session_id))?;
-        let screens = retained.screens.as_ref().ok_or_else(|| {
-            SupervisorError::Ended(format!("{session_id} (its last screen was not kept)"))
-        })?;
+        let screens = retained
+            .screens
+            .as_ref()
+            .ok_or_else(|| SupervisorError::NoLastScreen(session_id.to_owned()))?;
         Ok(screens.get(format, region).clone())
     }
 }
@@ -205,6 +402,7 @@ mod tests {
                 state_since: at(at_s),
                 current_command: String::new(),
                 agent: None,
+                command_line: Vec::new(),
                 cwd: String::new(),
                 title: String::new(),
                 cols: 80,
@@ -225,6 +423,7 @@ mod tests {
             summary,
             screens: None,
             ended_at: at(at_s),
+            history: History::Kept { lines: 5 },
         };
         (id, retained)
     }
@@ -237,11 +436,33 @@ mod tests {
         };
         let mut kept: BTreeMap<u64, Retained> =
             [ended(1, 0), ended(2, 50), ended(3, 60), ended(4, 70)].into();
-        assert!(prune(&mut kept, retention, at(80)));
+        assert_eq!(prune(&mut kept, retention, at(80)), [1, 2]);
         assert_eq!(kept.keys().copied().collect::<Vec<_>>(), [3, 4], "count");
-        assert!(!prune(&mut kept, retention, at(150)));
-        assert!(prune(&mut kept, retention, at(165)));
+        assert!(prune(&mut kept, retention, at(150)).is_empty());
+        assert_eq!(prune(&mut kept, retention, at(165)), [3]);
         assert_eq!(kept.keys().copied().collect::<Vec<_>>(), [4], "age");
+    }
+
+    #[test]
+    fn what_is_kept_of_an_ends_history() {
+        let lines = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>();
+        let captured = |n| Some(EndHistory::Captured(lines(n)));
+        let cases = [
+            (2000, captured(3), Ok(lines(3))),
+            (2, captured(3), Ok(vec!["1".to_owned(), "2".to_owned()])),
+            (2000, captured(0), Ok(vec![])),
+            (0, captured(3), Err(NoHistory::Disabled)),
+            (0, None, Err(NoHistory::Disabled)),
+            (2000, None, Err(NoHistory::NotCaptured)),
+            (
+                2000,
+                Some(EndHistory::Refused("no".into())),
+                Err(NoHistory::Refused),
+            ),
+        ];
+        for (keep, read, want) in cases {
+            assert_eq!(plan_history(keep, read.clone()), want, "{keep} {read:?}");
+        }
     }
 
     #[test]
@@ -252,6 +473,7 @@ mod tests {
         let file = registry.to_ended_file();
         let mut back = Registry::new(1);
         back.load_ended(file);
+        assert_eq!(back.retained[&7].history, History::Kept { lines: 5 });
         let summary = &back.retained[&7].summary;
         assert_eq!(summary.actor.exit_status, Some(3));
         assert_eq!(

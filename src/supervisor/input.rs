@@ -94,7 +94,10 @@ impl Supervisor {
         let not_found = || SupervisorError::NotFound(session_id.to_owned());
         let id = parse_id(session_id).ok_or_else(not_found)?;
         let registry = self.registry();
-        let entry = registry.sessions.get(&id).ok_or_else(not_found)?;
+        let entry = registry
+            .sessions
+            .get(&id)
+            .ok_or_else(|| registry.untracked(id, session_id))?;
         Ok(Typist {
             session_id: session_id.to_owned(),
             tmux_name: entry.tmux_name.clone(),

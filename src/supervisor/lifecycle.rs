@@ -14,11 +14,13 @@ use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
-use crate::session::{ActorSpec, ActorSummary, Attention, SessionState, Spawned};
+use crate::session::{ActorSpec, ActorSummary, Attention, EndHistory, SessionState, Spawned};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions, SessionId};
-use crate::tmux::{NewSession, SessionStatus, SessionView, session_views, validate_session_name};
+use crate::tmux::{
+    CaptureRange, NewSession, SessionStatus, SessionView, session_views, validate_session_name,
+};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
@@ -286,6 +288,7 @@ impl Supervisor {
             }
             DeleteMode::Kill => {
                 self.mark_ending(id, session_id)?;
+                let history = self.history_before_kill(&name).await;
                 if let Err(e) = self.tmux().kill_session(&name).await
                     && !e.is_missing_session()
                 {
@@ -295,7 +298,8 @@ impl Supervisor {
                     }
                     return Err(e.into());
                 }
-                self.end(id, None, EndReason::ApiKill).await;
+                self.end_with_history(id, None, EndReason::ApiKill, history)
+                    .await;
             }
         }
         let tmux_alive = self.tmux().has_session(&name).await.unwrap_or(false);
@@ -303,6 +307,20 @@ impl Supervisor {
             session_id: session_id.to_owned(),
             mode,
             tmux_alive,
+        })
+    }
+
+    /// The active pane's history, read before tmuxd kills the session, for
+    /// its ended record; None when none is kept.
+    async fn history_before_kill(&self, name: &str) -> Option<EndHistory> {
+        let lines = self.inner.settings.actor.ended_scrollback_lines;
+        if lines == 0 {
+            return None;
+        }
+        let range = CaptureRange::History { lines };
+        Some(match self.tmux().capture_pane(name, range).await {
+            Ok(lines) => EndHistory::Captured(lines),
+            Err(e) => EndHistory::Refused(e.to_string()),
         })
     }
 
@@ -519,6 +537,7 @@ impl Supervisor {
             summary: summary.clone(),
             screens: None,
             ended_at: now,
+            history: self.keep_history(reservation.id, None).await,
         };
         self.retain(reservation.id, retained).await;
         summary

@@ -31,7 +31,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use ended::Retention;
+pub use ended::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
@@ -44,8 +44,8 @@ pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits}
 use crate::config::{Config, RuleConfig, RuleState};
 use crate::metrics::Metrics;
 use crate::session::{
-    ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, Snapshot,
-    SnapshotFormat, Timing,
+    ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
+    Timing,
 };
 use crate::store::{Event, EventPage};
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
@@ -107,6 +107,7 @@ impl Settings {
                     .map(compile_rule)
                     .chain(crate::session::presets(&config.state.disabled_presets))
                     .collect(),
+                ended_scrollback_lines: config.session.ended_scrollback_lines,
             },
             max_scrollback_lines: config.session.max_scrollback_lines,
             command_timeout: Duration::from_millis(config.tmux.command_timeout_ms),
@@ -204,6 +205,7 @@ impl Supervisor {
                 book: Mutex::new(lost::Book::from_file(restored.restore)),
             }),
         };
+        supervisor.sweep_histories();
         supervisor.discover(background::Adoptions::Await).await;
         background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
@@ -231,8 +233,9 @@ impl Supervisor {
         self.inner.persistence.queue_registry(registry.to_file())
     }
 
-    /// The handle of a live session and its tmux name, or `NotFound`. A
-    /// session still attaching is waited for (its attach has a deadline).
+    /// The handle of a live session and its tmux name; `HasEnded` for an
+    /// ended session still kept, else `NotFound`. A session still
+    /// attaching is waited for (its attach has a deadline).
     pub async fn handle(
         &self,
         session_id: &str,
@@ -247,12 +250,17 @@ impl Supervisor {
                     return Ok((entry.handle.clone(), entry.tmux_name.clone()));
                 }
                 if !registry.attaching.contains_key(&id) {
-                    return Err(not_found());
+                    break;
                 }
             }
             if attached.changed().await.is_err() {
                 return Err(not_found());
             }
+        }
+        self.until_retained(session_id).await;
+        match self.registry().retained.contains_key(&id) {
+            true => Err(SupervisorError::HasEnded(session_id.to_owned())),
+            false => Err(not_found()),
         }
     }
 
@@ -326,7 +334,11 @@ impl Supervisor {
     /// still kept.
     pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
         match self.get_live(session_id).await {
-            Err(SupervisorError::NotFound(_) | SupervisorError::Gone(_)) => {
+            Err(
+                SupervisorError::NotFound(_)
+                | SupervisorError::Gone(_)
+                | SupervisorError::HasEnded(_),
+            ) => {
                 self.until_retained(session_id).await;
                 match self.ended_summary(session_id) {
                     Some(summary) => Ok(summary),
@@ -356,21 +368,29 @@ impl Supervisor {
         summary.ok_or_else(|| SupervisorError::Gone(session_id.to_owned()))
     }
 
+    /// The live screen, or an ended session's last one.
     pub async fn snapshot(
         &self,
         session_id: &str,
         format: SnapshotFormat,
         region: Region,
-    ) -> Result<Snapshot, SupervisorError> {
+    ) -> Result<ScreenServed, SupervisorError> {
         let live = match self.handle(session_id).await {
             Ok((handle, _)) => handle.snapshot(format, region).await.ok(),
             Err(_) => None,
         };
         match live {
-            Some(snapshot) => Ok(snapshot),
+            Some(snapshot) => Ok(ScreenServed {
+                snapshot,
+                ended: false,
+            }),
             None => {
                 self.until_retained(session_id).await;
-                self.ended_snapshot(session_id, format, region)
+                let snapshot = self.ended_snapshot(session_id, format, region)?;
+                Ok(ScreenServed {
+                    snapshot,
+                    ended: true,
+                })
             }
         }
     }
@@ -392,26 +412,43 @@ impl Supervisor {
         self.get(session_id).await
     }
 
-    /// Older lines from tmux's own history, oldest first.
+    /// Older lines from tmux's own history, oldest first; for an ended
+    /// session, the last of those its end kept.
     pub async fn scrollback(
         &self,
         session_id: &str,
         lines: usize,
-    ) -> Result<Vec<String>, SupervisorError> {
+    ) -> Result<Scrollback, SupervisorError> {
         let max = self.inner.settings.max_scrollback_lines;
         if lines == 0 || lines > max {
             return Err(SupervisorError::BadRequest(format!(
                 "lines must be between 1 and {max}"
             )));
         }
-        let (_, name) = self.handle(session_id).await?;
+        let name = match self.handle(session_id).await {
+            Ok((_, name)) => name,
+            Err(SupervisorError::HasEnded(_)) => {
+                return self.ended_scrollback(session_id, lines).await;
+            }
+            Err(e) => return Err(e),
+        };
         match self
             .tmux()
             .capture_pane(&name, CaptureRange::History { lines })
             .await
         {
-            Ok(lines) => Ok(lines),
-            Err(e) => Err(self.unless_ended(session_id, &name, e).await),
+            Ok(lines) => Ok(Scrollback {
+                lines,
+                ended: false,
+                missing: None,
+            }),
+            Err(e) => match self.unless_ended(session_id, &name, e).await {
+                SupervisorError::Gone(_) => {
+                    self.until_retained(session_id).await;
+                    self.ended_scrollback(session_id, lines).await
+                }
+                e => Err(e),
+            },
         }
     }
 

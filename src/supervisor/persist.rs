@@ -18,8 +18,8 @@ use crate::store::floors::{
 };
 use crate::store::{
     Counters, CountersFile, DataDir, EndedFile, Event, EventLog, EventPage, Failure, Found, Loaded,
-    NewEvent, RegistryFile, RestoreFile, StorageHealth, StoreError, ThoughtsFile, Write,
-    salvage_damaged_files,
+    NewEvent, RegistryFile, RestoreFile, ScrollbackFiles, StorageHealth, StoreError, ThoughtsFile,
+    Write, salvage_damaged_files,
 };
 
 /// Rotate `events.jsonl` past this size.
@@ -184,6 +184,12 @@ impl Persistence {
 
     pub fn queue_ended(&self, file: EndedFile) -> oneshot::Receiver<()> {
         self.queue(|done| Job::Ended(file, done))
+    }
+
+    /// The ended sessions' scrollback files, each written once at the
+    /// end (not through the storage task: no newer version replaces it).
+    pub fn scrollback_files(&self) -> ScrollbackFiles {
+        ScrollbackFiles::new(self.store.dir.path())
     }
 
     pub fn queue_restore(&self, file: RestoreFile) -> oneshot::Receiver<()> {

@@ -100,7 +100,8 @@ impl Supervisor {
         let id = parse_id(session_id).ok_or_else(not_found)?;
         let ready_now = {
             let mut registry = self.registry();
-            let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
+            let untracked = registry.untracked(id, session_id);
+            let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
             if entry.queue.len() >= MAX_QUEUED_INPUTS {
                 return Err(SupervisorError::QueueFull {
                     session_id: session_id.to_owned(),
@@ -133,13 +134,17 @@ impl Supervisor {
         })
     }
 
-    /// The items queued for a session, oldest first.
+    /// The items queued for a session, oldest first; none for an ended
+    /// session still kept (its queue was dropped at the end).
     pub fn queued(&self, session_id: &str) -> Result<Vec<QueueItem>, SupervisorError> {
         let not_found = || SupervisorError::NotFound(session_id.to_owned());
         let id = parse_id(session_id).ok_or_else(not_found)?;
         let registry = self.registry();
-        let entry = registry.sessions.get(&id).ok_or_else(not_found)?;
-        Ok(entry.queue.iter().map(item_view).collect())
+        match registry.sessions.get(&id) {
+            Some(entry) => Ok(entry.queue.iter().map(item_view).collect()),
+            None if registry.retained.contains_key(&id) => Ok(Vec::new()),
+            None => Err(not_found()),
+        }
     }
 
     /// Takes item `n` out of the queue, unless its typing has begun.
@@ -152,7 +157,8 @@ impl Supervisor {
         let id = parse_id(session_id).ok_or_else(not_found)?;
         let (item, name) = {
             let mut registry = self.registry();
-            let entry = registry.sessions.get_mut(&id).ok_or_else(not_found)?;
+            let untracked = registry.untracked(id, session_id);
+            let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
             let Some(at) = entry.queue.iter().position(|q| q.id == n) else {
                 return Err(SupervisorError::NoQueuedInput {
                     session_id: session_id.to_owned(),

@@ -130,6 +130,25 @@ pub struct QueueItem {
     pub started: bool,
 }
 
+/// `GET /v1/sessions/{id}/snapshot`: the screen, and whether it is an
+/// ended session's last one.
+#[derive(Clone, Debug)]
+pub struct ScreenServed {
+    pub snapshot: crate::session::Snapshot,
+    pub ended: bool,
+}
+
+/// `GET /v1/sessions/{id}/scrollback`: history above the screen, oldest
+/// first; for an ended session, what its end kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scrollback {
+    pub lines: Vec<String>,
+    /// Served from an ended session's record.
+    pub ended: bool,
+    /// Why an ended session has no history kept.
+    pub missing: Option<super::ended::NoHistory>,
+}
+
 /// `PUT /v1/sessions/{id}/thought`.
 #[derive(Clone, Debug)]
 pub struct ThoughtUpdate {
@@ -204,6 +223,16 @@ pub enum SupervisorError {
     Timeout { session_id: String, ms: u64 },
     #[error("session {0} has ended; it can no longer reach that state")]
     Ended(String),
+    /// A change asked of a session that has ended (it stays readable).
+    #[error(
+        "session {0} has ended: it takes no input, resize or other change \
+         (its summary, last screen and scrollback stay readable)"
+    )]
+    HasEnded(String),
+    /// An ended session whose screen tmuxd never saw (it ended before
+    /// tmuxd attached, or while tmuxd was down and gone with tmux).
+    #[error("session {0} has ended and no last screen was kept (tmuxd never saw it)")]
+    NoLastScreen(String),
     #[error("{0}")]
     Conflict(String),
     #[error("{0} is not a session lost with its tmux server")]

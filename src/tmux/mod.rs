@@ -517,7 +517,23 @@ impl Tmux {
         name: &str,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
-        let target = pane_target(name);
+        self.capture_history(&pane_target(name), range).await
+    }
+
+    /// As `capture_pane`, of one pane (a dead one that tmux still keeps).
+    pub async fn capture_pane_by_id(
+        &self,
+        pane: control::PaneId,
+        range: CaptureRange,
+    ) -> Result<Vec<String>, TmuxError> {
+        self.capture_history(&pane.to_string(), range).await
+    }
+
+    async fn capture_history(
+        &self,
+        target: &str,
+        range: CaptureRange,
+    ) -> Result<Vec<String>, TmuxError> {
         let CaptureRange::History { lines } = range;
         let start = format!("-{lines}");
         let out = self
@@ -526,7 +542,7 @@ impl Tmux {
                 "-p",
                 "-J",
                 "-t",
-                &target,
+                target,
                 "-S",
                 &start,
                 "-E",

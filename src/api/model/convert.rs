@@ -31,6 +31,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             state_since,
             current_command,
             agent,
+            command_line,
             cwd,
             title,
             cols,
@@ -55,6 +56,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             attention: attention.map(Attention::from),
             current_command,
             agent: agent.map(|a| a.as_str().to_owned()),
+            command_line,
             cwd,
             title,
             cols,
@@ -236,6 +238,7 @@ impl From<session::Snapshot> for Snapshot {
             alternate_screen,
             title,
             lines,
+            ended: false,
         }
     }
 }

@@ -94,6 +94,11 @@ pub struct SessionSummary {
     #[serde(default)]
     #[schema(example = "claude")]
     pub agent: Option<String>,
+    /// Its whole command line (argv, at most 4 KiB of it), as last seen;
+    /// for an ended session, what ran last. Empty when never seen.
+    #[serde(default)]
+    #[schema(example = json!(["python3", "train.py", "--epochs", "10"]))]
+    pub command_line: Vec<String>,
     pub cwd: String,
     pub title: String,
     pub cols: u16,
@@ -460,6 +465,9 @@ pub struct Snapshot {
     pub title: String,
     /// One string per row; with `format=ansi`, SGR sequences included.
     pub lines: Vec<String>,
+    /// The session has ended: this is its last screen, as it was kept.
+    #[serde(default)]
+    pub ended: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]
@@ -475,6 +483,18 @@ pub struct ScrollbackQuery {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ScrollbackResponse {
     pub session_id: String,
-    /// History above the screen, oldest first.
+    /// History above the screen, oldest first; for an ended session the
+    /// last of the lines its end kept (`session.ended_scrollback_lines`).
     pub lines: Vec<String>,
+    /// The session has ended: the lines are what its record kept.
+    #[serde(default)]
+    pub ended: bool,
+    /// Why an ended session has no history kept: `disabled`
+    /// (`session.ended_scrollback_lines` is 0), `not_captured` (its pane
+    /// was gone before tmuxd could read it: killed outside tmuxd, tmux
+    /// server gone, an adopted session's program ended), `refused` (tmux
+    /// did not give it), `lost` (its file could not be written or read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "not_captured")]
+    pub missing: Option<String>,
 }

@@ -28,10 +28,13 @@ use tokio::sync::mpsc;
 
 use super::{Purpose, SessionActor};
 use crate::session::state::Signal;
-use crate::session::{ActorEvent, EndReason};
+use crate::session::{ActorEvent, Captured, EndHistory, EndReason, PaneState};
 use crate::tmux::command::restore::{PANE_PLAN_FORMAT, PanePlanRow, parse_plan_row};
-use crate::tmux::command::{DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target};
+use crate::tmux::command::{
+    CaptureSeed, DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target, WindowPanes,
+};
 use crate::tmux::control::{ControlClient, PaneId};
+use crate::tmux::{CaptureRange, Tmux};
 
 pub use crate::tmux::KEEP_EXIT_OPTION;
 /// Looks at a pane whose process exited before tmux has noticed: this many
@@ -254,11 +257,26 @@ impl SessionActor {
                 if last {
                     self.signal(Signal::End(EndReason::ProcessExit));
                 }
+                // What the last pane shows goes with it: read it first,
+                // for the ended session's record.
+                let look = last.then(|| {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    self.last_look = Some(rx);
+                    let ask = LastAsk {
+                        pane: PaneId(pane),
+                        history_lines: self.config.ended_scrollback_lines,
+                        session: self.tmux_name.clone(),
+                    };
+                    (tx, ask)
+                });
                 // Forked under the handshake turn, not sent on the client:
                 // the last pane's end closes the session, a notification
                 // that must not meet another client's handshake (tmux < 3.7).
                 let tmux = self.tmux.clone();
                 tokio::spawn(async move {
+                    if let Some((tx, ask)) = look {
+                        let _ = tx.send(ask.read(&tmux).await);
+                    }
                     if let Err(e) = tmux.kill_pane(PaneId(pane), last).await {
                         tracing::debug!(pane, "killing a dead pane: {e}");
                     }
@@ -269,6 +287,19 @@ impl SessionActor {
             Exit::NotOurs => self.keeps_exit = Some(false),
             Exit::Dead { .. } => {}
         }
+    }
+
+    /// Once the last pane has been read: seeds the screens with what tmux
+    /// showed last, and gives the history (at once if nothing is being
+    /// read).
+    pub(super) async fn take_last_look(&mut self) -> Option<EndHistory> {
+        let look = self.last_look.take()?.await.ok()?;
+        for (pane, state, captured) in &look.screens {
+            if let Some(slot) = self.panes.get_mut(pane) {
+                slot.screen.seed(state, captured);
+            }
+        }
+        look.history
     }
 
     /// Asks again how `pane` ended: soon for the first looks, then every
@@ -285,6 +316,81 @@ impl SessionActor {
             let _ = again.send((pane, looks.saturating_add(1)));
         });
     }
+}
+
+/// What to read of a session's last pane before it is closed.
+struct LastAsk {
+    pane: PaneId,
+    /// History lines to keep (0: none).
+    history_lines: usize,
+    /// The session whose current window's screens to read: tmuxd's own
+    /// may be behind tmux's (a flood's output skipped, a re-seed raced by
+    /// output or not answered yet, output not read yet), and no later
+    /// redraw will set them right.
+    session: String,
+}
+
+/// What was read of a session's last pane before it was closed.
+pub(super) struct LastLook {
+    history: Option<EndHistory>,
+    /// Seeds for the current window's panes: (pane, its state, its screen).
+    screens: Vec<(u32, PaneState, Captured)>,
+}
+
+impl LastAsk {
+    async fn read(self, tmux: &Tmux) -> LastLook {
+        let history = match self.history_lines {
+            0 => None,
+            lines => {
+                let range = CaptureRange::History { lines };
+                Some(match tmux.capture_pane_by_id(self.pane, range).await {
+                    Ok(lines) => EndHistory::Captured(lines),
+                    Err(e) => EndHistory::Refused(e.to_string()),
+                })
+            }
+        };
+        let screens = window_seeds(tmux, &self.session).await;
+        LastLook { history, screens }
+    }
+}
+
+/// The current window's panes as tmux shows them, read as the actor's
+/// seeds are (`CaptureSeed`), but forked: the session is closing.
+async fn window_seeds(tmux: &Tmux, session: &str) -> Vec<(u32, PaneState, Captured)> {
+    let window = WindowPanes {
+        session: session.to_owned(),
+    };
+    let Ok(rows) = tmux.run_cmd(&window).await else {
+        return Vec::new();
+    };
+    let mut seeds = Vec::new();
+    for row in rows {
+        let state = PaneState::of_row(&row);
+        let capture = |alternate| CaptureSeed {
+            pane: row.pane,
+            alternate,
+        };
+        let text = |lines: Result<Vec<Vec<u8>>, _>| {
+            lines
+                .map(|l: Vec<Vec<u8>>| l.join(&b'\n'))
+                .unwrap_or_default()
+        };
+        let shown = text(tmux.run_cmd(&capture(false)).await);
+        // With the alternate screen on, the plain capture is what shows
+        // and `-a` captures the normal screen behind it.
+        let captured = match state.alternate_on {
+            true => Captured {
+                normal: text(tmux.run_cmd(&capture(true)).await),
+                alternate: Some(shown),
+            },
+            false => Captured {
+                normal: shown,
+                alternate: None,
+            },
+        };
+        seeds.push((row.pane.0, state, captured));
+    }
+    seeds
 }
 
 /// What tmux says of a pane.

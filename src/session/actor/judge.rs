@@ -85,6 +85,7 @@ impl SessionActor {
             .unwrap_or(Running {
                 command: String::new(),
                 cwd: String::new(),
+                argv: Vec::new(),
             });
         self.running = Some((now, running.clone()));
         running

@@ -4,7 +4,9 @@
 use super::SessionActor;
 use crate::session::state::Signal;
 use crate::session::window::{self, Region, SnapshotFormat};
-use crate::session::{ActorSummary, EndReason, Final, FinalScreens, Snapshot, Transport};
+use crate::session::{
+    ActorSummary, EndHistory, EndReason, Final, FinalScreens, Snapshot, Transport,
+};
 
 impl SessionActor {
     pub(super) fn summary(&mut self) -> ActorSummary {
@@ -21,6 +23,7 @@ impl SessionActor {
             state_since: state.since,
             current_command: running.command,
             agent: self.agent(),
+            command_line: running.argv,
             cwd: running.cwd,
             title,
             cols: self.window.cols,
@@ -53,6 +56,13 @@ impl SessionActor {
         }
     }
 
+    /// Reads what the active pane runs at each probe (reused for a
+    /// moment), so an end nobody asked about still knows what ran last,
+    /// with its arguments, and where.
+    pub(super) fn note_running(&mut self) {
+        self.running();
+    }
+
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
         Snapshot {
@@ -63,7 +73,7 @@ impl SessionActor {
     }
 
     /// Reports the end, then keeps what the session last showed.
-    pub(super) fn finish(&mut self, reason: EndReason) -> Final {
+    pub(super) fn finish(&mut self, reason: EndReason, history: Option<EndHistory>) -> Final {
         self.signal(Signal::End(reason));
         let screen = |format, region| self.snapshot(format, region);
         let screens = FinalScreens {
@@ -75,6 +85,7 @@ impl SessionActor {
         Final {
             summary: self.summary(),
             screens,
+            history,
         }
     }
 }
