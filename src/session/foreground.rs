@@ -313,6 +313,29 @@ struct Stat {
     ticks: u64,
 }
 
+/// How process `pid` ended, while it is a zombie nobody has reaped yet:
+/// (exit status, signal), from `/proc/PID/stat`'s `exit_code` (field 52,
+/// a wait status). None once it is reaped, or while it runs.
+pub fn zombie_exit(pid: u32) -> Option<(Option<i32>, Option<i32>)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if fields.first()? != &"Z" {
+        return None;
+    }
+    // Fields after the name start at field 3 (the state).
+    let code: i32 = fields.get(52 - 3)?.parse().ok()?;
+    Some(wait_status(code))
+}
+
+/// A wait status as (exit status, signal).
+fn wait_status(code: i32) -> (Option<i32>, Option<i32>) {
+    match code & 0x7f {
+        0 => (Some((code >> 8) & 0xff), None),
+        signal => (None, Some(signal)),
+    }
+}
+
 fn read_stat(pid: u32) -> Option<Stat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
@@ -418,6 +441,33 @@ mod tests {
         for (bytes, max, want) in cases {
             assert_eq!(parse_command_line(bytes, max), want, "{bytes:?}");
         }
+    }
+
+    /// Issue 19: tmux 3.3a sometimes leaves a dead pane's program unreaped
+    /// for seconds; its zombie still says how it ended.
+    #[test]
+    fn a_zombie_says_how_it_ended() {
+        assert_eq!(wait_status(5 << 8), (Some(5), None));
+        assert_eq!(wait_status(0), (Some(0), None));
+        assert_eq!(wait_status(15), (None, Some(15)));
+        let child = std::process::Command::new("sh")
+            .args(["-c", "exit 7"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let exit = loop {
+            if let Some(exit) = zombie_exit(pid) {
+                break exit;
+            }
+            assert!(std::time::Instant::now() < deadline, "never a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(exit, (Some(7), None));
+        let mut child = child;
+        child.wait().unwrap();
+        assert_eq!(zombie_exit(pid), None, "reaped");
+        assert_eq!(zombie_exit(std::process::id()), None, "running");
     }
 
     #[test]
