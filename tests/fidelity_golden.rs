@@ -75,6 +75,8 @@ fn every_fixture_directory_has_a_test() {
     let mut dirs: Vec<String> = std::fs::read_dir(fixtures_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        // The agent presets' screens, tested with the presets.
+        .filter(|name| name != "agents")
         .collect();
     dirs.sort();
     let mut cases: Vec<String> = CASES.iter().map(|c| (*c).to_owned()).collect();

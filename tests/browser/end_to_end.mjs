@@ -198,8 +198,14 @@ async function endedByItself(page) {
   await page.waitForSelector(tile(id));
   tmuxSendKeys('dash-exit', ['exit', 'Enter']);
   await page.waitForSelector(`${tile(id)}.ended`);
-  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
-  check(state === 'exited ok', `the tile says it ended: ${state}`);
+  // The end is shown at once; how it ended follows a moment later (the
+  // exit status comes with the session's deletion event).
+  const said = await page.waitForFunction(
+    (sel) => document.querySelector(sel)?.textContent === 'exited ok',
+    `${tile(id)} .state`, { timeout: 60_000 },
+  ).then(() => 'exited ok', async () => page.$eval(`${tile(id)} .state`, (s) => s.textContent));
+  check(said === 'exited ok', `the tile says it ended: ${said}`);
+  const state = said;
   await page.click(`${tile(id)} .dismiss`);
   await page.waitForSelector(tile(id), { state: 'detached' });
   await page.reload();
