@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tmuxd::session::{PaneScreen, Region, SnapshotFormat, WindowGeometry, compose_snapshot};
-use tmuxd::tmux::PaneRect;
 
 /// Runs `feed` over `input` until a second has passed; MB/s.
 fn throughput(input: &[u8], mut feed: impl FnMut(&[u8])) -> f64 {
@@ -67,18 +66,7 @@ fn colour_flood() -> Vec<u8> {
 
 fn snapshot_cost(pane: &PaneScreen, format: SnapshotFormat) -> Duration {
     let (cols, rows) = pane.size();
-    let rect = PaneRect {
-        left: 0,
-        top: 0,
-        cols,
-        rows,
-    };
-    let geometry = WindowGeometry {
-        cols,
-        rows,
-        panes: vec![(0, rect)],
-        active: 0,
-    };
+    let geometry = WindowGeometry::single_pane(cols, rows);
     let panes = BTreeMap::from([(0, pane)]);
     let n = 2000;
     let started = Instant::now();

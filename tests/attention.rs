@@ -9,7 +9,6 @@
 mod common;
 
 use std::io::Read;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
@@ -24,14 +23,6 @@ fn summary(daemon: &Daemon, id: &str) -> Value {
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
     assert_eq!(status, 200, "{body}");
     body["session"].clone()
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/programs")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 /// The state events of `id`, as the event log has them.
@@ -140,7 +131,7 @@ fn real_programs_get_the_state_a_human_would_give_them() {
         Program {
             name: "agent-thinking",
             typed: None,
-            command: fixture("agent_epoll.py"),
+            command: common::program_fixture("agent_epoll.py"),
             state: "working",
             reason: "event_wait",
             attention: None,
@@ -148,7 +139,7 @@ fn real_programs_get_the_state_a_human_would_give_them() {
         Program {
             name: "agent-asks",
             typed: None,
-            command: fixture("agent_asks.py"),
+            command: common::program_fixture("agent_asks.py"),
             state: "waiting",
             reason: "screen_question",
             attention: Some("needs_input"),
@@ -279,7 +270,7 @@ fn a_tmux_client_attaching_acknowledges() {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = daemon.create_named("ask", &fixture("agent_asks.py"));
+    let id = daemon.create_named("ask", &common::program_fixture("agent_asks.py"));
     let raised = daemon.wait_until(&id, "attention");
     assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
     let pty = native_pty_system()

@@ -28,7 +28,6 @@ use std::path::Path;
 use common::{TmuxServer, trim_lines, wait_for};
 use fidelity::ansi;
 use tmuxd::session::{PaneScreen, Region, SnapshotFormat, WindowGeometry, compose_snapshot};
-use tmuxd::tmux::PaneRect;
 
 /// Cases in the suite's run: ~1 minute on a loaded 2-core machine.
 const CASES: usize = 2000;
@@ -280,18 +279,7 @@ fn compare(bytes: &[u8], seen: &Seen) -> Option<String> {
             "cursor (row, col), visible, alternate: tmuxd {ours:?}, tmux {theirs:?}"
         ));
     }
-    let rect = PaneRect {
-        left: 0,
-        top: 0,
-        cols,
-        rows,
-    };
-    let geometry = WindowGeometry {
-        cols,
-        rows,
-        panes: vec![(0, rect)],
-        active: 0,
-    };
+    let geometry = WindowGeometry::single_pane(cols, rows);
     let panes = BTreeMap::from([(0, &pane)]);
     // `capture-pane -p` leaves line-drawing cells untranslated (`q` for
     // `─`); the snapshot shows what tmux draws, so text is compared where

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 use tmuxd::session::{
     Captured, PaneScreen, PaneState, Region, SnapshotFormat, WindowGeometry, compose_snapshot,
 };
-use tmuxd::tmux::PaneRect;
 
 use common::{TmuxServer, trim_lines};
 use fidelity::ansi::{self, Attrs, Color, Run};
@@ -134,18 +133,7 @@ fn check_fixture(case: &str) {
         pane.seed(&state, &captured);
     }
     pane.process(&output[fed..]);
-    let rect = PaneRect {
-        left: 0,
-        top: 0,
-        cols: state.cols,
-        rows: state.rows,
-    };
-    let geometry = WindowGeometry {
-        cols: state.cols,
-        rows: state.rows,
-        panes: vec![(0, rect)],
-        active: 0,
-    };
+    let geometry = WindowGeometry::single_pane(state.cols, state.rows);
     let panes = std::collections::BTreeMap::from([(0, &pane)]);
     let text = compose_snapshot(&geometry, &panes, SnapshotFormat::Text, Region::ActivePane);
     let expected = String::from_utf8(read("expected.txt")).unwrap();

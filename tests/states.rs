@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
@@ -32,14 +31,6 @@ fn state_events(daemon: &Daemon, id: &str) -> Vec<(String, String, String)> {
             )
         })
         .collect()
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/programs")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 /// Finding 1: a bell is a flag beside the state. The prompt coming back
@@ -240,7 +231,7 @@ reason = "press_any_key"
             ..Default::default()
         },
     );
-    let agent = daemon.create_named("agent", &fixture("agent_prompt.sh"));
+    let agent = daemon.create_named("agent", &common::program_fixture("agent_prompt.sh"));
     let asked = daemon.wait_until(&agent, "waiting");
     assert_eq!(asked["state_reason"], "permission_prompt", "{asked}");
     daemon.type_line(&agent, "1");
@@ -249,14 +240,14 @@ reason = "press_any_key"
         let s = summary(&daemon, &agent);
         (s["state"] == "working").then_some(s)
     });
-    let key = daemon.create_named("key", &fixture("press_any_key.sh"));
+    let key = daemon.create_named("key", &common::program_fixture("press_any_key.sh"));
     let pressed = daemon.wait_until(&key, "waiting");
     assert_eq!(pressed["state_reason"], "press_any_key", "{pressed}");
 
     // Without the rules, /proc alone decides.
     let other = TmuxServer::new();
     let plain = Daemon::start(&other);
-    let key = plain.create_named("key", &fixture("press_any_key.sh"));
+    let key = plain.create_named("key", &common::program_fixture("press_any_key.sh"));
     // Its output counts as work first (`output_activity`); once the screen
     // settles, the program asleep on something else says `foreground_process`.
     let working = wait_for("the prompt judged from /proc", || {

@@ -66,6 +66,22 @@ pub struct WindowGeometry {
 }
 
 impl WindowGeometry {
+    /// A window of `cols` x `rows` holding one pane, `%0`, over all of it.
+    pub fn single_pane(cols: u16, rows: u16) -> Self {
+        let rect = PaneRect {
+            left: 0,
+            top: 0,
+            cols,
+            rows,
+        };
+        WindowGeometry {
+            cols,
+            rows,
+            panes: vec![(0, rect)],
+            active: 0,
+        }
+    }
+
     pub fn rect_of(&self, pane: u32) -> Option<PaneRect> {
         self.panes
             .iter()

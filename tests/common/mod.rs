@@ -256,6 +256,15 @@ pub fn tmuxd_command(home: &Path) -> Command {
     command
 }
 
+/// The path of a test program in `fixtures/programs`.
+pub fn program_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/programs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
 impl Daemon {
     pub fn start(tmux: &TmuxServer) -> Daemon {
         Daemon::start_with(tmux, DaemonOptions::default())
