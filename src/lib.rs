@@ -1,4 +1,29 @@
 //! tmuxd: a daemon that supervises tmux sessions.
+//!
+//! # Layout
+//!
+//! The modules in the order data flows, from tmux to the clients:
+//!
+//! - [`tmux`]: the boundary with tmux. Typed commands, a forked `tmux`
+//!   per command, and control clients (tmuxd's own protocol client, or a
+//!   `tmux -C` child) with the per-server handshake turn.
+//! - [`screen`]: a terminal screen as tmux keeps it (the `vte` parser and
+//!   tmux 3.3's grid semantics), fed with a pane's `%output`.
+//! - [`session`]: one actor per session. It owns the session's control
+//!   client and screens, judges its state (`session::state`) and reads its
+//!   exits, agents and rules.
+//! - [`store`]: the data dir's files (registry, events, ended records,
+//!   restore plans), written atomically and privately.
+//! - [`supervisor`]: the registry of sessions. Discovery, create, adopt,
+//!   end and restore, the input queue and waits, and persistence through
+//!   `store`.
+//! - [`notify`]: webhooks and commands for attention and ends.
+//! - [`api`]: HTTP, WebSocket and SSE over the supervisor, with auth by
+//!   route group; [`web`]: the dashboard's embedded assets.
+//! - [`daemon`]: wires the above together and serves (TCP and the unix
+//!   socket).
+//! - [`cli`]: the command line, a client of the API. [`config`] and
+//!   [`metrics`] are read by every layer.
 
 pub mod api;
 pub mod cli;
