@@ -257,8 +257,9 @@ impl Tmux {
         Ok(cmd.parse(&lines)?)
     }
 
-    /// Runs one tmux command and returns its stdout.
-    pub async fn run<I, S>(&self, args: I) -> Result<String, TmuxError>
+    /// Runs one tmux command given as raw argv and returns its stdout; for
+    /// `tmux/` itself only: everyone else runs typed commands (`run_cmd`).
+    pub(in crate::tmux) async fn run<I, S>(&self, args: I) -> Result<String, TmuxError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -270,7 +271,7 @@ impl Tmux {
     /// Runs several commands in one tmux call (one fork), each argument
     /// escaped as `run` does, with real `;` separators between them. tmux
     /// stops at the first command that fails.
-    pub async fn run_sequence<S: AsRef<OsStr>>(
+    pub(crate) async fn run_sequence<S: AsRef<OsStr>>(
         &self,
         commands: &[Vec<S>],
     ) -> Result<String, TmuxError> {
