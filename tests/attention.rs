@@ -206,6 +206,16 @@ fn acknowledged_by(daemon: &Daemon, id: &str) -> String {
     })
 }
 
+/// A session tmuxd started that asks a question, once its attention flag
+/// is up for it (`needs_input`); its id.
+fn asking(daemon: &Daemon) -> String {
+    let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
+    let id = daemon.create_named("ask", question);
+    let raised = daemon.wait_until(&id, "attention");
+    assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
+    id
+}
+
 /// A question from a session tmuxd started raises attention; a thumbnail
 /// on the wall (`acknowledge=false`) leaves it; opening the session in the
 /// dashboard lowers it. Input through tmuxd acknowledges too.
@@ -213,10 +223,7 @@ fn acknowledged_by(daemon: &Daemon, id: &str) -> String {
 fn opening_the_screen_in_the_dashboard_acknowledges() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
-    let id = daemon.create_named("ask", question);
-    let raised = daemon.wait_until(&id, "attention");
-    assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
+    let id = asking(&daemon);
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}/screen?acknowledge=maybe"));
     assert_eq!(status, 400, "{body}");
     let thumbnail = open_screen(&daemon, &id, "?acknowledge=false");
@@ -254,10 +261,7 @@ fn opening_the_screen_in_the_dashboard_acknowledges() {
 fn keys_typed_at_an_attached_client_acknowledge() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
-    let id = daemon.create_named("ask", question);
-    let raised = daemon.wait_until(&id, "attention");
-    assert_eq!(raised["attention"]["reason"], "needs_input", "{raised}");
+    let id = asking(&daemon);
     tmux.send_keys("ask", &["y"]);
     assert_eq!(acknowledged_by(&daemon, &id), "input");
     let still = summary(&daemon, &id);

@@ -36,18 +36,24 @@ const PROGRAMS: &[(&str, Ending)] = &[
     ("kill -TERM $$", (None, Some(15))),
 ];
 
+/// A daemon that keeps up to 1,000 ended sessions (the default keeps
+/// fewer than these tests end).
+fn keeping_many_ends(tmux: &TmuxServer) -> Daemon {
+    Daemon::start_with(
+        tmux,
+        DaemonOptions {
+            extra_config: "[session]\nended_max = 1000\n".to_owned(),
+            ..Default::default()
+        },
+    )
+}
+
 /// Each program, `RUNS` times in parallel sessions: every one ends with its
 /// own status (or signal), none with `null`.
 #[test]
 fn finding_1_every_created_session_reports_its_exit() {
     let tmux = TmuxServer::new();
-    let daemon = Daemon::start_with(
-        &tmux,
-        DaemonOptions {
-            extra_config: "[session]\nended_max = 1000\n".to_owned(),
-            ..Default::default()
-        },
-    );
+    let daemon = keeping_many_ends(&tmux);
     let daemon = &daemon;
     // id -> index into PROGRAMS
     let mut made: BTreeMap<String, usize> = BTreeMap::new();
@@ -169,13 +175,7 @@ fn an_exited_session_keeps_its_command_and_cwd() {
 #[test]
 fn exits_on_typed_input_are_all_reported() {
     let tmux = TmuxServer::new();
-    let daemon = Daemon::start_with(
-        &tmux,
-        DaemonOptions {
-            extra_config: "[session]\nended_max = 1000\n".to_owned(),
-            ..Default::default()
-        },
-    );
+    let daemon = keeping_many_ends(&tmux);
     let ids: Vec<String> = (0..40)
         .map(|i| daemon.create_named(&format!("typed{i}"), "sh -c 'read x; exit 5'"))
         .collect();

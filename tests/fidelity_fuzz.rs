@@ -37,10 +37,9 @@ const BATCH: usize = 50;
 /// A small pane, so streams wrap and scroll often.
 const SIZE: (u16, u16) = (30, 8);
 
-#[test]
-fn tmuxd_screen_equals_tmux_on_generated_streams() {
-    let cases: usize = setting("TMUXD_FUZZ_CASES").unwrap_or(CASES);
-    let seed: u64 = setting("TMUXD_FUZZ_SEED").unwrap_or(SEED);
+/// A private tmux server whose new windows are `SIZE` and close when
+/// their program ends.
+fn fuzz_server() -> TmuxServer {
     let tmux = TmuxServer::new();
     tmux.new_session("fuzz", SIZE, "exec sleep 100000");
     tmux.run(&[
@@ -50,6 +49,14 @@ fn tmuxd_screen_equals_tmux_on_generated_streams() {
         &format!("{}x{}", SIZE.0, SIZE.1),
     ]);
     tmux.run(&["set", "-g", "remain-on-exit", "off"]);
+    tmux
+}
+
+#[test]
+fn tmuxd_screen_equals_tmux_on_generated_streams() {
+    let cases: usize = setting("TMUXD_FUZZ_CASES").unwrap_or(CASES);
+    let seed: u64 = setting("TMUXD_FUZZ_SEED").unwrap_or(SEED);
+    let tmux = fuzz_server();
     let work = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed);
     let mut divergences = Vec::new();
@@ -89,14 +96,7 @@ fn tmuxd_screen_equals_tmux_on_generated_streams() {
 fn measure_vt100_against_tmux() {
     let cases: usize = setting("TMUXD_FUZZ_CASES").unwrap_or(CASES);
     let seed: u64 = setting("TMUXD_FUZZ_SEED").unwrap_or(SEED);
-    let tmux = TmuxServer::new();
-    tmux.new_session("fuzz", SIZE, "exec sleep 100000");
-    tmux.run(&[
-        "set",
-        "-g",
-        "default-size",
-        &format!("{}x{}", SIZE.0, SIZE.1),
-    ]);
+    let tmux = fuzz_server();
     let work = tempfile::tempdir().unwrap();
     let mut rng = Rng(seed);
     let (mut ran, mut differ, mut panicked, mut text_differs) = (0, 0, 0, 0);

@@ -330,10 +330,7 @@ impl SessionActor {
                     Some(event) => self.on_event(event, &mut client).await,
                     None => self.on_client_gone(),
                 },
-                _ = until(deadline) => {
-                    self.probe();
-                    self.note_running();
-                }
+                _ = until(deadline) => self.probe(),
                 _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
                 _ = until_instant(self.panes_again_at), if !self.client_gone => {
                     self.panes_again_at = None;

@@ -26,6 +26,9 @@ impl SessionActor {
             rule,
             question,
         }));
+        // What runs, with its arguments, and where (reused for a moment):
+        // an end nobody asked about still knows what ran last.
+        self.running();
     }
 
     /// Whether the active pane asks something where its cursor is: the

@@ -56,13 +56,6 @@ impl SessionActor {
         }
     }
 
-    /// Reads what the active pane runs at each probe (reused for a
-    /// moment), so an end nobody asked about still knows what ran last,
-    /// with its arguments, and where.
-    pub(super) fn note_running(&mut self) {
-        self.running();
-    }
-
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
         Snapshot {
