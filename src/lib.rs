@@ -4,6 +4,8 @@
 //!
 //! The modules in the order data flows, from tmux to the clients:
 //!
+//! - [`id`]: session and host ids (`sess_N`, `HOST/sess_N`), parsed once
+//!   at the edge and used as types everywhere inside.
 //! - [`tmux`]: the boundary with tmux. Typed commands, a forked `tmux`
 //!   per command, and control clients (tmuxd's own protocol client, or a
 //!   `tmux -C` child) with the per-server handshake turn.
@@ -29,6 +31,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod id;
 pub mod metrics;
 pub mod notify;
 pub mod screen;

@@ -41,7 +41,7 @@ use crate::tmux::command::{
     CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
-    ClientEvent, ControlClient, ControlError, Notification, PaneId, SessionId, Ticket,
+    ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
 };
 
 /// Bytes of literal text or raw input per `send-keys` over the control
@@ -142,7 +142,7 @@ struct SessionActor {
     /// renames of `tmux_id`.
     tmux_name: String,
     /// tmux's id of the session (`$N`), learnt at attach; never changes.
-    tmux_id: SessionId,
+    tmux_id: TmuxSessionId,
     window: WindowGeometry,
     panes: BTreeMap<u32, Pane>,
     /// A window look is in flight; `look_again` asks for another after it.
@@ -197,7 +197,7 @@ struct SessionActor {
 pub(super) async fn start(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
-) -> Result<SessionId, ControlError> {
+) -> Result<TmuxSessionId, ControlError> {
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
     let tmux_id = client.attached().session;
     let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)

@@ -33,7 +33,7 @@ pub use window::{
 
 use crate::tmux::Tmux;
 use crate::tmux::command::TmuxCommand;
-use crate::tmux::control::{ControlError, ControlOptions, SessionId};
+use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
 
 /// Requests an actor serves; each carries its own reply channel.
 pub enum SessionCmd {
@@ -419,7 +419,7 @@ pub struct SessionHandle {
 /// attached to, which follows the session through renames.
 pub struct Spawned {
     pub handle: SessionHandle,
-    pub tmux_id: SessionId,
+    pub tmux_id: TmuxSessionId,
 }
 
 impl SessionHandle {

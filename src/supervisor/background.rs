@@ -16,7 +16,7 @@ use crate::session::{ActorEvent, ClientExited};
 use crate::tmux::command::{
     HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
 };
-use crate::tmux::control::SessionId;
+use crate::tmux::control::TmuxSessionId;
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
 pub(super) fn spawn_loops(
@@ -535,7 +535,7 @@ impl Supervisor {
 /// tmux's id of a session and when it was made (seconds since the epoch).
 #[derive(Clone, Copy, Debug)]
 struct Birth {
-    tmux_id: SessionId,
+    tmux_id: TmuxSessionId,
     created: u64,
 }
 
@@ -549,7 +549,7 @@ struct Planned {
     /// to record.
     renamed: Vec<(u64, String, String)>,
     /// tmux's id of each listed session, where known.
-    tmux_ids: BTreeMap<String, SessionId>,
+    tmux_ids: BTreeMap<String, TmuxSessionId>,
 }
 
 /// Detached sessions whose id is not known (read from disk) learn it from

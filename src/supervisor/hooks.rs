@@ -9,7 +9,7 @@ use super::{
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;
 use crate::tmux::command::{DisplayMessage, Target};
-use crate::tmux::control::{PaneId, SessionId};
+use crate::tmux::control::{PaneId, TmuxSessionId};
 
 /// What a hook event did.
 #[derive(Clone, Debug)]
@@ -74,7 +74,7 @@ impl Supervisor {
             Ok(answer) => answer.map_err(|e| tmux_refused("", "display-message", e))?,
             Err(_) => self.tmux().run_cmd(&ask).await?,
         };
-        let tmux_id: SessionId = answer.trim().parse().map_err(|_| not_found())?;
+        let tmux_id: TmuxSessionId = answer.trim().parse().map_err(|_| not_found())?;
         let registry = self.registry();
         let entry = registry
             .sessions

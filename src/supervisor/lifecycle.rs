@@ -17,7 +17,7 @@ use super::{
 use crate::session::{ActorSpec, ActorSummary, Attention, EndHistory, SessionState, Spawned};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
-use crate::tmux::control::{ControlError, ControlOptions, SessionId};
+use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
 use crate::tmux::{
     CaptureRange, NewSession, SessionStatus, SessionView, session_views, validate_session_name,
 };
@@ -201,7 +201,7 @@ impl Supervisor {
     pub(super) fn reserve_discovered(
         &self,
         name: &str,
-        tmux_id: Option<SessionId>,
+        tmux_id: Option<TmuxSessionId>,
     ) -> Option<Reservation> {
         match self.reserve_existing(name, tmux_id, true) {
             Ok(reservation) => Some(reservation),
@@ -631,7 +631,7 @@ impl Supervisor {
     fn reserve_existing(
         &self,
         name: &str,
-        tmux_id: Option<SessionId>,
+        tmux_id: Option<TmuxSessionId>,
         check_capacity: bool,
     ) -> Result<Reservation, SupervisorError> {
         let mut registry = self.registry();

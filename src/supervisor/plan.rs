@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::store::{PersistedSession, RegistryFile};
-use crate::tmux::control::SessionId;
+use crate::tmux::control::TmuxSessionId;
 use crate::tmux::{SessionView, validate_session_name};
 
 /// Which tmux session names discovery may adopt (`discovery.include` / `exclude`).
@@ -40,7 +40,7 @@ impl NameFilter {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Listed {
     /// tmux's id (`$N`), when the listing said (`list-sessions` does).
-    pub tmux_id: Option<SessionId>,
+    pub tmux_id: Option<TmuxSessionId>,
     /// How long it has lived at least; `None` when unknown (taken as old
     /// enough: nothing better is known).
     pub age: Option<Duration>,
@@ -51,7 +51,7 @@ pub struct Listed {
 pub struct TrackedRef<'a> {
     pub id: u64,
     pub name: &'a str,
-    pub tmux_id: Option<SessionId>,
+    pub tmux_id: Option<TmuxSessionId>,
 }
 
 /// What the registry looks like to discovery, borrowed for one planning step.
@@ -59,13 +59,13 @@ pub struct TrackedRef<'a> {
 pub struct Known<'a> {
     pub tracked: Vec<TrackedRef<'a>>,
     /// Deliberately detached sessions: name and tmux id when known.
-    pub detached: BTreeMap<&'a str, Option<SessionId>>,
+    pub detached: BTreeMap<&'a str, Option<TmuxSessionId>>,
     /// Names with a create or adopt in flight (or that ended since tmux
     /// was asked).
     pub reserved: BTreeSet<&'a str>,
     /// tmux ids of sessions with an adoption in flight: renamed meanwhile,
     /// they are still the same session.
-    pub reserved_ids: BTreeSet<SessionId>,
+    pub reserved_ids: BTreeSet<TmuxSessionId>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -93,12 +93,12 @@ pub fn plan_discovery(
     min_age: Duration,
 ) -> DiscoveryPlan {
     let mut plan = DiscoveryPlan::default();
-    let detached_by_id: BTreeMap<SessionId, &str> = known
+    let detached_by_id: BTreeMap<TmuxSessionId, &str> = known
         .detached
         .iter()
         .filter_map(|(name, tmux_id)| Some(((*tmux_id)?, *name)))
         .collect();
-    let live_ids: BTreeSet<SessionId> = live.values().filter_map(|l| l.tmux_id).collect();
+    let live_ids: BTreeSet<TmuxSessionId> = live.values().filter_map(|l| l.tmux_id).collect();
     for (name, listed) in live {
         if let Some(tracked) = tracked_match(&known.tracked, name, listed) {
             if tracked.name != name {
@@ -355,7 +355,7 @@ mod tests {
             .iter()
             .map(|(name, tmux_id, age_ms)| {
                 let listed = Listed {
-                    tmux_id: tmux_id.map(SessionId),
+                    tmux_id: tmux_id.map(TmuxSessionId),
                     age: age_ms.map(Duration::from_millis),
                 };
                 ((*name).to_owned(), listed)
@@ -367,7 +367,7 @@ mod tests {
         TrackedRef {
             id,
             name,
-            tmux_id: tmux_id.map(SessionId),
+            tmux_id: tmux_id.map(TmuxSessionId),
         }
     }
 
@@ -475,8 +475,8 @@ mod tests {
     #[test]
     fn detached_and_in_flight_sessions_are_followed_by_tmux_id() {
         let known = Known {
-            detached: BTreeMap::from([("parked", Some(SessionId(2))), ("old", None)]),
-            reserved_ids: BTreeSet::from([SessionId(7)]),
+            detached: BTreeMap::from([("parked", Some(TmuxSessionId(2))), ("old", None)]),
+            reserved_ids: BTreeSet::from([TmuxSessionId(7)]),
             ..Known::default()
         };
         let live = listed(&[

@@ -13,25 +13,15 @@ use crate::session::{ActorSummary, Attention, SessionHandle, SessionState};
 use crate::store::{
     PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile,
 };
-use crate::tmux::control::SessionId;
-
-/// Prefix of every session id: `sess_<n>`.
-const ID_PREFIX: &str = "sess_";
+use crate::tmux::control::TmuxSessionId;
 
 pub fn format_id(n: u64) -> String {
-    format!("{ID_PREFIX}{n}")
+    crate::id::SessionId(n).to_string()
 }
 
 /// The number in `sess_<n>`, if that is what `id` is.
 pub fn parse_id(id: &str) -> Option<u64> {
-    let digits = id.strip_prefix(ID_PREFIX)?;
-    if digits.is_empty()
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-        || (digits.len() > 1 && digits.starts_with('0'))
-    {
-        return None;
-    }
-    digits.parse().ok()
+    id.parse::<crate::id::SessionId>().ok().map(|id| id.0)
 }
 
 /// Why tracking of a session is ending, once it is decided.
@@ -46,7 +36,7 @@ pub struct Entry {
     /// The session's current name: followed through renames (`rename`).
     pub tmux_name: String,
     /// tmux's id of the session, which a rename keeps.
-    pub tmux_id: SessionId,
+    pub tmux_id: TmuxSessionId,
     pub created_at: DateTime<Utc>,
     pub command: Option<String>,
     pub cwd: Option<String>,
@@ -118,7 +108,7 @@ pub struct Reservation {
     pub id: u64,
     pub tmux_name: String,
     /// tmux's id of the session, when discovery listed it.
-    pub tmux_id: Option<SessionId>,
+    pub tmux_id: Option<TmuxSessionId>,
 }
 
 #[derive(Default)]
@@ -130,13 +120,13 @@ pub struct Registry {
     pub reserved: BTreeMap<String, u64>,
     /// tmux ids of the sessions in `reserved` discovery listed: renamed
     /// while they attach, they are not adopted a second time.
-    reserved_tmux_ids: BTreeSet<SessionId>,
+    reserved_tmux_ids: BTreeSet<TmuxSessionId>,
     /// Renames heard while the session's attach was not committed yet,
     /// by session id: applied at the commit.
     renamed_while_attaching: BTreeMap<u64, String>,
     /// When discovery first listed each untracked session (by tmux id),
     /// to let it live `discovery.min_age_ms` before adopting it.
-    first_seen: BTreeMap<SessionId, Instant>,
+    first_seen: BTreeMap<TmuxSessionId, Instant>,
     /// When discovery should look again at sessions too young to adopt.
     pub recheck_at: Option<Instant>,
     /// Session names tmux reported on the last look, for picking free numbers.
@@ -226,7 +216,7 @@ impl Registry {
         }
     }
 
-    pub fn reserved_tmux_ids(&self) -> &BTreeSet<SessionId> {
+    pub fn reserved_tmux_ids(&self) -> &BTreeSet<TmuxSessionId> {
         &self.reserved_tmux_ids
     }
 
@@ -270,9 +260,9 @@ impl Registry {
     /// longer listed) and answers how long each has been seen for.
     pub fn seen_for(
         &mut self,
-        listed: impl IntoIterator<Item = SessionId>,
+        listed: impl IntoIterator<Item = TmuxSessionId>,
         now: Instant,
-    ) -> BTreeMap<SessionId, std::time::Duration> {
+    ) -> BTreeMap<TmuxSessionId, std::time::Duration> {
         let mut seen = BTreeMap::new();
         for tmux_id in listed {
             let first = *self.first_seen.entry(tmux_id).or_insert(now);
@@ -407,11 +397,11 @@ mod tests {
         let adopting = Reservation {
             id: 3,
             tmux_name: "x".to_owned(),
-            tmux_id: Some(SessionId(9)),
+            tmux_id: Some(TmuxSessionId(9)),
         };
         r.reserve(&adopting);
         assert!(r.is_name_in_use("x"));
-        assert!(r.reserved_tmux_ids().contains(&SessionId(9)));
+        assert!(r.reserved_tmux_ids().contains(&TmuxSessionId(9)));
         r.unreserve(&adopting);
         assert!(!r.is_name_in_use("x"));
         assert!(r.reserved_tmux_ids().is_empty());
@@ -446,14 +436,14 @@ mod tests {
         let mut r = Registry::new(1);
         let t0 = Instant::now();
         let ms = std::time::Duration::from_millis;
-        let seen = r.seen_for([SessionId(1)], t0);
-        assert_eq!(seen[&SessionId(1)], ms(0));
-        let seen = r.seen_for([SessionId(1), SessionId(2)], t0 + ms(300));
-        assert_eq!(seen[&SessionId(1)], ms(300));
-        assert_eq!(seen[&SessionId(2)], ms(0));
-        r.seen_for([SessionId(2)], t0 + ms(400));
-        let seen = r.seen_for([SessionId(1)], t0 + ms(500));
-        assert_eq!(seen[&SessionId(1)], ms(0), "gone in between: seen anew");
+        let seen = r.seen_for([TmuxSessionId(1)], t0);
+        assert_eq!(seen[&TmuxSessionId(1)], ms(0));
+        let seen = r.seen_for([TmuxSessionId(1), TmuxSessionId(2)], t0 + ms(300));
+        assert_eq!(seen[&TmuxSessionId(1)], ms(300));
+        assert_eq!(seen[&TmuxSessionId(2)], ms(0));
+        r.seen_for([TmuxSessionId(2)], t0 + ms(400));
+        let seen = r.seen_for([TmuxSessionId(1)], t0 + ms(500));
+        assert_eq!(seen[&TmuxSessionId(1)], ms(0), "gone in between: seen anew");
     }
 
     fn parked(name: &str) -> PersistedSession {

@@ -8,7 +8,7 @@ use super::plan::NameFilter;
 use super::registry::Registry;
 use super::{Supervisor, SupervisorError};
 use crate::tmux::command::{ListSessions, SessionSummary as TmuxSessionInfo};
-use crate::tmux::control::SessionId;
+use crate::tmux::control::TmuxSessionId;
 use crate::tmux::validate_session_name;
 
 /// Why tmuxd does not track a session tmux lists.
@@ -44,7 +44,7 @@ pub struct Untracked {
 #[derive(Debug, Default)]
 pub struct Tracked {
     pub names: BTreeSet<String>,
-    pub tmux_ids: BTreeSet<SessionId>,
+    pub tmux_ids: BTreeSet<TmuxSessionId>,
     /// Detached sessions by name, with the id each keeps.
     pub detached: BTreeMap<String, String>,
 }

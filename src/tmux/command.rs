@@ -2,7 +2,7 @@
 //! its reply lines, so a forked `tmux` (`Tmux::run_cmd`), a control client
 //! (`ControlClient::run`) and the fake tmux all speak the same commands.
 
-use super::control::{PaneId, SessionId, WindowId};
+use super::control::{PaneId, TmuxSessionId, WindowId};
 use super::{LIST_PANES_FORMAT, PaneInfo, parse_list_panes};
 
 /// A tmux command and how to read what it prints.
@@ -49,7 +49,7 @@ pub enum Target {
     /// only works where tmux expects a session: `send-keys -t =NAME` says
     /// "can't find pane", `set-option -t =NAME` "no such session".)
     Session(String),
-    SessionId(SessionId),
+    TmuxSessionId(TmuxSessionId),
     Window(WindowId),
     Pane(PaneId),
 }
@@ -58,7 +58,7 @@ impl Target {
     pub fn to_arg(&self) -> String {
         match self {
             Target::Session(name) => format!("={name}:"),
-            Target::SessionId(id) => id.to_string(),
+            Target::TmuxSessionId(id) => id.to_string(),
             Target::Window(id) => id.to_string(),
             Target::Pane(id) => id.to_string(),
         }

@@ -2,7 +2,7 @@
 //! itself (as opposed to a pane's input and contents).
 
 use super::{ParseError, Target, TmuxCommand, expect_empty, owned, text_lines};
-use crate::tmux::control::{PaneId, SessionId};
+use crate::tmux::control::{PaneId, TmuxSessionId};
 
 /// `resize-window -t T -x COLS -y ROWS`: sets the window's size (and
 /// makes its `window-size` manual), for an API request that asks for it.
@@ -263,7 +263,7 @@ impl TmuxCommand for RefreshClient {
 /// One session as `ListSessions` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionSummary {
-    pub id: SessionId,
+    pub id: TmuxSessionId,
     pub name: String,
     /// Clients attached (tmuxd's own control clients count).
     pub attached: u32,

@@ -76,7 +76,7 @@ fn argv_of_each_command() {
         ),
         (
             ListPanes {
-                scope: PaneScope::Session(Target::SessionId(SessionId(4))),
+                scope: PaneScope::Session(Target::TmuxSessionId(TmuxSessionId(4))),
                 format: "f".into(),
             }
             .args(),
@@ -126,7 +126,7 @@ fn argv_of_each_command() {
         ),
         (
             PinStatusInterval {
-                target: Target::SessionId(SessionId(3)),
+                target: Target::TmuxSessionId(TmuxSessionId(3)),
             }
             .args(),
             "set-option -o -F -t $3 status-interval #{status-interval}",
@@ -231,14 +231,14 @@ fn list_sessions_keeps_tabs_and_spaces_in_names() {
         sessions,
         vec![
             SessionSummary {
-                id: SessionId(0),
+                id: TmuxSessionId(0),
                 name: "main".into(),
                 attached: 1,
                 windows: 2,
                 created: 1_700_000_000
             },
             SessionSummary {
-                id: SessionId(12),
+                id: TmuxSessionId(12),
                 name: "a\tb c".into(),
                 attached: 0,
                 windows: 1,

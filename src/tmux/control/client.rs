@@ -35,7 +35,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::time::{Instant, timeout, timeout_at};
 
 use super::error::ControlError;
-use super::ids::{PaneId, SessionId};
+use super::ids::{PaneId, TmuxSessionId};
 use super::native::{self, ConnectError};
 use super::path::ClientPath;
 use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
@@ -87,7 +87,7 @@ pub const DEFAULT_PAUSE_AFTER_SECS: u32 = 5;
 /// The session tmux attached the client to (from `%session-changed`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attached {
-    pub session: SessionId,
+    pub session: TmuxSessionId,
     pub name: String,
 }
 
@@ -227,7 +227,7 @@ impl ControlClient {
             eof: false,
             exit_reason: None,
             attached: Attached {
-                session: SessionId(0),
+                session: TmuxSessionId(0),
                 name: String::new(),
             },
             options,

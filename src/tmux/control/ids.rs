@@ -45,7 +45,7 @@ macro_rules! tmux_id {
 
 tmux_id!(
     /// `$N`: a session.
-    SessionId, '$', "session"
+    TmuxSessionId, '$', "session"
 );
 tmux_id!(
     /// `@N`: a window.
@@ -65,7 +65,7 @@ mod tests {
         assert_eq!("%12".parse::<PaneId>(), Ok(PaneId(12)));
         assert_eq!(PaneId(12).to_string(), "%12");
         assert_eq!("@0".parse::<WindowId>(), Ok(WindowId(0)));
-        assert_eq!("$3".parse::<SessionId>().unwrap().to_string(), "$3");
+        assert_eq!("$3".parse::<TmuxSessionId>().unwrap().to_string(), "$3");
         for bad in ["", "%", "@1", "%-1", "%+1", "% 1", "%1x", "%99999999999"] {
             assert!(bad.parse::<PaneId>().is_err(), "{bad:?}");
         }

@@ -20,7 +20,7 @@ pub use client::{
     Attached, ClientEvent, ControlClient, ControlOptions, DEFAULT_PAUSE_AFTER_SECS, Ticket,
 };
 pub use error::ControlError;
-pub use ids::{IdError, PaneId, SessionId, WindowId};
+pub use ids::{IdError, PaneId, TmuxSessionId, WindowId};
 pub use layout::{CellContent, LayoutCell, LayoutError, layout_checksum, parse_layout};
 pub use path::{ClientPath, PathCell};
 pub use protocol::{

@@ -1,7 +1,7 @@
 //! Control-mode notifications (`%output`, `%layout-change`, `%exit`...):
 //! one line in, one typed value out, and `%output`'s octal unescaping.
 
-use super::ids::{PaneId, SessionId, WindowId};
+use super::ids::{PaneId, TmuxSessionId, WindowId};
 
 /// Something tmux said on its own. Names are lossy UTF-8; pane data is raw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,18 +58,18 @@ pub enum Notification {
     /// This client is now attached to another session (after attach, or
     /// when its session died under `detach-on-destroy off`).
     SessionChanged {
-        session: SessionId,
+        session: TmuxSessionId,
         name: String,
     },
     /// tmux 3.3 prints the id before the name; the man page shows only the name.
     SessionRenamed {
-        session: Option<SessionId>,
+        session: Option<TmuxSessionId>,
         name: String,
     },
     /// A session was created or destroyed, anywhere on the server.
     SessionsChanged,
     SessionWindowChanged {
-        session: SessionId,
+        session: TmuxSessionId,
         window: WindowId,
     },
     WindowPaneChanged {
@@ -81,7 +81,7 @@ pub enum Notification {
     },
     ClientSessionChanged {
         client: String,
-        session: SessionId,
+        session: TmuxSessionId,
         name: String,
     },
     ClientDetached {

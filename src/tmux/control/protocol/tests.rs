@@ -2,7 +2,7 @@
 //! 3.3a (`fixtures/control/session.txt`), and split-anywhere checks.
 
 use super::*;
-use crate::tmux::control::{PaneId, SessionId, WindowId};
+use crate::tmux::control::{PaneId, TmuxSessionId, WindowId};
 use Notification as N;
 
 fn parse_all(chunks: &[&[u8]]) -> Vec<Event> {
@@ -26,7 +26,7 @@ fn one_notification(line: &str) -> Notification {
 fn notifications() {
     let w = WindowId;
     let p = PaneId;
-    let s = SessionId;
+    let s = TmuxSessionId;
     let table: Vec<(&str, Notification)> = vec![
         (
             "%output %3 a b\\015\\012",
@@ -401,12 +401,12 @@ fn recorded_transcript() {
     assert_eq!(
         notes[0],
         &N::SessionChanged {
-            session: SessionId(0),
+            session: TmuxSessionId(0),
             name: "rec".into()
         }
     );
     assert!(notes.contains(&&N::SessionRenamed {
-        session: Some(SessionId(0)),
+        session: Some(TmuxSessionId(0)),
         name: "ren amed".into()
     }));
     assert!(notes.contains(&&N::WindowRenamed {
