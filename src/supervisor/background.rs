@@ -12,10 +12,8 @@ use tokio_util::task::TaskTracker;
 use super::Supervisor;
 use super::lifecycle::EndReason;
 use super::plan::{DiscoveryPlan, Known, Listed, TrackedRef, lived_at_least, plan_discovery};
-use crate::session::{ActorEvent, ClientExited};
-use crate::tmux::command::{
-    HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
-};
+use crate::session::{ActorEvent, ClientExited, SessionHandle};
+use crate::tmux::command::{ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand};
 use crate::tmux::control::TmuxSessionId;
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
@@ -94,9 +92,6 @@ pub(super) enum Adoptions {
     /// While running: adoptions attach in their own tasks.
     Spawn,
 }
-
-/// How long another session's client may take to say whether one lives.
-const ASK_ANOTHER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How often discovery looks anyway while control clients listen for changes.
 const SAFETY_SWEEP: std::time::Duration = std::time::Duration::from_secs(30);
@@ -213,18 +208,12 @@ impl Supervisor {
     }
 
     /// Whether session `name` lives: asked over another tracked session's
-    /// control client when there is one (a forked tmux command costs
-    /// 15-40 ms with 200 clients attached), else by a forked `has-session`
-    /// (which also tells a server that is gone).
+    /// control client when there is one, else forked (see `tmux::route`).
     async fn session_status(&self, id: u64, name: &str) -> Result<SessionStatus, TmuxError> {
-        let ask = HasSession {
-            target: Target::Session(name.to_owned()),
-        };
-        match self.ask_tmux(&ask, Some(id)).await {
-            Some(Ok(())) => Ok(SessionStatus::Alive),
-            Some(Err(e)) if e.contains("can't find session") => Ok(SessionStatus::Gone),
-            _ => self.tmux().session_status(name).await,
-        }
+        let lender = self.lender(Some(id));
+        self.tmux()
+            .session_status_routed(name, lender.as_ref())
+            .await
     }
 
     /// Every session's name, id and birth (far cheaper for tmux than
@@ -260,46 +249,28 @@ impl Supervisor {
     /// Every pane, as `Tmux::list_panes` gives them, over a control client
     /// when there is one.
     async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
-        let ask = ListPaneInfo {
-            scope: PaneScope::All,
-        };
-        match self.ask_tmux(&ask, None).await {
-            Some(Ok(panes)) => Ok(panes),
-            _ => self.tmux().list_panes().await,
-        }
+        let lender = self.lender(None);
+        self.tmux().list_panes_routed(lender.as_ref()).await
     }
 
     /// Runs `command` over a tracked session's control client, or forks
-    /// when none answers well (an error there may be that client's, not
-    /// tmux's answer).
+    /// (`tmux::route` decides).
     pub(super) async fn ask_or_fork<C: TmuxCommand>(
         &self,
         command: &C,
     ) -> Result<C::Output, TmuxError> {
-        match self.ask_tmux(command, None).await {
-            Some(Ok(output)) => Ok(output),
-            _ => self.tmux().run_cmd(command).await,
-        }
+        let lender = self.lender(None);
+        self.tmux().run_routed(command, lender.as_ref()).await
     }
 
-    /// Runs `command` over the control client of a tracked session (not
-    /// `except`) instead of forking; None when there is none, or it did not
-    /// answer in time (the caller forks then).
-    pub(super) async fn ask_tmux<C: TmuxCommand>(
-        &self,
-        command: &C,
-        except: Option<u64>,
-    ) -> Option<Result<C::Output, String>> {
-        let handle = self
-            .registry()
+    /// A tracked session (not `except`, nor one ending) whose control
+    /// client can run a command instead of a fork.
+    fn lender(&self, except: Option<u64>) -> Option<SessionHandle> {
+        self.registry()
             .sessions
             .values()
             .find(|e| Some(e.id) != except && e.ending.is_none())
-            .map(|e| e.handle.clone())?;
-        match tokio::time::timeout(ASK_ANOTHER, handle.ask_tmux(command)).await {
-            Ok(Ok(answer)) => Some(answer),
-            _ => None,
-        }
+            .map(|e| e.handle.clone())
     }
 
     /// One discovery tick: restore persisted sessions once tmux answers,

@@ -3,9 +3,7 @@
 //! the hook says, and what the agent said to its user becomes the
 //! session's thought.
 
-use super::{
-    MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, format_id, tmux_refused,
-};
+use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, format_id};
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;
 use crate::tmux::command::{DisplayMessage, Target};
@@ -70,9 +68,10 @@ impl Supervisor {
             target: Some(Target::Pane(pane)),
             format: "#{session_id}".to_owned(),
         };
-        let answer = match any.ask_tmux(&ask).await {
-            Ok(answer) => answer.map_err(|e| tmux_refused("", "display-message", e))?,
-            Err(_) => self.tmux().run_cmd(&ask).await?,
+        let answer = match self.tmux().run_routed(&ask, Some(&any)).await {
+            Ok(answer) => answer,
+            Err(e) if e.is_missing_session() => return Err(not_found()),
+            Err(e) => return Err(e.into()),
         };
         let tmux_id: TmuxSessionId = answer.trim().parse().map_err(|_| not_found())?;
         let registry = self.registry();

@@ -528,21 +528,17 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
 
 /// What tmux's refusal of a command sent through a session's actor means:
 /// the session (or its client) went away meanwhile (404), or tmux said no.
-pub(crate) fn tmux_refused(session_id: &str, command: &str, message: String) -> SupervisorError {
-    let gone = [
-        "can't find",
-        "no current target",
-        "client has gone",
-        "control client is gone",
-        "cannot write to the control client",
-    ];
-    if gone.iter().any(|g| message.contains(g)) {
-        SupervisorError::Gone(session_id.to_owned())
-    } else {
-        SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
-            command: command.to_owned(),
-            stderr: message,
-        })
+pub(crate) fn tmux_refused(
+    session_id: &str,
+    command: &'static str,
+    error: crate::session::CommandError,
+) -> SupervisorError {
+    match error.is_gone() {
+        true => SupervisorError::Gone(session_id.to_owned()),
+        false => SupervisorError::Refused {
+            command,
+            source: error,
+        },
     }
 }
 

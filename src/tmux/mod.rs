@@ -8,6 +8,8 @@ mod keys;
 mod names;
 mod panes;
 mod probe;
+mod refusal;
+pub mod route;
 mod socket;
 mod tag;
 
@@ -23,6 +25,7 @@ pub use panes::{
     LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
 };
 pub use probe::ProbeAttach;
+pub use refusal::Refusal;
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.
@@ -94,30 +97,35 @@ pub enum TmuxError {
     Timeout { command: String, timeout: Duration },
     #[error("no tmux server is running ({stderr})")]
     NoServer { stderr: String },
+    /// tmux refused the command: `refusal` is what its `stderr` means.
     #[error("`tmux {command}` failed: {stderr}")]
-    Failed { command: String, stderr: String },
+    Failed {
+        command: String,
+        stderr: String,
+        refusal: Refusal,
+    },
     #[error(transparent)]
     UnexpectedOutput(#[from] command::ParseError),
 }
 
 impl TmuxError {
-    /// tmux refused a target that does not exist.
-    pub fn is_missing_session(&self) -> bool {
+    /// What tmux's refusal meant; None when tmux did not refuse (it did
+    /// not run, or did not answer).
+    pub fn refusal(&self) -> Option<Refusal> {
         match self {
-            TmuxError::NoServer { .. } => true,
-            TmuxError::Failed { stderr, .. } => {
-                stderr.contains("can't find session")
-                    || stderr.contains("can't find pane")
-                    || stderr.contains("can't find window")
-                    || stderr.contains("no current target")
-            }
-            _ => false,
+            TmuxError::Failed { refusal, .. } => Some(*refusal),
+            _ => None,
         }
+    }
+
+    /// tmux refused a target that does not exist (or no server runs any).
+    pub fn is_missing_session(&self) -> bool {
+        matches!(self, TmuxError::NoServer { .. }) || self.refusal() == Some(Refusal::NoTarget)
     }
 
     /// tmux refused `new-session` because the name is in use.
     pub fn is_duplicate_session(&self) -> bool {
-        matches!(self, TmuxError::Failed { stderr, .. } if stderr.contains("duplicate session"))
+        self.refusal() == Some(Refusal::DuplicateSession)
     }
 }
 
@@ -356,6 +364,7 @@ impl Tmux {
         };
         Err(TmuxError::Failed {
             command: command_line,
+            refusal: Refusal::of(&stderr),
             stderr,
         })
     }
