@@ -245,7 +245,7 @@ impl Tmux {
 
     /// `tmux` with the global options and a clean environment, for the
     /// caller to add a command to. Killed if dropped before it is waited.
-    pub(crate) fn command(&self) -> tokio::process::Command {
+    pub(in crate::tmux) fn command(&self) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.bin);
         command.args(self.global_args()).kill_on_drop(true);
         for var in child_env_removals() {
@@ -276,10 +276,20 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&stdout).into_owned())
     }
 
+    /// Runs typed commands in one tmux call (one fork); tmux stops at the
+    /// first that fails. What they print is not read.
+    pub async fn run_in_one<C: command::TmuxCommand>(
+        &self,
+        commands: &[C],
+    ) -> Result<(), TmuxError> {
+        let argvs: Vec<Vec<String>> = commands.iter().map(|c| c.args()).collect();
+        self.run_sequence(&argvs).await.map(drop)
+    }
+
     /// Runs several commands in one tmux call (one fork), each argument
     /// escaped as `run` does, with real `;` separators between them. tmux
-    /// stops at the first command that fails.
-    pub(crate) async fn run_sequence<S: AsRef<OsStr>>(
+    /// stops at the first command that fails. For `tmux/` itself only.
+    pub(in crate::tmux) async fn run_sequence<S: AsRef<OsStr>>(
         &self,
         commands: &[Vec<S>],
     ) -> Result<String, TmuxError> {
