@@ -24,7 +24,7 @@ pub use names::{NameError, validate_session_name};
 pub use panes::{
     LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
 };
-pub use probe::ProbeAttach;
+pub use probe::{ProbeAttach, ProbeError};
 pub use refusal::Refusal;
 
 /// Variables tmux sets inside its panes; a child that inherits them would
@@ -576,15 +576,12 @@ impl Tmux {
     /// `pause-after`, `%extended-output`, `refresh-client -A`). A tmux that
     /// cannot be run now is not refused: it may be installed later, and
     /// health and readiness say so meanwhile.
-    pub async fn check_version(&self) -> Result<(), String> {
+    pub async fn check_version(&self) -> Result<(), TooOld> {
         let Ok(version) = self.version().await else {
             return Ok(());
         };
         match parse_version(&version) {
-            Some(found) if found < MIN_VERSION => Err(format!(
-                "{version} is too old: tmuxd needs tmux {}.{} or newer (control mode)",
-                MIN_VERSION.0, MIN_VERSION.1
-            )),
+            Some(found) if found < MIN_VERSION => Err(TooOld { version }),
             _ => Ok(()),
         }
     }
@@ -597,6 +594,17 @@ impl Tmux {
 
 /// The oldest tmux whose control mode tmuxd can use.
 const MIN_VERSION: (u32, u32) = (3, 2);
+
+/// A tmux older than `MIN_VERSION`; `version` as `tmux -V` says it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{version} is too old: tmuxd needs tmux {}.{} or newer (control mode)",
+    MIN_VERSION.0,
+    MIN_VERSION.1
+)]
+pub struct TooOld {
+    pub version: String,
+}
 
 /// How long a kill holds the turn for tmuxd's client on the session to
 /// leave tmux (see `control::handshake::until_detach_heard`).
