@@ -36,7 +36,7 @@ pub use window::{
 use crate::tmux::Tmux;
 use crate::tmux::command::{Carried, TmuxCommand};
 use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
-use crate::tmux::route::Lender;
+use crate::tmux::route::{Lender, LentAnswer};
 
 /// Requests an actor serves; each carries its own reply channel.
 pub enum SessionCmd {
@@ -548,7 +548,7 @@ impl SessionHandle {
 /// A session's client runs other askers' commands in order with its
 /// own; a client that has gone lends nothing.
 impl Lender for SessionHandle {
-    async fn run_lent(&self, command: Carried) -> Option<Result<Vec<Vec<u8>>, ControlError>> {
+    async fn run_lent(&self, command: Carried) -> LentAnswer {
         let asked = self.ask(|reply| SessionCmd::Ask { command, reply });
         match asked.await.ok()? {
             Ok(lines) => Some(Ok(lines)),

@@ -11,22 +11,21 @@ use super::{PaneInfo, Refusal, SessionStatus, Tmux, TmuxError};
 /// How long a lent client may take to answer before the command is forked.
 const LENT_ANSWERS: Duration = Duration::from_secs(1);
 
+/// What a lender answers: the reply's lines, or tmux's refusal or the
+/// client's failure; None when the owner or its client has gone.
+pub type LentAnswer = Option<Result<Vec<Vec<u8>>, ControlError>>;
+
 /// A control client its owner runs a command over on request (a session's
 /// actor, in order with its own commands).
 pub trait Lender {
-    /// The reply's lines, or tmux's refusal or the client's failure; None
-    /// when the owner or its client has gone.
-    fn run_lent(
-        &self,
-        command: Carried,
-    ) -> impl Future<Output = Option<Result<Vec<Vec<u8>>, ControlError>>> + Send;
+    fn run_lent(&self, command: Carried) -> impl Future<Output = LentAnswer> + Send;
 }
 
 /// No client to lend: every command forks.
 pub struct NoLender;
 
 impl Lender for NoLender {
-    async fn run_lent(&self, _: Carried) -> Option<Result<Vec<Vec<u8>>, ControlError>> {
+    async fn run_lent(&self, _: Carried) -> LentAnswer {
         None
     }
 }
@@ -145,5 +144,71 @@ mod tests {
             assert_eq!(settle(answer, gone), status, "{described}");
             assert_eq!(settle(again, |_| None), other, "{described}");
         }
+    }
+
+    /// A lender that answers every command alike, and counts them.
+    struct Answers {
+        answer: fn() -> LentAnswer,
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Lender for Answers {
+        async fn run_lent(&self, _: Carried) -> LentAnswer {
+            self.asked
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (self.answer)()
+        }
+    }
+
+    fn lender(answer: fn() -> LentAnswer) -> Answers {
+        Answers {
+            answer,
+            asked: Default::default(),
+        }
+    }
+
+    /// A tmux that cannot be run: whatever forks fails with `Spawn`.
+    fn unrunnable() -> Tmux {
+        let bin = std::path::PathBuf::from("/nonexistent/tmuxd-test/tmux");
+        Tmux::new(bin, super::super::Socket::Default, None, LENT_ANSWERS)
+    }
+
+    #[tokio::test]
+    async fn a_lent_client_spares_the_fork_unless_it_cannot_answer() {
+        let tmux = unrunnable();
+        let forked =
+            |r: &Result<SessionStatus, TmuxError>| matches!(r, Err(TmuxError::Spawn { .. }));
+        let alive = lender(|| Some(Ok(Vec::new())));
+        let status = tmux.session_status_routed("a", Some(&alive)).await;
+        assert_eq!(status.unwrap(), SessionStatus::Alive);
+        let gone = lender(|| Some(Err(refused(Refusal::NoTarget))));
+        let status = tmux.session_status_routed("a", Some(&gone)).await;
+        assert_eq!(status.unwrap(), SessionStatus::Gone);
+        let other = lender(|| Some(Err(refused(Refusal::Other))));
+        assert!(forked(&tmux.session_status_routed("a", Some(&other)).await));
+        let left = lender(|| None);
+        assert!(forked(&tmux.session_status_routed("a", Some(&left)).await));
+        assert!(forked(
+            &tmux.session_status_routed("a", None::<&NoLender>).await
+        ));
+        assert_eq!(left.asked.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn a_command_runs_over_the_lent_client_and_parses_there() {
+        let tmux = unrunnable();
+        let listing = lender(|| Some(Ok(vec![b"$1\t0\t1\t1700000000\twork".to_vec()])));
+        let sessions = tmux
+            .run_routed(&super::super::command::ListSessions, Some(&listing))
+            .await;
+        assert!(sessions.is_ok(), "{sessions:?}");
+        let garbled = lender(|| Some(Ok(vec![b"not a session".to_vec()])));
+        let sessions = tmux
+            .run_routed(&super::super::command::ListSessions, Some(&garbled))
+            .await;
+        assert!(
+            matches!(sessions, Err(TmuxError::Spawn { .. })),
+            "{sessions:?}"
+        );
     }
 }
