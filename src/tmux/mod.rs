@@ -381,11 +381,11 @@ impl Tmux {
 
     /// Every pane of every session, in one call. No server means no panes.
     pub async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
-        match self
-            .run(["list-panes", "-a", "-F", LIST_PANES_FORMAT])
-            .await
-        {
-            Ok(out) => Ok(parse_list_panes(&out)),
+        let all = command::ListPaneInfo {
+            scope: command::PaneScope::All,
+        };
+        match self.run_cmd(&all).await {
+            Ok(panes) => Ok(panes),
             // A server whose last session just ended says "no current target".
             Err(e) if e.is_missing_session() => Ok(Vec::new()),
             Err(e) => Err(e),
@@ -471,8 +471,8 @@ impl Tmux {
     /// Whether a session of exactly this name exists, and if not, whether
     /// the whole server is gone.
     pub async fn session_status(&self, name: &str) -> Result<SessionStatus, TmuxError> {
-        match self.run(["has-session", "-t", &session_target(name)]).await {
-            Ok(_) => Ok(SessionStatus::Alive),
+        match self.run_cmd(&has_session(name)).await {
+            Ok(()) => Ok(SessionStatus::Alive),
             Err(TmuxError::NoServer { .. }) => Ok(SessionStatus::NoServer),
             Err(e) if e.is_missing_session() => Ok(SessionStatus::Gone),
             Err(e) => Err(e),
@@ -481,8 +481,8 @@ impl Tmux {
 
     /// Whether a session of exactly this name exists. No server means no.
     pub async fn has_session(&self, name: &str) -> Result<bool, TmuxError> {
-        match self.run(["has-session", "-t", &session_target(name)]).await {
-            Ok(_) => Ok(true),
+        match self.run_cmd(&has_session(name)).await {
+            Ok(()) => Ok(true),
             Err(e) if e.is_missing_session() => Ok(false),
             Err(e) => Err(e),
         }
@@ -537,7 +537,8 @@ impl Tmux {
         name: &str,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
-        self.capture_history(&pane_target(name), range).await
+        let target = command::Target::Session(name.to_owned());
+        self.capture_history(target, range).await
     }
 
     /// As `capture_pane`, of one pane (a dead one that tmux still keeps).
@@ -546,30 +547,27 @@ impl Tmux {
         pane: control::PaneId,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
-        self.capture_history(&pane.to_string(), range).await
+        self.capture_history(command::Target::Pane(pane), range)
+            .await
     }
 
     async fn capture_history(
         &self,
-        target: &str,
+        target: command::Target,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
         let CaptureRange::History { lines } = range;
-        let start = format!("-{lines}");
-        let out = self
-            .run([
-                "capture-pane",
-                "-p",
-                "-J",
-                "-t",
-                target,
-                "-S",
-                &start,
-                "-E",
-                "-1",
-            ])
-            .await?;
-        Ok(out.lines().map(|l| l.trim_end().to_owned()).collect())
+        let lines = i64::try_from(lines).unwrap_or(i64::MAX);
+        let capture = command::CapturePane {
+            target,
+            escapes: false,
+            join: true,
+            start: Some(command::LineBound::Line(-lines)),
+            end: Some(command::LineBound::Line(-1)),
+        };
+        let out = self.run_cmd(&capture).await?;
+        let text = |line: &Vec<u8>| String::from_utf8_lossy(line).trim_end().to_owned();
+        Ok(out.iter().map(text).collect())
     }
 
     /// Refuses a tmux too old for control mode (3.2 added what tmuxd uses:
@@ -658,6 +656,13 @@ pub fn crash_conditions(version: &str, native: bool) -> &'static str {
 /// `=NAME`: exactly this session, never a prefix or pattern match.
 pub fn session_target(name: &str) -> String {
     format!("={name}")
+}
+
+/// `has-session` of exactly session `name`.
+fn has_session(name: &str) -> command::HasSession {
+    command::HasSession {
+        target: command::Target::Session(name.to_owned()),
+    }
 }
 
 /// `=NAME:`: the active pane of the session's current window.
