@@ -63,6 +63,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/assets/app.js", Need::Open, None, (200, 200)),
         route("GET", "/v1/server", Need::Read, None, (200, 200)),
         route("GET", "/v1/whoami", Need::Read, None, (200, 200)),
+        route("GET", "/v1/hosts", Need::Read, None, (200, 200)),
         route("POST", "/v1/login/code", Need::Write, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),

@@ -12,8 +12,9 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 30] = [
+const OPERATIONS: [&str; 31] = [
     "get /healthz",
+    "get /v1/hosts",
     "get /version",
     "post /v1/login",
     "post /v1/login/code",
