@@ -66,6 +66,8 @@ pub struct HostView {
     pub sessions: usize,
     /// The last peer event seq the hub recorded.
     pub cursor: u64,
+    /// With `ssh`: the client's latest failure (a stderr line, or how it exited).
+    pub ssh_error: Option<String>,
 }
 
 /// Why a request for a peer's session could not be served.
@@ -93,6 +95,7 @@ struct PeerState {
     last_error: Option<String>,
     rtt_ms: Option<f64>,
     version: Option<String>,
+    ssh_error: Option<String>,
     /// Summaries as the hub serves them (qualified ids, `host`).
     sessions: BTreeMap<SessionId, Value>,
     cursor: u64,
@@ -155,6 +158,7 @@ impl Peer {
             version: state.version.clone(),
             sessions: state.sessions.len(),
             cursor: state.cursor,
+            ssh_error: state.ssh_error.clone(),
         }
     }
 
@@ -188,7 +192,12 @@ impl Peer {
         }
     }
 
-    /// Records a failure without changing the status (the ssh client's stderr).
+    /// Records the ssh client's failure; the status is the checks' to say.
+    fn note_ssh_error(&self, error: String) {
+        self.state().ssh_error = Some(error);
+    }
+
+    /// Records a failure without changing the status.
     fn note_error(&self, error: String) {
         self.state().last_error = Some(error);
     }
@@ -293,6 +302,7 @@ impl Fleet {
                     last_error: None,
                     rtt_ms: None,
                     version: None,
+                    ssh_error: None,
                     sessions: BTreeMap::new(),
                     cursor: cursors.get(name.as_str()),
                 }),

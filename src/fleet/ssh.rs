@@ -93,7 +93,7 @@ pub async fn supervise(tunnel: Tunnel, peer: Arc<Peer>, cancel: CancellationToke
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {
-                peer.note_error(format!("ssh: cannot run: {e}"));
+                peer.note_ssh_error(format!("ssh: cannot run: {e}"));
                 backoff = wait(&cancel, backoff).await;
                 continue;
             }
@@ -107,7 +107,7 @@ pub async fn supervise(tunnel: Tunnel, peer: Arc<Peer>, cancel: CancellationToke
                     let line = line.trim();
                     if !line.is_empty() {
                         tracing::warn!(host = %peer.name, "ssh: {line}");
-                        peer.note_error(format!("ssh: {line}"));
+                        peer.note_ssh_error(format!("ssh: {line}"));
                     }
                 }
             });
@@ -122,7 +122,7 @@ pub async fn supervise(tunnel: Tunnel, peer: Arc<Peer>, cancel: CancellationToke
         };
         let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
         tracing::warn!(host = %peer.name, "ssh forward exited: {status}");
-        peer.note_error(format!("ssh exited: {status}"));
+        peer.note_ssh_error(format!("ssh exited: {status}"));
         if started.elapsed() >= HEALTHY_AFTER {
             backoff = MIN_BACKOFF;
         }
