@@ -64,6 +64,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/v1/server", Need::Read, None, (200, 200)),
         route("GET", "/v1/whoami", Need::Read, None, (200, 200)),
         route("GET", "/v1/hosts", Need::Read, None, (200, 200)),
+        route(
+            "GET",
+            "/v1/hosts/nowhere/server",
+            Need::Read,
+            None,
+            (404, 404),
+        ),
         route("POST", "/v1/login/code", Need::Write, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),

@@ -435,3 +435,76 @@ fn bad_peer_config_exits_78_naming_the_key() {
         assert!(stderr.contains(key), "{key}: {stderr}");
     }
 }
+
+#[test]
+fn the_cli_lists_hosts_and_takes_peer_ids() {
+    let (tmux_a, tmux_h) = (TmuxServer::new(), TmuxServer::new());
+    let a = Daemon::start(&tmux_a);
+    let on_a = a.create_named("build", common::SHELL);
+    let hub_dir = tempfile::tempdir().unwrap();
+    let hub = hub(&tmux_h, &[("a", &a)], hub_dir.path());
+    hub.create_named("here", common::SHELL);
+    wait_status(&hub, "a", "up");
+    wait_for("a's session listed", || {
+        listed(&hub, "")
+            .contains_key(&format!("a/{on_a}"))
+            .then_some(())
+    });
+    let run = |args: &[&str]| {
+        let output = hub.client().args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let table = run(&["ls"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("HOST "), "{table}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("- ") && l.contains("here")),
+        "{table}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("a ") && l.contains(&format!("a/{on_a}"))),
+        "{table}"
+    );
+    let only_a = run(&["ls", "--host", "a"]);
+    assert!(!only_a.contains("here"), "{only_a}");
+    assert!(only_a.contains("build"), "{only_a}");
+    // A peer's session by HOST/NAME and by HOST/sess_N.
+    run(&["send", "--enter", "a/build", "echo named-$((2+3))"]);
+    let shown = wait_for("the screen through the hub", || {
+        let screen = run(&["snap", &format!("a/{on_a}")]);
+        screen.contains("named-5").then_some(screen)
+    });
+    assert!(shown.contains("named-5"));
+    // attach: ssh -t to the host, its tmux as its daemon reports it (a
+    // stand-in ssh prints what it was asked to run).
+    let bin = tempfile::tempdir().unwrap();
+    let ssh = bin.path().join("ssh");
+    std::fs::write(&ssh, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let output = hub
+        .client()
+        .env("PATH", path)
+        .args(["attach", "a/build"])
+        .output()
+        .unwrap();
+    let argv = String::from_utf8(output.stdout).unwrap();
+    let argv: Vec<&str> = argv.lines().collect();
+    assert_eq!(argv[..3], ["-t", "127.0.0.1", "--"], "{argv:?}");
+    assert!(argv[3].contains("attach-session -t =build"), "{argv:?}");
+    assert!(argv[3].contains(&tmux_a.socket), "{argv:?}");
+}

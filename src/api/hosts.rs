@@ -40,6 +40,25 @@ pub async fn hosts(State(state): State<AppState>) -> Json<HostList> {
     })
 }
 
+#[utoipa::path(get, path = "/v1/hosts/{host}/server", tag = "fleet", operation_id = "host_server",
+    params(("host" = String, Path, example = "gpu1", description = "A `[[fleet.peers]]` name")),
+    responses(
+        (status = 200, description = "The peer's `GET /v1/server` (its tmux binary and socket, for `tmuxd attach HOST/...` over ssh)", body = super::model::ServerInfo),
+        (status = 404, description = "`not_found`: no such peer", body = super::model::ErrorBody),
+        (status = 503, description = "`peer_unavailable`", body = super::model::ErrorBody),
+        (status = 504, description = "`peer_timeout`", body = super::model::ErrorBody)))]
+pub async fn host_server(
+    State(state): State<AppState>,
+    axum::extract::Path(host): axum::extract::Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let host: HostName = host
+        .parse()
+        .map_err(|e: crate::id::IdError| ApiError::not_found(e.to_string()))?;
+    let peer = state.fleet.peer(&host)?.clone();
+    forward(state, peer, "/v1/server".to_owned(), request).await
+}
+
 impl From<FleetError> for ApiError {
     fn from(error: FleetError) -> Self {
         let code = match &error {

@@ -86,6 +86,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/v1/openapi.json", get(openapi::openapi))
         .route("/v1/hosts", get(hosts::hosts))
+        .route("/v1/hosts/{host}/server", get(hosts::host_server))
         .route_layer(fleet())
         .route_layer(guard(Need::Read));
     let write = Router::new()

@@ -69,6 +69,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         stream::stream,
         screen::screen,
         hosts::hosts,
+        hosts::host_server,
     ),
     components(schemas(
         model::ErrorCode,

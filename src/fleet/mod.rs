@@ -53,6 +53,10 @@ pub struct HostView {
     pub url: String,
     /// `http`, or `ssh` when the hub reaches it through its own `ssh -L`.
     pub transport: &'static str,
+    /// Where `tmuxd attach` runs `ssh -t`: the configured `ssh`
+    /// destination, else the URL's host.
+    #[schema(example = "me@gpu1.lan")]
+    pub ssh: String,
     pub status: HostStatus,
     /// When it entered this status.
     pub since: DateTime<Utc>,
@@ -107,6 +111,8 @@ pub struct Peer {
     pub name: HostName,
     /// As configured, for `/v1/hosts`.
     url: String,
+    /// `ssh`, else the URL's host: where a person's terminal goes.
+    attach_to: String,
     /// Where the hub sends requests: `url`, or the local end of the ssh forward.
     base: String,
     ssh: Option<ssh::Tunnel>,
@@ -151,6 +157,7 @@ impl Peer {
             name: self.name.to_string(),
             url: self.url.clone(),
             transport: if self.ssh.is_some() { "ssh" } else { "http" },
+            ssh: self.attach_to.clone(),
             status: state.status,
             since: state.since,
             last_error: state.last_error.clone(),
@@ -290,9 +297,15 @@ impl Fleet {
                     (format!("http://{}", tunnel.local), Some(tunnel))
                 }
             };
+            let attach_to = config_peer.ssh.clone().unwrap_or_else(|| {
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned()
+            });
             let peer = Arc::new(Peer {
                 name: name.clone(),
                 url: config_peer.url.clone(),
+                attach_to,
                 base,
                 ssh: tunnel,
                 token: Token(token),
