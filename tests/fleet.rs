@@ -508,3 +508,39 @@ fn the_cli_lists_hosts_and_takes_peer_ids() {
     assert!(argv[3].contains("attach-session -t =build"), "{argv:?}");
     assert!(argv[3].contains(&tmux_a.socket), "{argv:?}");
 }
+
+/// The dashboard of a hub (`tests/browser/fleet.mjs` in chromium): the
+/// wall grouped by host with each host's status; a peer gone, its tiles stale.
+#[test]
+fn the_wall_groups_sessions_by_host() {
+    let (tmux_a, tmux_h) = (TmuxServer::new(), TmuxServer::new());
+    let a = Daemon::start(&tmux_a);
+    let on_a = a.create_named("remote", common::SHELL);
+    let hub_dir = tempfile::tempdir().unwrap();
+    let hub = hub(&tmux_h, &[("a", &a)], hub_dir.path());
+    let local = hub.create_named("local", common::SHELL);
+    wait_status(&hub, "a", "up");
+    let browser = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").exists(),
+        "tests/browser/node_modules is missing: run scripts/test (it runs `npm ci` there)"
+    );
+    let output = std::process::Command::new("node")
+        .args(["dashboard.mjs", "fleet"])
+        .current_dir(&browser)
+        .env("TMUXD_URL", &hub.base)
+        .env("TMUXD_TEST_TOKEN", HUB_TOKEN)
+        .env("TMUXD_TEST_SHELL", common::SHELL)
+        .env("TMUXD_TEST_PEER_ID", format!("a/{on_a}"))
+        .env("TMUXD_TEST_PEER_PID", a.pid().to_string())
+        .env("TMUXD_TEST_LOCAL_ID", &local)
+        .output()
+        .expect("node (scripts/test installs it)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    println!("{text}");
+}
