@@ -34,7 +34,7 @@ fn hub(tmux: &TmuxServer, peers: &[(&str, &Daemon)], data_dir: &std::path::Path)
     use std::os::unix::fs::PermissionsExt;
     let tables: String = peers.iter().map(|(n, d)| peer_table(n, d)).collect();
     let extra_config = format!(
-        "[auth]\ntoken = {HUB_TOKEN:?}\nread_token = {READ_TOKEN:?}\n\n[fleet]\nheartbeat_ms = 200\nrequest_timeout_ms = 1500\n\n{tables}"
+        "[auth]\ntoken = {HUB_TOKEN:?}\nread_token = {READ_TOKEN:?}\n\n[http]\nmax_body_bytes = 65536\n\n[fleet]\nheartbeat_ms = 200\nrequest_timeout_ms = 1500\n\n{tables}"
     );
     std::fs::create_dir_all(data_dir).unwrap();
     std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -200,6 +200,12 @@ fn peer_sessions_are_served_through_the_hub() {
         ),
         StatusCode::FORBIDDEN
     );
+
+    // A body past the hub's http.max_body_bytes (64 KiB here) is refused at
+    // the hub, though the peer would take it.
+    let huge = json!({"text": "x".repeat(100 * 1024)});
+    let (status, body) = hub.post(&format!("{path}/input"), &huge);
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
 
     // The stream WebSocket through the hub: ready, then our input's echo.
     let (mut socket, _) = tungstenite::connect(hub.ws_request(&format!("{path}/stream"))).unwrap();
@@ -543,4 +549,52 @@ fn the_wall_groups_sessions_by_host() {
     );
     assert!(output.status.success(), "{text}");
     println!("{text}");
+}
+
+/// A hub notifies of its own sessions only: a peer's events, fanned in,
+/// are the peer's to notify of.
+#[test]
+fn a_hub_does_not_notify_of_peer_events() {
+    let (tmux_a, tmux_h) = (TmuxServer::new(), TmuxServer::new());
+    let a = Daemon::start(&tmux_a);
+    let on_a = a.create_named("remote", common::SHELL);
+    let hub_dir = tempfile::tempdir().unwrap();
+    let notified = hub_dir.path().join("notified");
+    let script = format!("echo \"$TMUXD_SESSION_ID\" >> {}", notified.display());
+    let peer = peer_table("a", &a);
+    let extra_config = format!(
+        "[auth]\ntoken = {HUB_TOKEN:?}\n\n[notify]\ncommand = [\"sh\", \"-c\", {script:?}]\ncooldown_s = 0\n\n[fleet]\nheartbeat_ms = 200\n\n{peer}"
+    );
+    let data_dir = hub_dir.path().join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(data_dir.join("token"), HUB_TOKEN).unwrap();
+    std::fs::set_permissions(
+        data_dir.join("token"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let hub = Daemon::start_with(
+        &tmux_h,
+        DaemonOptions {
+            extra_config,
+            ..DaemonOptions::in_dir(&data_dir)
+        },
+    );
+    wait_status(&hub, "a", "up");
+    // The peer's session ends: an exit the peer notifies of, fanned in.
+    let (status, body) = hub.delete(&format!("/v1/sessions/a%2F{on_a}?mode=kill"));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_fanned_in(&a, &hub, "a");
+    // Then one of the hub's own ends: notified, and after the peer's
+    // (events are taken in order), so the file now says all there is.
+    let local = hub.create_named("local", common::SHELL);
+    let (status, body) = hub.delete(&format!("/v1/sessions/{local}?mode=kill"));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let lines = wait_for("the hub's own exit notified", || {
+        let text = std::fs::read_to_string(&notified).ok()?;
+        text.contains(&local).then_some(text)
+    });
+    assert_eq!(lines.trim(), local, "only the hub's own session: {lines}");
 }

@@ -7,7 +7,7 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -155,16 +155,24 @@ async fn forward(
     request: Request,
 ) -> Result<Response, ApiError> {
     peer.check_up()?;
-    let (parts, body) = request.into_parts();
-    let body = axum::body::to_bytes(body, usize::MAX)
+    let headers = request.headers().clone();
+    let method = request.method().clone();
+    // Read as any handler's body is: within `http.max_body_bytes`.
+    let body = axum::body::Bytes::from_request(request, &state)
         .await
-        .map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
+        .map_err(|rejection| match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "request body is larger than http.max_body_bytes",
+            ),
+            _ => ApiError::bad_request(format!("cannot read the body: {}", rejection.body_text())),
+        })?;
     let mut timeout = state.fleet.request_timeout;
     if path_and_query.contains("/wait") {
         // A wait holds its answer up to its own timeout: the hub waits that long too.
         timeout += std::time::Duration::from_millis(wait_timeout_ms(&body));
     }
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes())
+    let method = reqwest::Method::from_bytes(method.as_str().as_bytes())
         .map_err(|_| ApiError::bad_request("unsupported method"))?;
     let mut outgoing = state
         .fleet
@@ -173,7 +181,7 @@ async fn forward(
         .header(reqwest::header::AUTHORIZATION, peer.authorization())
         .timeout(timeout);
     for name in FORWARDED_HEADERS {
-        if let Some(value) = parts.headers.get(&name) {
+        if let Some(value) = headers.get(&name) {
             outgoing = outgoing.header(name.as_str(), value.as_bytes());
         }
     }
