@@ -252,6 +252,27 @@ fn peer_sessions_are_served_through_the_hub() {
     };
     assert_eq!(refused["type"], "error", "{refused}");
     drop(socket);
+    // Without a bearer header, nothing of the fleet shows before the auth
+    // message: an unknown host upgrades like any id, then closes after it.
+    let url = format!(
+        "{}/v1/sessions/nowhere%2Fsess_1/stream",
+        hub.base.replace("http://", "ws://")
+    );
+    let (mut socket, response) = tungstenite::connect(url).unwrap();
+    assert_eq!(response.status(), 101);
+    socket
+        .send(tungstenite::Message::text(
+            json!({"type": "auth", "token": HUB_TOKEN}).to_string(),
+        ))
+        .unwrap();
+    let closed = loop {
+        match socket.read() {
+            Ok(tungstenite::Message::Close(frame)) => break frame.unwrap().reason.to_string(),
+            Ok(_) => continue,
+            Err(e) => panic!("no close frame: {e}"),
+        }
+    };
+    assert!(closed.contains("nowhere"), "{closed}");
     // The screen WebSocket through the hub.
     let (mut screen, _) = tungstenite::connect(hub.ws_request(&format!("{path}/screen"))).unwrap();
     let first: Value = serde_json::from_str(screen.read().unwrap().to_text().unwrap()).unwrap();

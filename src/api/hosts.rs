@@ -120,21 +120,17 @@ pub async fn proxy(State(state): State<AppState>, request: Request, next: Next) 
     let Some(target) = target(request.uri().path()) else {
         return next.run(request).await;
     };
-    let peer = match state.fleet.peer(&target.host) {
-        Ok(peer) => peer.clone(),
-        Err(e) => return ApiError::from(e).into_response(),
-    };
+    let is_socket = target.path.ends_with("/stream") || target.path.ends_with("/screen");
     let path_and_query = match request.uri().query() {
         Some(query) => format!("{}?{query}", target.path),
         None => target.path,
     };
-    let upgrade = request
-        .headers()
-        .get(header::UPGRADE)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
-    let served = match upgrade {
-        true => socket(state, peer, path_and_query, request).await,
-        false => forward(state, peer, path_and_query, request).await,
+    let served = match is_socket {
+        true => socket(state, target.host, path_and_query, request).await,
+        false => match state.fleet.peer(&target.host) {
+            Ok(peer) => forward(state.clone(), peer.clone(), path_and_query, request).await,
+            Err(e) => Err(e.into()),
+        },
     };
     served.unwrap_or_else(IntoResponse::into_response)
 }
@@ -249,18 +245,34 @@ fn send_error(peer: &Peer, error: reqwest::Error, after: std::time::Duration) ->
 }
 
 /// The stream and screen WebSockets: authenticated here as any socket,
-/// then joined to the same socket on the peer.
+/// then joined to the same socket on the peer. As for a local session, a
+/// caller with a bearer header learns at once that the host is unknown or
+/// down; one that authenticates by first message learns it only after, so
+/// a stranger learns nothing of the fleet.
 async fn socket(
     state: AppState,
-    peer: std::sync::Arc<Peer>,
+    host: HostName,
     path_and_query: String,
     request: Request,
 ) -> Result<Response, ApiError> {
-    peer.check_up()?;
     let (mut parts, _) = request.into_parts();
     let pending = PendingSocket::from_request_parts(&mut parts, &state).await?;
+    let fleet = state.fleet.clone();
+    let reachable = move || -> Result<std::sync::Arc<Peer>, FleetError> {
+        let peer = fleet.peer(&host)?.clone();
+        peer.check_up()?;
+        Ok(peer)
+    };
+    let known = match pending.is_verified() {
+        true => Some(reachable()?),
+        false => None,
+    };
     let (policy, metrics) = (state.auth.clone(), state.metrics.clone());
     pending.upgrade(policy, metrics, move |socket| async move {
+        let peer = match known.map_or_else(reachable, Ok) {
+            Ok(peer) => peer,
+            Err(e) => return close(socket.into_inner(), CLOSE_TRY_LATER, &e.to_string()).await,
+        };
         join(socket, peer, path_and_query).await;
     })
 }
