@@ -404,6 +404,7 @@ fn a_fleet_over_real_links() {
     wait_status(&hub, "p3", "down");
     let noticed = cut.elapsed();
     assert!(noticed < Duration::from_secs(5), "down after {noticed:?}");
+    println!("p3's link cut: down on the hub after {noticed:?}");
     let (_, list) = hub.get("/v1/sessions?host=p3");
     assert_eq!(list["sessions"][0]["stale"], true, "{list}");
     let (status, body, took) = timed_get(&hub, &format!("{p1}/snapshot"));
@@ -444,6 +445,7 @@ fn a_fleet_over_real_links() {
         "{body}"
     );
     assert!(took < Duration::from_secs(4), "{took:?}");
+    println!("p2 frozen: a request for it answered {status} after {took:?}");
     wait_status(&hub, "p2", "down");
     let (status, _, took) = timed_get(&hub, &format!("{p1}/snapshot"));
     assert_eq!(status, StatusCode::OK);

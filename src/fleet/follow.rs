@@ -153,6 +153,11 @@ impl Follower {
     /// the cursor was recorded already), the cursor moved past it.
     fn take(&self, message: SseMessage, dirty: &mpsc::UnboundedSender<SessionId>) {
         if message.event.as_deref() == Some("replay_truncated") {
+            if self.peer.state().cursor == 0 {
+                // First contact: the peer's older events are simply before
+                // the hub's time, not lost to it.
+                return;
+            }
             let error = format!(
                 "the peer no longer kept every event after seq {}: some were not fanned in",
                 self.peer.state().cursor
