@@ -37,6 +37,22 @@ ensure_test_programs() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# The fleet's network tests (tests/fleet_netns.rs): `ip netns` and veth pairs
+# from iproute2, and OpenSSH's server and client for the SSH transport; they
+# fail, never skip, without them (and they need root). apt runs only when one
+# is missing.
+ensure_fleet_tools() {
+  local missing=()
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+  command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+  command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
+  ((${#missing[@]} == 0)) && return 0
+  echo "installing the fleet tests' tools with apt-get: ${missing[*]}" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
 # Debian's chromium for the dashboard's browser tests (tests/dashboard.rs);
 # they fail, never skip, without it. apt runs only when it is missing.
 ensure_chromium() {

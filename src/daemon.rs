@@ -80,6 +80,13 @@ pub async fn serve(
         cancel.clone(),
     );
     supervisor.after_start(config.restore.on_start);
+    let fleet = crate::fleet::Fleet::start(
+        &config.fleet,
+        &supervisor,
+        &config.data_dir,
+        &tasks,
+        cancel.clone(),
+    )?;
     let token = match (&config.auth.token, config.auth.insecure_no_auth) {
         (Some(token), _) => Some(token.clone()),
         (None, true) => {
@@ -105,6 +112,7 @@ pub async fn serve(
         cancel: cancel.clone(),
         metrics,
         http_address: address,
+        fleet,
     };
     let app = api::router(state, config.http.max_body_bytes);
     let limits = connections::Limits::from_config(&config.http);

@@ -33,6 +33,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod fleet;
 pub mod id;
 pub mod metrics;
 pub mod notify;

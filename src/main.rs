@@ -103,6 +103,9 @@ fn load_config(args: &ServeArgs, env: &Env) -> Option<Loaded> {
 /// used (a data dir of another user), rather than on a failure.
 fn is_config_error(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
+        if cause.is::<config::ConfigError>() {
+            return true;
+        }
         let store = match cause.downcast_ref::<SupervisorError>() {
             Some(SupervisorError::Store(store)) => Some(store),
             _ => cause.downcast_ref::<StoreError>(),

@@ -96,6 +96,11 @@ async fn save_memory(path: &Path, memory: NotifiedFile) {
 /// flag (a state event carrying an attention that was not seen before),
 /// a session's end, or the tmux server lost with every session.
 fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
+    // A fleet peer's event, fanned in: the peer notifies of its own sessions
+    // (a hub would repeat it, and call a peer's lost tmux its own).
+    if event.detail.contains_key(crate::fleet::fanin::HOST_KEY) {
+        return None;
+    }
     if event.kind == EventKind::TmuxLost {
         return Some((Trigger::TmuxLost, String::new()));
     }

@@ -7,6 +7,7 @@ mod events;
 mod extract;
 mod health;
 mod hooks;
+mod hosts;
 mod login;
 mod metrics;
 pub mod model;
@@ -51,6 +52,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// The TCP address the daemon listens on, for the login links it makes.
     pub http_address: std::net::SocketAddr,
+    /// The fleet peers whose sessions this daemon also serves.
+    pub fleet: crate::fleet::Fleet,
 }
 
 /// Every route, grouped by what it needs; each group's guard decides who
@@ -67,6 +70,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/login", post(login::exchange))
         .merge(crate::web::routes())
         .route_layer(guard(Need::Open));
+    // Runs after each group's guard: a peer's session is the peer's.
+    let fleet = || middleware::from_fn_with_state(state.clone(), hosts::proxy);
     let read = Router::new()
         .route("/v1/sessions", get(sessions::list))
         .route("/v1/sessions/untracked", get(untracked::list))
@@ -80,6 +85,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/openapi.json", get(openapi::openapi))
+        .route("/v1/hosts", get(hosts::hosts))
+        .route("/v1/hosts/{host}/server", get(hosts::host_server))
+        .route_layer(fleet())
         .route_layer(guard(Need::Read));
     let write = Router::new()
         .route("/v1/sessions", post(sessions::create))
@@ -93,12 +101,14 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
         .route("/v1/login/code", post(login::issue_code))
         .route("/v1/hooks/{agent}", post(hooks::hook))
+        .route_layer(fleet())
         .route_layer(guard(Need::Write));
     // The only routes that take an upgrade without a bearer header; their
     // handlers get a socket only once it has authenticated.
     let sockets = Router::new()
         .route("/v1/sessions/{id}/stream", get(stream::stream))
         .route("/v1/sessions/{id}/screen", get(screen::screen))
+        .route_layer(fleet())
         .route_layer(guard(Need::Socket));
     // Misses need a caller too: without a token nobody learns which paths exist.
     let not_found = (|| async { ApiError::not_found("no such endpoint") }).layer(guard(Need::Read));

@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, hooks, login, metrics, queue, restore, screen, server, sessions, stream,
+    events, health, hooks, hosts, login, metrics, queue, restore, screen, server, sessions, stream,
     untracked, wait,
 };
 
@@ -68,6 +68,8 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         events::events,
         stream::stream,
         screen::screen,
+        hosts::hosts,
+        hosts::host_server,
     ),
     components(schemas(
         model::ErrorCode,
@@ -92,6 +94,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         (name = "streams", description = "WebSockets: raw output and rendered screens"),
         (name = "daemon", description = "Health, version, metrics and this document"),
         (name = "dashboard", description = "The browser dashboard's page and files"),
+        (name = "fleet", description = "The peers whose sessions this daemon also serves: a peer's session is `HOST/sess_N` (encode the slash as `%2F` in paths) on every session route, forwarded to its peer in one hop; the hub's 503 `peer_unavailable` and 504 `peer_timeout` say which host and why"),
     )
 )]
 pub struct ApiDoc;

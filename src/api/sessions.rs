@@ -30,16 +30,24 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
 
 #[utoipa::path(get, path = "/v1/sessions", tag = "sessions", operation_id = "list_sessions",
     params(ListQuery),
-    responses((status = 200, description = "Live sessions (and with `include=ended` ended ones still kept), sorted by id number", body = SessionList)))]
+    responses(
+        (status = 200, description = "Live sessions (and with `include=ended` ended ones still kept), sorted by id number; then each fleet peer's live sessions as last known (`host`, ids `HOST/sess_N`, `stale` while the peer is down), by host", body = SessionList),
+        (status = 404, description = "`not_found`: `host` is not a fleet peer", body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> Json<SessionList> {
+) -> ApiResult<Json<serde_json::Value>> {
     let ended = query.include == Some(ListInclude::Ended);
-    let sessions = state.supervisor.list(ended).await;
-    Json(SessionList {
-        sessions: sessions.into_iter().map(Into::into).collect(),
-    })
+    let local = match query.host {
+        Some(_) => Vec::new(),
+        None => state.supervisor.list(ended).await,
+    };
+    let local = local
+        .into_iter()
+        .map(|s| serde_json::to_value(super::model::SessionSummary::from(s)).unwrap_or_default())
+        .collect();
+    // Peers' sessions come from the hub's copy: a list never fans out.
+    super::hosts::merged_list(&state, local, query.host.as_deref()).map(Json)
 }
 
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions", operation_id = "create_session",

@@ -144,6 +144,9 @@ pub struct LsArgs {
     /// Also list sessions that ended recently (with their exit status).
     #[arg(short, long)]
     pub all: bool,
+    /// Only the sessions of this fleet peer (a `[[fleet.peers]]` name).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     #[command(flatten)]
     pub format: Format,
     #[command(flatten)]

@@ -1,6 +1,8 @@
 //! `tmuxd attach SESSION`: replaces this process with `tmux attach` on the
 //! daemon's own tmux server (binary and socket asked of the daemon), so a
-//! person lands in the session in one command, from inside tmux too.
+//! person lands in the session in one command, from inside tmux too. A
+//! fleet peer's session (`gpu1/build`) is reached with `ssh -t` to that
+//! host, running its tmux as its daemon reports it.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -14,8 +16,26 @@ pub async fn attach(client: &Client, args: AttachArgs) -> Result<(), ClientError
     let id = session_id(client, &args.target.session).await?;
     let session: SessionEnvelope = client.get(&format!("/v1/sessions/{}", encode(&id))).await?;
     let name = session.session.tmux_name;
-    let server: ServerInfo = client.get("/v1/server").await?;
-    let argv = attach_argv(&server, &name, args.read_only)?;
+    let argv = match id.split_once('/') {
+        None => {
+            let server: ServerInfo = client.get("/v1/server").await?;
+            attach_argv(&server, &name, args.read_only)?
+        }
+        Some((host, _)) => {
+            let server: ServerInfo = client
+                .get(&format!("/v1/hosts/{}/server", encode(host)))
+                .await?;
+            let hosts: serde_json::Value = client.get("/v1/hosts").await?;
+            let destination = hosts["hosts"]
+                .as_array()
+                .and_then(|hosts| hosts.iter().find(|h| h["name"] == host))
+                .and_then(|h| h["ssh"].as_str())
+                .ok_or_else(|| ClientError::Protocol(format!("no host {host:?} in /v1/hosts")))?
+                .to_owned();
+            let tmux = attach_argv(&server, &name, args.read_only)?;
+            remote_argv(&destination, &tmux)
+        }
+    };
     let mut command = std::process::Command::new(&argv[0]);
     command.args(&argv[1..]);
     // tmux refuses to attach from inside a tmux pane while $TMUX is set;
@@ -53,6 +73,19 @@ fn attach_argv(
     Ok(argv)
 }
 
+/// `ssh -t DESTINATION -- 'TMUX ARGV'`: ssh hands the remote shell one
+/// string, so each word is quoted for it.
+fn remote_argv(destination: &str, tmux: &[OsString]) -> Vec<OsString> {
+    let words: Vec<String> = tmux
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let command = super::sessions::shell_join(&words);
+    ["ssh", "-t", destination, "--", &command]
+        .map(OsString::from)
+        .to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +112,18 @@ mod tests {
                 "-r",
                 "-t",
                 "=my build"
+            ]
+            .map(OsString::from)
+        );
+        let remote = remote_argv("me@gpu1", &argv);
+        assert_eq!(
+            remote,
+            [
+                "ssh",
+                "-t",
+                "me@gpu1",
+                "--",
+                "/usr/bin/tmux -S /tmp/tmux-1000/work attach-session -r -t '=my build'"
             ]
             .map(OsString::from)
         );

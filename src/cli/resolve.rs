@@ -3,10 +3,12 @@
 //! no lookup of their own. Live sessions come first: an ended session is
 //! found (by id, or by name, the newest of that name) only when no live
 //! one matches, so a name reused by a new session names the new one. A
-//! name that is also another session's id is ambiguous.
+//! name that is also another session's id is ambiguous. A fleet peer's
+//! session is `HOST/sess_N` by id and `HOST/NAME` by name.
 
 use super::client::{Client, ClientError};
 use crate::api::model::SessionList;
+use crate::id::FleetId;
 use crate::supervisor::parse_id;
 
 /// What an argument names, given the sessions.
@@ -45,7 +47,7 @@ pub fn resolve(arg: &str, sessions: &[Known]) -> Resolution {
         .filter(|s| s.name == arg)
         .max_by_key(|s| parse_id(&s.id));
     match (by_id.as_slice(), newest_named) {
-        ([], None) if parse_id(arg).is_some() => Resolution::AsId(arg.to_owned()),
+        ([], None) if arg.parse::<FleetId>().is_ok() => Resolution::AsId(arg.to_owned()),
         ([], None) => Resolution::Missing,
         ([one], None) => Resolution::Found(one.id.clone()),
         ([], Some(named)) => Resolution::Found(named.id.clone()),
@@ -85,7 +87,10 @@ pub async fn session_id(client: &Client, arg: &str) -> Result<String, ClientErro
         .map(|s| Known {
             ended: s.ended_at.is_some(),
             id: s.session_id,
-            name: s.tmux_name,
+            name: match s.host {
+                Some(host) => format!("{host}/{}", s.tmux_name),
+                None => s.tmux_name,
+            },
         })
         .collect();
     match resolve(arg, &sessions) {
@@ -134,6 +139,7 @@ mod tests {
             ("sess_1", "build", false),
             ("sess_2", "sess_1", false),
             ("sess_3", "7", false),
+            ("gpu1/sess_1", "gpu1/build", false),
         ]);
         let cases = [
             ("build", Resolution::Found("sess_1".into())),
@@ -141,6 +147,10 @@ mod tests {
             ("7", Resolution::Found("sess_3".into())),
             ("sess_9", Resolution::AsId("sess_9".into())),
             ("sess_09", Resolution::Missing),
+            ("gpu1/build", Resolution::Found("gpu1/sess_1".into())),
+            ("gpu1/sess_1", Resolution::Found("gpu1/sess_1".into())),
+            ("gpu1/sess_4", Resolution::AsId("gpu1/sess_4".into())),
+            ("gpu2/build", Resolution::Missing),
             ("buil", Resolution::Missing),
             ("=build", Resolution::Missing),
             (

@@ -16,12 +16,18 @@ use crate::api::model::{
 const THOUGHT_WIDTH: usize = 60;
 
 pub async fn ls(client: &Client, args: LsArgs) -> Result<(), ClientError> {
-    let path = if args.all {
-        "/v1/sessions?include=ended"
-    } else {
-        "/v1/sessions"
+    let mut query = Vec::new();
+    if args.all {
+        query.push("include=ended".to_owned());
+    }
+    if let Some(host) = &args.host {
+        query.push(format!("host={}", encode(host)));
+    }
+    let path = match query.is_empty() {
+        true => "/v1/sessions".to_owned(),
+        false => format!("/v1/sessions?{}", query.join("&")),
     };
-    let body: SessionList = client.get(path).await?;
+    let body: SessionList = client.get(&path).await?;
     print_either(args.format.json, &body, |body| {
         session_table(&body.sessions)
     })
@@ -124,6 +130,8 @@ pub fn wire_word(value: &impl serde::Serialize) -> String {
 }
 
 /// The `ls` table.
+/// A HOST column comes first once any session is a fleet peer's (`-` for
+/// this daemon's own); a single host's table is as it always was.
 pub fn session_table(sessions: &[SessionSummary]) -> String {
     let rows: Vec<[String; 9]> = sessions
         .iter()
@@ -144,7 +152,21 @@ pub fn session_table(sessions: &[SessionSummary]) -> String {
     let header = [
         "ID", "NAME", "STATE", "REASON", "SIZE", "QUEUED", "COMMAND", "CWD", "THOUGHT",
     ];
-    table(header, &rows)
+    if sessions.iter().all(|s| s.host.is_none()) {
+        return table(header, &rows);
+    }
+    let hosted: Vec<[String; 10]> = sessions
+        .iter()
+        .zip(rows)
+        .map(|(s, row)| {
+            let host = s.host.clone().unwrap_or_else(|| "-".to_owned());
+            let [a, b, c, d, e, f, g, h, i] = row;
+            [host, a, b, c, d, e, f, g, h, i]
+        })
+        .collect();
+    let mut with_host = ["HOST"; 10];
+    with_host[1..].copy_from_slice(&header);
+    table(with_host, &hosted)
 }
 
 /// The state, with the attention flag (`idle!`) or the exit status
@@ -161,7 +183,9 @@ fn state(session: &SessionSummary) -> String {
     } else {
         ""
     };
-    format!("{state}{exit}{attention}")
+    // A down peer's session: the last known state, marked so.
+    let stale = if session.stale { " (stale)" } else { "" };
+    format!("{state}{exit}{attention}{stale}")
 }
 
 /// `[state] text` of a session's thought, on one line.
@@ -198,7 +222,7 @@ fn fields(session: &SessionSummary) -> String {
 }
 
 /// Joins argv words into one shell command, quoting what the shell would split.
-fn shell_join(words: &[String]) -> String {
+pub(super) fn shell_join(words: &[String]) -> String {
     let quote = |word: &String| {
         let plain = !word.is_empty()
             && word

@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
+mod fleet;
 mod mask;
 mod sections;
+pub use fleet::{FleetConfig, PeerConfig, parse_peer_url};
 pub use mask::mask_urls;
 pub use sections::{FileNotify, NotifyConfig, RuleConfig, RuleState};
 
@@ -34,7 +36,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 48] = [
+const KEYS: [&str; 51] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -51,6 +53,7 @@ const KEYS: [&str; 48] = [
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
     "notify.retries", "notify.timeout_ms", "notify.secret",
     "restore.on_start",
+    "fleet.peers", "fleet.request_timeout_ms", "fleet.heartbeat_ms",
 ];
 
 /// Every config key, for the man page.
@@ -108,6 +111,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Sessions lost with their tmux server.
     pub restore: RestoreConfig,
+    /// Peers whose sessions this tmuxd also serves.
+    pub fleet: FleetConfig,
 }
 
 /// `[restore]`: sessions lost with their tmux server (crash, kill-server, reboot).
@@ -287,6 +292,7 @@ impl Config {
             },
             notify: NotifyConfig::default(),
             restore: RestoreConfig::default(),
+            fleet: FleetConfig::default(),
         }
     }
 }
@@ -395,6 +401,7 @@ pub struct FileConfig {
     pub state: FileState,
     pub notify: FileNotify,
     pub restore: FileRestore,
+    pub fleet: fleet::FileFleet,
 }
 
 /// `[restore]`
@@ -693,6 +700,9 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.timeout_ms", notify.timeout_ms);
     take!("notify.secret", notify.secret, optional);
     take!("restore.on_start", restore.on_start);
+    take!("fleet.peers", fleet.peers);
+    take!("fleet.request_timeout_ms", fleet.request_timeout_ms);
+    take!("fleet.heartbeat_ms", fleet.heartbeat_ms);
 }
 
 /// Defaults < file < env < flags, not yet validated.
@@ -764,8 +774,9 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_rules(&c.state.rules)?;
     sections::check_disabled_presets(&c.state.disabled_presets)?;
     sections::check_notify(&c.notify)?;
+    fleet::check_fleet(&c.fleet)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 28] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 30] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
@@ -794,6 +805,8 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
         ("notify.max_per_minute", c.notify.max_per_minute, 1..=6000),
         ("notify.retries", u64::from(c.notify.retries), 0..=10),
         ("notify.timeout_ms", c.notify.timeout_ms, 100..=600_000),
+        ("fleet.request_timeout_ms", c.fleet.request_timeout_ms, 100..=600_000),
+        ("fleet.heartbeat_ms", c.fleet.heartbeat_ms, 100..=60_000),
     ];
     for (key, value, range) in ranges {
         if !range.contains(&value) {
@@ -947,7 +960,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 48] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 51] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -1003,6 +1016,9 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 48] {
         ("notify.timeout_ms", num(c.notify.timeout_ms)),
         ("notify.secret", c.notify.secret.as_deref().map(text)),
         ("restore.on_start", Some(c.restore.on_start.to_string())),
+        ("fleet.peers", Some(fleet::render_peers(&c.fleet.peers))),
+        ("fleet.request_timeout_ms", num(c.fleet.request_timeout_ms)),
+        ("fleet.heartbeat_ms", num(c.fleet.heartbeat_ms)),
     ];
     values
 }

@@ -489,6 +489,11 @@ impl Supervisor {
         self.inner.persistence.follow_events(since)
     }
 
+    /// Records an event from outside the supervisor (a fleet peer's, fanned in).
+    pub fn record_event(&self, event: crate::store::NewEvent) -> Event {
+        self.inner.persistence.record(event)
+    }
+
     pub fn next_event_seq(&self) -> u64 {
         self.inner.persistence.next_event_seq()
     }

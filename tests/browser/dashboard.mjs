@@ -6,6 +6,7 @@
 import { Failure, log } from './lib.mjs';
 import { crossOrigin } from './cross_origin.mjs';
 import { endToEnd } from './end_to_end.mjs';
+import { fleet } from './fleet.mjs';
 import { measureFifty } from './measure.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
@@ -13,7 +14,7 @@ import { triage } from './triage.mjs';
 import { words } from './words.mjs';
 
 const SCENARIOS = {
-  'end-to-end': endToEnd, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words,
+  'end-to-end': endToEnd, fleet, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words,
 };
 
 const name = process.argv[2];

@@ -203,6 +203,8 @@ pub struct DaemonOptions {
     pub env: Vec<(String, String)>,
     /// `discovery.interval_ms`; 200 unless given.
     pub discovery_interval_ms: Option<u64>,
+    /// `--bind`; `127.0.0.1:0` unless given (a fixed port survives restarts).
+    pub bind: Option<String>,
 }
 
 impl DaemonOptions {
@@ -291,7 +293,9 @@ impl Daemon {
         let log = dir.path().join("daemon.log");
         let mut command = tmuxd_command(dir.path());
         command
-            .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+            .args(["serve", "--bind"])
+            .arg(options.bind.as_deref().unwrap_or("127.0.0.1:0"))
+            .arg("--config")
             .arg(&config_path)
             .arg("--data-dir")
             .arg(&data_dir)

@@ -73,6 +73,9 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             latest_seq,
             queued_inputs,
             thought: thought.map(Thought::from),
+            host: None,
+            stale: false,
+            stale_since: None,
         }
     }
 }

@@ -52,6 +52,10 @@ pub enum ErrorCode {
     TmuxUnavailable,
     /// 503: the daemon is stopping; a wait still open is answered so.
     ShuttingDown,
+    /// 503: the fleet peer owning the session is down.
+    PeerUnavailable,
+    /// 504: the fleet peer owning the session did not answer in time.
+    PeerTimeout,
 }
 
 impl ErrorCode {
@@ -73,7 +77,10 @@ impl ErrorCode {
             C::CapacityExceeded | C::QueueFull => StatusCode::TOO_MANY_REQUESTS,
             C::Internal | C::AttachFailed => StatusCode::INTERNAL_SERVER_ERROR,
             C::TmuxError => StatusCode::BAD_GATEWAY,
-            C::TmuxUnavailable | C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            C::TmuxUnavailable | C::ShuttingDown | C::PeerUnavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            C::PeerTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 

@@ -129,6 +129,17 @@ pub struct SessionSummary {
     /// Inputs waiting for the session to be ready.
     pub queued_inputs: usize,
     pub thought: Option<Thought>,
+    /// The fleet peer the session lives on (`session_id` is then
+    /// `HOST/sess_N`); absent for this tmuxd's own sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "gpu1")]
+    pub host: Option<String>,
+    /// Its peer is down: this is the last summary the hub had.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+    /// Since when its peer is down (with `stale`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_since: Option<DateTime<Utc>>,
 }
 
 /// `GET /v1/sessions`.
@@ -147,13 +158,17 @@ pub enum ListInclude {
     Ended,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]
+#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// `ended`: also the sessions that ended within the retention window.
     #[serde(default)]
     pub include: Option<ListInclude>,
+    /// Only the sessions of this fleet peer (`[[fleet.peers]]` name).
+    #[serde(default)]
+    #[param(example = "gpu1")]
+    pub host: Option<String>,
 }
 
 /// One session, as create, adopt, get, resize and wait answer.

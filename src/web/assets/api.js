@@ -58,6 +58,7 @@ export async function request(method, path, body) {
 
 export const api = {
   list: () => request('GET', '/v1/sessions?include=ended'),
+  hosts: () => request('GET', '/v1/hosts'),
   untracked: () => request('GET', '/v1/sessions/untracked'),
   snapshot: (id) => request('GET', `/v1/sessions/${encodeURIComponent(id)}/snapshot?format=ansi`),
   create: (body) => request('POST', '/v1/sessions', body),

@@ -124,8 +124,9 @@ function scheduleRefresh() {
 async function refresh() {
   if (!wall) return;
   try {
-    const { sessions } = await api.list();
+    const [{ sessions }, { hosts }] = await Promise.all([api.list(), api.hosts()]);
     if (!wall) return;
+    wall.setHosts(hosts);
     wall.setSessions(sessions);
     banner('');
     if (sessionView.id) sessionView.update(wall.get(sessionView.id)?.summary);

@@ -132,11 +132,13 @@ class Tile {
     this.markEl.hidden = !attention;
     this.markEl.querySelector('.mark-text').textContent = attention ? `needs you: ${attention}` : '';
     this.stateEl.className = `state ${words.tone}`;
-    this.stateEl.textContent = words.word;
+    // A down peer's session shows its last known state, marked stale.
+    this.stateEl.textContent = this.summary.stale ? `${words.word} (stale)` : words.word;
     this.root.title = describe(s);
     this.root.dataset.state = this.ended ? 'ended' : s.state;
     this.root.classList.toggle('attention', this.needsYou);
     this.root.classList.toggle('ended', this.ended);
+    this.root.classList.toggle('stale', !!this.summary.stale);
     if (this.ended && !this.root.querySelector('.dismiss')) {
       const button = el('button', 'dismiss', '×');
       button.type = 'button';
@@ -242,6 +244,10 @@ export class Wall {
     this.filter = '';
     this.sortKey = 'activity';
     this.order = [];
+    // Fleet peers by name (`GET /v1/hosts`), and the heading shown above each
+    // host's tiles once any tile is a peer's.
+    this.hosts = new Map();
+    this.heads = new Map();
     this.visibility = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         const tile = this.tiles.get(entry.target.dataset.sessionId);
@@ -360,7 +366,36 @@ export class Wall {
     return hay.includes(this.filter);
   }
 
+  /** Takes `GET /v1/hosts`: each peer's status for its heading. */
+  setHosts(hosts) {
+    this.hosts = new Map(hosts.map((h) => [h.name, h]));
+    this.arrange();
+  }
+
+  /** A host's heading: its name, status and since when (and why, when down). */
+  head(host) {
+    let head = this.heads.get(host);
+    if (!head) {
+      head = el('h2', 'host-head');
+      head.dataset.host = host;
+      this.heads.set(host, head);
+    }
+    const info = host ? this.hosts.get(host) : null;
+    const status = host ? info?.status ?? 'unknown' : 'here';
+    head.className = `host-head ${status}`;
+    let text = host || 'this host';
+    if (info) {
+      text += ` · ${info.status} ${ago(info.since)}`;
+      if (info.status === 'down' && info.last_error) text += ` · ${info.last_error}`;
+    }
+    head.textContent = text;
+    return head;
+  }
+
   compare(a, b) {
+    // Grouped by host: this daemon's own first, then each peer by name.
+    const host = (t) => t.summary.host || '';
+    if (host(a) !== host(b)) return host(a).localeCompare(host(b));
     const rank = (t) => (t.ended ? 2 : t.needsYou ? 0 : 1);
     if (rank(a) !== rank(b)) return rank(a) - rank(b);
     const byName = () => a.summary.tmux_name.localeCompare(b.summary.tmux_name, undefined, { numeric: true });
@@ -379,10 +414,30 @@ export class Wall {
     const tiles = [...this.tiles.values()];
     for (const tile of tiles) tile.root.hidden = !this.matches(tile);
     tiles.sort((a, b) => this.compare(a, b));
-    const order = tiles.map((t) => t.id);
+    const grouped = tiles.some((t) => t.summary.host) || this.hosts.size > 0;
+    // Headings for hosts with tiles, and for peers without any (down ones too).
+    const hosts = new Set(grouped ? tiles.map((t) => t.summary.host || '') : []);
+    for (const name of this.hosts.keys()) hosts.add(name);
+    if (!grouped) hosts.clear();
+    for (const [name, head] of this.heads) {
+      if (!hosts.has(name)) { head.remove(); this.heads.delete(name); }
+    }
+    for (const name of hosts) this.head(name);
+    const order = [...[...hosts].sort().map((h) => `@${h}`), ...tiles.map((t) => t.id)];
     if (order.join() !== this.order.join()) {
       this.order = order;
-      for (const tile of tiles) this.container.append(tile.root);
+      const placed = new Set();
+      for (const tile of tiles) {
+        const host = tile.summary.host || '';
+        if (grouped && !placed.has(host)) {
+          placed.add(host);
+          this.container.append(this.heads.get(host));
+        }
+        this.container.append(tile.root);
+      }
+      for (const name of [...hosts].sort()) {
+        if (!placed.has(name)) this.container.append(this.heads.get(name));
+      }
     }
     this.onChange();
   }
@@ -396,6 +451,7 @@ export class Wall {
 
   /** The tiles shown, in order. */
   shown() {
+    // (`order` also holds the host headings, as `@host`: not tiles.)
     return this.order.map((id) => this.tiles.get(id)).filter((t) => t && !t.root.hidden);
   }
 

@@ -1,0 +1,274 @@
+//! `[fleet]`: the peers whose sessions this tmuxd also serves, and the
+//! checks `validate` runs on them.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::{ConfigError, invalid};
+use crate::id::HostName;
+
+/// `[fleet]` as configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FleetConfig {
+    /// The peers, by name.
+    pub peers: Vec<PeerConfig>,
+    /// Longest a request forwarded to a peer may take before the hub
+    /// answers `peer_timeout` (waits get their own timeout on top).
+    pub request_timeout_ms: u64,
+    /// How often each peer is checked; a failed or late check marks it down.
+    pub heartbeat_ms: u64,
+}
+
+impl Default for FleetConfig {
+    fn default() -> Self {
+        FleetConfig {
+            peers: Vec::new(),
+            request_timeout_ms: 10_000,
+            heartbeat_ms: 1_000,
+        }
+    }
+}
+
+/// One `[[fleet.peers]]` table; `Debug` masks the token.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerConfig {
+    /// The host label its sessions carry (`NAME/sess_N`).
+    pub name: String,
+    /// The peer's tmuxd, `http://ADDR:PORT`. With `ssh`, the address as
+    /// seen from the peer host (usually its loopback), reached through a
+    /// local forward.
+    pub url: String,
+    /// The peer's read-write token (never sent anywhere but to the peer).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// A file holding the token instead (read at start).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// `user@host`: tmuxd runs and supervises `ssh -N -L` to reach `url`.
+    #[serde(default)]
+    pub ssh: Option<String>,
+    /// Extra `ssh` arguments placed before the destination (`-p 2222`,
+    /// `-i KEY`, `-o Option=value`).
+    #[serde(default)]
+    pub ssh_args: Vec<String>,
+}
+
+impl fmt::Debug for PeerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerConfig")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| super::MASK))
+            .field("token_file", &self.token_file)
+            .field("ssh", &self.ssh)
+            .field("ssh_args", &self.ssh_args)
+            .finish()
+    }
+}
+
+/// `[fleet]` in a layer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileFleet {
+    pub peers: Option<Vec<PeerConfig>>,
+    pub request_timeout_ms: Option<u64>,
+    pub heartbeat_ms: Option<u64>,
+}
+
+/// `http://HOST:PORT` with nothing after but an optional `/`: a peer is a
+/// tmuxd root, and the hub builds every path itself.
+pub fn parse_peer_url(url: &str) -> Result<(String, u16), String> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| {
+        format!("`{url}` must start with http:// (reach peers over SSH or a private network)")
+    })?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| format!("`{url}` needs a port: http://HOST:PORT"))?;
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|&p| p != 0)
+        .ok_or_else(|| format!("`{url}`: `{port}` is not a port"))?;
+    let bad_host = host.is_empty()
+        || host.contains(['/', '@', '?', '#', ' '])
+        || (host.contains(':') && !(host.starts_with('[') && host.ends_with(']')));
+    if bad_host {
+        return Err(format!("`{url}`: `{host}` is not a host"));
+    }
+    Ok((host.to_owned(), port))
+}
+
+/// Names unique and valid, URLs plain `http://HOST:PORT`, one token source,
+/// and `ssh` a `[user@]host` destination.
+pub fn check_fleet(fleet: &FleetConfig) -> Result<(), ConfigError> {
+    let mut names = BTreeSet::new();
+    for (i, peer) in fleet.peers.iter().enumerate() {
+        let key = |field: &str| format!("fleet.peers[{i}].{field}");
+        let name: HostName = peer
+            .name
+            .parse()
+            .map_err(|e: crate::id::IdError| invalid(&key("name"), e.to_string()))?;
+        if !names.insert(name) {
+            return Err(invalid(
+                &key("name"),
+                format!("`{}` is used twice", peer.name),
+            ));
+        }
+        parse_peer_url(&peer.url).map_err(|reason| invalid(&key("url"), reason))?;
+        match (&peer.token, &peer.token_file) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(&key("token"), "give token or token_file, not both"));
+            }
+            (None, None) => return Err(invalid(&key("token"), "a peer needs token or token_file")),
+            (Some(token), None) if token.trim().is_empty() => {
+                return Err(invalid(&key("token"), "must not be empty"));
+            }
+            _ => {}
+        }
+        if let Some(ssh) = &peer.ssh {
+            let bad =
+                ssh.is_empty() || ssh.starts_with('-') || ssh.contains(|c: char| c.is_whitespace());
+            if bad {
+                return Err(invalid(&key("ssh"), format!("`{ssh}` is not [user@]host")));
+            }
+        }
+        if !peer.ssh_args.is_empty() && peer.ssh.is_none() {
+            return Err(invalid(&key("ssh_args"), "needs ssh"));
+        }
+    }
+    Ok(())
+}
+
+/// `fleet.peers` as `tmuxd config` prints it, tokens masked.
+pub fn render_peers(peers: &[PeerConfig]) -> String {
+    let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let tables: Vec<String> = peers
+        .iter()
+        .map(|p| {
+            let mut fields = vec![
+                format!("name = {}", text(&p.name)),
+                format!("url = {}", text(&super::mask_urls(&p.url))),
+            ];
+            if p.token.is_some() {
+                fields.push(format!("token = {}", text(super::MASK)));
+            }
+            if let Some(file) = &p.token_file {
+                fields.push(format!("token_file = {}", text(&file.to_string_lossy())));
+            }
+            if let Some(ssh) = &p.ssh {
+                fields.push(format!("ssh = {}", text(ssh)));
+            }
+            if !p.ssh_args.is_empty() {
+                let args = toml::Value::from(p.ssh_args.clone()).to_string();
+                fields.push(format!("ssh_args = {args}"));
+            }
+            format!("{{ {} }}", fields.join(", "))
+        })
+        .collect();
+    format!("[{}]", tables.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(name: &str, url: &str) -> PeerConfig {
+        PeerConfig {
+            name: name.to_owned(),
+            url: url.to_owned(),
+            token: Some("t".repeat(32)),
+            token_file: None,
+            ssh: None,
+            ssh_args: Vec::new(),
+        }
+    }
+
+    fn key_of(fleet: &FleetConfig) -> Option<String> {
+        match check_fleet(fleet) {
+            Ok(()) => None,
+            Err(ConfigError::Invalid { key, .. }) => Some(key),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn peer_urls() {
+        let cases = [
+            ("http://10.0.0.2:7420", Some(("10.0.0.2", 7420))),
+            ("http://gpu1.lan:7420/", Some(("gpu1.lan", 7420))),
+            ("http://[::1]:7420", Some(("[::1]", 7420))),
+            ("https://gpu1:7420", None),
+            ("http://gpu1", None),
+            ("http://gpu1:0", None),
+            ("http://gpu1:7420/api", None),
+            ("http://user@gpu1:7420", None),
+            ("http://::1:7420", None),
+            ("gpu1:7420", None),
+        ];
+        for (url, want) in cases {
+            let got = parse_peer_url(url).ok();
+            let want = want.map(|(h, p)| (h.to_owned(), p));
+            assert_eq!(got, want, "{url}");
+        }
+    }
+
+    #[test]
+    fn bad_peers_name_their_key() {
+        let fleet = |peers| FleetConfig {
+            peers,
+            ..FleetConfig::default()
+        };
+        assert_eq!(key_of(&fleet(vec![peer("gpu1", "http://a:1")])), None);
+        let cases: [(Vec<PeerConfig>, &str); 7] = [
+            (vec![peer("gpu_1", "http://a:1")], "fleet.peers[0].name"),
+            (
+                vec![peer("a", "http://a:1"), peer("a", "http://b:1")],
+                "fleet.peers[1].name",
+            ),
+            (vec![peer("a", "https://a:1")], "fleet.peers[0].url"),
+            (
+                vec![PeerConfig {
+                    token: None,
+                    ..peer("a", "http://a:1")
+                }],
+                "fleet.peers[0].token",
+            ),
+            (
+                vec![PeerConfig {
+                    token_file: Some("/x".into()),
+                    ..peer("a", "http://a:1")
+                }],
+                "fleet.peers[0].token",
+            ),
+            (
+                vec![PeerConfig {
+                    ssh: Some("-oProxyCommand=x".into()),
+                    ..peer("a", "http://a:1")
+                }],
+                "fleet.peers[0].ssh",
+            ),
+            (
+                vec![PeerConfig {
+                    ssh_args: vec!["-p2222".into()],
+                    ..peer("a", "http://a:1")
+                }],
+                "fleet.peers[0].ssh_args",
+            ),
+        ];
+        for (peers, key) in cases {
+            assert_eq!(key_of(&fleet(peers)).as_deref(), Some(key));
+        }
+    }
+
+    #[test]
+    fn rendered_peers_hide_tokens() {
+        let text = render_peers(&[peer("gpu1", "http://a:1")]);
+        assert!(!text.contains("tttt"), "{text}");
+        assert!(text.contains("name = \"gpu1\""), "{text}");
+    }
+}

@@ -1,0 +1,181 @@
+//! A peer's events and summaries as the hub serves them: ids qualified with
+//! the host, and the peer's own numbering kept beside the hub's.
+
+use serde_json::{Map, Value};
+
+use crate::id::{HostName, SessionId};
+use crate::store::{EventKind, NewEvent};
+
+/// Detail key naming the peer an event came from.
+pub const HOST_KEY: &str = "host";
+/// Detail key holding the event's seq on its peer: the hub's cursor for
+/// that peer is the largest it recorded, so it survives in the hub's log.
+pub const HOST_SEQ_KEY: &str = "host_seq";
+/// Detail key holding when the peer recorded it.
+pub const HOST_AT_KEY: &str = "host_at";
+
+/// What to do with one event of a peer's stream.
+#[derive(Debug, PartialEq)]
+pub enum FanIn {
+    /// Record it in the hub's log; the peer's seq is `seq`.
+    Record { seq: u64, event: NewEvent },
+    /// Advance the cursor past it without recording: an event the peer
+    /// itself had from one of its own peers (a fleet is one level deep, so
+    /// two hubs following each other cannot loop), or of a kind this
+    /// version does not know.
+    Skip { seq: u64 },
+}
+
+/// The hub's version of one peer event (`data` of its SSE message).
+pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, String> {
+    let value: Value = serde_json::from_str(data).map_err(|e| format!("bad event: {e}"))?;
+    let Value::Object(mut fields) = value else {
+        return Err("bad event: not an object".to_owned());
+    };
+    let seq = fields
+        .remove("seq")
+        .and_then(|v| v.as_u64())
+        .ok_or("bad event: no seq")?;
+    if fields.contains_key(HOST_KEY) {
+        return Ok(FanIn::Skip { seq });
+    }
+    let kind: Option<EventKind> = fields
+        .remove("kind")
+        .and_then(|v| serde_json::from_value(v).ok());
+    let Some(kind) = kind else {
+        return Ok(FanIn::Skip { seq });
+    };
+    let text = |fields: &mut Map<String, Value>, key: &str| match fields.remove(key) {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let session_id = text(&mut fields, "session_id").map(|id| qualify_id(host, &id));
+    let reason = text(&mut fields, "reason");
+    let tmux_name = text(&mut fields, "tmux_name");
+    let at = fields.remove("at");
+    let mut detail = fields;
+    detail.insert(HOST_KEY.to_owned(), Value::from(host.as_str()));
+    detail.insert(HOST_SEQ_KEY.to_owned(), Value::from(seq));
+    if let Some(at) = at {
+        detail.insert(HOST_AT_KEY.to_owned(), at);
+    }
+    Ok(FanIn::Record {
+        seq,
+        event: NewEvent {
+            kind,
+            session_id,
+            reason,
+            tmux_name,
+            detail,
+        },
+    })
+}
+
+/// `sess_N` on peer `host` is `host/sess_N` on the hub; anything else (not
+/// a session id) is left as it is.
+pub fn qualify_id(host: &HostName, id: &str) -> String {
+    match id.parse::<SessionId>() {
+        Ok(session) => format!("{host}/{session}"),
+        Err(_) => id.to_owned(),
+    }
+}
+
+/// Rewrites a peer's JSON answer for the hub's clients: every
+/// `session_id` becomes `host/sess_N`, and each object that has one also
+/// gets `host`. Depth-first through objects and arrays.
+pub fn qualify(host: &HostName, value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            if let Some(Value::String(id)) = fields.get_mut("session_id") {
+                *id = qualify_id(host, id);
+                fields.insert(HOST_KEY.to_owned(), Value::from(host.as_str()));
+            }
+            for (_, child) in fields.iter_mut() {
+                qualify(host, child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| qualify(host, item)),
+        _ => {}
+    }
+}
+
+/// The hub's cursor for each peer, as found in its own retained events.
+pub fn cursors_in<'a>(
+    events: impl IntoIterator<Item = &'a crate::store::Event>,
+) -> Vec<(String, u64)> {
+    let mut found = std::collections::BTreeMap::new();
+    for event in events {
+        let host = event.detail.get(HOST_KEY).and_then(Value::as_str);
+        let seq = event.detail.get(HOST_SEQ_KEY).and_then(Value::as_u64);
+        if let (Some(host), Some(seq)) = (host, seq) {
+            let entry = found.entry(host.to_owned()).or_insert(0);
+            *entry = seq.max(*entry);
+        }
+    }
+    found.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn gpu1() -> HostName {
+        "gpu1".parse().unwrap()
+    }
+
+    #[test]
+    fn peer_events_keep_their_seq_and_gain_the_host() {
+        let data = r#"{"seq":7,"at":"2026-01-01T00:00:00Z","kind":"session_state","session_id":"sess_3","reason":"quiet","state":"idle"}"#;
+        let FanIn::Record { seq, event } = fan_in(&gpu1(), data).unwrap() else {
+            panic!("not recorded");
+        };
+        assert_eq!(seq, 7);
+        assert_eq!(event.kind, EventKind::SessionState);
+        assert_eq!(event.session_id.as_deref(), Some("gpu1/sess_3"));
+        assert_eq!(event.reason.as_deref(), Some("quiet"));
+        assert_eq!(event.detail["host"], json!("gpu1"));
+        assert_eq!(event.detail["host_seq"], json!(7));
+        assert_eq!(event.detail["state"], json!("idle"));
+        assert_eq!(event.detail["host_at"], json!("2026-01-01T00:00:00Z"));
+        assert!(!event.detail.contains_key("seq"));
+    }
+
+    #[test]
+    fn what_is_skipped_and_what_is_refused() {
+        // (data, outcome: Some(Skip seq) / None for error)
+        let cases = [
+            (
+                r#"{"seq":3,"kind":"session_created","host":"other"}"#,
+                Some(3),
+            ),
+            (r#"{"seq":4,"kind":"from_the_future"}"#, Some(4)),
+            (r#"{"kind":"session_created"}"#, None),
+            (r#"[1]"#, None),
+            ("not json", None),
+        ];
+        for (data, want) in cases {
+            let got = match fan_in(&gpu1(), data) {
+                Ok(FanIn::Skip { seq }) => Some(seq),
+                Ok(FanIn::Record { .. }) => panic!("{data} recorded"),
+                Err(_) => None,
+            };
+            assert_eq!(got, want, "{data}");
+        }
+    }
+
+    #[test]
+    fn answers_are_qualified_at_any_depth() {
+        let mut value = json!({
+            "session": {"session_id": "sess_1", "state": "idle"},
+            "sessions": [{"session_id": "sess_2"}],
+            "session_id": "not-an-id"
+        });
+        qualify(&gpu1(), &mut value);
+        assert_eq!(value["session"]["session_id"], json!("gpu1/sess_1"));
+        assert_eq!(value["session"]["host"], json!("gpu1"));
+        assert_eq!(value["sessions"][0]["session_id"], json!("gpu1/sess_2"));
+        assert_eq!(value["session_id"], json!("not-an-id"));
+    }
+}
