@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use crate::id::SessionId;
 use crate::metrics::{DropReason, Metrics, StreamKind, SubscriberGuard};
 use crate::session::SessionHandle;
 
@@ -155,18 +156,26 @@ pub async fn serve_session<F, Fut>(
     serve: F,
 ) -> Result<Response, ApiError>
 where
-    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, String) -> Fut + Send + 'static,
+    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, SessionId) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let known = match pending.is_verified() {
-        true => Some(state.supervisor.handle(&id).await?),
-        false => None,
+    let parsed = super::extract::session_id(&id);
+    let known = match (pending.is_verified(), &parsed) {
+        (true, Ok(id)) => Some(state.supervisor.handle(*id).await?),
+        (true, Err(_)) => return Err(super::extract::session_id(&id).unwrap_err().into()),
+        (false, _) => None,
     };
     let (policy, metrics) = (state.auth.clone(), state.metrics.clone());
     pending.upgrade(policy, metrics, move |socket| async move {
+        // Without a bearer header, nothing about the id is told before
+        // the upgrade, not even that it is no id at all.
+        let id = match parsed {
+            Ok(id) => id,
+            Err(e) => return close(socket.into_inner(), CLOSE_POLICY, &e.to_string()).await,
+        };
         let known = match known {
             Some(known) => Ok(known),
-            None => state.supervisor.handle(&id).await,
+            None => state.supervisor.handle(id).await,
         };
         let handle = match known {
             Ok((handle, _)) => handle,
@@ -181,14 +190,14 @@ where
 pub struct StreamLimits {
     per_session: usize,
     total: usize,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    open: Arc<Mutex<HashMap<SessionId, usize>>>,
 }
 
 /// One open stream; dropping it frees the slot.
 #[derive(Debug)]
 pub struct StreamSlot {
-    session_id: String,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    session_id: SessionId,
+    open: Arc<Mutex<HashMap<SessionId, usize>>>,
 }
 
 impl StreamLimits {
@@ -203,7 +212,7 @@ impl StreamLimits {
     /// A slot, or the reason there is none (counted as a refused subscriber).
     pub fn acquire_for(
         &self,
-        session_id: &str,
+        session_id: SessionId,
         metrics: &Metrics,
         kind: StreamKind,
     ) -> Result<StreamSlot, String> {
@@ -215,13 +224,13 @@ impl StreamLimits {
     }
 
     /// A slot, or the reason there is none.
-    pub fn acquire(&self, session_id: &str) -> Result<StreamSlot, String> {
+    pub fn acquire(&self, session_id: SessionId) -> Result<StreamSlot, String> {
         let mut open = self.open.lock().expect("stream limits lock");
         let total: usize = open.values().sum();
         if total >= self.total {
             return Err(format!("too many open streams ({}/{})", total, self.total));
         }
-        let count = open.entry(session_id.to_owned()).or_default();
+        let count = open.entry(session_id).or_default();
         if *count >= self.per_session {
             return Err(format!(
                 "too many open streams for {session_id} ({count}/{})",
@@ -230,7 +239,7 @@ impl StreamLimits {
         }
         *count += 1;
         Ok(StreamSlot {
-            session_id: session_id.to_owned(),
+            session_id,
             open: self.open.clone(),
         })
     }
@@ -255,12 +264,17 @@ mod tests {
     #[test]
     fn limits_count_and_free_slots() {
         let limits = StreamLimits::new(2, 3);
-        let a1 = limits.acquire("a").unwrap();
-        let _a2 = limits.acquire("a").unwrap();
-        assert!(limits.acquire("a").unwrap_err().contains("for a (2/2)"));
-        let _b1 = limits.acquire("b").unwrap();
-        assert!(limits.acquire("c").unwrap_err().contains("(3/3)"));
+        let a1 = limits.acquire(SessionId(1)).unwrap();
+        let _a2 = limits.acquire(SessionId(1)).unwrap();
+        assert!(
+            limits
+                .acquire(SessionId(1))
+                .unwrap_err()
+                .contains("for sess_1 (2/2)")
+        );
+        let _b1 = limits.acquire(SessionId(2)).unwrap();
+        assert!(limits.acquire(SessionId(3)).unwrap_err().contains("(3/3)"));
         drop(a1);
-        assert!(limits.acquire("c").is_ok());
+        assert!(limits.acquire(SessionId(3)).is_ok());
     }
 }

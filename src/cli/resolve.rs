@@ -7,7 +7,7 @@
 
 use super::client::{Client, ClientError};
 use crate::api::model::SessionList;
-use crate::supervisor::parse_id;
+use crate::id::SessionId;
 
 /// What an argument names, given the sessions.
 #[derive(Debug, PartialEq, Eq)]
@@ -43,9 +43,9 @@ pub fn resolve(arg: &str, sessions: &[Known]) -> Resolution {
         .iter()
         .copied()
         .filter(|s| s.name == arg)
-        .max_by_key(|s| parse_id(&s.id));
+        .max_by_key(|s| s.id.parse::<SessionId>().ok());
     match (by_id.as_slice(), newest_named) {
-        ([], None) if parse_id(arg).is_some() => Resolution::AsId(arg.to_owned()),
+        ([], None) if arg.parse::<SessionId>().is_ok() => Resolution::AsId(arg.to_owned()),
         ([], None) => Resolution::Missing,
         ([one], None) => Resolution::Found(one.id.clone()),
         ([], Some(named)) => Resolution::Found(named.id.clone()),

@@ -37,6 +37,7 @@ use super::window::WindowGeometry;
 use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
+use crate::id::SessionId;
 use crate::tmux::command::{
     CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
@@ -134,7 +135,7 @@ struct InputJob {
 }
 
 struct SessionActor {
-    session_id: String,
+    session_id: SessionId,
     actor_id: u64,
     /// For what must be forked (see `exits`).
     tmux: crate::tmux::Tmux,
@@ -517,7 +518,7 @@ impl SessionActor {
         }
         self.tmux_name = name.clone();
         let _ = self.events.send(ActorEvent::Renamed {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             actor_id: self.actor_id,
             name,
         });
@@ -804,7 +805,7 @@ impl SessionActor {
             self.settle(purpose, Err("the session's tmux client has gone".into()));
         }
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             actor_id: self.actor_id,
             program_exited: self.exit.is_some(),
         }));

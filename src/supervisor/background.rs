@@ -12,6 +12,7 @@ use tokio_util::task::TaskTracker;
 use super::Supervisor;
 use super::lifecycle::EndReason;
 use super::plan::{DiscoveryPlan, Known, Listed, TrackedRef, lived_at_least, plan_discovery};
+use crate::id::SessionId;
 use crate::session::{ActorEvent, ClientExited};
 use crate::tmux::command::{
     HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
@@ -138,16 +139,14 @@ async fn handle_actor_events(
                     tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
-                    supervisor.on_state(&session_id, actor_id, view).await;
+                    supervisor.on_state(session_id, actor_id, view).await;
                 }
                 // Any actor of the session may report it: the name is tmux's.
                 ActorEvent::Renamed { session_id, name, .. } => {
-                    if let Some(id) = super::parse_id(&session_id) {
-                        supervisor.follow_rename(id, &name);
-                    }
+                    supervisor.follow_rename(session_id, &name);
                 }
                 ActorEvent::Panes { session_id, actor_id, rows } => {
-                    supervisor.on_panes(&session_id, actor_id, rows);
+                    supervisor.on_panes(session_id, actor_id, rows);
                 }
             },
         }
@@ -175,9 +174,7 @@ async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: Ca
 impl Supervisor {
     /// Handles one client exit; gives it back if tmux could not be asked.
     async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
-        let Some(id) = super::parse_id(&exit.session_id) else {
-            return Ok(());
-        };
+        let id = exit.session_id;
         let name = {
             let registry = self.registry();
             match registry.sessions.get(&id) {
@@ -216,7 +213,7 @@ impl Supervisor {
     /// control client when there is one (a forked tmux command costs
     /// 15-40 ms with 200 clients attached), else by a forked `has-session`
     /// (which also tells a server that is gone).
-    async fn session_status(&self, id: u64, name: &str) -> Result<SessionStatus, TmuxError> {
+    async fn session_status(&self, id: SessionId, name: &str) -> Result<SessionStatus, TmuxError> {
         let ask = HasSession {
             target: Target::Session(name.to_owned()),
         };
@@ -288,7 +285,7 @@ impl Supervisor {
     pub(super) async fn ask_tmux<C: TmuxCommand>(
         &self,
         command: &C,
-        except: Option<u64>,
+        except: Option<SessionId>,
     ) -> Option<Result<C::Output, String>> {
         let handle = self
             .registry()
@@ -547,7 +544,7 @@ struct Planned {
     plan: DiscoveryPlan,
     /// Tracked sessions renamed in the registry: (id, old name, new name),
     /// to record.
-    renamed: Vec<(u64, String, String)>,
+    renamed: Vec<(SessionId, String, String)>,
     /// tmux's id of each listed session, where known.
     tmux_ids: BTreeMap<String, TmuxSessionId>,
 }

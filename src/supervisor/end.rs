@@ -9,8 +9,9 @@ use chrono::{DateTime, Utc};
 use super::ended::{History, NoHistory, Retained};
 use super::lifecycle::EndReason;
 use super::queue::dropped_input;
-use super::registry::{Entry, format_id};
+use super::registry::Entry;
 use super::{SessionSummary, Supervisor};
+use crate::id::SessionId;
 use crate::session::{
     ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
@@ -26,7 +27,7 @@ struct Untracked {
 impl Supervisor {
     /// Stops tracking a session whose end is decided. `actor_id` (when
     /// given) must still be current.
-    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
+    pub(super) async fn end(&self, id: SessionId, actor_id: Option<u64>, reason: EndReason) {
         self.end_with_history(id, actor_id, reason, None).await;
     }
 
@@ -34,7 +35,7 @@ impl Supervisor {
     /// (`history`: by whoever closed it), kept unless the actor read one.
     pub(super) async fn end_with_history(
         &self,
-        id: u64,
+        id: SessionId,
         actor_id: Option<u64>,
         reason: EndReason,
         history: Option<EndHistory>,
@@ -84,7 +85,12 @@ impl Supervisor {
 
     /// Takes the session out of the registry, marked as finishing (so a
     /// waiter knows its record is coming), with its thought.
-    fn untrack(&self, id: u64, actor_id: Option<u64>, reason: EndReason) -> Option<Untracked> {
+    fn untrack(
+        &self,
+        id: SessionId,
+        actor_id: Option<u64>,
+        reason: EndReason,
+    ) -> Option<Untracked> {
         let mut registry = self.registry();
         let current = registry
             .sessions
@@ -104,10 +110,10 @@ impl Supervisor {
                 .detached
                 .insert(entry.tmux_name.clone(), entry.persisted());
         }
-        let thought = registry.thoughts.get(&format_id(id)).cloned();
+        let thought = registry.thoughts.get(&id).cloned();
         // thoughts.json is rewritten only if this session had a thought.
         let thoughts_written = (reason != EndReason::AttachFailed
-            && registry.thoughts.remove(&format_id(id)).is_some())
+            && registry.thoughts.remove(&id).is_some())
         .then(|| {
             self.inner
                 .persistence
@@ -165,7 +171,7 @@ fn retained(
     actor.transport = Transport::Disconnected;
     actor.subscribers = 0;
     let summary = SessionSummary {
-        session_id: format_id(entry.id),
+        session_id: entry.id,
         tmux_name: entry.tmux_name.clone(),
         created_at: entry.created_at,
         ended_at: Some(ended_at),

@@ -9,11 +9,12 @@ use chrono::{DateTime, Utc};
 
 use super::queue::dropped_input;
 use super::registry::restore_attention;
-use super::registry::{Ending, Entry, Reservation, format_id};
+use super::registry::{Ending, Entry, Reservation};
 use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
+use crate::id::SessionId;
 use crate::session::{ActorSpec, ActorSummary, Attention, EndHistory, SessionState, Spawned};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
@@ -78,7 +79,7 @@ impl Supervisor {
         let mut reservation = self.reserve_new(request.name.as_deref())?;
         let mut tries = 0;
         let made = loop {
-            let tag = format_id(reservation.id);
+            let tag = reservation.id.to_string();
             let new = NewSession {
                 name: &reservation.tmux_name,
                 cwd: request.cwd.as_deref().map(Path::new),
@@ -142,18 +143,16 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        if let Some(id) = super::parse_id(&summary.session_id) {
-            self.book().created(
-                id,
-                &summary.tmux_name,
-                request.restore,
-                request.resume_command.clone(),
-                request.command.clone(),
-            );
-            self.persist_restore();
-        }
+        self.book().created(
+            summary.session_id,
+            &summary.tmux_name,
+            request.restore,
+            request.resume_command.clone(),
+            request.command.clone(),
+        );
+        self.persist_restore();
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = match self.typist(&summary.session_id) {
+            let typed = match self.typist(summary.session_id) {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };
@@ -168,14 +167,14 @@ impl Supervisor {
     pub async fn adopt(
         &self,
         tmux_name: &str,
-        session_id: Option<&str>,
+        session_id: Option<SessionId>,
     ) -> Result<SessionSummary, SupervisorError> {
         validate_session_name(tmux_name).map_err(|reason| SupervisorError::InvalidName {
             name: tmux_name.to_owned(),
             reason,
         })?;
         let reservation = self.reserve_existing(tmux_name, None, true)?;
-        if let Some(wanted) = session_id.filter(|wanted| *wanted != format_id(reservation.id)) {
+        if let Some(wanted) = session_id.filter(|wanted| *wanted != reservation.id) {
             self.release(&reservation);
             return Err(SupervisorError::BadRequest(format!(
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
@@ -260,11 +259,10 @@ impl Supervisor {
 
     pub async fn delete(
         &self,
-        session_id: &str,
+        id: SessionId,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let (_, name) = self.handle(session_id).await?;
-        let id = super::parse_id(session_id).unwrap_or_default();
+        let (_, name) = self.handle(id).await?;
         match mode {
             DeleteMode::Detach => {
                 let entry = {
@@ -272,7 +270,7 @@ impl Supervisor {
                     let entry = registry
                         .sessions
                         .remove(&id)
-                        .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+                        .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
                     registry
                         .detached
                         .insert(entry.tmux_name.clone(), entry.persisted());
@@ -287,7 +285,7 @@ impl Supervisor {
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {
-                self.mark_ending(id, session_id)?;
+                self.mark_ending(id)?;
                 let history = self.history_before_kill(&name).await;
                 if let Err(e) = self.tmux().kill_session(&name).await
                     && !e.is_missing_session()
@@ -304,7 +302,7 @@ impl Supervisor {
         }
         let tmux_alive = self.tmux().has_session(&name).await.unwrap_or(false);
         Ok(DeleteOutcome {
-            session_id: session_id.to_owned(),
+            session_id: id,
             mode,
             tmux_alive,
         })
@@ -324,14 +322,14 @@ impl Supervisor {
         })
     }
 
-    fn mark_ending(&self, id: u64, session_id: &str) -> Result<(), SupervisorError> {
+    fn mark_ending(&self, id: SessionId) -> Result<(), SupervisorError> {
         let mut registry = self.registry();
         let entry = registry
             .sessions
             .get_mut(&id)
-            .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
+            .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
         if entry.ending.is_some() {
-            return Err(SupervisorError::Gone(session_id.to_owned()));
+            return Err(SupervisorError::Gone(id.to_string()));
         }
         entry.ending = Some(Ending::Kill);
         Ok(())
@@ -448,7 +446,7 @@ impl Supervisor {
         if let Some((old, new)) = renamed {
             self.record_rename(reservation.id, &old, &new);
         }
-        let gone = || SupervisorError::Gone(format_id(reservation.id));
+        let gone = || SupervisorError::Gone(reservation.id.to_string());
         match summary {
             Ok(summary) => {
                 let _ = self.persist().await;
@@ -472,7 +470,7 @@ impl Supervisor {
     ) -> Attaching {
         let now = Utc::now();
         let summary = SessionSummary {
-            session_id: format_id(reservation.id),
+            session_id: reservation.id,
             tmux_name: reservation.tmux_name.clone(),
             created_at,
             ended_at: None,
@@ -502,7 +500,6 @@ impl Supervisor {
         created_at: DateTime<Utc>,
         event: NewEvent,
     ) -> SessionSummary {
-        let session_id = format_id(reservation.id);
         let reason = EndReason::ProcessExit;
         let now = Utc::now();
         let end = StateView {
@@ -520,12 +517,12 @@ impl Supervisor {
         for event in events {
             self.inner.persistence.record(
                 event
-                    .session_id(&session_id)
+                    .session_id(reservation.id)
                     .tmux_name(&reservation.tmux_name),
             );
         }
         let summary = SessionSummary {
-            session_id,
+            session_id: reservation.id,
             tmux_name: reservation.tmux_name.clone(),
             created_at,
             ended_at: Some(now),
@@ -550,14 +547,14 @@ impl Supervisor {
     /// notification must not meet it.
     pub(super) async fn spawn_actor(
         &self,
-        id: u64,
+        id: SessionId,
         actor_id: u64,
         name: &str,
         carried: Carried,
         wait_for_quiet: bool,
     ) -> Result<Spawned, ControlError> {
         let spawned = crate::session::SessionHandle::spawn(ActorSpec {
-            session_id: format_id(id),
+            session_id: id,
             actor_id,
             tmux: self.tmux().clone(),
             tmux_name: name.to_owned(),
@@ -578,11 +575,9 @@ impl Supervisor {
     }
 
     pub(super) fn record(&self, event: NewEvent, entry: &Entry) {
-        self.inner.persistence.record(
-            event
-                .session_id(format_id(entry.id))
-                .tmux_name(&entry.tmux_name),
-        );
+        self.inner
+            .persistence
+            .record(event.session_id(entry.id).tmux_name(&entry.tmux_name));
     }
 
     /// The current view of one session, or `None` if tmux does not have it.
@@ -638,23 +633,20 @@ impl Supervisor {
         if let Some(entry) = registry.find_by_name(name) {
             return Err(SupervisorError::AlreadyTracked {
                 name: name.to_owned(),
-                session_id: format_id(entry.id),
+                session_id: entry.id.to_string(),
             });
         }
         if let Some(&id) = registry.reserved.get(name) {
             return Err(SupervisorError::AlreadyTracked {
                 name: name.to_owned(),
-                session_id: format_id(id),
+                session_id: id.to_string(),
             });
         }
         let max = self.inner.settings.max_sessions;
         if check_capacity && registry.occupancy() >= max {
             return Err(SupervisorError::Capacity { max });
         }
-        let known_id = registry
-            .detached
-            .get(name)
-            .and_then(|s| super::parse_id(&s.session_id));
+        let known_id = registry.detached.get(name).map(|s| s.session_id);
         let id = known_id.unwrap_or_else(|| registry.allocate_id());
         let reservation = Reservation {
             id,
@@ -671,7 +663,7 @@ impl Supervisor {
 
     /// Follows tmux's rename of tracked session `id` (heard by its actor,
     /// or seen by discovery): recorded once, persisted.
-    pub(super) fn follow_rename(&self, id: u64, name: &str) {
+    pub(super) fn follow_rename(&self, id: SessionId, name: &str) {
         let old = self.registry().rename(id, name);
         if let Some(old) = old {
             self.record_rename(id, &old, name);
@@ -679,11 +671,11 @@ impl Supervisor {
     }
 
     /// Records a rename already made in the registry, and persists it.
-    pub(super) fn record_rename(&self, id: u64, old: &str, new: &str) {
-        tracing::info!(session_id = %format_id(id), old_name = %old, new_name = %new, "session renamed in tmux");
+    pub(super) fn record_rename(&self, id: SessionId, old: &str, new: &str) {
+        tracing::info!(session_id = %id, old_name = %old, new_name = %new, "session renamed in tmux");
         self.inner.persistence.record(
             NewEvent::new(EventKind::SessionRenamed)
-                .session_id(format_id(id))
+                .session_id(id)
                 .tmux_name(new)
                 .detail("old_name", old)
                 .detail("new_name", new),
@@ -697,7 +689,7 @@ impl Supervisor {
 /// wakes requests waiting for the session (`Supervisor::handle`).
 pub(super) struct Attaching {
     supervisor: Supervisor,
-    id: u64,
+    id: SessionId,
 }
 
 impl Drop for Attaching {

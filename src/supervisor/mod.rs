@@ -35,13 +35,13 @@ pub use ended::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
-pub use registry::{format_id, parse_id};
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
 
 use crate::config::{Config, RuleConfig, RuleState};
+use crate::id::SessionId;
 use crate::metrics::Metrics;
 use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
@@ -185,7 +185,13 @@ impl Supervisor {
         let (events, actor_events) = mpsc::unbounded_channel();
         let mut registry = Registry::new(restored.registry.next_session_counter);
         registry.restore_pending = Some(restored.registry);
-        registry.thoughts = restored.thoughts.thoughts;
+        // A thought under a key that is no session id (a hand edit) is dropped.
+        registry.thoughts = restored
+            .thoughts
+            .thoughts
+            .into_iter()
+            .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
+            .collect();
         registry.load_ended(restored.ended);
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let supervisor = Supervisor {
@@ -236,12 +242,8 @@ impl Supervisor {
     /// The handle of a live session and its tmux name; `HasEnded` for an
     /// ended session still kept, else `NotFound`. A session still
     /// attaching is waited for (its attach has a deadline).
-    pub async fn handle(
-        &self,
-        session_id: &str,
-    ) -> Result<(SessionHandle, String), SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
+    pub async fn handle(&self, id: SessionId) -> Result<(SessionHandle, String), SupervisorError> {
+        let not_found = || SupervisorError::NotFound(id.to_string());
         let mut attached = self.inner.attached.subscribe();
         loop {
             {
@@ -257,15 +259,15 @@ impl Supervisor {
                 return Err(not_found());
             }
         }
-        self.until_retained(session_id).await;
+        self.until_retained(id).await;
         match self.registry().retained.contains_key(&id) {
-            true => Err(SupervisorError::HasEnded(session_id.to_owned())),
+            true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
     }
 
     /// The summary of a session still attaching, if it is.
-    fn attaching_summary(registry: &Registry, id: u64) -> Option<SessionSummary> {
+    fn attaching_summary(registry: &Registry, id: SessionId) -> Option<SessionSummary> {
         let mut summary = registry.attaching.get(&id)?.clone();
         summary.thought = registry.thoughts.get(&summary.session_id).cloned();
         Some(summary)
@@ -275,7 +277,7 @@ impl Supervisor {
     /// retention window, sorted by id. Actors are asked in parallel; one
     /// that does not answer in time is shown with its last known summary.
     pub async fn list(&self, ended: bool) -> Vec<SessionSummary> {
-        let handles: Vec<(u64, SessionHandle)> = self
+        let handles: Vec<(SessionId, SessionHandle)> = self
             .registry()
             .sessions
             .values()
@@ -300,11 +302,8 @@ impl Supervisor {
                     .and_then(|e| e.last_summary.clone()),
             })
             .collect();
-        let listed: BTreeSet<u64> = sessions
-            .iter()
-            .filter_map(|s| parse_id(&s.session_id))
-            .collect();
-        let attaching: Vec<u64> = registry
+        let listed: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
+        let attaching: Vec<SessionId> = registry
             .attaching
             .keys()
             .filter(|id| !listed.contains(id))
@@ -315,9 +314,9 @@ impl Supervisor {
                 .into_iter()
                 .filter_map(|id| Self::attaching_summary(&registry, id)),
         );
-        sessions.sort_by_key(|s| parse_id(&s.session_id));
+        sessions.sort_by_key(|s| s.session_id);
         if ended {
-            let live: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
+            let live: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
             sessions.extend(
                 registry
                     .retained
@@ -325,32 +324,32 @@ impl Supervisor {
                     .filter(|r| !live.contains(&r.summary.session_id))
                     .map(|r| r.summary.clone()),
             );
-            sessions.sort_by_key(|s| parse_id(&s.session_id));
+            sessions.sort_by_key(|s| s.session_id);
         }
         sessions
     }
 
     /// A live session's summary, or the last one of an ended session
     /// still kept.
-    pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
-        match self.get_live(session_id).await {
+    pub async fn get(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        match self.get_live(id).await {
             Err(
                 SupervisorError::NotFound(_)
                 | SupervisorError::Gone(_)
                 | SupervisorError::HasEnded(_),
             ) => {
-                self.until_retained(session_id).await;
-                match self.ended_summary(session_id) {
+                self.until_retained(id).await;
+                match self.ended_summary(id) {
                     Some(summary) => Ok(summary),
-                    None => self.get_live(session_id).await,
+                    None => self.get_live(id).await,
                 }
             }
             answer => answer,
         }
     }
 
-    async fn get_live(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
-        if let Some(id) = parse_id(session_id) {
+    async fn get_live(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        {
             let registry = self.registry();
             if !registry.sessions.contains_key(&id)
                 && let Some(summary) = Self::attaching_summary(&registry, id)
@@ -358,24 +357,20 @@ impl Supervisor {
                 return Ok(summary);
             }
         }
-        let (handle, _) = self.handle(session_id).await?;
-        let actor = handle
-            .summary()
-            .await
-            .map_err(SupervisorError::gone(session_id))?;
-        let id = parse_id(session_id).unwrap_or_default();
+        let (handle, _) = self.handle(id).await?;
+        let actor = handle.summary().await.map_err(SupervisorError::gone(id))?;
         let summary = self.registry().summarize(id, actor);
-        summary.ok_or_else(|| SupervisorError::Gone(session_id.to_owned()))
+        summary.ok_or_else(|| SupervisorError::Gone(id.to_string()))
     }
 
     /// The live screen, or an ended session's last one.
     pub async fn snapshot(
         &self,
-        session_id: &str,
+        id: SessionId,
         format: SnapshotFormat,
         region: Region,
     ) -> Result<ScreenServed, SupervisorError> {
-        let live = match self.handle(session_id).await {
+        let live = match self.handle(id).await {
             Ok((handle, _)) => handle.snapshot(format, region).await.ok(),
             Err(_) => None,
         };
@@ -385,8 +380,8 @@ impl Supervisor {
                 ended: false,
             }),
             None => {
-                self.until_retained(session_id).await;
-                let snapshot = self.ended_snapshot(session_id, format, region)?;
+                self.until_retained(id).await;
+                let snapshot = self.ended_snapshot(id, format, region)?;
                 Ok(ScreenServed {
                     snapshot,
                     ended: true,
@@ -398,25 +393,25 @@ impl Supervisor {
     /// Sets the window size (an explicit request; tmuxd never resizes on its own).
     pub async fn resize(
         &self,
-        session_id: &str,
+        id: SessionId,
         cols: u16,
         rows: u16,
     ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
-        let (handle, _) = self.handle(session_id).await?;
+        let (handle, _) = self.handle(id).await?;
         let resized = handle
             .resize(cols, rows)
             .await
-            .map_err(SupervisorError::gone(session_id))?;
-        resized.map_err(|message| tmux_refused(session_id, "resize-window", message))?;
-        self.get(session_id).await
+            .map_err(SupervisorError::gone(id))?;
+        resized.map_err(|message| tmux_refused(id, "resize-window", message))?;
+        self.get(id).await
     }
 
     /// Older lines from tmux's own history, oldest first; for an ended
     /// session, the last of those its end kept.
     pub async fn scrollback(
         &self,
-        session_id: &str,
+        id: SessionId,
         lines: usize,
     ) -> Result<Scrollback, SupervisorError> {
         let max = self.inner.settings.max_scrollback_lines;
@@ -425,10 +420,10 @@ impl Supervisor {
                 "lines must be between 1 and {max}"
             )));
         }
-        let name = match self.handle(session_id).await {
+        let name = match self.handle(id).await {
             Ok((_, name)) => name,
             Err(SupervisorError::HasEnded(_)) => {
-                return self.ended_scrollback(session_id, lines).await;
+                return self.ended_scrollback(id, lines).await;
             }
             Err(e) => return Err(e),
         };
@@ -442,10 +437,10 @@ impl Supervisor {
                 ended: false,
                 missing: None,
             }),
-            Err(e) => match self.unless_ended(session_id, &name, e).await {
+            Err(e) => match self.unless_ended(id, &name, e).await {
                 SupervisorError::Gone(_) => {
-                    self.until_retained(session_id).await;
-                    self.ended_scrollback(session_id, lines).await
+                    self.until_retained(id).await;
+                    self.ended_scrollback(id, lines).await
                 }
                 e => Err(e),
             },
@@ -455,18 +450,13 @@ impl Supervisor {
     /// What a failed fork of tmux for session `name` means: the session
     /// ended while tmux was asked (killed from outside, its server gone),
     /// which is `Gone` (404) and not tmux's failure (502); else `error`.
-    async fn unless_ended(
-        &self,
-        session_id: &str,
-        name: &str,
-        error: TmuxError,
-    ) -> SupervisorError {
+    async fn unless_ended(&self, id: SessionId, name: &str, error: TmuxError) -> SupervisorError {
         if error.is_missing_session() {
-            return SupervisorError::Gone(session_id.to_owned());
+            return SupervisorError::Gone(id.to_string());
         }
         match self.tmux().session_status(name).await {
             Ok(SessionStatus::Gone | SessionStatus::NoServer) => {
-                SupervisorError::Gone(session_id.to_owned())
+                SupervisorError::Gone(id.to_string())
             }
             _ => error.into(),
         }
@@ -528,7 +518,19 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
 
 /// What tmux's refusal of a command sent through a session's actor means:
 /// the session (or its client) went away meanwhile (404), or tmux said no.
-pub(crate) fn tmux_refused(session_id: &str, command: &str, message: String) -> SupervisorError {
+pub(crate) fn tmux_refused(id: SessionId, command: &str, message: String) -> SupervisorError {
+    if refusal_means_gone(&message) {
+        SupervisorError::Gone(id.to_string())
+    } else {
+        SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
+            command: command.to_owned(),
+            stderr: message,
+        })
+    }
+}
+
+/// Whether tmux's refusal says the session (or its client) went away.
+pub(crate) fn refusal_means_gone(message: &str) -> bool {
     let gone = [
         "can't find",
         "no current target",
@@ -536,14 +538,7 @@ pub(crate) fn tmux_refused(session_id: &str, command: &str, message: String) -> 
         "control client is gone",
         "cannot write to the control client",
     ];
-    if gone.iter().any(|g| message.contains(g)) {
-        SupervisorError::Gone(session_id.to_owned())
-    } else {
-        SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
-            command: command.to_owned(),
-            stderr: message,
-        })
-    }
+    gone.iter().any(|g| message.contains(g))
 }
 
 /// Refuses input longer than `MAX_INPUT_BYTES` before anything is typed.

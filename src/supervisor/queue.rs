@@ -6,8 +6,9 @@
 
 use chrono::Utc;
 
-use super::registry::{format_id, persist_attention};
-use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError, parse_id};
+use super::registry::persist_attention;
+use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::session::{SessionState, StateView};
 use crate::store::{EventKind, InputWhen, NewEvent, QueuedInput};
 
@@ -91,20 +92,18 @@ fn item_view(item: &QueuedInput) -> QueueItem {
 impl Supervisor {
     pub(super) async fn enqueue(
         &self,
-        session_id: &str,
+        id: SessionId,
         text: &str,
         submit: bool,
         when: InputWhen,
     ) -> Result<InputOutcome, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
         let ready_now = {
             let mut registry = self.registry();
-            let untracked = registry.untracked(id, session_id);
+            let untracked = registry.untracked(id);
             let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
             if entry.queue.len() >= MAX_QUEUED_INPUTS {
                 return Err(SupervisorError::QueueFull {
-                    session_id: session_id.to_owned(),
+                    session_id: id.to_string(),
                     max: MAX_QUEUED_INPUTS,
                 });
             }
@@ -136,38 +135,30 @@ impl Supervisor {
 
     /// The items queued for a session, oldest first; none for an ended
     /// session still kept (its queue was dropped at the end).
-    pub fn queued(&self, session_id: &str) -> Result<Vec<QueueItem>, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
+    pub fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
         let registry = self.registry();
         match registry.sessions.get(&id) {
             Some(entry) => Ok(entry.queue.iter().map(item_view).collect()),
             None if registry.retained.contains_key(&id) => Ok(Vec::new()),
-            None => Err(not_found()),
+            None => Err(SupervisorError::NotFound(id.to_string())),
         }
     }
 
     /// Takes item `n` out of the queue, unless its typing has begun.
-    pub async fn cancel_queued(
-        &self,
-        session_id: &str,
-        n: u64,
-    ) -> Result<QueueItem, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
+    pub async fn cancel_queued(&self, id: SessionId, n: u64) -> Result<QueueItem, SupervisorError> {
         let (item, name) = {
             let mut registry = self.registry();
-            let untracked = registry.untracked(id, session_id);
+            let untracked = registry.untracked(id);
             let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
             let Some(at) = entry.queue.iter().position(|q| q.id == n) else {
                 return Err(SupervisorError::NoQueuedInput {
-                    session_id: session_id.to_owned(),
+                    session_id: id.to_string(),
                     n,
                 });
             };
             if entry.queue[at].started {
                 return Err(SupervisorError::Conflict(format!(
-                    "queued input {n} of {session_id} is being typed"
+                    "queued input {n} of {id} is being typed"
                 )));
             }
             let item = entry.queue.remove(at).expect("position is in the queue");
@@ -176,7 +167,7 @@ impl Supervisor {
         let _ = self.persist().await;
         self.inner.persistence.record(
             dropped_input(&item, "cancelled")
-                .session_id(session_id)
+                .session_id(id)
                 .tmux_name(name),
         );
         Ok(item_view(&item))
@@ -185,10 +176,7 @@ impl Supervisor {
     /// The session reported a new view: record it, keep its attention
     /// flag (persisted, so restarts keep it), and type the next queued
     /// input if the session is ready for it.
-    pub(super) async fn on_state(&self, session_id: &str, actor_id: u64, view: StateView) {
-        let Some(id) = parse_id(session_id) else {
-            return;
-        };
+    pub(super) async fn on_state(&self, id: SessionId, actor_id: u64, view: StateView) {
         let (tmux_name, attention_changed) = {
             let mut registry = self.registry();
             let Some(entry) = registry
@@ -210,7 +198,7 @@ impl Supervisor {
             (entry.tmux_name.clone(), changed)
         };
         let event = state_event(&view, (None, None))
-            .session_id(session_id)
+            .session_id(id)
             .tmux_name(tmux_name);
         self.inner.persistence.record(event);
         if attention_changed {
@@ -230,7 +218,7 @@ impl Supervisor {
     /// byte is typed and leaves the queue once typed. A daemon killed in
     /// between finds the mark at restart and reports the item dropped as
     /// `interrupted` instead of typing it a second time.
-    pub(super) async fn deliver_next(&self, id: u64) -> bool {
+    pub(super) async fn deliver_next(&self, id: SessionId) -> bool {
         let item = {
             let mut registry = self.registry();
             let Some(entry) = registry.sessions.get_mut(&id) else {
@@ -252,7 +240,7 @@ impl Supervisor {
             item
         };
         let marked = self.persist().await;
-        let typist = match (marked, self.typist(&format_id(id))) {
+        let typist = match (marked, self.typist(id)) {
             (Ok(()), Ok(typist)) => typist,
             (marked, _) => {
                 // Without the mark on disk a crash could type it twice: wait.
@@ -263,7 +251,7 @@ impl Supervisor {
                     }
                 }
                 if marked.is_err() {
-                    tracing::warn!(session_id = %format_id(id), "queued input waits: its start could not be saved");
+                    tracing::warn!(session_id = %id, "queued input waits: its start could not be saved");
                 }
                 return false;
             }
@@ -281,10 +269,10 @@ impl Supervisor {
         match typed {
             Ok(()) => true,
             Err(e) => {
-                tracing::warn!(session_id = %format_id(id), "typing queued input failed: {e}");
+                tracing::warn!(session_id = %id, "typing queued input failed: {e}");
                 self.inner.persistence.record(
                     NewEvent::new(EventKind::InputDropped)
-                        .session_id(format_id(id))
+                        .session_id(id)
                         .tmux_name(&name)
                         .reason("delivery_failed")
                         .detail("message", e.to_string()),

@@ -9,20 +9,12 @@ use chrono::{DateTime, Utc};
 
 use super::SessionSummary;
 use super::ended::Retained;
+use crate::id::SessionId;
 use crate::session::{ActorSummary, Attention, SessionHandle, SessionState};
 use crate::store::{
     PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought, ThoughtsFile,
 };
 use crate::tmux::control::TmuxSessionId;
-
-pub fn format_id(n: u64) -> String {
-    crate::id::SessionId(n).to_string()
-}
-
-/// The number in `sess_<n>`, if that is what `id` is.
-pub fn parse_id(id: &str) -> Option<u64> {
-    id.parse::<crate::id::SessionId>().ok().map(|id| id.0)
-}
 
 /// Why tracking of a session is ending, once it is decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +24,7 @@ pub enum Ending {
 
 /// A tracked session.
 pub struct Entry {
-    pub id: u64,
+    pub id: SessionId,
     /// The session's current name: followed through renames (`rename`).
     pub tmux_name: String,
     /// tmux's id of the session, which a rename keeps.
@@ -63,7 +55,7 @@ pub struct Entry {
 impl Entry {
     pub fn persisted(&self) -> PersistedSession {
         PersistedSession {
-            session_id: format_id(self.id),
+            session_id: self.id,
             tmux_name: self.tmux_name.clone(),
             created_at: self.created_at,
             command: self.command.clone(),
@@ -105,7 +97,7 @@ pub fn restore_attention(persisted: &PersistedAttention) -> Option<Attention> {
 /// A session being created or adopted: its id and name are taken.
 #[derive(Clone, Debug)]
 pub struct Reservation {
-    pub id: u64,
+    pub id: SessionId,
     pub tmux_name: String,
     /// tmux's id of the session, when discovery listed it.
     pub tmux_id: Option<TmuxSessionId>,
@@ -113,17 +105,17 @@ pub struct Reservation {
 
 #[derive(Default)]
 pub struct Registry {
-    pub sessions: BTreeMap<u64, Entry>,
+    pub sessions: BTreeMap<SessionId, Entry>,
     /// Deliberately detached sessions, by tmux name, with the id they keep.
     pub detached: BTreeMap<String, PersistedSession>,
     /// Names with a create or adopt in flight, and the id each will get.
-    pub reserved: BTreeMap<String, u64>,
+    pub reserved: BTreeMap<String, SessionId>,
     /// tmux ids of the sessions in `reserved` discovery listed: renamed
     /// while they attach, they are not adopted a second time.
     reserved_tmux_ids: BTreeSet<TmuxSessionId>,
     /// Renames heard while the session's attach was not committed yet,
     /// by session id: applied at the commit.
-    renamed_while_attaching: BTreeMap<u64, String>,
+    renamed_while_attaching: BTreeMap<SessionId, String>,
     /// When discovery first listed each untracked session (by tmux id),
     /// to let it live `discovery.min_age_ms` before adopting it.
     first_seen: BTreeMap<TmuxSessionId, Instant>,
@@ -134,20 +126,20 @@ pub struct Registry {
     /// The registry read at startup, until tmux answers and it is merged.
     pub restore_pending: Option<RegistryFile>,
     /// The latest published status per session id.
-    pub thoughts: BTreeMap<String, Thought>,
+    pub thoughts: BTreeMap<SessionId, Thought>,
     /// When tracking of each name last ended: a discovery that listed tmux's
     /// sessions before then saw it alive and must not adopt it anew.
     pub ended: BTreeMap<String, Instant>,
     /// Sessions that ended, kept readable for the retention window.
-    pub retained: BTreeMap<u64, Retained>,
+    pub retained: BTreeMap<SessionId, Retained>,
     /// Sessions whose end is being recorded: no longer tracked, not yet retained.
-    pub finishing: BTreeSet<u64>,
+    pub finishing: BTreeSet<SessionId>,
     /// Names discovery left alone because `max_sessions` was reached (said
     /// once in the log, adopted when room frees up).
     pub refused: BTreeSet<String>,
     /// Sessions whose control client is attaching, listed as `starting`
     /// meanwhile (an adoption may wait seconds for a quiet tmux server).
-    pub attaching: BTreeMap<u64, SessionSummary>,
+    pub attaching: BTreeMap<SessionId, SessionSummary>,
     /// Shutting down: an attach that completes now is let go at once.
     pub closing: bool,
     next_counter: u64,
@@ -163,25 +155,24 @@ impl Registry {
 
     /// Moves the counter past `id`, so ids found on disk or on a tmux
     /// session are never reissued.
-    pub fn advance_past(&mut self, id: u64) {
-        self.next_counter = self.next_counter.max(id.saturating_add(1));
+    pub fn advance_past(&mut self, id: SessionId) {
+        self.next_counter = self.next_counter.max(id.0.saturating_add(1));
     }
 
     /// The next id; the counter never goes back. (Sources that could push it
     /// near the top of u64 are capped at 2^53 when read, see
     /// `store::floors::MAX_TRUSTED`.)
-    pub fn allocate_id(&mut self) -> u64 {
-        let id = self.next_counter;
+    pub fn allocate_id(&mut self) -> SessionId {
+        let id = SessionId(self.next_counter);
         self.next_counter = self.next_counter.saturating_add(1);
         id
     }
 
     /// Whether a tracked, detached or in-flight session has this id.
-    pub fn is_id_in_use(&self, id: u64) -> bool {
-        let detached = self.detached.values().map(|s| parse_id(&s.session_id));
+    pub fn is_id_in_use(&self, id: SessionId) -> bool {
         self.sessions.contains_key(&id)
             || self.reserved.values().any(|&r| r == id)
-            || detached.into_iter().any(|d| d == Some(id))
+            || self.detached.values().any(|d| d.session_id == id)
     }
 
     /// Sessions tracked plus those in flight, which all count against
@@ -223,7 +214,7 @@ impl Registry {
     /// Follows tmux's rename of session `id`: the old name when the name
     /// changed. A session still attaching is renamed when it is committed
     /// (`take_rename_while_attaching`).
-    pub fn rename(&mut self, id: u64, name: &str) -> Option<String> {
+    pub fn rename(&mut self, id: SessionId, name: &str) -> Option<String> {
         let Some(entry) = self.sessions.get_mut(&id) else {
             if self.attaching.contains_key(&id) {
                 self.renamed_while_attaching.insert(id, name.to_owned());
@@ -241,7 +232,7 @@ impl Registry {
     }
 
     /// The name session `id` was renamed to while it attached, if it was.
-    pub fn take_rename_while_attaching(&mut self, id: u64) -> Option<String> {
+    pub fn take_rename_while_attaching(&mut self, id: SessionId) -> Option<String> {
         self.renamed_while_attaching.remove(&id)
     }
 
@@ -292,12 +283,11 @@ impl Registry {
 
     /// The client-facing summary of a session from its actor's answer;
     /// remembered for when the actor is too slow to answer a list.
-    pub fn summarize(&mut self, id: u64, actor: ActorSummary) -> Option<SessionSummary> {
-        let session_id = format_id(id);
-        let thought = self.thoughts.get(&session_id).cloned();
+    pub fn summarize(&mut self, id: SessionId, actor: ActorSummary) -> Option<SessionSummary> {
+        let thought = self.thoughts.get(&id).cloned();
         let entry = self.sessions.get_mut(&id)?;
         let summary = SessionSummary {
-            session_id,
+            session_id: id,
             tmux_name: entry.tmux_name.clone(),
             created_at: entry.created_at,
             ended_at: None,
@@ -312,7 +302,11 @@ impl Registry {
     pub fn to_thoughts_file(&self) -> ThoughtsFile {
         ThoughtsFile {
             version: 1,
-            thoughts: self.thoughts.clone(),
+            thoughts: self
+                .thoughts
+                .iter()
+                .map(|(id, thought)| (id.to_string(), thought.clone()))
+                .collect(),
         }
     }
 
@@ -326,7 +320,7 @@ impl Registry {
             sessions.extend(pending.sessions.iter().cloned());
             detached.extend(pending.detached.iter().cloned());
         }
-        sessions.sort_by_key(|s| parse_id(&s.session_id));
+        sessions.sort_by_key(|s| s.session_id);
         RegistryFile {
             version: 1,
             next_session_counter: self.next_counter,
@@ -341,43 +335,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_round_trip_and_reject_lookalikes() {
-        assert_eq!(format_id(7), "sess_7");
-        assert_eq!(parse_id("sess_7"), Some(7));
-        assert_eq!(parse_id("sess_0"), Some(0));
-        for bad in [
-            "sess_",
-            "sess_07",
-            "sess_-1",
-            "sess_1a",
-            "7",
-            "SESS_7",
-            "sess_99999999999999999999999",
-        ] {
-            assert_eq!(parse_id(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
     fn counter_never_goes_back() {
         let mut r = Registry::new(5);
-        r.advance_past(3);
-        assert_eq!(r.allocate_id(), 5);
-        r.advance_past(10);
-        assert_eq!(r.allocate_id(), 11);
-        assert_eq!(Registry::new(0).allocate_id(), 1);
-        r.advance_past(u64::MAX);
-        assert_eq!(r.allocate_id(), u64::MAX, "saturates, never wraps to 0");
+        r.advance_past(SessionId(3));
+        assert_eq!(r.allocate_id(), SessionId(5));
+        r.advance_past(SessionId(10));
+        assert_eq!(r.allocate_id(), SessionId(11));
+        assert_eq!(Registry::new(0).allocate_id(), SessionId(1));
+        r.advance_past(SessionId(u64::MAX));
+        assert_eq!(
+            r.allocate_id(),
+            SessionId(u64::MAX),
+            "saturates, never wraps to 0"
+        );
     }
 
     #[test]
     fn ids_in_use_include_reserved_and_detached() {
         let mut r = Registry::new(1);
-        r.reserved.insert("new".to_owned(), 4);
+        r.reserved.insert("new".to_owned(), SessionId(4));
         r.detached.insert(
             "parked".to_owned(),
             PersistedSession {
-                session_id: "sess_2".to_owned(),
+                session_id: SessionId(2),
                 tmux_name: "parked".to_owned(),
                 created_at: DateTime::UNIX_EPOCH,
                 command: None,
@@ -387,7 +367,7 @@ mod tests {
                 tmux_id: None,
             },
         );
-        let in_use: Vec<u64> = (0..6).filter(|&id| r.is_id_in_use(id)).collect();
+        let in_use: Vec<u64> = (0..6).filter(|&id| r.is_id_in_use(SessionId(id))).collect();
         assert_eq!(in_use, [2, 4]);
     }
 
@@ -395,7 +375,7 @@ mod tests {
     fn reservations_hold_names_and_tmux_ids_until_given_back() {
         let mut r = Registry::new(1);
         let adopting = Reservation {
-            id: 3,
+            id: SessionId(3),
             tmux_name: "x".to_owned(),
             tmux_id: Some(TmuxSessionId(9)),
         };
@@ -410,12 +390,13 @@ mod tests {
     #[test]
     fn renames_while_attaching_wait_for_the_commit() {
         let mut r = Registry::new(1);
-        assert_eq!(r.rename(4, "new"), None, "unknown: nothing kept");
-        assert_eq!(r.take_rename_while_attaching(4), None);
-        r.attaching.insert(4, summary("old"));
-        assert_eq!(r.rename(4, "new"), None);
-        assert_eq!(r.take_rename_while_attaching(4), Some("new".to_owned()));
-        assert_eq!(r.take_rename_while_attaching(4), None);
+        let id = SessionId(4);
+        assert_eq!(r.rename(id, "new"), None, "unknown: nothing kept");
+        assert_eq!(r.take_rename_while_attaching(id), None);
+        r.attaching.insert(id, summary("old"));
+        assert_eq!(r.rename(id, "new"), None);
+        assert_eq!(r.take_rename_while_attaching(id), Some("new".to_owned()));
+        assert_eq!(r.take_rename_while_attaching(id), None);
     }
 
     #[test]
@@ -448,7 +429,7 @@ mod tests {
 
     fn parked(name: &str) -> PersistedSession {
         PersistedSession {
-            session_id: "sess_2".to_owned(),
+            session_id: SessionId(2),
             tmux_name: name.to_owned(),
             created_at: DateTime::UNIX_EPOCH,
             command: None,
@@ -461,7 +442,7 @@ mod tests {
 
     fn summary(name: &str) -> SessionSummary {
         SessionSummary {
-            session_id: "sess_4".to_owned(),
+            session_id: SessionId(4),
             tmux_name: name.to_owned(),
             created_at: DateTime::UNIX_EPOCH,
             ended_at: None,
@@ -481,7 +462,7 @@ mod tests {
         let mut r = Registry::new(1);
         assert_eq!(r.next_free_number(), "0");
         r.seen_names.extend(["3".to_owned(), "build".to_owned()]);
-        r.reserved.insert("7".to_owned(), 1);
+        r.reserved.insert("7".to_owned(), SessionId(1));
         assert_eq!(r.next_free_number(), "8");
     }
 }

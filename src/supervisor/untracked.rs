@@ -67,7 +67,7 @@ impl Tracked {
             detached: registry
                 .detached
                 .iter()
-                .map(|(name, s)| (name.clone(), s.session_id.clone()))
+                .map(|(name, s)| (name.clone(), s.session_id.to_string()))
                 .collect(),
         }
     }
