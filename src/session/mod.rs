@@ -435,6 +435,15 @@ impl SessionHandle {
         })
     }
 
+    /// A handle whose actor is gone: every request answers `ActorGone`.
+    /// For tests of what holds handles without running an actor.
+    #[cfg(test)]
+    pub fn unattached() -> SessionHandle {
+        SessionHandle {
+            tx: mpsc::channel(1).0,
+        }
+    }
+
     /// Whether both handles reach the same actor (a session re-attached
     /// gets a new one).
     pub fn same_actor(&self, other: &SessionHandle) -> bool {

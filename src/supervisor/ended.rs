@@ -4,16 +4,15 @@
 //! and in `ended.json` (the history in a file per session beside it) so a
 //! restart keeps them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::registry::Registry;
 use super::{Scrollback, SessionSummary, Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{EndHistory, FinalScreens, Region, Snapshot, SnapshotFormat};
-use crate::store::{EndedFile, EndedRecord, ScrollbackFile};
+use crate::store::ScrollbackFile;
 
 /// How many ended sessions are kept, and for how long.
 #[derive(Clone, Copy, Debug)]
@@ -109,84 +108,16 @@ pub fn prune(
     dropped
 }
 
-impl Registry {
-    pub fn to_ended_file(&self) -> EndedFile {
-        let mut sessions: Vec<EndedRecord> = self
-            .retained
-            .iter()
-            .map(|(id, r)| EndedRecord {
-                session_id: id.to_string(),
-                ended_at: r.ended_at,
-                summary: serde_json::to_value(&r.summary).unwrap_or_default(),
-                screens: r
-                    .screens
-                    .as_ref()
-                    .and_then(|s| serde_json::to_value(s).ok()),
-                scrollback: serde_json::to_value(&r.history).ok(),
-            })
-            .collect();
-        sessions.sort_by_key(|r| r.ended_at);
-        EndedFile {
-            version: 1,
-            sessions,
-        }
-    }
-
-    /// Why session `id` is not tracked: it ended (and is kept readable),
-    /// or there is no such session.
-    pub fn untracked(&self, id: SessionId) -> SupervisorError {
-        match self.retained.contains_key(&id) {
-            true => SupervisorError::HasEnded(id.to_string()),
-            false => not_found(id),
-        }
-    }
-
-    /// Takes `ended.json` back; a record this build cannot read is skipped.
-    pub fn load_ended(&mut self, file: EndedFile) {
-        for record in file.sessions {
-            let Ok(id) = record.session_id.parse::<SessionId>() else {
-                continue;
-            };
-            let Ok(summary) = serde_json::from_value::<SessionSummary>(record.summary) else {
-                tracing::warn!(session_id = %record.session_id, "skipping an unreadable ended session");
-                continue;
-            };
-            let screens = record.screens.and_then(|s| serde_json::from_value(s).ok());
-            let history = record
-                .scrollback
-                .and_then(|h| serde_json::from_value(h).ok())
-                .unwrap_or(History::Missing {
-                    why: NoHistory::NotCaptured,
-                });
-            self.advance_past(id);
-            self.retained.insert(
-                id,
-                Retained {
-                    summary,
-                    screens,
-                    ended_at: record.ended_at,
-                    history,
-                },
-            );
-        }
-    }
-}
-
 impl Supervisor {
     /// Keeps an ended session (dropping what falls out of the window) and
     /// writes `ended.json`; wakes waiters looking for it.
     pub(super) async fn retain(&self, id: SessionId, retained: Retained) {
-        let (written, dropped) = {
-            let mut registry = self.registry();
-            registry.retained.insert(id, retained);
-            let dropped = prune(
-                &mut registry.retained,
-                self.inner.settings.retention,
-                Utc::now(),
-            );
-            let written = self.inner.persistence.queue_ended(registry.to_ended_file());
-            (written, dropped)
-        };
+        let retention = self.inner.settings.retention;
+        let (written, dropped) =
+            self.registry()
+                .retain(id, retained, retention, Utc::now(), |file| {
+                    self.inner.persistence.queue_ended(file)
+                });
         self.inner.retained.send_modify(|n| *n += 1);
         let _ = written.await;
         self.forget_histories(dropped).await;
@@ -194,14 +125,10 @@ impl Supervisor {
 
     /// Drops ended sessions past the window (at each checkpoint).
     pub(super) async fn prune_ended(&self) {
-        let (written, dropped) = {
-            let mut registry = self.registry();
-            let retention = self.inner.settings.retention;
-            let dropped = prune(&mut registry.retained, retention, Utc::now());
-            let written = (!dropped.is_empty())
-                .then(|| self.inner.persistence.queue_ended(registry.to_ended_file()));
-            (written, dropped)
-        };
+        let retention = self.inner.settings.retention;
+        let (written, dropped) = self.registry().prune_ended(retention, Utc::now(), |file| {
+            self.inner.persistence.queue_ended(file)
+        });
         if let Some(written) = written {
             let _ = written.await;
         }
@@ -259,7 +186,7 @@ impl Supervisor {
     /// Removes history files no kept ended session names (a crash came
     /// between dropping a record and its file); at startup.
     pub(super) fn sweep_histories(&self) {
-        let keep: BTreeSet<SessionId> = self.registry().retained.keys().copied().collect();
+        let keep = self.registry().retained_ids();
         let removed = self.inner.persistence.scrollback_files().sweep(&keep);
         if removed > 0 {
             tracing::info!(
@@ -274,7 +201,7 @@ impl Supervisor {
     /// end always finishes, so this does not wait long.
     pub(super) async fn until_retained(&self, id: SessionId) {
         let mut retained = self.inner.retained.subscribe();
-        while self.registry().finishing.contains(&id) {
+        while self.registry().is_finishing(id) {
             if retained.changed().await.is_err() {
                 return;
             }
@@ -283,18 +210,12 @@ impl Supervisor {
 
     /// The last summary of an ended session still kept.
     pub fn ended_summary(&self, id: SessionId) -> Option<SessionSummary> {
-        let registry = self.registry();
-        registry.retained.get(&id).map(|r| r.summary.clone())
+        self.registry().ended_summary(id)
     }
 
     /// Every ended session still kept, by id.
     pub fn ended_sessions(&self) -> Vec<SessionSummary> {
-        let registry = self.registry();
-        registry
-            .retained
-            .values()
-            .map(|r| r.summary.clone())
-            .collect()
+        self.registry().ended_summaries()
     }
 
     /// The history kept of an ended session: its last `lines` lines, or
@@ -306,9 +227,7 @@ impl Supervisor {
     ) -> Result<Scrollback, SupervisorError> {
         let history = self
             .registry()
-            .retained
-            .get(&id)
-            .map(|r| r.history.clone())
+            .ended_history(id)
             .ok_or_else(|| not_found(id))?;
         let missing = |why| Scrollback {
             lines: Vec::new(),
@@ -351,13 +270,10 @@ impl Supervisor {
         format: SnapshotFormat,
         region: Region,
     ) -> Result<Snapshot, SupervisorError> {
-        let registry = self.registry();
-        let retained = registry.retained.get(&id).ok_or_else(|| not_found(id))?;
-        let screens = retained
-            .screens
-            .as_ref()
-            .ok_or_else(|| SupervisorError::NoLastScreen(id.to_string()))?;
-        Ok(screens.get(format, region).clone())
+        self.registry()
+            .ended_snapshot(id, format, region)
+            .ok_or_else(|| not_found(id))?
+            .ok_or_else(|| SupervisorError::NoLastScreen(id.to_string()))
     }
 }
 
@@ -366,7 +282,7 @@ fn not_found(id: SessionId) -> SupervisorError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::session::{ActorSummary, EndReason, SessionState, StateReason, Transport};
 
@@ -374,7 +290,8 @@ mod tests {
         DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
     }
 
-    fn ended(n: u64, at_s: i64) -> (SessionId, Retained) {
+    /// An ended session kept, ended at second `at_s`, with 5 lines kept.
+    pub(in crate::supervisor) fn ended(n: u64, at_s: i64) -> (SessionId, Retained) {
         let id = SessionId(n);
         let summary = SessionSummary {
             session_id: id,
@@ -455,27 +372,5 @@ mod tests {
         for (keep, read, want) in cases {
             assert_eq!(plan_history(keep, read.clone()), want, "{keep} {read:?}");
         }
-    }
-
-    #[test]
-    fn the_file_round_trips() {
-        let mut registry = Registry::new(1);
-        let (id, retained) = ended(7, 10);
-        registry.retained.insert(id, retained);
-        let file = registry.to_ended_file();
-        let mut back = Registry::new(1);
-        back.load_ended(file);
-        assert_eq!(back.retained[&id].history, History::Kept { lines: 5 });
-        let summary = &back.retained[&id].summary;
-        assert_eq!(summary.actor.exit_status, Some(3));
-        assert_eq!(
-            summary.actor.state_reason,
-            StateReason::End(EndReason::ProcessExit)
-        );
-        assert_eq!(
-            back.allocate_id(),
-            SessionId(8),
-            "ids of ended sessions are not reused"
-        );
     }
 }

@@ -56,10 +56,7 @@ impl Supervisor {
         pane: PaneId,
     ) -> Result<(SessionId, SessionHandle), SupervisorError> {
         let not_found = || SupervisorError::NotFound(format!("with pane {pane}"));
-        let any = {
-            let registry = self.registry();
-            registry.sessions.values().next().map(|e| e.handle.clone())
-        };
+        let any = self.registry().any_handle();
         let Some(any) = any else {
             return Err(not_found());
         };
@@ -79,12 +76,8 @@ impl Supervisor {
             Err(_) => self.tmux().run_cmd(&ask).await?,
         };
         let tmux_id: TmuxSessionId = answer.trim().parse().map_err(|_| not_found())?;
-        let registry = self.registry();
-        let entry = registry
-            .sessions
-            .values()
-            .find(|e| e.tmux_id == tmux_id)
-            .ok_or_else(not_found)?;
-        Ok((entry.id, entry.handle.clone()))
+        self.registry()
+            .find_by_tmux_id(tmux_id)
+            .ok_or_else(not_found)
     }
 }

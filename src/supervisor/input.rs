@@ -92,16 +92,12 @@ impl Supervisor {
     /// Who types into a session, and the lock that keeps each request's
     /// pieces together and requests in order.
     pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
-        let registry = self.registry();
-        let entry = registry
-            .sessions
-            .get(&id)
-            .ok_or_else(|| registry.untracked(id))?;
+        let (tmux_name, handle, turn) = self.registry().typist(id)?;
         Ok(Typist {
             session_id: id,
-            tmux_name: entry.tmux_name.clone(),
-            handle: entry.handle.clone(),
-            turn: entry.typing.clone(),
+            tmux_name,
+            handle,
+            turn,
         })
     }
 
@@ -139,23 +135,14 @@ impl Supervisor {
             tokens_out: update.tokens_out,
             updated_at: update.updated_at.unwrap_or(now),
         };
-        let (current, applied, written) = {
-            let mut registry = self.registry();
-            // One stored before the future was refused does not block either.
-            let newer_exists = registry.thoughts.get(&id).is_some_and(|t| {
-                t.updated_at > thought.updated_at && check_thought_time(t.updated_at, now).is_ok()
-            });
-            if newer_exists {
-                (registry.thoughts[&id].clone(), false, None)
-            } else {
-                registry.thoughts.insert(id, thought.clone());
-                let written = self
-                    .inner
-                    .persistence
-                    .queue_thoughts(registry.to_thoughts_file());
-                (thought, true, Some(written))
-            }
+        let updated_at = thought.updated_at;
+        // One stored before the future was refused does not block either.
+        let newer = |t: &Thought| {
+            t.updated_at > updated_at && check_thought_time(t.updated_at, now).is_ok()
         };
+        let (current, applied, written) = self.registry().put_thought(id, thought, newer, |file| {
+            self.inner.persistence.queue_thoughts(file)
+        });
         if let Some(written) = written {
             let _ = written.await;
             let event = NewEvent::new(EventKind::ThoughtUpdate)

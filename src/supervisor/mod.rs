@@ -21,10 +21,9 @@ mod types;
 mod untracked;
 mod wait;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
@@ -50,7 +49,7 @@ use crate::session::{
 use crate::store::{Event, EventPage};
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use persist::Persistence;
-use registry::Registry;
+use registry::{Lookup, Registry};
 
 /// How long a list waits for each actor before serving its last known summary.
 const SUMMARY_TIMEOUT: Duration = Duration::from_millis(500);
@@ -147,7 +146,7 @@ pub struct Supervisor {
 struct Inner {
     tmux: Tmux,
     settings: Settings,
-    registry: Mutex<Registry>,
+    registry: Arc<Registry>,
     persistence: Persistence,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
@@ -183,23 +182,21 @@ impl Supervisor {
     ) -> Result<Supervisor, SupervisorError> {
         let (persistence, restored) = Persistence::open(data_dir, metrics.clone())?;
         let (events, actor_events) = mpsc::unbounded_channel();
-        let mut registry = Registry::new(restored.registry.next_session_counter);
-        registry.restore_pending = Some(restored.registry);
         // A thought under a key that is no session id (a hand edit) is dropped.
-        registry.thoughts = restored
+        let thoughts = restored
             .thoughts
             .thoughts
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        registry.load_ended(restored.ended);
+        let registry = Registry::restored(restored.registry, thoughts, restored.ended);
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 waits,
                 tmux,
                 settings,
-                registry: Mutex::new(registry),
+                registry: Arc::new(registry),
                 persistence,
                 events,
                 next_actor_id: AtomicU64::new(1),
@@ -217,11 +214,9 @@ impl Supervisor {
         Ok(supervisor)
     }
 
-    /// The registry lock: held only in short synchronous sections, never
-    /// across an `.await` (a std mutex held there would block other tasks'
-    /// threads, and the guard is not `Send` anyway).
-    fn registry(&self) -> MutexGuard<'_, Registry> {
-        self.inner.registry.lock().expect("registry lock poisoned")
+    /// The registry: each of its methods is one short locked section.
+    fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
     }
 
     pub fn tmux(&self) -> &Tmux {
@@ -229,14 +224,14 @@ impl Supervisor {
     }
 
     pub fn session_count(&self) -> usize {
-        self.registry().sessions.len()
+        self.registry().tracked_count()
     }
 
     /// Builds the registry file and queues its write in one locked section,
     /// so writes land in the order the states existed.
     fn persist(&self) -> tokio::sync::oneshot::Receiver<()> {
-        let registry = self.registry();
-        self.inner.persistence.queue_registry(registry.to_file())
+        self.registry()
+            .write_file(|file| self.inner.persistence.queue_registry(file))
     }
 
     /// The handle of a live session and its tmux name; `HasEnded` for an
@@ -246,87 +241,34 @@ impl Supervisor {
         let not_found = || SupervisorError::NotFound(id.to_string());
         let mut attached = self.inner.attached.subscribe();
         loop {
-            {
-                let registry = self.registry();
-                if let Some(entry) = registry.sessions.get(&id) {
-                    return Ok((entry.handle.clone(), entry.tmux_name.clone()));
-                }
-                if !registry.attaching.contains_key(&id) {
-                    break;
-                }
+            match self.registry().lookup(id) {
+                Lookup::Live(handle, name) => return Ok((handle, name)),
+                Lookup::Untracked => break,
+                Lookup::Attaching => {}
             }
             if attached.changed().await.is_err() {
                 return Err(not_found());
             }
         }
         self.until_retained(id).await;
-        match self.registry().retained.contains_key(&id) {
+        match self.registry().is_retained(id) {
             true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
-    }
-
-    /// The summary of a session still attaching, if it is.
-    fn attaching_summary(registry: &Registry, id: SessionId) -> Option<SessionSummary> {
-        let mut summary = registry.attaching.get(&id)?.clone();
-        summary.thought = registry.thoughts.get(&summary.session_id).cloned();
-        Some(summary)
     }
 
     /// Every live session, and with `ended` those ended within the
     /// retention window, sorted by id. Actors are asked in parallel; one
     /// that does not answer in time is shown with its last known summary.
     pub async fn list(&self, ended: bool) -> Vec<SessionSummary> {
-        let handles: Vec<(SessionId, SessionHandle)> = self
-            .registry()
-            .sessions
-            .values()
-            .map(|e| (e.id, e.handle.clone()))
-            .collect();
+        let handles = self.registry().handles();
         let answers =
             futures::future::join_all(handles.into_iter().map(|(id, handle)| async move {
-                (
-                    id,
-                    tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await,
-                )
+                let answer = tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await;
+                (id, answer.ok().and_then(Result::ok))
             }))
             .await;
-        let mut registry = self.registry();
-        let mut sessions: Vec<SessionSummary> = answers
-            .into_iter()
-            .filter_map(|(id, answer)| match answer {
-                Ok(Ok(actor)) => registry.summarize(id, actor),
-                _ => registry
-                    .sessions
-                    .get(&id)
-                    .and_then(|e| e.last_summary.clone()),
-            })
-            .collect();
-        let listed: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
-        let attaching: Vec<SessionId> = registry
-            .attaching
-            .keys()
-            .filter(|id| !listed.contains(id))
-            .copied()
-            .collect();
-        sessions.extend(
-            attaching
-                .into_iter()
-                .filter_map(|id| Self::attaching_summary(&registry, id)),
-        );
-        sessions.sort_by_key(|s| s.session_id);
-        if ended {
-            let live: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
-            sessions.extend(
-                registry
-                    .retained
-                    .values()
-                    .filter(|r| !live.contains(&r.summary.session_id))
-                    .map(|r| r.summary.clone()),
-            );
-            sessions.sort_by_key(|s| s.session_id);
-        }
-        sessions
+        self.registry().list(answers, ended)
     }
 
     /// A live session's summary, or the last one of an ended session
@@ -349,13 +291,8 @@ impl Supervisor {
     }
 
     async fn get_live(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
-        {
-            let registry = self.registry();
-            if !registry.sessions.contains_key(&id)
-                && let Some(summary) = Self::attaching_summary(&registry, id)
-            {
-                return Ok(summary);
-            }
+        if let Some(summary) = self.registry().attaching_summary(id) {
+            return Ok(summary);
         }
         let (handle, _) = self.handle(id).await?;
         let actor = handle.summary().await.map_err(SupervisorError::gone(id))?;
@@ -486,15 +423,7 @@ impl Supervisor {
     /// Ends every actor's tmux client cleanly (sessions stay alive) and
     /// flushes the registry and the event log.
     pub async fn shutdown(&self) {
-        let handles: Vec<SessionHandle> = {
-            let mut registry = self.registry();
-            registry.closing = true;
-            registry
-                .sessions
-                .values()
-                .map(|e| e.handle.clone())
-                .collect()
-        };
+        let handles = self.registry().close();
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
         self.inner.persistence.close();

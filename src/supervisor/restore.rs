@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::lifecycle::{Attach, Carried, EndReason};
-use super::registry::{Reservation, restore_attention};
+use super::registry::restore_attention;
 use super::{Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{SessionState, StateReason, StateView};
@@ -41,32 +41,22 @@ impl Supervisor {
 
     /// tmuxd's client went away but the session lives: attach a new one.
     pub(super) async fn reattach(&self, id: SessionId, actor_id: u64) {
-        let (name, too_often, attention) = {
-            let mut registry = self.registry();
-            let Some(entry) = registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id && e.ending.is_none())
-            else {
-                return;
-            };
-            let now = Instant::now();
-            entry
-                .reattaches
-                .retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
-            entry.reattaches.push(now);
-            (
-                entry.tmux_name.clone(),
-                entry.reattaches.len() > REATTACH_LIMIT,
-                entry.attention,
-            )
+        let noted = self.registry().note_reattach(
+            id,
+            actor_id,
+            Instant::now(),
+            REATTACH_WINDOW,
+            REATTACH_LIMIT,
+        );
+        let Some((name, too_often, attention)) = noted else {
+            return;
         };
         if too_often {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let handle = match self
+        let spawned = match self
             .spawn_actor(
                 id,
                 new_actor_id,
@@ -85,20 +75,14 @@ impl Supervisor {
                 return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
             }
         };
-        let old = {
-            let mut registry = self.registry();
-            match registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id)
-            {
-                Some(entry) => {
-                    entry.actor_id = new_actor_id;
-                    Some(std::mem::replace(&mut entry.handle, handle.clone()))
-                }
-                None => None,
-            }
-        };
+        let handle = spawned;
+        let view = handle
+            .watch_state()
+            .await
+            .unwrap_or_else(|_| super::lifecycle::state_unknown(attention));
+        let old = self
+            .registry()
+            .replace_actor(id, actor_id, new_actor_id, handle.clone(), view);
         match old {
             Some(old) => old.shutdown().await,
             // Deleted meanwhile: the new client is not wanted either.
@@ -114,21 +98,8 @@ impl Supervisor {
     pub(super) async fn restore(&self, file: RegistryFile, live: &BTreeMap<String, SessionView>) {
         let tags = self.unknown_session_tags(&file, live).await;
         let mut plan = super::plan::plan_startup(&file, live, &tags, &self.inner.settings.filter);
-        {
-            let mut registry = self.registry();
-            // Created while tmux did not answer yet: that session keeps it.
-            plan.tagged.retain(|(_, id)| !registry.is_id_in_use(*id));
-            registry.advance_past(SessionId(plan.next_counter.saturating_sub(1)));
-            for session in &plan.detached {
-                // An id on disk may name another tmux server's session:
-                // discovery learns the live one by name.
-                let session = PersistedSession {
-                    tmux_id: None,
-                    ..session.clone()
-                };
-                registry.detached.insert(session.tmux_name.clone(), session);
-            }
-        }
+        self.registry()
+            .merge_startup(&mut plan.tagged, plan.next_counter, &plan.detached);
         for session in &plan.missing {
             let reason = EndReason::StartupMissingTmux;
             let view = StateView {
@@ -211,12 +182,9 @@ impl Supervisor {
         event: NewEvent,
         previous_state: Option<(SessionState, DateTime<Utc>)>,
     ) -> Result<(), SupervisorError> {
-        let reservation = Reservation {
-            id: session.session_id,
-            tmux_name: session.tmux_name.clone(),
-            tmux_id: None,
-        };
-        self.registry().reserve(&reservation);
+        let reservation = self
+            .registry()
+            .reserve_persisted(session.session_id, &session.tmux_name);
         let attach = Attach {
             reservation,
             view: view.clone(),

@@ -10,7 +10,6 @@ use chrono::{DateTime, Utc};
 
 use super::lifecycle::{Attach, EndReason, default_view};
 use super::lost::{Book, BookError};
-use super::registry::Reservation;
 use super::{SessionSummary, Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
@@ -85,12 +84,8 @@ impl Supervisor {
     /// restore (written when they changed). A shell pane's command line is
     /// read from /proc here, no fork.
     pub(super) fn on_panes(&self, id: SessionId, actor_id: u64, rows: Vec<PanePlanRow>) {
-        let name = {
-            let registry = self.registry();
-            match registry.sessions.get(&id) {
-                Some(e) if e.actor_id == actor_id && e.ending.is_none() => e.tmux_name.clone(),
-                _ => return,
-            }
+        let Some(name) = self.registry().current_name(id, actor_id) else {
+            return;
         };
         let Some(blueprint) = blueprint_of(&rows, proc_command_line) else {
             return;
@@ -155,8 +150,7 @@ impl Supervisor {
     /// `after_start`, once the notifier listens).
     pub(super) fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
         self.book().after_startup(missing, found, Utc::now());
-        let tracked: std::collections::BTreeSet<SessionId> =
-            self.registry().sessions.keys().copied().collect();
+        let tracked = self.registry().tracked_ids();
         self.book().prune(|id| tracked.contains(&id));
         self.persist_restore();
     }
@@ -224,7 +218,8 @@ impl Supervisor {
         cause: RestoreCause,
     ) -> Result<SessionSummary, SupervisorError> {
         let name = record.tmux_name.clone();
-        let reservation = self.reserve_restore(id, &name)?;
+        let max = self.inner.settings.max_sessions;
+        let reservation = self.registry().reserve_restore(id, &name, max)?;
         let launches = launches(record);
         let first = record.blueprint.as_ref().map(|b| first_pane(b, &launches));
         let first_command = first
@@ -246,7 +241,6 @@ impl Supervisor {
         let made = match self.tmux().new_session(&new).await {
             Ok(made) => made,
             Err(e) => {
-                self.registry().reserved.remove(&name);
                 return Err(match e.is_duplicate_session() {
                     true => SupervisorError::NameTaken(name),
                     false => e.into(),
@@ -298,36 +292,6 @@ impl Supervisor {
                 Err(e)
             }
         }
-    }
-
-    /// Takes the name back for the id it had; a name tracked or being made
-    /// meanwhile, or a full registry, refuses.
-    fn reserve_restore(&self, id: SessionId, name: &str) -> Result<Reservation, SupervisorError> {
-        let mut registry = self.registry();
-        if let Some(entry) = registry.find_by_name(name) {
-            return Err(SupervisorError::AlreadyTracked {
-                name: name.to_owned(),
-                session_id: entry.id.to_string(),
-            });
-        }
-        if registry.reserved.contains_key(name) {
-            return Err(SupervisorError::NameTaken(name.to_owned()));
-        }
-        if registry.sessions.contains_key(&id) {
-            return Err(SupervisorError::Conflict(format!(
-                "{id} is tracked already"
-            )));
-        }
-        let max = self.inner.settings.max_sessions;
-        if registry.occupancy() >= max {
-            return Err(SupervisorError::Capacity { max });
-        }
-        registry.reserved.insert(name.to_owned(), id);
-        Ok(Reservation {
-            id,
-            tmux_name: name.to_owned(),
-            tmux_id: None,
-        })
     }
 }
 

@@ -124,7 +124,7 @@ impl Supervisor {
     }
 
     fn is_finishing(&self, id: SessionId) -> bool {
-        self.registry().finishing.contains(&id)
+        self.registry().is_finishing(id)
     }
 
     async fn wait_live(
