@@ -65,7 +65,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/version", get(health::version))
         .route("/v1/login", post(login::exchange))
-        .merge(crate::web::routes())
+        .merge(crate::web::routes(|what| {
+            axum::response::IntoResponse::into_response(ApiError::not_found(what))
+        }))
         .route_layer(guard(Need::Open));
     let read = Router::new()
         .route("/v1/sessions", get(sessions::list))
