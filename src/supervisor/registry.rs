@@ -29,8 +29,14 @@ use crate::store::{
 };
 use crate::tmux::control::TmuxSessionId;
 
+mod discovery;
+mod ended;
+mod queue;
 #[cfg(test)]
 mod tests;
+
+pub use discovery::{Birth, Planned};
+pub use queue::{QueueRefusal, ready};
 
 /// A tracked session.
 pub struct Entry {
@@ -122,14 +128,6 @@ impl Entry {
             && !self.awaiting_report
             && self.queue.front().is_some_and(|f| ready(state, f.when))
     }
-}
-
-/// Whether a session in `state` is ready for input queued `when`.
-pub fn ready(state: SessionState, when: InputWhen) -> bool {
-    matches!(
-        (state, when),
-        (SessionState::Idle, InputWhen::Idle) | (SessionState::Waiting, InputWhen::Waiting)
-    )
 }
 
 /// What a committed session starts with, besides its reservation.
@@ -256,42 +254,6 @@ pub struct Untracked<W> {
     pub thought: Option<Thought>,
     /// The thoughts file's write, when the session had a thought.
     pub thoughts_written: Option<W>,
-}
-
-/// A discovery step decided and applied: the plan, the tracked sessions it
-/// renamed (id, old name, new name), and tmux's id of each listed session.
-pub struct Planned {
-    pub plan: DiscoveryPlan,
-    pub renamed: Vec<(SessionId, String, String)>,
-    pub tmux_ids: BTreeMap<String, TmuxSessionId>,
-}
-
-/// What discovery saw of one session: tmux's id and when it was made
-/// (seconds since the epoch), when tmux said.
-#[derive(Clone, Copy, Debug)]
-pub struct Birth {
-    pub tmux_id: TmuxSessionId,
-    pub created: u64,
-}
-
-/// A state report of a session's current actor, as the registry took it.
-pub struct Reported {
-    pub tmux_name: String,
-    /// The attention flag differs from the file's: rewrite it.
-    pub attention_changed: bool,
-}
-
-/// A queue change that was refused.
-#[derive(Debug, PartialEq, Eq)]
-pub enum QueueRefusal {
-    /// No such session.
-    Unknown,
-    /// The session has ended (and is kept readable).
-    Ended,
-    Full,
-    NoSuchItem,
-    /// Its typing has begun.
-    Started,
 }
 
 #[derive(Default)]
@@ -846,214 +808,6 @@ impl Registry {
         state.sessions.values().map(|e| e.handle.clone()).collect()
     }
 
-    // Ended sessions.
-
-    /// Keeps an ended session, drops what falls out of the window (the ids
-    /// dropped), and queues `ended.json` through `write`.
-    pub fn retain<W>(
-        &self,
-        id: SessionId,
-        retained: Retained,
-        retention: Retention,
-        now: DateTime<Utc>,
-        write: impl FnOnce(EndedFile) -> W,
-    ) -> (W, Vec<SessionId>) {
-        let mut state = self.lock();
-        state.retained.insert(id, retained);
-        let dropped = prune(&mut state.retained, retention, now);
-        (write(state.to_ended_file()), dropped)
-    }
-
-    /// Drops ended sessions past the window; `ended.json` is queued through
-    /// `write` when any went.
-    pub fn prune_ended<W>(
-        &self,
-        retention: Retention,
-        now: DateTime<Utc>,
-        write: impl FnOnce(EndedFile) -> W,
-    ) -> (Option<W>, Vec<SessionId>) {
-        let mut state = self.lock();
-        let dropped = prune(&mut state.retained, retention, now);
-        let written = (!dropped.is_empty()).then(|| write(state.to_ended_file()));
-        (written, dropped)
-    }
-
-    pub fn is_retained(&self, id: SessionId) -> bool {
-        self.lock().retained.contains_key(&id)
-    }
-
-    pub fn retained_ids(&self) -> BTreeSet<SessionId> {
-        self.lock().retained.keys().copied().collect()
-    }
-
-    pub fn ended_summary(&self, id: SessionId) -> Option<SessionSummary> {
-        self.lock().retained.get(&id).map(|r| r.summary.clone())
-    }
-
-    pub fn ended_summaries(&self) -> Vec<SessionSummary> {
-        let state = self.lock();
-        state.retained.values().map(|r| r.summary.clone()).collect()
-    }
-
-    pub fn ended_history(&self, id: SessionId) -> Option<History> {
-        self.lock().retained.get(&id).map(|r| r.history.clone())
-    }
-
-    /// The last screen of an ended session kept: `Some(None)` when it was
-    /// kept without one.
-    pub fn ended_snapshot(
-        &self,
-        id: SessionId,
-        format: crate::session::SnapshotFormat,
-        region: crate::session::Region,
-    ) -> Option<Option<crate::session::Snapshot>> {
-        let state = self.lock();
-        let retained = state.retained.get(&id)?;
-        Some(
-            retained
-                .screens
-                .as_ref()
-                .map(|s| s.get(format, region).clone()),
-        )
-    }
-
-    // Input queues.
-
-    /// Queues input for session `id`; true when the session is ready for
-    /// the oldest item now (no state change will come to deliver it).
-    pub fn enqueue(
-        &self,
-        id: SessionId,
-        text: &str,
-        submit: bool,
-        when: InputWhen,
-        now: DateTime<Utc>,
-    ) -> Result<bool, QueueRefusal> {
-        let mut state = self.lock();
-        let untracked = state.untracked_refusal(id);
-        let entry = state.sessions.get_mut(&id).ok_or(untracked)?;
-        if entry.queue.len() >= MAX_QUEUED_INPUTS {
-            return Err(QueueRefusal::Full);
-        }
-        let item = QueuedInput {
-            id: entry.next_queue_id(),
-            when,
-            text: text.to_owned(),
-            submit,
-            queued_at: now,
-            started: false,
-        };
-        entry.queue.push_back(item);
-        Ok(entry.front_ready())
-    }
-
-    /// The items queued for a session, oldest first; none for an ended
-    /// session still kept (its queue was dropped at the end).
-    pub fn queued(&self, id: SessionId) -> Option<Vec<QueuedInput>> {
-        let state = self.lock();
-        match state.sessions.get(&id) {
-            Some(entry) => Some(entry.queue.iter().cloned().collect()),
-            None if state.retained.contains_key(&id) => Some(Vec::new()),
-            None => None,
-        }
-    }
-
-    /// Takes item `n` out of the queue, unless its typing has begun; with
-    /// the session's name.
-    pub fn cancel_queued(
-        &self,
-        id: SessionId,
-        n: u64,
-    ) -> Result<(QueuedInput, String), QueueRefusal> {
-        let mut state = self.lock();
-        let untracked = state.untracked_refusal(id);
-        let entry = state.sessions.get_mut(&id).ok_or(untracked)?;
-        let at = entry
-            .queue
-            .iter()
-            .position(|q| q.id == n)
-            .ok_or(QueueRefusal::NoSuchItem)?;
-        if entry.queue[at].started {
-            return Err(QueueRefusal::Started);
-        }
-        let item = entry.queue.remove(at).expect("position is in the queue");
-        Ok((item, entry.tmux_name.clone()))
-    }
-
-    /// The oldest queued input, marked started, if the session is ready for
-    /// it and nothing is being typed; the next waits for a new report.
-    pub fn take_next(&self, id: SessionId) -> Option<QueuedInput> {
-        let mut state = self.lock();
-        let entry = state.sessions.get_mut(&id)?;
-        if !entry.front_ready() {
-            return None;
-        }
-        let item = entry.queue.front_mut()?;
-        item.started = true;
-        let item = item.clone();
-        entry.delivering = true;
-        entry.awaiting_report = true;
-        Some(item)
-    }
-
-    /// The item taken could not be started (its mark not saved, or the
-    /// session not typeable): it waits, not started, for the next time.
-    pub fn delivery_postponed(&self, id: SessionId) {
-        if let Some(entry) = self.lock().sessions.get_mut(&id) {
-            entry.delivering = false;
-            if let Some(front) = entry.queue.front_mut() {
-                front.started = false;
-            }
-        }
-    }
-
-    /// The item taken was typed (or failed while typed): it leaves the queue.
-    pub fn delivered(&self, id: SessionId) {
-        if let Some(entry) = self.lock().sessions.get_mut(&id) {
-            entry.delivering = false;
-            if entry.queue.front().is_some_and(|front| front.started) {
-                entry.queue.pop_front();
-            }
-        }
-    }
-
-    /// A state report of `actor_id` for session `id`: `None` when the
-    /// actor is not the current one. The next queued input may go once a
-    /// report came.
-    pub fn reported(&self, id: SessionId, actor_id: u64, view: &StateView) -> Option<Reported> {
-        let mut state = self.lock();
-        let entry = state
-            .sessions
-            .get_mut(&id)
-            .filter(|e| e.actor_id == actor_id)?;
-        entry.awaiting_report = false;
-        let attention = view.attention.map(persist_attention);
-        let attention_changed = entry.attention_saved != attention;
-        entry.attention_saved = attention;
-        Some(Reported {
-            tmux_name: entry.tmux_name.clone(),
-            attention_changed,
-        })
-    }
-
-    /// Who types into session `id`: its name, actor and turn lock.
-    #[allow(clippy::type_complexity)]
-    pub fn typist(
-        &self,
-        id: SessionId,
-    ) -> Result<(String, SessionHandle, Arc<tokio::sync::Mutex<()>>), SupervisorError> {
-        let state = self.lock();
-        let entry = state
-            .sessions
-            .get(&id)
-            .ok_or_else(|| state.untracked_error(id))?;
-        Ok((
-            entry.tmux_name.clone(),
-            entry.handle.clone(),
-            entry.typing.clone(),
-        ))
-    }
-
     // Thoughts.
 
     /// Stores a thought unless `keeps` says the one stored stays (it is
@@ -1081,119 +835,6 @@ impl Registry {
     /// section, so writes queue in the order the states existed.
     pub fn write_file<W>(&self, write: impl FnOnce(RegistryFile) -> W) -> W {
         write(self.lock().to_file())
-    }
-
-    // Startup and discovery.
-
-    /// The registry file read at startup, until it is merged.
-    pub fn restore_pending(&self) -> bool {
-        self.lock().restore_pending.is_some()
-    }
-
-    pub fn take_restore_pending(&self) -> Option<RegistryFile> {
-        self.lock().restore_pending.take()
-    }
-
-    /// Startup's merge: drops tagged sessions whose id was taken meanwhile,
-    /// moves the counter past `next_counter`, and keeps the detached
-    /// sessions still alive.
-    pub fn merge_startup(
-        &self,
-        tagged: &mut Vec<(String, SessionId)>,
-        next_counter: u64,
-        detached: &[PersistedSession],
-    ) {
-        let mut state = self.lock();
-        // Created while tmux did not answer yet: that session keeps it.
-        tagged.retain(|(_, id)| !state.is_id_in_use(*id));
-        state.advance_past(SessionId(next_counter.saturating_sub(1)));
-        for session in detached {
-            // An id on disk may name another tmux server's session:
-            // discovery learns the live one by name.
-            let session = PersistedSession {
-                tmux_id: None,
-                ..session.clone()
-            };
-            state.detached.insert(session.tmux_name.clone(), session);
-        }
-    }
-
-    /// When discovery should look again at sessions too young to adopt.
-    pub fn recheck_at(&self) -> Option<Instant> {
-        self.lock().recheck_at
-    }
-
-    /// Whether discovery left `name` alone for capacity.
-    pub fn is_refused(&self, name: &str) -> bool {
-        self.lock().refused.contains(name)
-    }
-
-    /// One discovery step over tmux's `listing` (made at `looked_at`):
-    /// notes the names, follows renames, forgets detached sessions that
-    /// are gone, and plans which to adopt (and when to look again at those
-    /// too young yet).
-    pub fn plan_discovery(
-        &self,
-        listing: &BTreeMap<String, Option<Birth>>,
-        looked_at: Instant,
-        now_epoch: u64,
-        filter: &NameFilter,
-        min_age: Duration,
-    ) -> Planned {
-        let mut state = self.lock();
-        state.seen_names = listing.keys().cloned().collect();
-        let births = listing.values().flatten();
-        let seen_for = state.seen_for(births.map(|b| b.tmux_id), looked_at);
-        let live: BTreeMap<String, Listed> = listing
-            .iter()
-            .map(|(name, birth)| {
-                let listed = match birth {
-                    Some(birth) => Listed {
-                        tmux_id: Some(birth.tmux_id),
-                        age: seen_for
-                            .get(&birth.tmux_id)
-                            .map(|seen| lived_at_least(*seen, Some(birth.created), now_epoch)),
-                    },
-                    None => Listed::default(),
-                };
-                (name.clone(), listed)
-            })
-            .collect();
-        state.learn_detached_ids(&live);
-        let plan = super::plan::plan_discovery(&live, &state.known(looked_at), filter, min_age);
-        state.recheck_at = plan.recheck_in.map(|wait| looked_at + wait);
-        for name in &plan.forget_detached {
-            state.detached.remove(name);
-        }
-        for (old, new) in &plan.renamed_detached {
-            state.rename_detached(old, new);
-        }
-        // Before any adoption is reserved: a new session may have taken
-        // the old name.
-        let renamed = plan
-            .renamed
-            .iter()
-            .filter_map(|(id, new)| Some((*id, state.rename(*id, new)?, new.clone())))
-            .collect();
-        // Refused for capacity and still waiting: listed, and not tracked.
-        let tracked: BTreeSet<String> = state
-            .sessions
-            .values()
-            .map(|e| e.tmux_name.clone())
-            .collect();
-        state
-            .refused
-            .retain(|name| live.contains_key(name) && !tracked.contains(name));
-        state.ended.retain(|_, at| *at >= looked_at);
-        let tmux_ids = live
-            .iter()
-            .filter_map(|(name, l)| Some((name.clone(), l.tmux_id?)))
-            .collect();
-        Planned {
-            plan,
-            renamed,
-            tmux_ids,
-        }
     }
 }
 
@@ -1297,84 +938,6 @@ impl State {
         Some(old)
     }
 
-    /// Moves a detached session to the name tmux now lists it under.
-    fn rename_detached(&mut self, old: &str, new: &str) {
-        if self.detached.contains_key(new) {
-            return;
-        }
-        if let Some(mut session) = self.detached.remove(old) {
-            session.tmux_name = new.to_owned();
-            self.detached.insert(new.to_owned(), session);
-        }
-    }
-
-    /// Notes when each listed session was first seen (forgetting those no
-    /// longer listed) and answers how long each has been seen for.
-    fn seen_for(
-        &mut self,
-        listed: impl IntoIterator<Item = TmuxSessionId>,
-        now: Instant,
-    ) -> BTreeMap<TmuxSessionId, Duration> {
-        let mut seen = BTreeMap::new();
-        for tmux_id in listed {
-            let first = *self.first_seen.entry(tmux_id).or_insert(now);
-            seen.insert(tmux_id, now.saturating_duration_since(first));
-        }
-        self.first_seen
-            .retain(|tmux_id, _| seen.contains_key(tmux_id));
-        seen
-    }
-
-    /// Detached sessions whose id is not known (read from disk) learn it
-    /// from the listing, by name.
-    fn learn_detached_ids(&mut self, live: &BTreeMap<String, Listed>) {
-        for (name, session) in self.detached.iter_mut() {
-            if session.tmux_id.is_none()
-                && let Some(tmux_id) = live.get(name).and_then(|l| l.tmux_id)
-            {
-                session.tmux_id = Some(tmux_id.to_string());
-            }
-        }
-    }
-
-    /// What the registry looks like to discovery planning at `looked_at`.
-    fn known(&self, looked_at: Instant) -> Known<'_> {
-        Known {
-            tracked: self
-                .sessions
-                .values()
-                .map(|e| TrackedRef {
-                    id: e.id,
-                    name: e.tmux_name.as_str(),
-                    tmux_id: Some(e.tmux_id),
-                })
-                .collect(),
-            detached: self
-                .detached
-                .iter()
-                .map(|(name, s)| {
-                    (
-                        name.as_str(),
-                        s.tmux_id.as_deref().and_then(|t| t.parse().ok()),
-                    )
-                })
-                .collect(),
-            // A session that ended since tmux was asked is listed, but gone.
-            reserved: self
-                .reserved
-                .keys()
-                .chain(
-                    self.ended
-                        .iter()
-                        .filter(|(_, at)| **at >= looked_at)
-                        .map(|(name, _)| name),
-                )
-                .map(String::as_str)
-                .collect(),
-            reserved_ids: self.reserved_tmux_ids.clone(),
-        }
-    }
-
     fn summarize(&mut self, id: SessionId, actor: ActorSummary) -> Option<SessionSummary> {
         let thought = self.thoughts.get(&id).cloned();
         let entry = self.sessions.get_mut(&id)?;
@@ -1440,58 +1003,6 @@ impl State {
             next_session_counter: self.next_counter,
             sessions,
             detached,
-        }
-    }
-
-    fn to_ended_file(&self) -> EndedFile {
-        let mut sessions: Vec<EndedRecord> = self
-            .retained
-            .iter()
-            .map(|(id, r)| EndedRecord {
-                session_id: id.to_string(),
-                ended_at: r.ended_at,
-                summary: serde_json::to_value(&r.summary).unwrap_or_default(),
-                screens: r
-                    .screens
-                    .as_ref()
-                    .and_then(|s| serde_json::to_value(s).ok()),
-                scrollback: serde_json::to_value(&r.history).ok(),
-            })
-            .collect();
-        sessions.sort_by_key(|r| r.ended_at);
-        EndedFile {
-            version: 1,
-            sessions,
-        }
-    }
-
-    /// Takes `ended.json` back; a record this build cannot read is skipped.
-    fn load_ended(&mut self, file: EndedFile) {
-        for record in file.sessions {
-            let Ok(id) = record.session_id.parse::<SessionId>() else {
-                continue;
-            };
-            let Ok(summary) = serde_json::from_value::<SessionSummary>(record.summary) else {
-                tracing::warn!(session_id = %record.session_id, "skipping an unreadable ended session");
-                continue;
-            };
-            let screens = record.screens.and_then(|s| serde_json::from_value(s).ok());
-            let history = record
-                .scrollback
-                .and_then(|h| serde_json::from_value(h).ok())
-                .unwrap_or(History::Missing {
-                    why: NoHistory::NotCaptured,
-                });
-            self.advance_past(id);
-            self.retained.insert(
-                id,
-                Retained {
-                    summary,
-                    screens,
-                    ended_at: record.ended_at,
-                    history,
-                },
-            );
         }
     }
 }
