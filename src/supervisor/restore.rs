@@ -56,7 +56,7 @@ impl Supervisor {
             return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let spawned = match self
+        let handle = match self
             .spawn_actor(
                 id,
                 new_actor_id,
@@ -75,7 +75,6 @@ impl Supervisor {
                 return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
             }
         };
-        let handle = spawned;
         let view = handle
             .watch_state()
             .await
