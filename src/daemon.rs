@@ -53,7 +53,7 @@ pub async fn serve(
     // One `Tmux` (and its clones) for the server: its handshake turn and
     // client path are the server's.
     let tmux = tmux_from_config(&config).with_metrics(metrics.clone());
-    tmux.check_version().await.map_err(anyhow::Error::msg)?;
+    tmux.check_version().await?;
     if let Ok(version) = tmux.version().await
         && crate::tmux::has_handshake_crash(&version) != Some(false)
     {

@@ -8,7 +8,9 @@
 //!   at the edge and used as types everywhere inside.
 //! - [`tmux`]: the boundary with tmux. Typed commands, a forked `tmux`
 //!   per command, and control clients (tmuxd's own protocol client, or a
-//!   `tmux -C` child) with the per-server handshake turn.
+//!   `tmux -C` child) with the per-server handshake turn; where a command
+//!   runs (`tmux::route`: a lent control client, else a fork), and tmux's
+//!   refusals read once into kinds (`tmux::Refusal`).
 //! - [`screen`]: a terminal screen as tmux keeps it (the `vte` parser and
 //!   tmux 3.3's grid semantics), fed with a pane's `%output`.
 //! - [`session`]: one actor per session. It owns the session's control

@@ -68,7 +68,7 @@ impl From<SupervisorError> for ApiError {
             E::NameTaken(_) => C::NameTaken,
             E::AlreadyTracked { .. } => C::AlreadyTracked,
             E::Capacity { .. } | E::TooManyWaits(_) => C::CapacityExceeded,
-            E::Tmux(TmuxError::Failed { .. }) => C::TmuxError,
+            E::Tmux(TmuxError::Failed { .. }) | E::Refused { .. } => C::TmuxError,
             E::Tmux(_) => C::TmuxUnavailable,
             E::Attach(_) => C::AttachFailed,
             E::Store(_) => C::Internal,

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::AppState;
 use super::model::{Health, Readiness, StorageReport, TmuxLost, VersionInfo};
+use crate::tmux::{ProbeError, TmuxError};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too, and
 /// `tmux_lost` whether the server was lost with sessions to restore.
@@ -66,7 +67,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
         Err(reason) => {
             let ready = Readiness {
                 ready: false,
-                reason: Some(reason),
+                reason: Some(reason.to_string()),
                 storage,
                 tmux_lost: tmux_lost(&state),
             };
@@ -83,22 +84,40 @@ fn tmux_lost(state: &AppState) -> Option<TmuxLost> {
     })
 }
 
+/// Why tmux is not ready: shared by every caller of one probe run.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Unready {
+    /// `tmux -V` failed.
+    #[error(transparent)]
+    Version(Arc<TmuxError>),
+    /// `tmux -V` answered, and the create check failed at a step.
+    #[error("{bin} answers -V, but {step}")]
+    Create { bin: String, step: Arc<ProbeError> },
+}
+
 /// Whether the configured tmux can make a session tmuxd attaches to.
-async fn tmux_creates(state: &AppState) -> Result<String, String> {
+async fn tmux_creates(state: &AppState) -> Answer {
     let tmux = state.supervisor.tmux().clone();
     let run = async move {
         let bin = tmux.bin().display().to_string();
         match tmux.check_create().await {
             Ok(attached) => Ok(attached.how),
-            Err(step) => Err(format!("{bin} answers -V, but {step}")),
+            Err(step) => Err(Unready::Create {
+                bin,
+                step: Arc::new(step),
+            }),
         }
     };
     state.tmux_probe.create(run).await
 }
 
-async fn tmux_version(state: &AppState) -> Result<String, String> {
+async fn tmux_version(state: &AppState) -> Answer {
     let tmux = state.supervisor.tmux().clone();
-    let run = async move { tmux.version().await.map_err(|e| e.to_string()) };
+    let run = async move {
+        tmux.version()
+            .await
+            .map_err(|e| Unready::Version(Arc::new(e)))
+    };
     state.tmux_probe.get(run).await
 }
 
@@ -117,8 +136,11 @@ const PROBE_TTL: Duration = Duration::from_secs(1);
 /// (each try starts a tmux server).
 const CREATE_RETRY: Duration = Duration::from_secs(5);
 
+/// What a probe said: tmux's answer, or why tmux is not ready.
+type Answer = Result<String, Unready>;
+
 /// When a probe finished, and what it said.
-type Outcome = (Instant, Result<String, String>);
+type Outcome = (Instant, Answer);
 
 type Slot = Arc<Mutex<Option<Shared<BoxFuture<'static, Outcome>>>>>;
 
@@ -135,17 +157,17 @@ pub struct TmuxProbe {
 
 impl TmuxProbe {
     /// The latest `tmux -V` answer, or `run`'s if there is none in flight or fresh.
-    pub async fn get<F>(&self, run: F) -> Result<String, String>
+    pub async fn get<F>(&self, run: F) -> Answer
     where
-        F: Future<Output = Result<String, String>> + Send + 'static,
+        F: Future<Output = Answer> + Send + 'static,
     {
         shared_run(&self.version, run, is_current).await
     }
 
     /// The latest create check, or `run`'s if none is in flight or stands.
-    pub async fn create<F>(&self, run: F) -> Result<String, String>
+    pub async fn create<F>(&self, run: F) -> Answer
     where
-        F: Future<Output = Result<String, String>> + Send + 'static,
+        F: Future<Output = Answer> + Send + 'static,
     {
         shared_run(&self.create, run, create_stands).await
     }
@@ -155,9 +177,9 @@ async fn shared_run<F>(
     slot: &Slot,
     run: F,
     current: fn(Option<&Outcome>, Instant) -> bool,
-) -> Result<String, String>
+) -> Answer
 where
-    F: Future<Output = Result<String, String>> + Send + 'static,
+    F: Future<Output = Answer> + Send + 'static,
 {
     let probe = {
         let mut latest = slot.lock().expect("tmux probe lock");
@@ -211,7 +233,11 @@ mod tests {
         let (answers, ()) = tokio::join!(futures::future::join_all(asks), async {
             let _ = release.send(());
         });
-        assert!(answers.iter().all(|a| a.as_deref() == Ok("tmux 3.3a")));
+        assert!(
+            answers
+                .iter()
+                .all(|a| a.as_deref().ok() == Some("tmux 3.3a"))
+        );
         assert_eq!(runs.load(Ordering::SeqCst), 1, "one run for a burst");
     }
 
@@ -229,13 +255,19 @@ mod tests {
     fn a_create_check_stands_when_it_worked_and_is_retried_after_a_failure() {
         let now = Instant::now();
         let ago = |d: Duration| now - d;
+        let no = || {
+            Err(Unready::Create {
+                bin: "tmux".to_owned(),
+                step: Arc::new(ProbeError::StillListed),
+            })
+        };
         let table = [
             (None, true),
             (Some((ago(Duration::ZERO), Ok(String::new()))), true),
             (Some((ago(CREATE_RETRY * 100), Ok(String::new()))), true),
-            (Some((ago(Duration::ZERO), Err("no".to_owned()))), true),
-            (Some((ago(CREATE_RETRY / 2), Err("no".to_owned()))), true),
-            (Some((ago(CREATE_RETRY), Err("no".to_owned()))), false),
+            (Some((ago(Duration::ZERO), no())), true),
+            (Some((ago(CREATE_RETRY / 2), no())), true),
+            (Some((ago(CREATE_RETRY), no())), false),
         ];
         for (outcome, stands) in table {
             assert_eq!(create_stands(outcome.as_ref(), now), stands, "{outcome:?}");

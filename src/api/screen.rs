@@ -107,7 +107,7 @@ async fn serve(
         .acquire_for(id, &state.metrics, StreamKind::Screen)
     {
         Ok(slot) => slot,
-        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
+        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason.to_string()).await,
     };
     let Ok(mut output) = handle.watch_output().await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;

@@ -88,7 +88,7 @@ async fn serve(
         .acquire_for(id, &state.metrics, StreamKind::Output)
     {
         Ok(slot) => slot,
-        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason).await,
+        Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason.to_string()).await,
     };
     let Ok(subscription) = handle.subscribe(since, pane).await else {
         return ws::close(socket, CLOSE_NORMAL, "session ended").await;

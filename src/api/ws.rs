@@ -185,6 +185,19 @@ where
     })
 }
 
+/// Why a stream was refused (its socket is closed with this reason).
+#[derive(Debug, thiserror::Error)]
+pub enum TooManyStreams {
+    #[error("too many open streams ({open}/{max})")]
+    Total { open: usize, max: usize },
+    #[error("too many open streams for {session_id} ({open}/{max})")]
+    Session {
+        session_id: SessionId,
+        open: usize,
+        max: usize,
+    },
+}
+
 /// Counts open streams, per session and in all.
 #[derive(Clone)]
 pub struct StreamLimits {
@@ -215,7 +228,7 @@ impl StreamLimits {
         session_id: SessionId,
         metrics: &Metrics,
         kind: StreamKind,
-    ) -> Result<StreamSlot, String> {
+    ) -> Result<StreamSlot, TooManyStreams> {
         let slot = self.acquire(session_id);
         if slot.is_err() {
             metrics.subscriber_dropped(kind, DropReason::StreamLimit);
@@ -224,18 +237,22 @@ impl StreamLimits {
     }
 
     /// A slot, or the reason there is none.
-    pub fn acquire(&self, session_id: SessionId) -> Result<StreamSlot, String> {
+    pub fn acquire(&self, session_id: SessionId) -> Result<StreamSlot, TooManyStreams> {
         let mut open = self.open.lock().expect("stream limits lock");
         let total: usize = open.values().sum();
         if total >= self.total {
-            return Err(format!("too many open streams ({}/{})", total, self.total));
+            return Err(TooManyStreams::Total {
+                open: total,
+                max: self.total,
+            });
         }
         let count = open.entry(session_id).or_default();
         if *count >= self.per_session {
-            return Err(format!(
-                "too many open streams for {session_id} ({count}/{})",
-                self.per_session
-            ));
+            return Err(TooManyStreams::Session {
+                session_id,
+                open: *count,
+                max: self.per_session,
+            });
         }
         *count += 1;
         Ok(StreamSlot {
@@ -266,14 +283,11 @@ mod tests {
         let limits = StreamLimits::new(2, 3);
         let a1 = limits.acquire(SessionId(1)).unwrap();
         let _a2 = limits.acquire(SessionId(1)).unwrap();
-        assert!(
-            limits
-                .acquire(SessionId(1))
-                .unwrap_err()
-                .contains("for sess_1 (2/2)")
-        );
+        let refused = limits.acquire(SessionId(1)).unwrap_err().to_string();
+        assert!(refused.contains("for sess_1 (2/2)"), "{refused}");
         let _b1 = limits.acquire(SessionId(2)).unwrap();
-        assert!(limits.acquire(SessionId(3)).unwrap_err().contains("(3/3)"));
+        let refused = limits.acquire(SessionId(3)).unwrap_err().to_string();
+        assert!(refused.contains("(3/3)"), "{refused}");
         drop(a1);
         assert!(limits.acquire(SessionId(3)).is_ok());
     }

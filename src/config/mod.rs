@@ -494,8 +494,13 @@ fn deserialize_bind<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr
     parse_bind(&text).map(Some).map_err(D::Error::custom)
 }
 
+/// A `bind` that is not an address and port.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not ADDR:PORT (e.g. 127.0.0.1:7420, [::1]:7420, localhost:7420)")]
+struct NotAnAddress(String);
+
 /// `ADDR:PORT` (including `[::1]:PORT`) or `localhost:PORT`, which means 127.0.0.1.
-fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+fn parse_bind(text: &str) -> Result<SocketAddr, NotAnAddress> {
     let parsed = match text.strip_prefix("localhost:") {
         Some(port) => port
             .parse()
@@ -503,8 +508,7 @@ fn parse_bind(text: &str) -> Result<SocketAddr, String> {
             .map(|port: u16| (Ipv4Addr::LOCALHOST, port).into()),
         None => text.parse().ok(),
     };
-    let example = "e.g. 127.0.0.1:7420, [::1]:7420, localhost:7420";
-    parsed.ok_or_else(|| format!("`{text}` is not ADDR:PORT ({example})"))
+    parsed.ok_or_else(|| NotAnAddress(text.to_owned()))
 }
 
 /// An environment variable's value; empty counts as unset.

@@ -154,7 +154,7 @@ pub fn check_rules(rules: &[RuleConfig]) -> Result<(), ConfigError> {
 pub fn check_disabled_presets(words: &[String]) -> Result<(), ConfigError> {
     for word in words {
         crate::session::check_disabled_preset(word)
-            .map_err(|reason| invalid("state.disabled_presets", reason))?;
+            .map_err(|reason| invalid("state.disabled_presets", reason.to_string()))?;
     }
     Ok(())
 }

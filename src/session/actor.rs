@@ -35,11 +35,13 @@ use super::replay::{Replay, ReplayRing};
 use super::state::{Acknowledger, Detector, Signal, StateView};
 use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, LiveOutput, SessionCmd,
+    Subscription,
 };
 use crate::id::SessionId;
+use crate::tmux::Refusal;
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
+    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
@@ -102,36 +104,20 @@ enum Purpose {
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
-    Reply(oneshot::Sender<Result<(), String>>),
+    Reply(oneshot::Sender<Result<(), CommandError>>),
     /// A command asked on someone else's behalf: the reply's lines.
-    Lines(oneshot::Sender<Result<Vec<Vec<u8>>, String>>),
+    Lines(oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>),
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: u32, looks: u8 },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
 
-/// A command built elsewhere (`SessionHandle::ask_tmux`), run as given;
-/// its reply's lines go back to be parsed by the asker.
-struct Prepared(Vec<String>);
-
-impl TmuxCommand for Prepared {
-    type Output = Vec<Vec<u8>>;
-
-    fn args(&self) -> Vec<String> {
-        self.0.clone()
-    }
-
-    fn parse(&self, lines: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, ParseError> {
-        Ok(lines.to_vec())
-    }
-}
-
 /// An input request being typed in pieces.
 struct InputJob {
     pieces_left: usize,
-    error: Option<String>,
-    reply: oneshot::Sender<Result<(), String>>,
+    error: Option<CommandError>,
+    reply: oneshot::Sender<Result<(), CommandError>>,
 }
 
 struct SessionActor {
@@ -367,9 +353,8 @@ impl SessionActor {
                 };
                 self.send(client, &resize, Purpose::Reply(reply)).await;
             }
-            SessionCmd::Ask { args, reply } => {
-                self.send(client, &Prepared(args), Purpose::Lines(reply))
-                    .await;
+            SessionCmd::Ask { command, reply } => {
+                self.send(client, &command, Purpose::Lines(reply)).await;
             }
             SessionCmd::Subscribe { since, pane, reply } => {
                 let _ = reply.send(self.subscribe(since, pane));
@@ -409,7 +394,7 @@ impl SessionActor {
             Ok(ticket) => {
                 self.purposes.insert(ticket, purpose);
             }
-            Err(e) => self.settle(purpose, Err(e.to_string())),
+            Err(e) => self.settle(purpose, Err(e.into())),
         }
     }
 
@@ -440,7 +425,7 @@ impl SessionActor {
                 match purpose {
                     Purpose::Window => self.on_window(result, client).await,
                     Purpose::Lines(reply) => {
-                        let _ = reply.send(result.map_err(|e| e.to_string()));
+                        let _ = reply.send(result.map_err(CommandError::from));
                     }
                     Purpose::Pids => match result {
                         Ok(rows) => {
@@ -459,13 +444,13 @@ impl SessionActor {
                     Purpose::Exit { pane, looks } => match result {
                         Ok(lines) => self.on_exit_facts(pane, &lines.concat(), looks),
                         // A pane already closed has nothing more to tell.
-                        Err(e) if e.to_string().contains("can't find pane") => {}
+                        Err(e) if e.refusal() == Some(Refusal::NoTarget) => {}
                         Err(e) => {
                             tracing::debug!(session_id = %self.session_id, pane, "asking how a pane ended failed: {e}");
                             self.look_at_exit_later(pane, looks, exits::EXIT_LOOK_LATER);
                         }
                     },
-                    other => self.settle(other, result.map(drop).map_err(|e| e.to_string())),
+                    other => self.settle(other, result.map(drop).map_err(CommandError::from)),
                 }
             }
         }
@@ -628,12 +613,11 @@ impl SessionActor {
         client: &mut ControlClient,
     ) {
         self.looking = false;
-        let rows = result.map_err(|e| e.to_string()).and_then(|body| {
-            WindowPanes {
+        let rows = result.and_then(|body| {
+            let command = WindowPanes {
                 session: String::new(),
-            }
-            .parse(&body)
-            .map_err(|e| e.to_string())
+            };
+            Ok(command.parse(&body)?)
         });
         match rows {
             Ok(rows) if !rows.is_empty() => self.lay_out(rows, client).await,
@@ -732,7 +716,7 @@ impl SessionActor {
     }
 
     /// A command's reply reached the one who waits for it.
-    fn settle(&mut self, purpose: Purpose, result: Result<(), String>) {
+    fn settle(&mut self, purpose: Purpose, result: Result<(), CommandError>) {
         match purpose {
             Purpose::Reply(reply) => {
                 let _ = reply.send(result);
@@ -802,7 +786,7 @@ impl SessionActor {
         self.client_gone = true;
         self.subscribers.clear();
         for (_, purpose) in std::mem::take(&mut self.purposes) {
-            self.settle(purpose, Err("the session's tmux client has gone".into()));
+            self.settle(purpose, Err(CommandError::ClientGone));
         }
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id,

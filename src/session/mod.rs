@@ -5,6 +5,7 @@
 mod actor;
 mod agents;
 mod ansi;
+mod error;
 mod foreground;
 mod pane;
 mod replay;
@@ -20,6 +21,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 pub use actor::KEEP_EXIT_OPTION;
 pub use agents::{Agent, HookError, HookEvent, interpret as interpret_hook};
+pub use error::CommandError;
 pub use pane::{Captured, PaneScreen, PaneState};
 pub use replay::{Chunk, Replay};
 pub use rules::{ScreenRule, check_disabled_preset, presets};
@@ -33,8 +35,9 @@ pub use window::{
 
 use crate::id::SessionId;
 use crate::tmux::Tmux;
-use crate::tmux::command::TmuxCommand;
+use crate::tmux::command::{Carried, TmuxCommand};
 use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
+use crate::tmux::route::{Lender, LentAnswer};
 
 /// Requests an actor serves; each carries its own reply channel.
 pub enum SessionCmd {
@@ -52,19 +55,19 @@ pub enum SessionCmd {
     /// with every other input; answers once tmux took all of it.
     Type {
         input: Input,
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<(), CommandError>>,
     },
     /// Resizes the session's current window.
     Resize {
         cols: u16,
         rows: u16,
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<(), CommandError>>,
     },
-    /// Runs a command (its argv) over this session's client for someone
-    /// else, so they need not fork: the reply's lines, or tmux's error.
+    /// Runs a command over this session's client for someone else, so
+    /// they need not fork: the reply's lines, or tmux's error.
     Ask {
-        args: Vec<String>,
-        reply: oneshot::Sender<Result<Vec<Vec<u8>>, String>>,
+        command: Carried,
+        reply: oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>,
     },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
@@ -486,11 +489,15 @@ impl SessionHandle {
     }
 
     /// Types `input` into the active pane; `Err` carries tmux's refusal.
-    pub async fn type_input(&self, input: Input) -> Result<Result<(), String>, ActorGone> {
+    pub async fn type_input(&self, input: Input) -> Result<Result<(), CommandError>, ActorGone> {
         self.ask(|reply| SessionCmd::Type { input, reply }).await
     }
 
-    pub async fn resize(&self, cols: u16, rows: u16) -> Result<Result<(), String>, ActorGone> {
+    pub async fn resize(
+        &self,
+        cols: u16,
+        rows: u16,
+    ) -> Result<Result<(), CommandError>, ActorGone> {
         self.ask(|reply| SessionCmd::Resize { cols, rows, reply })
             .await
     }
@@ -500,10 +507,15 @@ impl SessionHandle {
     pub async fn ask_tmux<C: TmuxCommand>(
         &self,
         command: &C,
-    ) -> Result<Result<C::Output, String>, ActorGone> {
-        let args = command.args();
-        let lines = self.ask(|reply| SessionCmd::Ask { args, reply }).await?;
-        Ok(lines.and_then(|lines| command.parse(&lines).map_err(|e| e.to_string())))
+    ) -> Result<Result<C::Output, CommandError>, ActorGone> {
+        let carried = Carried::of(command);
+        let lines = self.ask(|reply| SessionCmd::Ask {
+            command: carried,
+            reply,
+        });
+        Ok(lines
+            .await?
+            .and_then(|lines| Ok(command.parse(&lines).map_err(ControlError::from)?)))
     }
 
     /// Tells the actor someone looked at the session (a gone actor has
@@ -540,6 +552,19 @@ impl SessionHandle {
     /// answer is what it last showed.
     pub async fn finish(&self, reason: EndReason) -> Result<Final, ActorGone> {
         self.ask(|reply| SessionCmd::Finish { reason, reply }).await
+    }
+}
+
+/// A session's client runs other askers' commands in order with its
+/// own; a client that has gone lends nothing.
+impl Lender for SessionHandle {
+    async fn run_lent(&self, command: Carried) -> LentAnswer {
+        let asked = self.ask(|reply| SessionCmd::Ask { command, reply });
+        match asked.await.ok()? {
+            Ok(lines) => Some(Ok(lines)),
+            Err(CommandError::ClientGone) => None,
+            Err(CommandError::Tmux(e)) => Some(Err(e)),
+        }
     }
 }
 

@@ -51,7 +51,19 @@ pub enum Loaded<T> {
     Found(T),
     /// The file could not be parsed and was renamed to `moved_to`, so the
     /// next write does not destroy what an operator may want to inspect.
-    Corrupt { moved_to: PathBuf, error: String },
+    Corrupt { moved_to: PathBuf, error: NotJson },
+}
+
+/// Why a file did not parse (serde's error, shared: `Loaded` is `Clone`).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct NotJson(std::sync::Arc<serde_json::Error>);
+
+/// The same failure: serde's errors have no equality of their own.
+impl PartialEq for NotJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
 }
 
 impl DataDir {
@@ -140,7 +152,7 @@ pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>, StoreErr
         Ok(value) => Ok(Loaded::Found(value)),
         Err(error) => Ok(Loaded::Corrupt {
             moved_to: move_aside(path, Utc::now())?,
-            error: error.to_string(),
+            error: NotJson(std::sync::Arc::new(error)),
         }),
     }
 }

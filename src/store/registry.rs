@@ -310,7 +310,10 @@ mod tests {
         else {
             panic!("expected Corrupt");
         };
-        assert!(error.contains("unsupported version 2"), "{error}");
+        assert!(
+            error.to_string().contains("unsupported version 2"),
+            "{error}"
+        );
         assert_eq!(std::fs::read_to_string(moved_to).unwrap(), newer);
         assert!(!path.exists());
     }

@@ -14,10 +14,8 @@ use super::lifecycle::EndReason;
 use super::plan::DiscoveryPlan;
 use super::registry::{Birth, ExitMeets, Planned};
 use crate::id::SessionId;
-use crate::session::{ActorEvent, ClientExited};
-use crate::tmux::command::{
-    HasSession, ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand,
-};
+use crate::session::{ActorEvent, ClientExited, SessionHandle};
+use crate::tmux::command::{ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand};
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
 pub(super) fn spawn_loops(
@@ -95,9 +93,6 @@ pub(super) enum Adoptions {
     /// While running: adoptions attach in their own tasks.
     Spawn,
 }
-
-/// How long another session's client may take to say whether one lives.
-const ASK_ANOTHER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How often discovery looks anyway while control clients listen for changes.
 const SAFETY_SWEEP: std::time::Duration = std::time::Duration::from_secs(30);
@@ -205,18 +200,12 @@ impl Supervisor {
     }
 
     /// Whether session `name` lives: asked over another tracked session's
-    /// control client when there is one (a forked tmux command costs
-    /// 15-40 ms with 200 clients attached), else by a forked `has-session`
-    /// (which also tells a server that is gone).
+    /// control client when there is one, else forked (see `tmux::route`).
     async fn session_status(&self, id: SessionId, name: &str) -> Result<SessionStatus, TmuxError> {
-        let ask = HasSession {
-            target: Target::Session(name.to_owned()),
-        };
-        match self.ask_tmux(&ask, Some(id)).await {
-            Some(Ok(())) => Ok(SessionStatus::Alive),
-            Some(Err(e)) if e.contains("can't find session") => Ok(SessionStatus::Gone),
-            _ => self.tmux().session_status(name).await,
-        }
+        let lender = self.lender(Some(id));
+        self.tmux()
+            .session_status_routed(name, lender.as_ref())
+            .await
     }
 
     /// Every session's name, id and birth (far cheaper for tmux than
@@ -252,41 +241,24 @@ impl Supervisor {
     /// Every pane, as `Tmux::list_panes` gives them, over a control client
     /// when there is one.
     async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
-        let ask = ListPaneInfo {
-            scope: PaneScope::All,
-        };
-        match self.ask_tmux(&ask, None).await {
-            Some(Ok(panes)) => Ok(panes),
-            _ => self.tmux().list_panes().await,
-        }
+        let lender = self.lender(None);
+        self.tmux().list_panes_routed(lender.as_ref()).await
     }
 
     /// Runs `command` over a tracked session's control client, or forks
-    /// when none answers well (an error there may be that client's, not
-    /// tmux's answer).
+    /// (`tmux::route` decides).
     pub(super) async fn ask_or_fork<C: TmuxCommand>(
         &self,
         command: &C,
     ) -> Result<C::Output, TmuxError> {
-        match self.ask_tmux(command, None).await {
-            Some(Ok(output)) => Ok(output),
-            _ => self.tmux().run_cmd(command).await,
-        }
+        let lender = self.lender(None);
+        self.tmux().run_routed(command, lender.as_ref()).await
     }
 
-    /// Runs `command` over the control client of a tracked session (not
-    /// `except`) instead of forking; None when there is none, or it did not
-    /// answer in time (the caller forks then).
-    pub(super) async fn ask_tmux<C: TmuxCommand>(
-        &self,
-        command: &C,
-        except: Option<SessionId>,
-    ) -> Option<Result<C::Output, String>> {
-        let handle = self.registry().any_handle_except(except)?;
-        match tokio::time::timeout(ASK_ANOTHER, handle.ask_tmux(command)).await {
-            Ok(Ok(answer)) => Some(answer),
-            _ => None,
-        }
+    /// A tracked session (not `except`, nor one ending) whose control
+    /// client can run a command instead of a fork.
+    fn lender(&self, except: Option<SessionId>) -> Option<SessionHandle> {
+        self.registry().any_handle_except(except)
     }
 
     /// One discovery tick: restore persisted sessions once tmux answers,

@@ -3,7 +3,7 @@
 //! the hook says, and what the agent said to its user becomes the
 //! session's thought.
 
-use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, refusal_means_gone};
+use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate};
 use crate::id::SessionId;
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;
@@ -64,16 +64,10 @@ impl Supervisor {
             target: Some(Target::Pane(pane)),
             format: "#{session_id}".to_owned(),
         };
-        let answer = match any.ask_tmux(&ask).await {
-            // A client gone meanwhile leaves the pane's session unknown.
-            Ok(Err(e)) if refusal_means_gone(&e) => return Err(not_found()),
-            Ok(answer) => answer.map_err(|stderr| {
-                SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
-                    command: "display-message".to_owned(),
-                    stderr,
-                })
-            })?,
-            Err(_) => self.tmux().run_cmd(&ask).await?,
+        let answer = match self.tmux().run_routed(&ask, Some(&any)).await {
+            Ok(answer) => answer,
+            Err(e) if e.is_missing_session() => return Err(not_found()),
+            Err(e) => return Err(e.into()),
         };
         let tmux_id: TmuxSessionId = answer.trim().parse().map_err(|_| not_found())?;
         self.registry()

@@ -447,27 +447,18 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
 
 /// What tmux's refusal of a command sent through a session's actor means:
 /// the session (or its client) went away meanwhile (404), or tmux said no.
-pub(crate) fn tmux_refused(id: SessionId, command: &str, message: String) -> SupervisorError {
-    if refusal_means_gone(&message) {
-        SupervisorError::Gone(id.to_string())
-    } else {
-        SupervisorError::Tmux(crate::tmux::TmuxError::Failed {
-            command: command.to_owned(),
-            stderr: message,
-        })
+pub(crate) fn tmux_refused(
+    id: SessionId,
+    command: &'static str,
+    error: crate::session::CommandError,
+) -> SupervisorError {
+    match error.is_gone() {
+        true => SupervisorError::Gone(id.to_string()),
+        false => SupervisorError::Refused {
+            command,
+            source: error,
+        },
     }
-}
-
-/// Whether tmux's refusal says the session (or its client) went away.
-pub(crate) fn refusal_means_gone(message: &str) -> bool {
-    let gone = [
-        "can't find",
-        "no current target",
-        "client has gone",
-        "control client is gone",
-        "cannot write to the control client",
-    ];
-    gone.iter().any(|g| message.contains(g))
 }
 
 /// Refuses input longer than `MAX_INPUT_BYTES` before anything is typed.

@@ -256,7 +256,7 @@ impl Supervisor {
             let made_at = made_at.and_then(|i| i.trim().parse().ok());
             let made_at = made_at.unwrap_or(blueprint.windows[0].index);
             let commands = rebuild_commands(&name, blueprint, &launches, made_at);
-            if let Err(e) = self.tmux().run_sequence(&commands).await {
+            if let Err(e) = self.tmux().run_in_one(&commands).await {
                 // The session is there, with what tmux made before the error.
                 tracing::warn!(tmux_name = %name, "restoring the windows and layouts stopped: {e}");
             }

@@ -89,7 +89,7 @@ impl Supervisor {
         match self.ask_or_fork(&unpin).await {
             Ok(()) => tracing::debug!("status timers aligned"),
             // Gone with its session.
-            Err(e) if e.is_missing_session() || e.to_string().contains("no such session") => {}
+            Err(e) if e.is_missing_session() => {}
             Err(e) => tracing::warn!("could not unset the status-interval tmuxd set: {e}"),
         }
     }

@@ -210,6 +210,12 @@ pub enum SupervisorError {
     Tmux(#[from] TmuxError),
     #[error(transparent)]
     Attach(#[from] ControlError),
+    /// tmux refused a command a session's actor ran (see `tmux_refused`).
+    #[error("`tmux {command}` failed: {source}")]
+    Refused {
+        command: &'static str,
+        source: crate::session::CommandError,
+    },
     #[error("session {0} ended while the request was being served")]
     Gone(String),
     #[error("{what} is {size} bytes; at most {max} are accepted")]

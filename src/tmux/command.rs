@@ -89,6 +89,35 @@ fn text_lines(lines: &[Vec<u8>]) -> Vec<String> {
         .collect()
 }
 
+/// A typed command's argv, carried to a control client someone else owns
+/// (a session's actor: `route::Lender`) and run there as given; the reply's
+/// lines go back to the asker, who parses them with the command it has.
+/// Made only from a `TmuxCommand`, so no raw argv travels this way.
+#[derive(Clone, Debug)]
+pub struct Carried {
+    args: Vec<String>,
+}
+
+impl Carried {
+    pub fn of<C: TmuxCommand>(command: &C) -> Self {
+        Carried {
+            args: command.args(),
+        }
+    }
+}
+
+impl TmuxCommand for Carried {
+    type Output = Vec<Vec<u8>>;
+
+    fn args(&self) -> Vec<String> {
+        self.args.clone()
+    }
+
+    fn parse(&self, lines: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, ParseError> {
+        Ok(lines.to_vec())
+    }
+}
+
 /// Implements `TmuxCommand` for a command that prints nothing.
 macro_rules! silent_command {
     ($type:ty, $name:literal) => {

@@ -8,6 +8,8 @@ mod keys;
 mod names;
 mod panes;
 mod probe;
+mod refusal;
+pub mod route;
 mod socket;
 mod tag;
 
@@ -22,7 +24,8 @@ pub use names::{NameError, validate_session_name};
 pub use panes::{
     LIST_PANES_FORMAT, PaneInfo, PaneRect, SessionView, parse_list_panes, session_views,
 };
-pub use probe::ProbeAttach;
+pub use probe::{ProbeAttach, ProbeError};
+pub use refusal::Refusal;
 
 /// Variables tmux sets inside its panes; a child that inherits them would
 /// talk to (or nest inside) the wrong server.
@@ -94,30 +97,35 @@ pub enum TmuxError {
     Timeout { command: String, timeout: Duration },
     #[error("no tmux server is running ({stderr})")]
     NoServer { stderr: String },
+    /// tmux refused the command: `refusal` is what its `stderr` means.
     #[error("`tmux {command}` failed: {stderr}")]
-    Failed { command: String, stderr: String },
+    Failed {
+        command: String,
+        stderr: String,
+        refusal: Refusal,
+    },
     #[error(transparent)]
     UnexpectedOutput(#[from] command::ParseError),
 }
 
 impl TmuxError {
-    /// tmux refused a target that does not exist.
-    pub fn is_missing_session(&self) -> bool {
+    /// What tmux's refusal meant; None when tmux did not refuse (it did
+    /// not run, or did not answer).
+    pub fn refusal(&self) -> Option<Refusal> {
         match self {
-            TmuxError::NoServer { .. } => true,
-            TmuxError::Failed { stderr, .. } => {
-                stderr.contains("can't find session")
-                    || stderr.contains("can't find pane")
-                    || stderr.contains("can't find window")
-                    || stderr.contains("no current target")
-            }
-            _ => false,
+            TmuxError::Failed { refusal, .. } => Some(*refusal),
+            _ => None,
         }
+    }
+
+    /// tmux refused a target that does not exist (or no server runs any).
+    pub fn is_missing_session(&self) -> bool {
+        matches!(self, TmuxError::NoServer { .. }) || self.refusal() == Some(Refusal::NoTarget)
     }
 
     /// tmux refused `new-session` because the name is in use.
     pub fn is_duplicate_session(&self) -> bool {
-        matches!(self, TmuxError::Failed { stderr, .. } if stderr.contains("duplicate session"))
+        self.refusal() == Some(Refusal::DuplicateSession)
     }
 }
 
@@ -237,7 +245,7 @@ impl Tmux {
 
     /// `tmux` with the global options and a clean environment, for the
     /// caller to add a command to. Killed if dropped before it is waited.
-    pub(crate) fn command(&self) -> tokio::process::Command {
+    pub(in crate::tmux) fn command(&self) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.bin);
         command.args(self.global_args()).kill_on_drop(true);
         for var in child_env_removals() {
@@ -268,10 +276,20 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&stdout).into_owned())
     }
 
+    /// Runs typed commands in one tmux call (one fork); tmux stops at the
+    /// first that fails. What they print is not read.
+    pub async fn run_in_one<C: command::TmuxCommand>(
+        &self,
+        commands: &[C],
+    ) -> Result<(), TmuxError> {
+        let argvs: Vec<Vec<String>> = commands.iter().map(|c| c.args()).collect();
+        self.run_sequence(&argvs).await.map(drop)
+    }
+
     /// Runs several commands in one tmux call (one fork), each argument
     /// escaped as `run` does, with real `;` separators between them. tmux
-    /// stops at the first command that fails.
-    pub(crate) async fn run_sequence<S: AsRef<OsStr>>(
+    /// stops at the first command that fails. For `tmux/` itself only.
+    pub(in crate::tmux) async fn run_sequence<S: AsRef<OsStr>>(
         &self,
         commands: &[Vec<S>],
     ) -> Result<String, TmuxError> {
@@ -356,17 +374,18 @@ impl Tmux {
         };
         Err(TmuxError::Failed {
             command: command_line,
+            refusal: Refusal::of(&stderr),
             stderr,
         })
     }
 
     /// Every pane of every session, in one call. No server means no panes.
     pub async fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
-        match self
-            .run(["list-panes", "-a", "-F", LIST_PANES_FORMAT])
-            .await
-        {
-            Ok(out) => Ok(parse_list_panes(&out)),
+        let all = command::ListPaneInfo {
+            scope: command::PaneScope::All,
+        };
+        match self.run_cmd(&all).await {
+            Ok(panes) => Ok(panes),
             // A server whose last session just ended says "no current target".
             Err(e) if e.is_missing_session() => Ok(Vec::new()),
             Err(e) => Err(e),
@@ -452,8 +471,8 @@ impl Tmux {
     /// Whether a session of exactly this name exists, and if not, whether
     /// the whole server is gone.
     pub async fn session_status(&self, name: &str) -> Result<SessionStatus, TmuxError> {
-        match self.run(["has-session", "-t", &session_target(name)]).await {
-            Ok(_) => Ok(SessionStatus::Alive),
+        match self.run_cmd(&has_session(name)).await {
+            Ok(()) => Ok(SessionStatus::Alive),
             Err(TmuxError::NoServer { .. }) => Ok(SessionStatus::NoServer),
             Err(e) if e.is_missing_session() => Ok(SessionStatus::Gone),
             Err(e) => Err(e),
@@ -462,8 +481,8 @@ impl Tmux {
 
     /// Whether a session of exactly this name exists. No server means no.
     pub async fn has_session(&self, name: &str) -> Result<bool, TmuxError> {
-        match self.run(["has-session", "-t", &session_target(name)]).await {
-            Ok(_) => Ok(true),
+        match self.run_cmd(&has_session(name)).await {
+            Ok(()) => Ok(true),
             Err(e) if e.is_missing_session() => Ok(false),
             Err(e) => Err(e),
         }
@@ -518,7 +537,8 @@ impl Tmux {
         name: &str,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
-        self.capture_history(&pane_target(name), range).await
+        let target = command::Target::Session(name.to_owned());
+        self.capture_history(target, range).await
     }
 
     /// As `capture_pane`, of one pane (a dead one that tmux still keeps).
@@ -527,45 +547,39 @@ impl Tmux {
         pane: control::PaneId,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
-        self.capture_history(&pane.to_string(), range).await
+        self.capture_history(command::Target::Pane(pane), range)
+            .await
     }
 
     async fn capture_history(
         &self,
-        target: &str,
+        target: command::Target,
         range: CaptureRange,
     ) -> Result<Vec<String>, TmuxError> {
         let CaptureRange::History { lines } = range;
-        let start = format!("-{lines}");
-        let out = self
-            .run([
-                "capture-pane",
-                "-p",
-                "-J",
-                "-t",
-                target,
-                "-S",
-                &start,
-                "-E",
-                "-1",
-            ])
-            .await?;
-        Ok(out.lines().map(|l| l.trim_end().to_owned()).collect())
+        let lines = i64::try_from(lines).unwrap_or(i64::MAX);
+        let capture = command::CapturePane {
+            target,
+            escapes: false,
+            join: true,
+            start: Some(command::LineBound::Line(-lines)),
+            end: Some(command::LineBound::Line(-1)),
+        };
+        let out = self.run_cmd(&capture).await?;
+        let text = |line: &Vec<u8>| String::from_utf8_lossy(line).trim_end().to_owned();
+        Ok(out.iter().map(text).collect())
     }
 
     /// Refuses a tmux too old for control mode (3.2 added what tmuxd uses:
     /// `pause-after`, `%extended-output`, `refresh-client -A`). A tmux that
     /// cannot be run now is not refused: it may be installed later, and
     /// health and readiness say so meanwhile.
-    pub async fn check_version(&self) -> Result<(), String> {
+    pub async fn check_version(&self) -> Result<(), TooOld> {
         let Ok(version) = self.version().await else {
             return Ok(());
         };
         match parse_version(&version) {
-            Some(found) if found < MIN_VERSION => Err(format!(
-                "{version} is too old: tmuxd needs tmux {}.{} or newer (control mode)",
-                MIN_VERSION.0, MIN_VERSION.1
-            )),
+            Some(found) if found < MIN_VERSION => Err(TooOld { version }),
             _ => Ok(()),
         }
     }
@@ -578,6 +592,17 @@ impl Tmux {
 
 /// The oldest tmux whose control mode tmuxd can use.
 const MIN_VERSION: (u32, u32) = (3, 2);
+
+/// A tmux older than `MIN_VERSION`; `version` as `tmux -V` says it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{version} is too old: tmuxd needs tmux {}.{} or newer (control mode)",
+    MIN_VERSION.0,
+    MIN_VERSION.1
+)]
+pub struct TooOld {
+    pub version: String,
+}
 
 /// How long a kill holds the turn for tmuxd's client on the session to
 /// leave tmux (see `control::handshake::until_detach_heard`).
@@ -631,6 +656,13 @@ pub fn crash_conditions(version: &str, native: bool) -> &'static str {
 /// `=NAME`: exactly this session, never a prefix or pattern match.
 pub fn session_target(name: &str) -> String {
     format!("={name}")
+}
+
+/// `has-session` of exactly session `name`.
+fn has_session(name: &str) -> command::HasSession {
+    command::HasSession {
+        target: command::Target::Session(name.to_owned()),
+    }
 }
 
 /// `=NAME:`: the active pane of the session's current window.

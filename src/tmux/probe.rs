@@ -6,8 +6,25 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::control::{ControlClient, ControlOptions};
-use super::{NewSession, Socket, Tmux};
+use super::control::{ControlClient, ControlError, ControlOptions};
+use super::{NewSession, Socket, Tmux, TmuxError};
+
+/// Which step of the probe failed, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("cannot create a session: {0}")]
+    Create(TmuxError),
+    #[error("cannot list sessions: {0}")]
+    List(TmuxError),
+    #[error("the session it created is not listed ({listed} panes listed)")]
+    NotListed { listed: usize },
+    #[error("cannot attach a control client: {0}")]
+    Attach(ControlError),
+    #[error("cannot kill a session: {0}")]
+    Kill(TmuxError),
+    #[error("a killed session is still listed")]
+    StillListed,
+}
 
 /// How the probe's control client attached.
 #[derive(Clone, Debug)]
@@ -27,7 +44,7 @@ impl Tmux {
     /// config and timeout, never the configured server, whose clients would
     /// all be told), then removes that server and its socket file. Says how
     /// the control client attached, or which step failed and why.
-    pub async fn check_create(&self) -> Result<ProbeAttach, String> {
+    pub async fn check_create(&self) -> Result<ProbeAttach, ProbeError> {
         // Names probes apart within this process; the pid, from others.
         static PROBES: AtomicU64 = AtomicU64::new(0);
         let n = PROBES.fetch_add(1, Ordering::Relaxed);
@@ -53,7 +70,7 @@ impl Tmux {
 }
 
 /// The probe's steps; returns how the control client attached.
-async fn probe_session(probe: &Tmux) -> Result<ProbeAttach, String> {
+async fn probe_session(probe: &Tmux) -> Result<ProbeAttach, ProbeError> {
     let request = NewSession {
         name: PROBE,
         size: Some((80, 24)),
@@ -63,16 +80,12 @@ async fn probe_session(probe: &Tmux) -> Result<ProbeAttach, String> {
     probe
         .new_session(&request)
         .await
-        .map_err(|e| format!("cannot create a session: {e}"))?;
-    let panes = probe
-        .list_panes()
-        .await
-        .map_err(|e| format!("cannot list sessions: {e}"))?;
+        .map_err(ProbeError::Create)?;
+    let panes = probe.list_panes().await.map_err(ProbeError::List)?;
     if !panes.iter().any(|p| p.session_name == PROBE) {
-        return Err(format!(
-            "the session it created is not listed ({} panes listed)",
-            panes.len()
-        ));
+        return Err(ProbeError::NotListed {
+            listed: panes.len(),
+        });
     }
     let options = ControlOptions {
         timeout: probe.timeout,
@@ -80,7 +93,7 @@ async fn probe_session(probe: &Tmux) -> Result<ProbeAttach, String> {
     };
     let client = ControlClient::attach(probe, PROBE, options)
         .await
-        .map_err(|e| format!("cannot attach a control client: {e}"))?;
+        .map_err(ProbeError::Attach)?;
     let native = client.is_native();
     client.close().await;
     let path = probe.client_path().await;
@@ -90,15 +103,10 @@ async fn probe_session(probe: &Tmux) -> Result<ProbeAttach, String> {
         }
         _ => path.describe(),
     };
-    probe
-        .kill_session(PROBE)
-        .await
-        .map_err(|e| format!("cannot kill a session: {e}"))?;
+    probe.kill_session(PROBE).await.map_err(ProbeError::Kill)?;
     // The server exits with its last session, so a failing list is fine too.
     match probe.list_panes().await {
-        Ok(panes) if panes.iter().any(|p| p.session_name == PROBE) => {
-            Err("a killed session is still listed".to_owned())
-        }
+        Ok(panes) if panes.iter().any(|p| p.session_name == PROBE) => Err(ProbeError::StillListed),
         _ => Ok(ProbeAttach { how, native }),
     }
 }

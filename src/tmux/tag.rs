@@ -7,7 +7,9 @@
 //! environment variable, because setting any option (even a user option)
 //! makes tmux redraw every attached client, humans' included.
 
-use super::{LIST_PANES_FORMAT, PaneInfo, Tmux, TmuxError, parse_list_panes, session_target};
+use super::{
+    LIST_PANES_FORMAT, PaneInfo, Refusal, Tmux, TmuxError, parse_list_panes, session_target,
+};
 
 const TAG_VARIABLE: &str = "tmuxd_id";
 
@@ -45,9 +47,7 @@ impl Tmux {
             .await
         {
             Ok(out) => Ok(parse_tag(&out)),
-            Err(TmuxError::Failed { stderr, .. }) if stderr.contains("unknown variable") => {
-                Ok(None)
-            }
+            Err(e) if e.refusal() == Some(Refusal::UnknownVariable) => Ok(None),
             Err(e) if e.is_missing_session() => Ok(None),
             Err(e) => Err(e),
         }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::FromRequestParts;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -66,7 +67,7 @@ pub struct PendingSocket {
     gate: Gate,
     peer: Peer,
     budget: Option<ReadBudget>,
-    upgrade: Result<WebSocketUpgrade, String>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 }
 
 /// A WebSocket whose caller proved a token (or, without tokens, came from
@@ -91,7 +92,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PendingSocket {
             gate,
             peer,
             budget,
-            upgrade: upgrade.map_err(|e| e.body_text()),
+            upgrade,
         })
     }
 }
@@ -114,9 +115,10 @@ impl PendingSocket {
         F: FnOnce(AuthenticatedSocket) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let upgrade = self
-            .upgrade
-            .map_err(|e| ApiError::bad_request(format!("expected a WebSocket upgrade: {e}")))?;
+        let upgrade = self.upgrade.map_err(|e| {
+            let reason = e.body_text();
+            ApiError::bad_request(format!("expected a WebSocket upgrade: {reason}"))
+        })?;
         let (gate, peer, budget) = (self.gate, self.peer, self.budget);
         if gate == Gate::FirstMessage {
             // Counted from the upgrade on: whatever the client sends first.

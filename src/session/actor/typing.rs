@@ -5,8 +5,8 @@
 use tokio::sync::oneshot;
 
 use super::{HEX_CHUNK_BYTES, InputJob, Purpose, SessionActor, TEXT_CHUNK_BYTES};
-use crate::session::Input;
 use crate::session::state::Signal;
+use crate::session::{CommandError, Input};
 use crate::tmux::command::{ParseError, SendHex, SendKeys, SendLiteral, Target, TmuxCommand};
 use crate::tmux::control::{ControlClient, PaneId};
 
@@ -20,7 +20,7 @@ impl SessionActor {
     pub(super) async fn type_input(
         &mut self,
         input: Input,
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<(), CommandError>>,
         client: &mut ControlClient,
     ) {
         // Raw bytes come from someone at a keyboard (a stream client); text
@@ -54,9 +54,10 @@ impl SessionActor {
                     self.purposes.insert(ticket, Purpose::Input { job });
                 }
             }
+            // Nothing was written: the request fails as a whole.
             Err(e) => {
-                for _ in &pieces {
-                    self.settle(Purpose::Input { job }, Err(e.to_string()));
+                if let Some(done) = self.jobs.remove(&job) {
+                    let _ = done.reply.send(Err(e.into()));
                 }
             }
         }

@@ -139,22 +139,29 @@ pub const PRESETS: [Preset; 10] = [
     ),
 ];
 
-/// Whether `word` may be listed in `state.disabled_presets`; otherwise the
-/// words that may.
-pub fn check_disabled(word: &str) -> Result<(), String> {
+/// A word in `state.disabled_presets` that names nothing; it says the
+/// words that may be listed.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{word:?} is no preset: use \"{ALL_PRESETS}\", an agent ({}) or a preset ({})",
+    Agent::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "),
+    PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+)]
+pub struct UnknownPreset {
+    pub word: String,
+}
+
+/// Whether `word` may be listed in `state.disabled_presets`.
+pub fn check_disabled(word: &str) -> Result<(), UnknownPreset> {
     let known = word == ALL_PRESETS
         || Agent::from_name(word).is_some()
         || PRESETS.iter().any(|p| p.name == word);
-    if known {
-        return Ok(());
+    match known {
+        true => Ok(()),
+        false => Err(UnknownPreset {
+            word: word.to_owned(),
+        }),
     }
-    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
-    let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-    Err(format!(
-        "{word:?} is no preset: use \"{ALL_PRESETS}\", an agent ({}) or a preset ({})",
-        agents.join(", "),
-        names.join(", ")
-    ))
 }
 
 /// The presets not disabled, compiled, in order.

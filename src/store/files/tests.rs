@@ -215,7 +215,7 @@ fn load_json_moves_corrupt_file_aside() {
         };
         assert!(!path.exists());
         assert_eq!(fs::read(&moved_to).unwrap(), b"{\"version\": 1,");
-        assert!(error.contains("EOF"), "{error}");
+        assert!(error.to_string().contains("EOF"), "{error}");
         let moved_name = moved_to.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
             moved_name.starts_with("registry.json.corrupt-"),

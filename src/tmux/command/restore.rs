@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::{ParseError, TmuxCommand, expect_empty, owned};
 use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
 use crate::tmux::control::parse_layout;
 
@@ -217,6 +218,108 @@ fn window_target(name: &str, index: u32) -> String {
     format!("={name}:{index}")
 }
 
+/// One step of rebuilding a session (`rebuild_commands`); a window is
+/// `target` (`=NAME:INDEX`), a pane `=NAME:INDEX.PANE`. None prints anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RebuildStep {
+    /// `move-window -s FROM -t TO`: the window `new-session` made, to its saved index.
+    MoveWindow { from: String, to: String },
+    /// `new-window -d -t TARGET [-c CWD] [-- LAUNCH...]`
+    NewWindow {
+        target: String,
+        cwd: String,
+        launch: Launch,
+    },
+    /// `set-option -q -w -t TARGET NAME VALUE`: keeping the window's exits
+    /// as `new-session` does for the first (see `NewSession::keep_exit`).
+    KeepExits {
+        target: String,
+        name: &'static str,
+        value: &'static str,
+    },
+    /// `rename-window -t TARGET -- NAME`
+    RenameWindow { target: String, name: String },
+    /// `split-window -t TARGET [-c CWD] [-- LAUNCH...]`
+    SplitWindow {
+        target: String,
+        cwd: String,
+        launch: Launch,
+    },
+    /// `select-layout -t TARGET LAYOUT`
+    SelectLayout { target: String, layout: String },
+    /// `resize-window -t TARGET -x COLS -y ROWS`
+    ResizeWindow {
+        target: String,
+        cols: u16,
+        rows: u16,
+    },
+    /// `select-pane -t PANE`
+    SelectPane { pane: String },
+    /// `select-window -t TARGET`
+    SelectWindow { target: String },
+}
+
+impl RebuildStep {
+    fn name(&self) -> &'static str {
+        match self {
+            RebuildStep::MoveWindow { .. } => "move-window",
+            RebuildStep::NewWindow { .. } => "new-window",
+            RebuildStep::KeepExits { .. } => "set-option",
+            RebuildStep::RenameWindow { .. } => "rename-window",
+            RebuildStep::SplitWindow { .. } => "split-window",
+            RebuildStep::SelectLayout { .. } => "select-layout",
+            RebuildStep::ResizeWindow { .. } => "resize-window",
+            RebuildStep::SelectPane { .. } => "select-pane",
+            RebuildStep::SelectWindow { .. } => "select-window",
+        }
+    }
+}
+
+impl TmuxCommand for RebuildStep {
+    type Output = ();
+
+    fn args(&self) -> Vec<String> {
+        let name = self.name();
+        match self {
+            RebuildStep::MoveWindow { from, to } => owned(&[name, "-s", from, "-t", to]),
+            RebuildStep::NewWindow {
+                target,
+                cwd,
+                launch,
+            } => with_launch(owned(&[name, "-d", "-t", target]), cwd, launch),
+            RebuildStep::KeepExits {
+                target,
+                name: option,
+                value,
+            } => owned(&[name, "-q", "-w", "-t", target, option, value]),
+            RebuildStep::RenameWindow { target, name: new } => {
+                owned(&[name, "-t", target, "--", new])
+            }
+            RebuildStep::SplitWindow {
+                target,
+                cwd,
+                launch,
+            } => with_launch(owned(&[name, "-t", target]), cwd, launch),
+            RebuildStep::SelectLayout { target, layout } => owned(&[name, "-t", target, layout]),
+            RebuildStep::ResizeWindow { target, cols, rows } => owned(&[
+                name,
+                "-t",
+                target,
+                "-x",
+                &cols.to_string(),
+                "-y",
+                &rows.to_string(),
+            ]),
+            RebuildStep::SelectPane { pane } => owned(&[name, "-t", pane]),
+            RebuildStep::SelectWindow { target } => owned(&[name, "-t", target]),
+        }
+    }
+
+    fn parse(&self, lines: &[Vec<u8>]) -> Result<(), ParseError> {
+        expect_empty(self.name(), lines)
+    }
+}
+
 fn with_launch(mut argv: Vec<String>, cwd: &str, launch: &Launch) -> Vec<String> {
     if !cwd.is_empty() {
         argv.extend(["-c".to_owned(), cwd.to_owned()]);
@@ -239,63 +342,74 @@ pub fn rebuild_commands(
     blueprint: &Blueprint,
     launches: &[Vec<Launch>],
     made_at: u32,
-) -> Vec<Vec<String>> {
+) -> Vec<RebuildStep> {
     let mut commands = Vec::new();
-    let owned = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
     for (w, window) in blueprint.windows.iter().enumerate() {
         let target = window_target(name, window.index);
         if w == 0 {
             if made_at != window.index {
-                commands.push(owned(&[
-                    "move-window",
-                    "-s",
-                    &window_target(name, made_at),
-                    "-t",
-                    &target,
-                ]));
+                commands.push(RebuildStep::MoveWindow {
+                    from: window_target(name, made_at),
+                    to: target.clone(),
+                });
             }
         } else {
-            let new = owned(&["new-window", "-d", "-t", &target]);
-            let cwd = window.panes.first().map_or("", |p| p.cwd.as_str());
-            commands.push(with_launch(new, cwd, &launches[w][0]));
-            for option in [["remain-on-exit", "on"], ["remain-on-exit-format", ""]] {
-                let mut set = owned(&["set-option", "-q", "-w", "-t", &target]);
-                set.extend(option.iter().map(|o| (*o).to_owned()));
-                commands.push(set);
+            commands.push(RebuildStep::NewWindow {
+                target: target.clone(),
+                cwd: window
+                    .panes
+                    .first()
+                    .map_or("", |p| p.cwd.as_str())
+                    .to_owned(),
+                launch: launches[w][0].clone(),
+            });
+            for (option, value) in [("remain-on-exit", "on"), ("remain-on-exit-format", "")] {
+                commands.push(RebuildStep::KeepExits {
+                    target: target.clone(),
+                    name: option,
+                    value,
+                });
             }
         }
-        commands.push(owned(&["rename-window", "-t", &target, "--", &window.name]));
+        commands.push(RebuildStep::RenameWindow {
+            target: target.clone(),
+            name: window.name.clone(),
+        });
         for (p, pane) in window.panes.iter().enumerate().skip(1) {
-            let split = owned(&["split-window", "-t", &target]);
-            commands.push(with_launch(split, &pane.cwd, &launches[w][p]));
-            commands.push(owned(&["select-layout", "-t", &target, "tiled"]));
+            commands.push(RebuildStep::SplitWindow {
+                target: target.clone(),
+                cwd: pane.cwd.clone(),
+                launch: launches[w][p].clone(),
+            });
+            commands.push(RebuildStep::SelectLayout {
+                target: target.clone(),
+                layout: "tiled".to_owned(),
+            });
         }
-        commands.push(owned(&[
-            "resize-window",
-            "-t",
-            &target,
-            "-x",
-            &window.cols.to_string(),
-            "-y",
-            &window.rows.to_string(),
-        ]));
+        commands.push(RebuildStep::ResizeWindow {
+            target: target.clone(),
+            cols: window.cols,
+            rows: window.rows,
+        });
         if window.panes.len() > 1 {
-            commands.push(owned(&["select-layout", "-t", &target, &window.layout]));
+            commands.push(RebuildStep::SelectLayout {
+                target: target.clone(),
+                layout: window.layout.clone(),
+            });
         }
         // Panes are numbered in layout order now; the saved numbers were
         // too, from the same base (`pane-base-index`).
         let base = window.panes.iter().map(|p| p.index).min().unwrap_or(0);
         if let Some(active) = window.panes.iter().position(|p| p.active) {
-            let pane = format!("{target}.{}", base + active as u32);
-            commands.push(owned(&["select-pane", "-t", &pane]));
+            commands.push(RebuildStep::SelectPane {
+                pane: format!("{target}.{}", base + active as u32),
+            });
         }
     }
     if let Some(current) = blueprint.windows.iter().find(|w| w.active) {
-        commands.push(owned(&[
-            "select-window",
-            "-t",
-            &window_target(name, current.index),
-        ]));
+        commands.push(RebuildStep::SelectWindow {
+            target: window_target(name, current.index),
+        });
     }
     commands
 }
@@ -413,7 +527,7 @@ mod tests {
         assert_eq!((first.cwd, first.cols, first.rows), ("/a", 100, 30));
         let commands: Vec<String> = rebuild_commands("s", &blueprint, &launches, 0)
             .iter()
-            .map(|c| c.join(" "))
+            .map(|c| c.args().join(" "))
             .collect();
         assert_eq!(
             commands,
@@ -435,6 +549,9 @@ mod tests {
             ]
         );
         let in_place = rebuild_commands("s", &blueprint, &launches, 1);
-        assert_eq!(in_place[0].join(" "), "rename-window -t =s:1 -- edit");
+        assert_eq!(
+            in_place[0].args().join(" "),
+            "rename-window -t =s:1 -- edit"
+        );
     }
 }

@@ -585,9 +585,11 @@ impl ControlClient {
             },
         );
         let result = if reply.failed {
+            let message = reply.message();
             Err(ControlError::Command {
                 command: pending.command.clone(),
-                message: reply.message(),
+                refusal: crate::tmux::Refusal::of(&message),
+                message,
             })
         } else {
             Ok(reply.body)

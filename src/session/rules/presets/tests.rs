@@ -109,7 +109,7 @@ fn disabled_words_are_checked() {
     assert!(check_disabled("all").is_ok());
     assert!(check_disabled("codex").is_ok());
     assert!(check_disabled("gemini_working").is_ok());
-    let err = check_disabled("claude_prompt").unwrap_err();
+    let err = check_disabled("claude_prompt").unwrap_err().to_string();
     assert!(
         err.contains("claude_permission") && err.contains("opencode"),
         "{err}"
