@@ -45,6 +45,13 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// For the wire and disk types that carry ids as text (events, thoughts).
+impl From<SessionId> for String {
+    fn from(id: SessionId) -> String {
+        id.to_string()
+    }
+}
+
 impl FromStr for SessionId {
     type Err = IdError;
 

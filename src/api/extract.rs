@@ -13,6 +13,15 @@ use serde_json::{Map, Value};
 
 use super::error::ApiError;
 use super::model::ErrorCode;
+use crate::id::SessionId;
+use crate::supervisor::SupervisorError;
+
+/// A session id from a path or a body, parsed once here. Text that is no
+/// `sess_N` names no session: the same 404 as an id never issued.
+pub fn session_id(text: &str) -> Result<SessionId, SupervisorError> {
+    text.parse()
+        .map_err(|_| SupervisorError::NotFound(text.to_owned()))
+}
 
 /// A JSON object body; rejections become `bad_request` or
 /// `payload_too_large`. Only an object is read into `T`: serde would also

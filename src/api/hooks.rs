@@ -66,7 +66,7 @@ pub async fn hook(
     let outcome = state.supervisor.hook(pane, read).await?;
     let view = outcome.view;
     Ok(Json(HookResponse {
-        session_id: outcome.session_id,
+        session_id: outcome.session_id.to_string(),
         event: name,
         applied: view.is_some(),
         state: view.map(|v| SessionState::from(v.state)),

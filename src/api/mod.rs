@@ -68,7 +68,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/version", get(health::version))
         .route("/v1/login", post(login::exchange))
-        .merge(crate::web::routes())
+        .merge(crate::web::routes(|what| {
+            axum::response::IntoResponse::into_response(ApiError::not_found(what))
+        }))
         .route_layer(guard(Need::Open));
     // Runs after each group's guard: a peer's session is the peer's.
     let fleet = || middleware::from_fn_with_state(state.clone(), hosts::proxy);

@@ -7,6 +7,7 @@ use axum::extract::{Path, State};
 use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
+use super::extract::session_id;
 use super::model::{ErrorBody, QueueCancelled, QueueList};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
@@ -19,7 +20,7 @@ pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<QueueList>, ApiError> {
-    let items = state.supervisor.queued(&id)?;
+    let items = state.supervisor.queued(session_id(&id)?)?;
     Ok(Json(QueueList {
         session_id: id,
         items: items.into_iter().map(Into::into).collect(),
@@ -44,7 +45,7 @@ pub async fn cancel(
     let n: u64 = n
         .parse()
         .map_err(|_| ApiError::bad_request(format!("{n:?} is not a queued input number")))?;
-    let item = state.supervisor.cancel_queued(&id, n).await?;
+    let item = state.supervisor.cancel_queued(session_id(&id)?, n).await?;
     Ok(Json(QueueCancelled {
         session_id: id,
         cancelled: item.into(),

@@ -9,7 +9,8 @@ use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::ApiJson;
 use super::model::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
-use crate::supervisor::RestoreCause;
+use crate::id::SessionId;
+use crate::supervisor::{RestoreCause, SupervisorError};
 
 #[utoipa::path(post, path = "/v1/sessions/restore", tag = "sessions",
     request_body(content = Option<RestoreRequest>, description = "Which lost sessions; every one when \
@@ -26,9 +27,21 @@ pub async fn restore(
     body: Option<ApiJson<RestoreRequest>>,
 ) -> Result<Json<RestoreResponse>, ApiError> {
     let request = body.map(|ApiJson(b)| b).unwrap_or_default();
+    // Text that is no `sess_N` is no lost session either.
+    let ids = request
+        .session_ids
+        .map(|ids| {
+            ids.iter()
+                .map(|id| {
+                    id.parse()
+                        .map_err(|_| SupervisorError::NotRestorable(id.clone()))
+                })
+                .collect::<Result<Vec<SessionId>, _>>()
+        })
+        .transpose()?;
     let outcome = state
         .supervisor
-        .restore_lost(request.session_ids.as_deref(), RestoreCause::Api)
+        .restore_lost(ids.as_deref(), RestoreCause::Api)
         .await?;
     Ok(Json(RestoreResponse {
         restored: outcome.restored.into_iter().map(Into::into).collect(),
@@ -38,7 +51,7 @@ pub async fn restore(
             .map(|f| {
                 let error = ApiError::from(f.error);
                 RestoreFailure {
-                    session_id: f.session_id,
+                    session_id: f.session_id.to_string(),
                     tmux_name: f.tmux_name,
                     code: error.code,
                     message: error.message,

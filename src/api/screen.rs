@@ -17,6 +17,7 @@ use super::error::ApiError;
 use super::extract::ApiQuery;
 use super::model::{ErrorBody, RowChange, ScreenMessage, ScreenQuery};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::id::SessionId;
 use crate::metrics::StreamKind;
 use crate::session::{Acknowledger, Region, SessionHandle, Snapshot, SnapshotFormat};
 
@@ -97,13 +98,13 @@ async fn serve(
     socket: AuthenticatedSocket,
     handle: SessionHandle,
     state: AppState,
-    id: String,
+    id: SessionId,
     acknowledge: bool,
 ) {
     let socket = socket.into_inner();
     let _slot = match state
         .streams
-        .acquire_for(&id, &state.metrics, StreamKind::Screen)
+        .acquire_for(id, &state.metrics, StreamKind::Screen)
     {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason.to_string()).await,
@@ -162,7 +163,7 @@ mod tests {
 
     fn snapshot(lines: &[&str], cursor_col: u16) -> Snapshot {
         Snapshot {
-            session_id: "sess_1".into(),
+            session_id: SessionId(1),
             seq: 1,
             screen: ScreenSnapshot {
                 cols: 10,

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery, session_id};
 use super::model::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
     InputResponse, ListInclude, ListQuery, ResizeRequest, RestoreMode, ScrollbackQuery,
@@ -95,7 +95,7 @@ pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<SessionEnvelope>> {
-    Ok(envelope(state.supervisor.get(&id).await?))
+    Ok(envelope(state.supervisor.get(session_id(&id)?).await?))
 }
 
 #[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "delete_session",
@@ -113,7 +113,7 @@ pub async fn delete(
     ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> ApiResult<Json<DeleteResponse>> {
     let mode = query.mode.unwrap_or_default().into();
-    let outcome = state.supervisor.delete(&id, mode).await?;
+    let outcome = state.supervisor.delete(session_id(&id)?, mode).await?;
     Ok(Json(outcome.into()))
 }
 
@@ -132,10 +132,19 @@ pub async fn adopt(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<AdoptRequest>,
 ) -> ApiResult<(StatusCode, Json<SessionEnvelope>)> {
-    let session = state
-        .supervisor
-        .adopt(&body.tmux_name, body.session_id.as_deref())
-        .await?;
+    // An id that is no `sess_N` belongs to no tmux session.
+    let wanted = match body.session_id.as_deref().map(str::parse) {
+        Some(Ok(id)) => Some(id),
+        Some(Err(_)) => {
+            return Err(ApiError::bad_request(format!(
+                "session_id {} does not belong to tmux session {:?}",
+                body.session_id.as_deref().unwrap_or_default(),
+                body.tmux_name
+            )));
+        }
+        None => None,
+    };
+    let session = state.supervisor.adopt(&body.tmux_name, wanted).await?;
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
@@ -162,7 +171,7 @@ pub async fn input(
         submit: body.submit,
         when: body.when.into(),
     };
-    let outcome = state.supervisor.input(&id, input).await?;
+    let outcome = state.supervisor.input(session_id(&id)?, input).await?;
     Ok(Json(outcome.into()))
 }
 
@@ -189,7 +198,10 @@ pub async fn thought(
         tokens_out: body.tokens_out,
         updated_at: body.updated_at,
     };
-    let (thought, applied) = state.supervisor.put_thought(&id, update).await?;
+    let (thought, applied) = state
+        .supervisor
+        .put_thought(session_id(&id)?, update)
+        .await?;
     Ok(Json(ThoughtResponse {
         session_id: id,
         thought: thought.into(),
@@ -212,7 +224,10 @@ pub async fn resize(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ResizeRequest>,
 ) -> ApiResult<Json<SessionEnvelope>> {
-    let session = state.supervisor.resize(&id, body.cols, body.rows).await?;
+    let session = state
+        .supervisor
+        .resize(session_id(&id)?, body.cols, body.rows)
+        .await?;
     Ok(envelope(session))
 }
 
@@ -231,7 +246,7 @@ pub async fn snapshot(
     let format = query.format.unwrap_or_default().into();
     let served = state
         .supervisor
-        .snapshot(&id, format, query.pane.into())
+        .snapshot(session_id(&id)?, format, query.pane.into())
         .await?;
     let mut snapshot: Snapshot = served.snapshot.into();
     snapshot.ended = served.ended;
@@ -252,7 +267,7 @@ pub async fn scrollback(
     ApiQuery(query): ApiQuery<ScrollbackQuery>,
 ) -> ApiResult<Json<ScrollbackResponse>> {
     let lines = query.lines.unwrap_or(DEFAULT_SCROLLBACK_LINES);
-    let scrollback = state.supervisor.scrollback(&id, lines).await?;
+    let scrollback = state.supervisor.scrollback(session_id(&id)?, lines).await?;
     Ok(Json(ScrollbackResponse {
         session_id: id,
         lines: scrollback.lines,

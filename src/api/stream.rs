@@ -17,6 +17,7 @@ use super::error::ApiError;
 use super::extract::ApiQuery;
 use super::model::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
+use crate::id::SessionId;
 use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 
@@ -77,14 +78,14 @@ async fn serve(
     socket: AuthenticatedSocket,
     handle: SessionHandle,
     state: AppState,
-    id: String,
+    id: SessionId,
     (since, pane): (Option<u64>, Option<u32>),
 ) {
     let access = socket.access();
     let socket = socket.into_inner();
     let _slot = match state
         .streams
-        .acquire_for(&id, &state.metrics, StreamKind::Output)
+        .acquire_for(id, &state.metrics, StreamKind::Output)
     {
         Ok(slot) => slot,
         Err(reason) => return ws::close(socket, CLOSE_TRY_LATER, &reason.to_string()).await,
@@ -151,8 +152,8 @@ async fn serve(
             message = rx.next() => {
                 let reply = match message {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
-                    Some(Ok(Message::Binary(bytes))) => type_raw(&state, &id, access, &bytes).await,
-                    Some(Ok(Message::Text(text))) => control(&state, &id, access, &text).await,
+                    Some(Ok(Message::Binary(bytes))) => type_raw(&state, id, access, &bytes).await,
+                    Some(Ok(Message::Text(text))) => control(&state, id, access, &text).await,
                     Some(Ok(_)) => None,
                 };
                 if let Some(reply) = reply
@@ -168,7 +169,7 @@ async fn serve(
 /// Input goes to the program in the pane, never through tmux's key table.
 async fn type_raw(
     state: &AppState,
-    id: &str,
+    id: SessionId,
     access: Access,
     bytes: &[u8],
 ) -> Option<StreamServerMessage> {
@@ -183,7 +184,7 @@ async fn type_raw(
 
 async fn control(
     state: &AppState,
-    id: &str,
+    id: SessionId,
     access: Access,
     text: &str,
 ) -> Option<StreamServerMessage> {

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
-use super::extract::ApiJson;
+use super::extract::{ApiJson, session_id};
 use super::model::{ErrorBody, ErrorCode, Until, WaitRequest, WaitResponse};
 use crate::supervisor::{self, MAX_WAIT_MS};
 
@@ -47,8 +47,9 @@ pub async fn wait(
     };
     // A stopping daemon answers at once rather than hold its exit for the
     // connections' drain (Ctrl-C took 1.5 s with a wait open).
+    let id = session_id(&id)?;
     let outcome = tokio::select! {
-        outcome = state.supervisor.wait(&id, until, timeout_ms) => outcome?,
+        outcome = state.supervisor.wait(id, until, timeout_ms) => outcome?,
         () = state.cancel.cancelled() => return Err(ApiError::new(
             ErrorCode::ShuttingDown,
             "tmuxd is shutting down; wait again once it is back",

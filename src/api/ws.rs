@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use crate::id::SessionId;
 use crate::metrics::{DropReason, Metrics, StreamKind, SubscriberGuard};
 use crate::session::SessionHandle;
 
@@ -155,18 +156,26 @@ pub async fn serve_session<F, Fut>(
     serve: F,
 ) -> Result<Response, ApiError>
 where
-    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, String) -> Fut + Send + 'static,
+    F: FnOnce(AuthenticatedSocket, SessionHandle, AppState, SessionId) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let known = match pending.is_verified() {
-        true => Some(state.supervisor.handle(&id).await?),
-        false => None,
+    let parsed = super::extract::session_id(&id);
+    let known = match (pending.is_verified(), &parsed) {
+        (true, Ok(id)) => Some(state.supervisor.handle(*id).await?),
+        (true, Err(_)) => return Err(super::extract::session_id(&id).unwrap_err().into()),
+        (false, _) => None,
     };
     let (policy, metrics) = (state.auth.clone(), state.metrics.clone());
     pending.upgrade(policy, metrics, move |socket| async move {
+        // Without a bearer header, nothing about the id is told before
+        // the upgrade, not even that it is no id at all.
+        let id = match parsed {
+            Ok(id) => id,
+            Err(e) => return close(socket.into_inner(), CLOSE_POLICY, &e.to_string()).await,
+        };
         let known = match known {
             Some(known) => Ok(known),
-            None => state.supervisor.handle(&id).await,
+            None => state.supervisor.handle(id).await,
         };
         let handle = match known {
             Ok((handle, _)) => handle,
@@ -183,7 +192,7 @@ pub enum TooManyStreams {
     Total { open: usize, max: usize },
     #[error("too many open streams for {session_id} ({open}/{max})")]
     Session {
-        session_id: String,
+        session_id: SessionId,
         open: usize,
         max: usize,
     },
@@ -194,14 +203,14 @@ pub enum TooManyStreams {
 pub struct StreamLimits {
     per_session: usize,
     total: usize,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    open: Arc<Mutex<HashMap<SessionId, usize>>>,
 }
 
 /// One open stream; dropping it frees the slot.
 #[derive(Debug)]
 pub struct StreamSlot {
-    session_id: String,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    session_id: SessionId,
+    open: Arc<Mutex<HashMap<SessionId, usize>>>,
 }
 
 impl StreamLimits {
@@ -216,7 +225,7 @@ impl StreamLimits {
     /// A slot, or the reason there is none (counted as a refused subscriber).
     pub fn acquire_for(
         &self,
-        session_id: &str,
+        session_id: SessionId,
         metrics: &Metrics,
         kind: StreamKind,
     ) -> Result<StreamSlot, TooManyStreams> {
@@ -228,7 +237,7 @@ impl StreamLimits {
     }
 
     /// A slot, or the reason there is none.
-    pub fn acquire(&self, session_id: &str) -> Result<StreamSlot, TooManyStreams> {
+    pub fn acquire(&self, session_id: SessionId) -> Result<StreamSlot, TooManyStreams> {
         let mut open = self.open.lock().expect("stream limits lock");
         let total: usize = open.values().sum();
         if total >= self.total {
@@ -237,17 +246,17 @@ impl StreamLimits {
                 max: self.total,
             });
         }
-        let count = open.entry(session_id.to_owned()).or_default();
+        let count = open.entry(session_id).or_default();
         if *count >= self.per_session {
             return Err(TooManyStreams::Session {
-                session_id: session_id.to_owned(),
+                session_id,
                 open: *count,
                 max: self.per_session,
             });
         }
         *count += 1;
         Ok(StreamSlot {
-            session_id: session_id.to_owned(),
+            session_id,
             open: self.open.clone(),
         })
     }
@@ -272,14 +281,14 @@ mod tests {
     #[test]
     fn limits_count_and_free_slots() {
         let limits = StreamLimits::new(2, 3);
-        let a1 = limits.acquire("a").unwrap();
-        let _a2 = limits.acquire("a").unwrap();
-        let refused = limits.acquire("a").unwrap_err().to_string();
-        assert!(refused.contains("for a (2/2)"), "{refused}");
-        let _b1 = limits.acquire("b").unwrap();
-        let refused = limits.acquire("c").unwrap_err().to_string();
+        let a1 = limits.acquire(SessionId(1)).unwrap();
+        let _a2 = limits.acquire(SessionId(1)).unwrap();
+        let refused = limits.acquire(SessionId(1)).unwrap_err().to_string();
+        assert!(refused.contains("for sess_1 (2/2)"), "{refused}");
+        let _b1 = limits.acquire(SessionId(2)).unwrap();
+        let refused = limits.acquire(SessionId(3)).unwrap_err().to_string();
         assert!(refused.contains("(3/3)"), "{refused}");
         drop(a1);
-        assert!(limits.acquire("c").is_ok());
+        assert!(limits.acquire(SessionId(3)).is_ok());
     }
 }

@@ -9,7 +9,6 @@
 use super::client::{Client, ClientError};
 use crate::api::model::SessionList;
 use crate::id::FleetId;
-use crate::supervisor::parse_id;
 
 /// What an argument names, given the sessions.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,7 +44,7 @@ pub fn resolve(arg: &str, sessions: &[Known]) -> Resolution {
         .iter()
         .copied()
         .filter(|s| s.name == arg)
-        .max_by_key(|s| parse_id(&s.id));
+        .max_by_key(|s| s.id.parse::<FleetId>().ok().map(|id| id.session));
     match (by_id.as_slice(), newest_named) {
         ([], None) if arg.parse::<FleetId>().is_ok() => Resolution::AsId(arg.to_owned()),
         ([], None) => Resolution::Missing,

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Trigger;
+use crate::id::SessionId;
 use crate::session::{Region, SnapshotFormat};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
@@ -34,7 +35,7 @@ impl Context {
     /// Asks the supervisor about the event's session (live, or ended and
     /// kept); what it cannot tell stays empty.
     pub async fn gather(supervisor: &Supervisor, event: &Event) -> Context {
-        let Some(id) = event.session_id.as_deref() else {
+        let Some(Ok(id)) = event.session_id.as_deref().map(str::parse::<SessionId>) else {
             return Context::default();
         };
         let mut context = Context::default();

@@ -38,6 +38,7 @@ use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, LiveOutput, SessionCmd,
     Subscription,
 };
+use crate::id::SessionId;
 use crate::tmux::Refusal;
 use crate::tmux::command::{
     CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
@@ -120,7 +121,7 @@ struct InputJob {
 }
 
 struct SessionActor {
-    session_id: String,
+    session_id: SessionId,
     actor_id: u64,
     /// For what must be forked (see `exits`).
     tmux: crate::tmux::Tmux,
@@ -502,7 +503,7 @@ impl SessionActor {
         }
         self.tmux_name = name.clone();
         let _ = self.events.send(ActorEvent::Renamed {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             actor_id: self.actor_id,
             name,
         });
@@ -788,7 +789,7 @@ impl SessionActor {
             self.settle(purpose, Err(CommandError::ClientGone));
         }
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             actor_id: self.actor_id,
             program_exited: self.exit.is_some(),
         }));

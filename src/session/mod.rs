@@ -33,6 +33,7 @@ pub use window::{
     Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry, snapshot as compose_snapshot,
 };
 
+use crate::id::SessionId;
 use crate::tmux::Tmux;
 use crate::tmux::command::{Carried, TmuxCommand};
 use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
@@ -148,7 +149,7 @@ impl FinalScreens {
 /// The snapshot endpoint's body.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Snapshot {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Latest output chunk folded into this screen.
     pub seq: u64,
     #[serde(flatten)]
@@ -342,21 +343,21 @@ pub enum ActorEvent {
     Exited(ClientExited),
     /// The session's state changed.
     State {
-        session_id: String,
+        session_id: SessionId,
         actor_id: u64,
         view: StateView,
     },
     /// tmux renamed the session (`%session-renamed` for the actor's own
     /// `$N`): the actor already targets the new name.
     Renamed {
-        session_id: String,
+        session_id: SessionId,
         actor_id: u64,
         name: String,
     },
     /// The session's windows and panes, as tmux listed them (on attach
     /// and on layout and window changes), for restoring it if tmux is lost.
     Panes {
-        session_id: String,
+        session_id: SessionId,
         actor_id: u64,
         rows: Vec<crate::tmux::command::restore::PanePlanRow>,
     },
@@ -367,7 +368,7 @@ pub enum ActorEvent {
 /// (tmux 3.3 gives no reason); the supervisor asks tmux which.
 #[derive(Debug)]
 pub struct ClientExited {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Which actor of this session ended (a session is re-attached with a new one).
     pub actor_id: u64,
     /// The actor saw its last pane's program exit (and ended the pane): a
@@ -390,7 +391,7 @@ pub struct ActorConfig {
 
 /// Everything needed to start an actor for one session.
 pub struct ActorSpec {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub actor_id: u64,
     pub tmux: Tmux,
     pub tmux_name: String,
@@ -435,6 +436,15 @@ impl SessionHandle {
             handle: SessionHandle { tx },
             tmux_id,
         })
+    }
+
+    /// A handle whose actor is gone: every request answers `ActorGone`.
+    /// For tests of what holds handles without running an actor.
+    #[cfg(test)]
+    pub fn unattached() -> SessionHandle {
+        SessionHandle {
+            tx: mpsc::channel(1).0,
+        }
     }
 
     /// Whether both handles reach the same actor (a session re-attached

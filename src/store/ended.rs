@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::files::{Loaded, load_json, write_atomic};
 use super::registry::format_version;
 use super::{StoreError, io_error};
+use crate::id::SessionId;
 
 /// A scrollback file holds at most this much text: the oldest lines go
 /// first. Lines are as wide as the pane, so the line count alone does not
@@ -64,18 +65,18 @@ pub struct ScrollbackFile {
     /// Format version, always 1.
     #[serde(deserialize_with = "format_version")]
     pub version: u32,
-    pub session_id: String,
+    pub session_id: SessionId,
     pub lines: Vec<String>,
 }
 
 impl ScrollbackFile {
     /// The newest of `lines` that fit in `SCROLLBACK_FILE_MAX_BYTES`.
-    pub fn new(session_id: &str, mut lines: Vec<String>) -> Self {
+    pub fn new(session_id: SessionId, mut lines: Vec<String>) -> Self {
         let keep = newest_within(&lines, SCROLLBACK_FILE_MAX_BYTES);
         lines.drain(..lines.len() - keep);
         ScrollbackFile {
             version: 1,
-            session_id: session_id.to_owned(),
+            session_id,
             lines,
         }
     }
@@ -110,6 +111,8 @@ impl ScrollbackFiles {
         }
     }
 
+    /// The file of session `id` (a name in the directory, which a sweep
+    /// may find not to be an id at all).
     fn path(&self, session_id: &str) -> PathBuf {
         self.dir.join(format!(
             "{SCROLLBACK_PREFIX}{session_id}{SCROLLBACK_SUFFIX}"
@@ -117,7 +120,7 @@ impl ScrollbackFiles {
     }
 
     pub fn save(&self, file: &ScrollbackFile) -> Result<(), StoreError> {
-        let path = self.path(&file.session_id);
+        let path = self.path(&file.session_id.to_string());
         let bytes = serde_json::to_vec(file).map_err(|source| StoreError::Encode {
             path: path.clone(),
             source,
@@ -127,8 +130,8 @@ impl ScrollbackFiles {
 
     /// The session's file; None if it is missing, or was corrupt (then
     /// moved aside, as any corrupt file of the data dir).
-    pub fn load(&self, session_id: &str) -> Result<Option<ScrollbackFile>, StoreError> {
-        match load_json(&self.path(session_id))? {
+    pub fn load(&self, session_id: SessionId) -> Result<Option<ScrollbackFile>, StoreError> {
+        match load_json(&self.path(&session_id.to_string()))? {
             Loaded::Found(file) => Ok(Some(file)),
             Loaded::Missing => Ok(None),
             Loaded::Corrupt { moved_to, error } => {
@@ -139,7 +142,11 @@ impl ScrollbackFiles {
     }
 
     /// Removes the session's file; one already gone is no error.
-    pub fn remove(&self, session_id: &str) -> Result<(), StoreError> {
+    pub fn remove(&self, session_id: SessionId) -> Result<(), StoreError> {
+        self.remove_named(&session_id.to_string())
+    }
+
+    fn remove_named(&self, session_id: &str) -> Result<(), StoreError> {
         let path = self.path(session_id);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&path)(e)),
@@ -149,7 +156,7 @@ impl ScrollbackFiles {
 
     /// Removes the files of sessions not in `keep` (left by a crash
     /// between dropping a record and its file); answers how many.
-    pub fn sweep(&self, keep: &BTreeSet<String>) -> usize {
+    pub fn sweep(&self, keep: &BTreeSet<SessionId>) -> usize {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return 0;
         };
@@ -159,7 +166,8 @@ impl ScrollbackFiles {
             let Some(id) = scrollback_id(&name) else {
                 continue;
             };
-            if !keep.contains(id) && self.remove(id).is_ok() {
+            let kept = id.parse().is_ok_and(|id| keep.contains(&id));
+            if !kept && self.remove_named(id).is_ok() {
                 removed += 1;
             }
         }
@@ -194,7 +202,7 @@ mod tests {
             assert_eq!(newest_within(&lines, cap), want, "{lengths:?} in {cap}");
         }
         let many: Vec<String> = (0..20_000).map(|i| format!("{i:0>100}")).collect();
-        let file = ScrollbackFile::new("sess_1", many);
+        let file = ScrollbackFile::new(SessionId(1), many);
         let size = serde_json::to_vec(&file).unwrap().len();
         assert!(size <= SCROLLBACK_FILE_MAX_BYTES, "{size}");
         assert_eq!(file.lines.last().unwrap(), &format!("{:0>100}", 19_999));
@@ -205,7 +213,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let files = ScrollbackFiles::new(dir.path());
-        for id in ["sess_1", "sess_2"] {
+        for id in [SessionId(1), SessionId(2)] {
             let file = ScrollbackFile::new(id, vec![format!("{id} line")]);
             files.save(&file).unwrap();
         }
@@ -213,20 +221,21 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(
-            files.load("sess_1").unwrap().unwrap().lines,
+            files.load(SessionId(1)).unwrap().unwrap().lines,
             ["sess_1 line"]
         );
-        assert_eq!(files.load("sess_9").unwrap(), None);
+        assert_eq!(files.load(SessionId(9)).unwrap(), None);
         std::fs::write(dir.path().join("other.json"), "{}").unwrap();
-        let keep: BTreeSet<String> = ["sess_2".to_owned()].into();
-        assert_eq!(files.sweep(&keep), 1);
+        std::fs::write(files.path("sess_07"), "{}").unwrap();
+        let keep: BTreeSet<SessionId> = [SessionId(2)].into();
+        assert_eq!(files.sweep(&keep), 2, "sess_1, and a name that is no id");
         assert!(!path.exists());
         assert!(
             dir.path().join("other.json").exists(),
             "only scrollback files"
         );
-        files.remove("sess_2").unwrap();
-        files.remove("sess_2").unwrap();
+        files.remove(SessionId(2)).unwrap();
+        files.remove(SessionId(2)).unwrap();
         // A link planted in a file's place is not read through.
         let secret = dir.path().join("secret");
         std::fs::write(
@@ -235,7 +244,7 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink(&secret, files.path("sess_3")).unwrap();
-        assert!(files.load("sess_3").is_err());
+        assert!(files.load(SessionId(3)).is_err());
     }
 
     #[test]

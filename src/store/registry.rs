@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::id::SessionId;
+
 /// The only format version this build reads or writes. A file with another
 /// version fails to parse, so it is moved aside as corrupt instead of being
 /// misread or overwritten in place.
@@ -21,7 +23,10 @@ pub struct RegistryFile {
     /// The `n` the next new `sess_<n>` id gets; only ever increases, so ids
     /// are never reused.
     pub next_session_counter: u64,
-    /// Sessions under supervision when the file was written.
+    /// Sessions under supervision when the file was written. One whose
+    /// `session_id` is not a `sess_N` (a hand edit) is left out, as
+    /// startup always skipped it, rather than failing the whole file.
+    #[serde(deserialize_with = "sessions_with_ids")]
     pub sessions: Vec<PersistedSession>,
     /// tmux session names deliberately detached, which discovery must not
     /// adopt again on its own.
@@ -33,7 +38,7 @@ pub struct RegistryFile {
 pub struct PersistedSession {
     /// tmuxd's stable id (`sess_<n>`), reused when the same tmux session is
     /// adopted again.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The tmux session name, the key for matching against `list-panes`.
     pub tmux_name: String,
     /// When tmuxd first created or adopted the session.
@@ -149,6 +154,21 @@ impl ThoughtsFile {
     }
 }
 
+fn sessions_with_ids<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<PersistedSession>, D::Error> {
+    let listed = Vec::<serde_json::Value>::deserialize(deserializer)?;
+    let valid_id = |session: &serde_json::Value| match session.get("session_id") {
+        Some(serde_json::Value::String(id)) => id.parse::<SessionId>().is_ok(),
+        _ => true,
+    };
+    listed
+        .into_iter()
+        .filter(valid_id)
+        .map(|session| serde_json::from_value(session).map_err(D::Error::custom))
+        .collect()
+}
+
 pub(super) fn format_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
     let version = u32::deserialize(deserializer)?;
     if version == FORMAT_VERSION {
@@ -176,7 +196,7 @@ mod tests {
         registry.next_session_counter = 3;
         registry.sessions.push(PersistedSession {
             queued_inputs: Vec::new(),
-            session_id: "sess_2".into(),
+            session_id: SessionId(2),
             tmux_name: "work".into(),
             created_at: at(),
             command: Some("htop".into()),
@@ -193,6 +213,25 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<RegistryFile>(&json).unwrap(),
             registry
+        );
+    }
+
+    #[test]
+    fn a_session_with_a_bad_id_is_left_out_and_the_rest_read() {
+        let json = r#"{"version":1,"next_session_counter":3,"sessions":[
+            {"session_id":"sess_07","tmux_name":"a","created_at":"2025-03-04T05:06:07Z"},
+            {"session_id":"sess_2","tmux_name":"b","created_at":"2025-03-04T05:06:07Z"}],
+            "detached":[]}"#;
+        let file: RegistryFile = serde_json::from_str(json).unwrap();
+        let ids: Vec<SessionId> = file.sessions.iter().map(|s| s.session_id).collect();
+        assert_eq!(ids, [SessionId(2)]);
+        let broken = json.replace(
+            r#""created_at":"2025-03-04T05:06:07Z"}]"#,
+            r#""created_at":7}]"#,
+        );
+        assert!(
+            serde_json::from_str::<RegistryFile>(&broken).is_err(),
+            "any other fault still fails the file"
         );
     }
 

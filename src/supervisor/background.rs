@@ -2,7 +2,7 @@
 //! changed, and a slow sweep), the reaper (acts on client exits at once,
 //! retries on its tick) and checkpoints.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
@@ -11,10 +11,11 @@ use tokio_util::task::TaskTracker;
 
 use super::Supervisor;
 use super::lifecycle::EndReason;
-use super::plan::{DiscoveryPlan, Known, Listed, TrackedRef, lived_at_least, plan_discovery};
+use super::plan::DiscoveryPlan;
+use super::registry::{Birth, ExitMeets, Planned};
+use crate::id::SessionId;
 use crate::session::{ActorEvent, ClientExited, SessionHandle};
 use crate::tmux::command::{ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand};
-use crate::tmux::control::TmuxSessionId;
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
 pub(super) fn spawn_loops(
@@ -61,7 +62,7 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
         } else {
             poll
         };
-        let recheck_at = supervisor.registry().recheck_at;
+        let recheck_at = supervisor.registry().recheck_at();
         let recheck = async {
             match recheck_at {
                 Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -133,16 +134,14 @@ async fn handle_actor_events(
                     tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
-                    supervisor.on_state(&session_id, actor_id, view).await;
+                    supervisor.on_state(session_id, actor_id, view).await;
                 }
                 // Any actor of the session may report it: the name is tmux's.
                 ActorEvent::Renamed { session_id, name, .. } => {
-                    if let Some(id) = super::parse_id(&session_id) {
-                        supervisor.follow_rename(id, &name);
-                    }
+                    supervisor.follow_rename(session_id, &name);
                 }
                 ActorEvent::Panes { session_id, actor_id, rows } => {
-                    supervisor.on_panes(&session_id, actor_id, rows);
+                    supervisor.on_panes(session_id, actor_id, rows);
                 }
             },
         }
@@ -170,19 +169,12 @@ async fn reap_until_known(supervisor: Supervisor, exit: ClientExited, cancel: Ca
 impl Supervisor {
     /// Handles one client exit; gives it back if tmux could not be asked.
     async fn reap(&self, exit: ClientExited) -> Result<(), ClientExited> {
-        let Some(id) = super::parse_id(&exit.session_id) else {
-            return Ok(());
-        };
-        let name = {
-            let registry = self.registry();
-            match registry.sessions.get(&id) {
-                Some(entry) if entry.actor_id == exit.actor_id && entry.ending.is_none() => {
-                    entry.tmux_name.clone()
-                }
-                // Still being attached: the entry appears in a moment.
-                None if registry.reserved.values().any(|&r| r == id) => return Err(exit),
-                _ => return Ok(()),
-            }
+        let id = exit.session_id;
+        let name = match self.registry().exit_meets(id, exit.actor_id) {
+            ExitMeets::Current(name) => name,
+            // Still being attached: the entry appears in a moment.
+            ExitMeets::Attaching => return Err(exit),
+            ExitMeets::Nothing => return Ok(()),
         };
         match self.session_status(id, &name).await {
             Ok(SessionStatus::Alive) => self.reattach(id, exit.actor_id).await,
@@ -209,7 +201,7 @@ impl Supervisor {
 
     /// Whether session `name` lives: asked over another tracked session's
     /// control client when there is one, else forked (see `tmux::route`).
-    async fn session_status(&self, id: u64, name: &str) -> Result<SessionStatus, TmuxError> {
+    async fn session_status(&self, id: SessionId, name: &str) -> Result<SessionStatus, TmuxError> {
         let lender = self.lender(Some(id));
         self.tmux()
             .session_status_routed(name, lender.as_ref())
@@ -265,12 +257,8 @@ impl Supervisor {
 
     /// A tracked session (not `except`, nor one ending) whose control
     /// client can run a command instead of a fork.
-    fn lender(&self, except: Option<u64>) -> Option<SessionHandle> {
-        self.registry()
-            .sessions
-            .values()
-            .find(|e| Some(e.id) != except && e.ending.is_none())
-            .map(|e| e.handle.clone())
+    fn lender(&self, except: Option<SessionId>) -> Option<SessionHandle> {
+        self.registry().any_handle_except(except)
     }
 
     /// One discovery tick: restore persisted sessions once tmux answers,
@@ -284,7 +272,7 @@ impl Supervisor {
         // nothing, and listing every pane costs tmux tens of milliseconds
         // with 200 sessions; only the new sessions' panes are listed, and
         // every pane only for the restore at startup.
-        if self.registry().restore_pending.is_none() {
+        if !self.registry().restore_pending() {
             let listing = match self.list_sessions().await {
                 Ok(listing) => listing,
                 Err(e) => {
@@ -310,7 +298,7 @@ impl Supervisor {
             }
         };
         let live = session_views(&panes);
-        let pending = self.registry().restore_pending.take();
+        let pending = self.registry().take_restore_pending();
         if let Some(file) = pending {
             self.restore(file, &live).await;
         }
@@ -372,10 +360,9 @@ impl Supervisor {
             }
         }
         self.forget_detached(&plan).await;
-        let registry = self.registry();
         plan.adopt
             .into_iter()
-            .filter(|name| views.contains_key(name) && !registry.refused.contains(name))
+            .filter(|name| views.contains_key(name) && !self.registry().is_refused(name))
             .collect()
     }
 
@@ -398,96 +385,13 @@ impl Supervisor {
             Adoptions::Await => std::time::Duration::ZERO,
             Adoptions::Spawn => self.inner.settings.min_age,
         };
-        let mut registry = self.registry();
-        registry.seen_names = listing.keys().cloned().collect();
-        let births = listing.values().flatten();
-        let seen_for = registry.seen_for(births.map(|b| b.tmux_id), looked_at);
-        let live: BTreeMap<String, Listed> = listing
-            .iter()
-            .map(|(name, birth)| {
-                let listed = match birth {
-                    Some(birth) => Listed {
-                        tmux_id: Some(birth.tmux_id),
-                        age: seen_for
-                            .get(&birth.tmux_id)
-                            .map(|seen| lived_at_least(*seen, Some(birth.created), now_epoch)),
-                    },
-                    None => Listed::default(),
-                };
-                (name.clone(), listed)
-            })
-            .collect();
-        learn_detached_ids(&mut registry, &live);
-        let known = Known {
-            tracked: registry
-                .sessions
-                .values()
-                .map(|e| TrackedRef {
-                    id: e.id,
-                    name: e.tmux_name.as_str(),
-                    tmux_id: Some(e.tmux_id),
-                })
-                .collect(),
-            detached: registry
-                .detached
-                .iter()
-                .map(|(name, s)| {
-                    (
-                        name.as_str(),
-                        s.tmux_id.as_deref().and_then(|t| t.parse().ok()),
-                    )
-                })
-                .collect(),
-            // A session that ended since tmux was asked is listed, but gone.
-            reserved: registry
-                .reserved
-                .keys()
-                .chain(
-                    registry
-                        .ended
-                        .iter()
-                        .filter(|(_, at)| **at >= looked_at)
-                        .map(|(name, _)| name),
-                )
-                .map(String::as_str)
-                .collect::<BTreeSet<_>>(),
-            reserved_ids: registry.reserved_tmux_ids().clone(),
-        };
-        let plan = plan_discovery(&live, &known, &self.inner.settings.filter, min_age);
-        drop(known);
-        registry.recheck_at = plan.recheck_in.map(|wait| looked_at + wait);
-        for name in &plan.forget_detached {
-            registry.detached.remove(name);
-        }
-        for (old, new) in &plan.renamed_detached {
-            registry.rename_detached(old, new);
-        }
-        // Before any adoption is reserved: a new session may have taken
-        // the old name.
-        let renamed = plan
-            .renamed
-            .iter()
-            .filter_map(|(id, new)| Some((*id, registry.rename(*id, new)?, new.clone())))
-            .collect();
-        // Refused for capacity and still waiting: listed, and not tracked.
-        let tracked: BTreeSet<String> = registry
-            .sessions
-            .values()
-            .map(|e| e.tmux_name.clone())
-            .collect();
-        registry
-            .refused
-            .retain(|name| live.contains_key(name) && !tracked.contains(name));
-        registry.ended.retain(|_, at| *at >= looked_at);
-        let tmux_ids = live
-            .iter()
-            .filter_map(|(name, l)| Some((name.clone(), l.tmux_id?)))
-            .collect();
-        Planned {
-            plan,
-            renamed,
-            tmux_ids,
-        }
+        self.registry().plan_discovery(
+            listing,
+            looked_at,
+            now_epoch,
+            &self.inner.settings.filter,
+            min_age,
+        )
     }
 
     async fn forget_detached(&self, plan: &DiscoveryPlan) {
@@ -503,34 +407,5 @@ impl Supervisor {
     }
 }
 
-/// tmux's id of a session and when it was made (seconds since the epoch).
-#[derive(Clone, Copy, Debug)]
-struct Birth {
-    tmux_id: TmuxSessionId,
-    created: u64,
-}
-
 /// The sessions tmux listed, by name, with their birth when tmux said.
 type Listing = BTreeMap<String, Option<Birth>>;
-
-/// What one discovery step decided and already did in the registry.
-struct Planned {
-    plan: DiscoveryPlan,
-    /// Tracked sessions renamed in the registry: (id, old name, new name),
-    /// to record.
-    renamed: Vec<(u64, String, String)>,
-    /// tmux's id of each listed session, where known.
-    tmux_ids: BTreeMap<String, TmuxSessionId>,
-}
-
-/// Detached sessions whose id is not known (read from disk) learn it from
-/// the listing, by name.
-fn learn_detached_ids(registry: &mut super::registry::Registry, live: &BTreeMap<String, Listed>) {
-    for (name, session) in registry.detached.iter_mut() {
-        if session.tmux_id.is_none()
-            && let Some(tmux_id) = live.get(name).and_then(|l| l.tmux_id)
-        {
-            session.tmux_id = Some(tmux_id.to_string());
-        }
-    }
-}

@@ -9,24 +9,18 @@ use chrono::{DateTime, Utc};
 use super::ended::{History, NoHistory, Retained};
 use super::lifecycle::EndReason;
 use super::queue::dropped_input;
-use super::registry::{Entry, format_id};
+use super::registry::Entry;
 use super::{SessionSummary, Supervisor};
+use crate::id::SessionId;
 use crate::session::{
     ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
 use crate::store::{EventKind, NewEvent, Thought};
 
-/// A session taken out of the registry, and what goes with it.
-struct Untracked {
-    entry: Entry,
-    thought: Option<Thought>,
-    thoughts_written: Option<tokio::sync::oneshot::Receiver<()>>,
-}
-
 impl Supervisor {
     /// Stops tracking a session whose end is decided. `actor_id` (when
     /// given) must still be current.
-    pub(super) async fn end(&self, id: u64, actor_id: Option<u64>, reason: EndReason) {
+    pub(super) async fn end(&self, id: SessionId, actor_id: Option<u64>, reason: EndReason) {
         self.end_with_history(id, actor_id, reason, None).await;
     }
 
@@ -34,25 +28,35 @@ impl Supervisor {
     /// (`history`: by whoever closed it), kept unless the actor read one.
     pub(super) async fn end_with_history(
         &self,
-        id: u64,
+        id: SessionId,
         actor_id: Option<u64>,
         reason: EndReason,
         history: Option<EndHistory>,
     ) {
-        let Some(untracked) = self.untrack(id, actor_id, reason) else {
+        // An attach that keeps failing stays detached: discovery must not
+        // re-adopt it in a loop. Its thought stays for the same reason.
+        let keep_detached = reason == EndReason::AttachFailed;
+        let untracked = self.registry().untrack(
+            id,
+            actor_id,
+            keep_detached,
+            std::time::Instant::now(),
+            |file| self.inner.persistence.queue_thoughts(file),
+        );
+        let Some(untracked) = untracked else {
             return;
         };
         // Before this end is settled (below), so the last to settle sees
         // every session lost with the server.
         self.tracking_ended(id, reason);
         let entry = &untracked.entry;
-        let mut last = entry.handle.finish(reason).await.ok();
+        let mut last = entry.handle().finish(reason).await.ok();
         let read = last.as_mut().and_then(|l| l.history.take()).or(history);
         let ended_at = Utc::now();
         let actor = last
             .as_ref()
             .map(|l| l.summary.clone())
-            .or_else(|| entry.last_summary.as_ref().map(|s| s.actor.clone()));
+            .or_else(|| entry.last_summary().map(|s| s.actor.clone()));
         let view = StateView {
             state: SessionState::Exited,
             reason: StateReason::End(reason),
@@ -71,53 +75,11 @@ impl Supervisor {
             retained.history = history;
             self.retain(id, retained).await;
         }
-        let settled_all = {
-            let mut registry = self.registry();
-            registry.finishing.remove(&id);
-            registry.sessions.is_empty() && registry.finishing.is_empty()
-        };
+        let settled_all = self.registry().finish(id);
         if settled_all && reason == EndReason::TmuxServerGone {
             self.announce_loss(reason, 0);
         }
         self.inner.retained.send_modify(|n| *n += 1);
-    }
-
-    /// Takes the session out of the registry, marked as finishing (so a
-    /// waiter knows its record is coming), with its thought.
-    fn untrack(&self, id: u64, actor_id: Option<u64>, reason: EndReason) -> Option<Untracked> {
-        let mut registry = self.registry();
-        let current = registry
-            .sessions
-            .get(&id)
-            .is_some_and(|e| actor_id.is_none_or(|a| a == e.actor_id));
-        if !current {
-            return None;
-        }
-        let entry = registry.sessions.remove(&id)?;
-        registry.finishing.insert(id);
-        registry
-            .ended
-            .insert(entry.tmux_name.clone(), std::time::Instant::now());
-        if reason == EndReason::AttachFailed {
-            // Protect it from discovery re-adopting it in a loop.
-            registry
-                .detached
-                .insert(entry.tmux_name.clone(), entry.persisted());
-        }
-        let thought = registry.thoughts.get(&format_id(id)).cloned();
-        // thoughts.json is rewritten only if this session had a thought.
-        let thoughts_written = (reason != EndReason::AttachFailed
-            && registry.thoughts.remove(&format_id(id)).is_some())
-        .then(|| {
-            self.inner
-                .persistence
-                .queue_thoughts(registry.to_thoughts_file())
-        });
-        Some(Untracked {
-            entry,
-            thought,
-            thoughts_written,
-        })
     }
 
     /// The exited state event, the delete event, and the queued inputs dropped.
@@ -129,17 +91,26 @@ impl Supervisor {
         reason: EndReason,
     ) {
         let exit = actor.map_or((None, None), |a| (a.exit_status, a.exit_signal));
-        self.record(super::queue::state_event(view, exit), entry);
+        self.record(
+            super::queue::state_event(view, exit),
+            entry.id(),
+            entry.tmux_name(),
+        );
         self.record(
             NewEvent::new(EventKind::SessionDeleted)
                 .reason(reason.as_str())
                 .detail("exit_status", serde_json::json!(exit.0))
                 .detail("exit_signal", serde_json::json!(exit.1)),
-            entry,
+            entry.id(),
+            entry.tmux_name(),
         );
         if reason != EndReason::AttachFailed {
-            for item in &entry.queue {
-                self.record(dropped_input(item, reason.as_str()), entry);
+            for item in entry.queue() {
+                self.record(
+                    dropped_input(item, reason.as_str()),
+                    entry.id(),
+                    entry.tmux_name(),
+                );
             }
         }
     }
@@ -165,9 +136,9 @@ fn retained(
     actor.transport = Transport::Disconnected;
     actor.subscribers = 0;
     let summary = SessionSummary {
-        session_id: format_id(entry.id),
-        tmux_name: entry.tmux_name.clone(),
-        created_at: entry.created_at,
+        session_id: entry.id(),
+        tmux_name: entry.tmux_name().to_owned(),
+        created_at: entry.created_at(),
         ended_at: Some(ended_at),
         queued_inputs: 0,
         thought,

@@ -4,15 +4,15 @@
 //! and in `ended.json` (the history in a file per session beside it) so a
 //! restart keeps them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::registry::{Registry, format_id, parse_id};
 use super::{Scrollback, SessionSummary, Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::session::{EndHistory, FinalScreens, Region, Snapshot, SnapshotFormat};
-use crate::store::{EndedFile, EndedRecord, ScrollbackFile};
+use crate::store::ScrollbackFile;
 
 /// How many ended sessions are kept, and for how long.
 #[derive(Clone, Copy, Debug)]
@@ -88,15 +88,15 @@ pub fn plan_history(keep: usize, read: Option<EndHistory>) -> Result<Vec<String>
 /// Drops what is past the window: anything older than `max_age`, then the
 /// oldest ends beyond `max`. Returns the ids dropped.
 pub fn prune(
-    retained: &mut BTreeMap<u64, Retained>,
+    retained: &mut BTreeMap<SessionId, Retained>,
     retention: Retention,
     now: DateTime<Utc>,
-) -> Vec<u64> {
-    let mut by_age: Vec<(DateTime<Utc>, u64)> =
+) -> Vec<SessionId> {
+    let mut by_age: Vec<(DateTime<Utc>, SessionId)> =
         retained.iter().map(|(id, r)| (r.ended_at, *id)).collect();
     by_age.sort();
     let excess = retained.len().saturating_sub(retention.max);
-    let dropped: Vec<u64> = by_age
+    let dropped: Vec<SessionId> = by_age
         .iter()
         .enumerate()
         .filter(|(i, (ended_at, _))| *i < excess || now - *ended_at > retention.max_age)
@@ -108,84 +108,16 @@ pub fn prune(
     dropped
 }
 
-impl Registry {
-    pub fn to_ended_file(&self) -> EndedFile {
-        let mut sessions: Vec<EndedRecord> = self
-            .retained
-            .iter()
-            .map(|(id, r)| EndedRecord {
-                session_id: format_id(*id),
-                ended_at: r.ended_at,
-                summary: serde_json::to_value(&r.summary).unwrap_or_default(),
-                screens: r
-                    .screens
-                    .as_ref()
-                    .and_then(|s| serde_json::to_value(s).ok()),
-                scrollback: serde_json::to_value(&r.history).ok(),
-            })
-            .collect();
-        sessions.sort_by_key(|r| r.ended_at);
-        EndedFile {
-            version: 1,
-            sessions,
-        }
-    }
-
-    /// Why session `id` is not tracked: it ended (and is kept readable),
-    /// or there is no such session.
-    pub fn untracked(&self, id: u64, session_id: &str) -> SupervisorError {
-        match self.retained.contains_key(&id) {
-            true => SupervisorError::HasEnded(session_id.to_owned()),
-            false => not_found(session_id),
-        }
-    }
-
-    /// Takes `ended.json` back; a record this build cannot read is skipped.
-    pub fn load_ended(&mut self, file: EndedFile) {
-        for record in file.sessions {
-            let Some(id) = parse_id(&record.session_id) else {
-                continue;
-            };
-            let Ok(summary) = serde_json::from_value::<SessionSummary>(record.summary) else {
-                tracing::warn!(session_id = %record.session_id, "skipping an unreadable ended session");
-                continue;
-            };
-            let screens = record.screens.and_then(|s| serde_json::from_value(s).ok());
-            let history = record
-                .scrollback
-                .and_then(|h| serde_json::from_value(h).ok())
-                .unwrap_or(History::Missing {
-                    why: NoHistory::NotCaptured,
-                });
-            self.advance_past(id);
-            self.retained.insert(
-                id,
-                Retained {
-                    summary,
-                    screens,
-                    ended_at: record.ended_at,
-                    history,
-                },
-            );
-        }
-    }
-}
-
 impl Supervisor {
     /// Keeps an ended session (dropping what falls out of the window) and
     /// writes `ended.json`; wakes waiters looking for it.
-    pub(super) async fn retain(&self, id: u64, retained: Retained) {
-        let (written, dropped) = {
-            let mut registry = self.registry();
-            registry.retained.insert(id, retained);
-            let dropped = prune(
-                &mut registry.retained,
-                self.inner.settings.retention,
-                Utc::now(),
-            );
-            let written = self.inner.persistence.queue_ended(registry.to_ended_file());
-            (written, dropped)
-        };
+    pub(super) async fn retain(&self, id: SessionId, retained: Retained) {
+        let retention = self.inner.settings.retention;
+        let (written, dropped) =
+            self.registry()
+                .retain(id, retained, retention, Utc::now(), |file| {
+                    self.inner.persistence.queue_ended(file)
+                });
         self.inner.retained.send_modify(|n| *n += 1);
         let _ = written.await;
         self.forget_histories(dropped).await;
@@ -193,14 +125,10 @@ impl Supervisor {
 
     /// Drops ended sessions past the window (at each checkpoint).
     pub(super) async fn prune_ended(&self) {
-        let (written, dropped) = {
-            let mut registry = self.registry();
-            let retention = self.inner.settings.retention;
-            let dropped = prune(&mut registry.retained, retention, Utc::now());
-            let written = (!dropped.is_empty())
-                .then(|| self.inner.persistence.queue_ended(registry.to_ended_file()));
-            (written, dropped)
-        };
+        let retention = self.inner.settings.retention;
+        let (written, dropped) = self.registry().prune_ended(retention, Utc::now(), |file| {
+            self.inner.persistence.queue_ended(file)
+        });
         if let Some(written) = written {
             let _ = written.await;
         }
@@ -209,9 +137,9 @@ impl Supervisor {
 
     /// Writes what is kept of an end's history beside `ended.json`, before
     /// the end is retained (so a record never names a file not yet there).
-    pub(super) async fn keep_history(&self, id: u64, read: Option<EndHistory>) -> History {
+    pub(super) async fn keep_history(&self, id: SessionId, read: Option<EndHistory>) -> History {
         if let Some(EndHistory::Refused(error)) = &read {
-            tracing::warn!(session_id = %format_id(id), "tmux did not give the history of an ended session: {error}");
+            tracing::warn!(session_id = %id, "tmux did not give the history of an ended session: {error}");
         }
         let keep = self.inner.settings.actor.ended_scrollback_lines;
         let lines = match plan_history(keep, read) {
@@ -221,13 +149,13 @@ impl Supervisor {
         if lines.is_empty() {
             return History::Kept { lines: 0 };
         }
-        let file = ScrollbackFile::new(&format_id(id), lines);
+        let file = ScrollbackFile::new(id, lines);
         let count = file.lines.len();
         let files = self.inner.persistence.scrollback_files();
         match tokio::task::spawn_blocking(move || files.save(&file)).await {
             Ok(Ok(())) => History::Kept { lines: count },
             Ok(Err(e)) => {
-                tracing::warn!(session_id = %format_id(id), "cannot keep an ended session's history: {e}");
+                tracing::warn!(session_id = %id, "cannot keep an ended session's history: {e}");
                 History::Missing {
                     why: NoHistory::Lost,
                 }
@@ -240,14 +168,14 @@ impl Supervisor {
 
     /// Removes the history files of ended sessions no longer kept, after
     /// `ended.json` stopped naming them.
-    async fn forget_histories(&self, dropped: Vec<u64>) {
+    async fn forget_histories(&self, dropped: Vec<SessionId>) {
         if dropped.is_empty() {
             return;
         }
         let files = self.inner.persistence.scrollback_files();
         let removed = tokio::task::spawn_blocking(move || {
             for id in dropped {
-                if let Err(e) = files.remove(&format_id(id)) {
+                if let Err(e) = files.remove(id) {
                     tracing::warn!("cannot remove an ended session's history: {e}");
                 }
             }
@@ -258,12 +186,7 @@ impl Supervisor {
     /// Removes history files no kept ended session names (a crash came
     /// between dropping a record and its file); at startup.
     pub(super) fn sweep_histories(&self) {
-        let keep: BTreeSet<String> = self
-            .registry()
-            .retained
-            .keys()
-            .map(|id| format_id(*id))
-            .collect();
+        let keep = self.registry().retained_ids();
         let removed = self.inner.persistence.scrollback_files().sweep(&keep);
         if removed > 0 {
             tracing::info!(
@@ -276,12 +199,9 @@ impl Supervisor {
     /// Returns once a session whose end is being recorded (no longer
     /// tracked, not yet retained) has been retained; at once otherwise. An
     /// end always finishes, so this does not wait long.
-    pub(super) async fn until_retained(&self, session_id: &str) {
-        let Some(id) = parse_id(session_id) else {
-            return;
-        };
+    pub(super) async fn until_retained(&self, id: SessionId) {
         let mut retained = self.inner.retained.subscribe();
-        while self.registry().finishing.contains(&id) {
+        while self.registry().is_finishing(id) {
             if retained.changed().await.is_err() {
                 return;
             }
@@ -289,36 +209,26 @@ impl Supervisor {
     }
 
     /// The last summary of an ended session still kept.
-    pub fn ended_summary(&self, session_id: &str) -> Option<SessionSummary> {
-        let id = parse_id(session_id)?;
-        let registry = self.registry();
-        registry.retained.get(&id).map(|r| r.summary.clone())
+    pub fn ended_summary(&self, id: SessionId) -> Option<SessionSummary> {
+        self.registry().ended_summary(id)
     }
 
     /// Every ended session still kept, by id.
     pub fn ended_sessions(&self) -> Vec<SessionSummary> {
-        let registry = self.registry();
-        registry
-            .retained
-            .values()
-            .map(|r| r.summary.clone())
-            .collect()
+        self.registry().ended_summaries()
     }
 
     /// The history kept of an ended session: its last `lines` lines, or
     /// why there are none.
     pub(super) async fn ended_scrollback(
         &self,
-        session_id: &str,
+        id: SessionId,
         lines: usize,
     ) -> Result<Scrollback, SupervisorError> {
-        let id = parse_id(session_id).ok_or_else(|| not_found(session_id))?;
         let history = self
             .registry()
-            .retained
-            .get(&id)
-            .map(|r| r.history.clone())
-            .ok_or_else(|| not_found(session_id))?;
+            .ended_history(id)
+            .ok_or_else(|| not_found(id))?;
         let missing = |why| Scrollback {
             lines: Vec::new(),
             ended: true,
@@ -333,8 +243,7 @@ impl Supervisor {
             }),
             History::Kept { .. } => {
                 let files = self.inner.persistence.scrollback_files();
-                let name = session_id.to_owned();
-                let loaded = tokio::task::spawn_blocking(move || files.load(&name)).await;
+                let loaded = tokio::task::spawn_blocking(move || files.load(id)).await;
                 match loaded {
                     Ok(Ok(Some(mut file))) => {
                         file.lines.drain(..file.lines.len().saturating_sub(lines));
@@ -345,7 +254,7 @@ impl Supervisor {
                         })
                     }
                     Ok(Err(e)) => {
-                        tracing::warn!(session_id, "cannot read an ended session's history: {e}");
+                        tracing::warn!(session_id = %id, "cannot read an ended session's history: {e}");
                         Ok(missing(NoHistory::Lost))
                     }
                     _ => Ok(missing(NoHistory::Lost)),
@@ -357,30 +266,23 @@ impl Supervisor {
     /// The last screen of an ended session, if it was kept.
     pub(super) fn ended_snapshot(
         &self,
-        session_id: &str,
+        id: SessionId,
         format: SnapshotFormat,
         region: Region,
     ) -> Result<Snapshot, SupervisorError> {
-        let id = parse_id(session_id).ok_or_else(|| not_found(session_id))?;
-        let registry = self.registry();
-        let retained = registry
-            .retained
-            .get(&id)
-            .ok_or_else(|| not_found(session_id))?;
-        let screens = retained
-            .screens
-            .as_ref()
-            .ok_or_else(|| SupervisorError::NoLastScreen(session_id.to_owned()))?;
-        Ok(screens.get(format, region).clone())
+        self.registry()
+            .ended_snapshot(id, format, region)
+            .ok_or_else(|| not_found(id))?
+            .ok_or_else(|| SupervisorError::NoLastScreen(id.to_string()))
     }
 }
 
-fn not_found(session_id: &str) -> SupervisorError {
-    SupervisorError::NotFound(session_id.to_owned())
+fn not_found(id: SessionId) -> SupervisorError {
+    SupervisorError::NotFound(id.to_string())
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::session::{ActorSummary, EndReason, SessionState, StateReason, Transport};
 
@@ -388,9 +290,11 @@ mod tests {
         DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
     }
 
-    fn ended(id: u64, at_s: i64) -> (u64, Retained) {
+    /// An ended session kept, ended at second `at_s`, with 5 lines kept.
+    pub(in crate::supervisor) fn ended(n: u64, at_s: i64) -> (SessionId, Retained) {
+        let id = SessionId(n);
         let summary = SessionSummary {
-            session_id: format_id(id),
+            session_id: id,
             tmux_name: id.to_string(),
             created_at: at(0),
             ended_at: Some(at(at_s)),
@@ -434,13 +338,18 @@ mod tests {
             max: 2,
             max_age: Duration::seconds(100),
         };
-        let mut kept: BTreeMap<u64, Retained> =
+        let ids = |ns: &[u64]| ns.iter().copied().map(SessionId).collect::<Vec<_>>();
+        let mut kept: BTreeMap<SessionId, Retained> =
             [ended(1, 0), ended(2, 50), ended(3, 60), ended(4, 70)].into();
-        assert_eq!(prune(&mut kept, retention, at(80)), [1, 2]);
-        assert_eq!(kept.keys().copied().collect::<Vec<_>>(), [3, 4], "count");
+        assert_eq!(prune(&mut kept, retention, at(80)), ids(&[1, 2]));
+        assert_eq!(
+            kept.keys().copied().collect::<Vec<_>>(),
+            ids(&[3, 4]),
+            "count"
+        );
         assert!(prune(&mut kept, retention, at(150)).is_empty());
-        assert_eq!(prune(&mut kept, retention, at(165)), [3]);
-        assert_eq!(kept.keys().copied().collect::<Vec<_>>(), [4], "age");
+        assert_eq!(prune(&mut kept, retention, at(165)), ids(&[3]));
+        assert_eq!(kept.keys().copied().collect::<Vec<_>>(), ids(&[4]), "age");
     }
 
     #[test]
@@ -463,27 +372,5 @@ mod tests {
         for (keep, read, want) in cases {
             assert_eq!(plan_history(keep, read.clone()), want, "{keep} {read:?}");
         }
-    }
-
-    #[test]
-    fn the_file_round_trips() {
-        let mut registry = Registry::new(1);
-        let (id, retained) = ended(7, 10);
-        registry.retained.insert(id, retained);
-        let file = registry.to_ended_file();
-        let mut back = Registry::new(1);
-        back.load_ended(file);
-        assert_eq!(back.retained[&7].history, History::Kept { lines: 5 });
-        let summary = &back.retained[&7].summary;
-        assert_eq!(summary.actor.exit_status, Some(3));
-        assert_eq!(
-            summary.actor.state_reason,
-            StateReason::End(EndReason::ProcessExit)
-        );
-        assert_eq!(
-            back.allocate_id(),
-            8,
-            "ids of ended sessions are not reused"
-        );
     }
 }

@@ -3,7 +3,8 @@
 //! the hook says, and what the agent said to its user becomes the
 //! session's thought.
 
-use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate, format_id};
+use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate};
+use crate::id::SessionId;
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;
 use crate::tmux::command::{DisplayMessage, Target};
@@ -12,7 +13,7 @@ use crate::tmux::control::{PaneId, TmuxSessionId};
 /// What a hook event did.
 #[derive(Clone, Debug)]
 pub struct HookOutcome {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The state the event led to; `None` for events that say no state.
     pub view: Option<StateView>,
 }
@@ -24,14 +25,9 @@ impl Supervisor {
         pane: PaneId,
         event: HookEvent,
     ) -> Result<HookOutcome, SupervisorError> {
-        let (session_id, handle) = self.session_of_pane(pane).await?;
+        let (id, handle) = self.session_of_pane(pane).await?;
         let view = match event.hook {
-            Some(hook) => Some(
-                handle
-                    .hook(hook)
-                    .await
-                    .map_err(SupervisorError::gone(&session_id))?,
-            ),
+            Some(hook) => Some(handle.hook(hook).await.map_err(SupervisorError::gone(id))?),
             None => None,
         };
         if let Some(mut text) = event.message {
@@ -43,9 +39,12 @@ impl Supervisor {
                 tokens_out: None,
                 updated_at: None,
             };
-            self.put_thought(&session_id, update).await?;
+            self.put_thought(id, update).await?;
         }
-        Ok(HookOutcome { session_id, view })
+        Ok(HookOutcome {
+            session_id: id,
+            view,
+        })
     }
 
     /// The tracked session that owns `pane`, asked of tmux over a live
@@ -55,12 +54,9 @@ impl Supervisor {
     async fn session_of_pane(
         &self,
         pane: PaneId,
-    ) -> Result<(String, SessionHandle), SupervisorError> {
+    ) -> Result<(SessionId, SessionHandle), SupervisorError> {
         let not_found = || SupervisorError::NotFound(format!("with pane {pane}"));
-        let any = {
-            let registry = self.registry();
-            registry.sessions.values().next().map(|e| e.handle.clone())
-        };
+        let any = self.registry().any_handle();
         let Some(any) = any else {
             return Err(not_found());
         };
@@ -74,12 +70,8 @@ impl Supervisor {
             Err(e) => return Err(e.into()),
         };
         let tmux_id: TmuxSessionId = answer.trim().parse().map_err(|_| not_found())?;
-        let registry = self.registry();
-        let entry = registry
-            .sessions
-            .values()
-            .find(|e| e.tmux_id == tmux_id)
-            .ok_or_else(not_found)?;
-        Ok((format_id(entry.id), entry.handle.clone()))
+        self.registry()
+            .find_by_tmux_id(tmux_id)
+            .ok_or_else(not_found)
     }
 }

@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::{
     Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
-    ThoughtUpdate, When, check_input_size, parse_id,
+    ThoughtUpdate, When, check_input_size,
 };
+use crate::id::SessionId;
 use crate::session::SessionHandle;
 use crate::store::{EventKind, InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
@@ -36,7 +37,7 @@ impl Supervisor {
     /// or queues the text until the session is next idle.
     pub async fn input(
         &self,
-        session_id: &str,
+        id: SessionId,
         input: Input,
     ) -> Result<InputOutcome, SupervisorError> {
         let text = input.text.as_deref().filter(|t| !t.is_empty());
@@ -64,10 +65,10 @@ impl Supervisor {
                 ));
             }
             return self
-                .enqueue(session_id, text.unwrap_or_default(), input.submit, when)
+                .enqueue(id, text.unwrap_or_default(), input.submit, when)
                 .await;
         }
-        let typist = self.typist(session_id)?;
+        let typist = self.typist(id)?;
         typist.type_in(text, &input.keys, input.submit).await?;
         Ok(InputOutcome {
             delivered: true,
@@ -77,9 +78,9 @@ impl Supervisor {
 
     /// Raw bytes from a stream client, written to the program in the pane
     /// (never through tmux's key table), in order with other input.
-    pub async fn write_raw(&self, session_id: &str, bytes: &[u8]) -> Result<(), SupervisorError> {
+    pub async fn write_raw(&self, id: SessionId, bytes: &[u8]) -> Result<(), SupervisorError> {
         check_input_size("input", bytes.len())?;
-        let typist = self.typist(session_id)?;
+        let typist = self.typist(id)?;
         typist
             .type_raw(crate::session::Input {
                 bytes: Some(bytes.to_vec()),
@@ -90,19 +91,13 @@ impl Supervisor {
 
     /// Who types into a session, and the lock that keeps each request's
     /// pieces together and requests in order.
-    pub(super) fn typist(&self, session_id: &str) -> Result<Typist, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
-        let registry = self.registry();
-        let entry = registry
-            .sessions
-            .get(&id)
-            .ok_or_else(|| registry.untracked(id, session_id))?;
+    pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
+        let (tmux_name, handle, turn) = self.registry().typist(id)?;
         Ok(Typist {
-            session_id: session_id.to_owned(),
-            tmux_name: entry.tmux_name.clone(),
-            handle: entry.handle.clone(),
-            turn: entry.typing.clone(),
+            session_id: id,
+            tmux_name,
+            handle,
+            turn,
         })
     }
 
@@ -111,7 +106,7 @@ impl Supervisor {
     /// update was applied.
     pub async fn put_thought(
         &self,
-        session_id: &str,
+        id: SessionId,
         update: ThoughtUpdate,
     ) -> Result<(Thought, bool), SupervisorError> {
         if update.text.len() > MAX_THOUGHT_BYTES {
@@ -132,7 +127,7 @@ impl Supervisor {
         if let Some(at) = update.updated_at {
             check_thought_time(at, now)?;
         }
-        let (_, name) = self.handle(session_id).await?;
+        let (_, name) = self.handle(id).await?;
         let thought = Thought {
             text: update.text,
             state: update.state,
@@ -140,29 +135,18 @@ impl Supervisor {
             tokens_out: update.tokens_out,
             updated_at: update.updated_at.unwrap_or(now),
         };
-        let (current, applied, written) = {
-            let mut registry = self.registry();
-            // One stored before the future was refused does not block either.
-            let newer_exists = registry.thoughts.get(session_id).is_some_and(|t| {
-                t.updated_at > thought.updated_at && check_thought_time(t.updated_at, now).is_ok()
-            });
-            if newer_exists {
-                (registry.thoughts[session_id].clone(), false, None)
-            } else {
-                registry
-                    .thoughts
-                    .insert(session_id.to_owned(), thought.clone());
-                let written = self
-                    .inner
-                    .persistence
-                    .queue_thoughts(registry.to_thoughts_file());
-                (thought, true, Some(written))
-            }
+        let updated_at = thought.updated_at;
+        // One stored before the future was refused does not block either.
+        let newer = |t: &Thought| {
+            t.updated_at > updated_at && check_thought_time(t.updated_at, now).is_ok()
         };
+        let (current, applied, written) = self.registry().put_thought(id, thought, newer, |file| {
+            self.inner.persistence.queue_thoughts(file)
+        });
         if let Some(written) = written {
             let _ = written.await;
             let event = NewEvent::new(EventKind::ThoughtUpdate)
-                .session_id(session_id)
+                .session_id(id)
                 .tmux_name(name)
                 .detail("thought", thought_in_event(&current));
             self.inner.persistence.record(event);
@@ -225,7 +209,7 @@ fn thought_in_event(thought: &Thought) -> Value {
 /// What typing into one session needs: its actor (which types over its
 /// control client, in order with everything else it sends) and a turn lock.
 pub(super) struct Typist {
-    session_id: String,
+    session_id: SessionId,
     pub(super) tmux_name: String,
     handle: SessionHandle,
     /// Held while one request is typed, so a queued item's text and its
@@ -258,8 +242,8 @@ impl Typist {
         self.handle
             .type_input(input)
             .await
-            .map_err(SupervisorError::gone(&self.session_id))?
-            .map_err(|message| super::tmux_refused(&self.session_id, "send-keys", message))
+            .map_err(SupervisorError::gone(self.session_id))?
+            .map_err(|message| super::tmux_refused(self.session_id, "send-keys", message))
     }
 }
 

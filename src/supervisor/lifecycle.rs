@@ -6,14 +6,15 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use tokio::sync::watch;
 
 use super::queue::dropped_input;
-use super::registry::restore_attention;
-use super::registry::{Ending, Entry, Reservation, format_id};
+use super::registry::{Commit, MarkEnding, NewEntry, Reservation, restore_attention};
 use super::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
     SupervisorError, check_input_size, check_size,
 };
+use crate::id::SessionId;
 use crate::session::{ActorSpec, ActorSummary, Attention, EndHistory, SessionState, Spawned};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
@@ -54,6 +55,19 @@ pub(super) struct Carried {
     pub(super) state: Option<(SessionState, DateTime<Utc>)>,
 }
 
+/// The state of an actor gone before it could be watched (its exit is on
+/// its way to the reaper): `starting`, as before it said anything.
+pub(super) fn state_unknown(attention: Option<Attention>) -> watch::Receiver<StateView> {
+    let view = StateView {
+        state: SessionState::Starting,
+        reason: StateReason::Attaching,
+        since: Utc::now(),
+        attention,
+        acknowledged_by: None,
+    };
+    watch::channel(view).1
+}
+
 /// The view tmux draws before discovery has looked at a session.
 pub(super) fn default_view(name: &str) -> SessionView {
     SessionView {
@@ -75,12 +89,13 @@ pub(super) fn default_view(name: &str) -> SessionView {
 impl Supervisor {
     pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
         validate_create(&request)?;
-        let mut reservation = self.reserve_new(request.name.as_deref())?;
+        let max = self.inner.settings.max_sessions;
+        let mut reservation = self.registry().reserve_new(request.name.as_deref(), max)?;
         let mut tries = 0;
         let made = loop {
-            let tag = format_id(reservation.id);
+            let tag = reservation.id().to_string();
             let new = NewSession {
-                name: &reservation.tmux_name,
+                name: reservation.tmux_name(),
                 cwd: request.cwd.as_deref().map(Path::new),
                 size: request.size,
                 command: request.command.as_deref(),
@@ -95,22 +110,21 @@ impl Supervisor {
                         && tries < AUTO_NAME_TRIES =>
                 {
                     tries += 1;
-                    reservation = self.rename_reservation(reservation);
+                    reservation = self.registry().rename_reservation(reservation);
                 }
                 Err(e) => {
-                    self.release(&reservation);
                     return Err(match e.is_duplicate_session() {
-                        true => SupervisorError::NameTaken(reservation.tmux_name),
+                        true => SupervisorError::NameTaken(reservation.tmux_name().to_owned()),
                         false => e.into(),
                     });
                 }
             }
         };
-        let name = reservation.tmux_name.clone();
+        let name = reservation.tmux_name().to_owned();
         let (view, tagged) = match made.tagged_panes {
             Some(panes) => (session_views(&panes).remove(&name), true),
             None => self
-                .view_tagging(&name, reservation.id)
+                .view_tagging(&name, reservation.id())
                 .await
                 .unwrap_or((None, false)),
         };
@@ -142,18 +156,16 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        if let Some(id) = super::parse_id(&summary.session_id) {
-            self.book().created(
-                id,
-                &summary.tmux_name,
-                request.restore,
-                request.resume_command.clone(),
-                request.command.clone(),
-            );
-            self.persist_restore();
-        }
+        self.book().created(
+            summary.session_id,
+            &summary.tmux_name,
+            request.restore,
+            request.resume_command.clone(),
+            request.command.clone(),
+        );
+        self.persist_restore();
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = match self.typist(&summary.session_id) {
+            let typed = match self.typist(summary.session_id) {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };
@@ -168,29 +180,24 @@ impl Supervisor {
     pub async fn adopt(
         &self,
         tmux_name: &str,
-        session_id: Option<&str>,
+        session_id: Option<SessionId>,
     ) -> Result<SessionSummary, SupervisorError> {
         validate_session_name(tmux_name).map_err(|reason| SupervisorError::InvalidName {
             name: tmux_name.to_owned(),
             reason,
         })?;
-        let reservation = self.reserve_existing(tmux_name, None, true)?;
-        if let Some(wanted) = session_id.filter(|wanted| *wanted != format_id(reservation.id)) {
-            self.release(&reservation);
+        let max = self.inner.settings.max_sessions;
+        let reservation = self
+            .registry()
+            .reserve_existing(tmux_name, None, Some(max))?;
+        if let Some(wanted) = session_id.filter(|wanted| *wanted != reservation.id()) {
             return Err(SupervisorError::BadRequest(format!(
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
             )));
         }
-        let (view, tagged) = match self.view_tagging(tmux_name, reservation.id).await {
-            Ok((Some(view), tagged)) => (view, tagged),
-            Ok((None, _)) => {
-                self.release(&reservation);
-                return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned()));
-            }
-            Err(e) => {
-                self.release(&reservation);
-                return Err(e);
-            }
+        let (view, tagged) = match self.view_tagging(tmux_name, reservation.id()).await? {
+            (Some(view), tagged) => (view, tagged),
+            (None, _) => return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned())),
         };
         self.adopt_with_view(reservation, view, tagged, "api_adopt")
             .await
@@ -203,10 +210,11 @@ impl Supervisor {
         name: &str,
         tmux_id: Option<TmuxSessionId>,
     ) -> Option<Reservation> {
-        match self.reserve_existing(name, tmux_id, true) {
+        let max = self.inner.settings.max_sessions;
+        match self.registry().reserve_existing(name, tmux_id, Some(max)) {
             Ok(reservation) => Some(reservation),
             Err(SupervisorError::Capacity { max }) => {
-                if self.registry().refused.insert(name.to_owned()) {
+                if self.registry().refuse(name) {
                     tracing::warn!(tmux_name = %name, "not adopting: {max} sessions tracked already");
                 }
                 None
@@ -221,7 +229,7 @@ impl Supervisor {
             .adopt_with_view(reservation, view, false, "discovered")
             .await;
         if let Err(e) = adopted
-            && !self.registry().closing
+            && !self.registry().is_closing()
         {
             tracing::warn!("adopting a discovered session failed: {e}");
         }
@@ -234,11 +242,7 @@ impl Supervisor {
         tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
-        let known = self
-            .registry()
-            .detached
-            .get(&reservation.tmux_name)
-            .cloned();
+        let known = self.registry().detached(reservation.tmux_name());
         let attach = Attach {
             reservation,
             view,
@@ -260,42 +264,36 @@ impl Supervisor {
 
     pub async fn delete(
         &self,
-        session_id: &str,
+        id: SessionId,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let (_, name) = self.handle(session_id).await?;
-        let id = super::parse_id(session_id).unwrap_or_default();
+        let (_, name) = self.handle(id).await?;
         match mode {
             DeleteMode::Detach => {
-                let entry = {
-                    let mut registry = self.registry();
-                    let entry = registry
-                        .sessions
-                        .remove(&id)
-                        .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
-                    registry
-                        .detached
-                        .insert(entry.tmux_name.clone(), entry.persisted());
-                    entry
-                };
-                entry.handle.release().await;
+                let entry = self
+                    .registry()
+                    .detach(id)
+                    .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
+                entry.handle().release().await;
                 self.record(
                     NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
-                    &entry,
+                    id,
+                    entry.tmux_name(),
                 );
                 self.forget_restore(id);
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {
-                self.mark_ending(id, session_id)?;
+                self.registry().mark_ending(id).map_err(|e| match e {
+                    MarkEnding::NotTracked => SupervisorError::NotFound(id.to_string()),
+                    MarkEnding::AlreadyEnding => SupervisorError::Gone(id.to_string()),
+                })?;
                 let history = self.history_before_kill(&name).await;
                 if let Err(e) = self.tmux().kill_session(&name).await
                     && !e.is_missing_session()
                 {
                     // The session may still be running: keep tracking it.
-                    if let Some(entry) = self.registry().sessions.get_mut(&id) {
-                        entry.ending = None;
-                    }
+                    self.registry().unmark_ending(id);
                     return Err(e.into());
                 }
                 self.end_with_history(id, None, EndReason::ApiKill, history)
@@ -304,7 +302,7 @@ impl Supervisor {
         }
         let tmux_alive = self.tmux().has_session(&name).await.unwrap_or(false);
         Ok(DeleteOutcome {
-            session_id: session_id.to_owned(),
+            session_id: id,
             mode,
             tmux_alive,
         })
@@ -322,19 +320,6 @@ impl Supervisor {
             Ok(lines) => EndHistory::Captured(lines),
             Err(e) => EndHistory::Refused(e.to_string()),
         })
-    }
-
-    fn mark_ending(&self, id: u64, session_id: &str) -> Result<(), SupervisorError> {
-        let mut registry = self.registry();
-        let entry = registry
-            .sessions
-            .get_mut(&id)
-            .ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
-        if entry.ending.is_some() {
-            return Err(SupervisorError::Gone(session_id.to_owned()));
-        }
-        entry.ending = Some(Ending::Kill);
-        Ok(())
     }
 
     /// Starts the actor and commits the reservation as a tracked session.
@@ -360,10 +345,11 @@ impl Supervisor {
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let _attaching = self.attaching(&reservation, &view, created_at, queue.len());
+        let id = reservation.id();
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let spawned = match self
             .spawn_actor(
-                reservation.id,
+                id,
                 actor_id,
                 &view.name,
                 Carried {
@@ -376,86 +362,57 @@ impl Supervisor {
         {
             Ok(spawned) => spawned,
             Err(e) => {
-                self.release(&reservation);
+                let name = reservation.tmux_name().to_owned();
+                drop(reservation);
                 let gone = matches!(
                     self.tmux().session_status(&view.name).await,
                     Ok(SessionStatus::Gone | SessionStatus::NoServer)
                 );
                 return match gone {
                     true => Ok(self
-                        .ended_at_once(&reservation, &view, created_at, event)
+                        .ended_at_once(id, &name, &view, created_at, event)
                         .await),
                     false => Err(e.into()),
                 };
             }
         };
-        let entry = Entry {
-            id: reservation.id,
-            tmux_name: reservation.tmux_name.clone(),
+        let handle = spawned.handle;
+        // Asked before the session is tracked: a session that ends at once
+        // is reaped right away, and its creator still gets its summary.
+        let actor = handle.summary().await.ok();
+        let state = handle
+            .watch_state()
+            .await
+            .unwrap_or_else(|_| state_unknown(attention));
+        let name = reservation.tmux_name().to_owned();
+        if !tagged {
+            self.tag_sessions(vec![(name.clone(), id)]);
+        }
+        self.record(event, id, &name);
+        for item in &interrupted {
+            self.record(dropped_input(item, "interrupted"), id, &name);
+        }
+        let new = NewEntry {
             tmux_id: spawned.tmux_id,
             created_at,
             command,
             cwd,
-            handle: spawned.handle,
+            handle,
             actor_id,
-            ending: None,
-            last_summary: None,
-            reattaches: Vec::new(),
-            state: SessionState::Starting,
-            attention,
-            queue: queue.into(),
-            delivering: false,
-            typing: Default::default(),
+            view: state,
+            queue,
         };
-        // Asked before the entry is visible: a session that ends at once is
-        // reaped right away, and its creator still gets its summary.
-        let actor = entry.handle.summary().await;
-        if !tagged {
-            self.tag_sessions(vec![(reservation.tmux_name.clone(), reservation.id)]);
-        }
-        self.record(event, &entry);
-        for item in &interrupted {
-            self.record(dropped_input(item, "interrupted"), &entry);
-        }
-        let mut entry = entry;
-        if let Ok(actor) = &actor {
-            // A program that already ended no longer holds capacity.
-            entry.state = actor.state;
-        }
-        let (summary, renamed) = {
-            let mut registry = self.registry();
-            registry.unreserve(&reservation);
-            let renamed = registry
-                .take_rename_while_attaching(reservation.id)
-                .map(|name| (entry.tmux_name.clone(), name));
-            if registry.closing {
-                (Err(entry.handle), None)
-            } else {
-                registry.detached.remove(&reservation.tmux_name);
-                // Adopted again under its old id: it is live, not ended.
-                registry.retained.remove(&reservation.id);
-                registry.sessions.insert(reservation.id, entry);
-                let renamed = renamed.and_then(|(old, new)| {
-                    let _ = registry.rename(reservation.id, &new)?;
-                    Some((old, new))
-                });
-                let summary = actor
-                    .ok()
-                    .and_then(|actor| registry.summarize(reservation.id, actor));
-                (Ok(summary), renamed)
-            }
-        };
-        if let Some((old, new)) = renamed {
-            self.record_rename(reservation.id, &old, &new);
-        }
-        let gone = || SupervisorError::Gone(format_id(reservation.id));
-        match summary {
-            Ok(summary) => {
+        let gone = || SupervisorError::Gone(id.to_string());
+        match self.registry().commit(reservation, new, actor) {
+            Commit::Tracked { summary, renamed } => {
+                if let Some((old, new)) = renamed {
+                    self.record_rename(id, &old, &new);
+                }
                 let _ = self.persist().await;
-                summary.ok_or_else(gone)
+                summary.map(|s| *s).ok_or_else(gone)
             }
             // The daemon is stopping and has let every other client go.
-            Err(handle) => {
+            Commit::Closing(handle) => {
                 handle.shutdown().await;
                 Err(gone())
             }
@@ -472,8 +429,8 @@ impl Supervisor {
     ) -> Attaching {
         let now = Utc::now();
         let summary = SessionSummary {
-            session_id: format_id(reservation.id),
-            tmux_name: reservation.tmux_name.clone(),
+            session_id: reservation.id(),
+            tmux_name: reservation.tmux_name().to_owned(),
             created_at,
             ended_at: None,
             queued_inputs,
@@ -485,10 +442,10 @@ impl Supervisor {
                 (view.cols, view.rows),
             ),
         };
-        self.registry().attaching.insert(reservation.id, summary);
+        self.registry().begin_attach(summary);
         Attaching {
             supervisor: self.clone(),
-            id: reservation.id,
+            id: reservation.id(),
         }
     }
 
@@ -497,12 +454,12 @@ impl Supervisor {
     /// a screen: none was seen), and its creator still gets a summary.
     async fn ended_at_once(
         &self,
-        reservation: &Reservation,
+        id: SessionId,
+        name: &str,
         view: &SessionView,
         created_at: DateTime<Utc>,
         event: NewEvent,
     ) -> SessionSummary {
-        let session_id = format_id(reservation.id);
         let reason = EndReason::ProcessExit;
         let now = Utc::now();
         let end = StateView {
@@ -518,15 +475,13 @@ impl Supervisor {
             NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
         ];
         for event in events {
-            self.inner.persistence.record(
-                event
-                    .session_id(&session_id)
-                    .tmux_name(&reservation.tmux_name),
-            );
+            self.inner
+                .persistence
+                .record(event.session_id(id).tmux_name(name));
         }
         let summary = SessionSummary {
-            session_id,
-            tmux_name: reservation.tmux_name.clone(),
+            session_id: id,
+            tmux_name: name.to_owned(),
             created_at,
             ended_at: Some(now),
             queued_inputs: 0,
@@ -537,9 +492,9 @@ impl Supervisor {
             summary: summary.clone(),
             screens: None,
             ended_at: now,
-            history: self.keep_history(reservation.id, None).await,
+            history: self.keep_history(id, None).await,
         };
-        self.retain(reservation.id, retained).await;
+        self.retain(id, retained).await;
         summary
     }
 
@@ -550,14 +505,14 @@ impl Supervisor {
     /// notification must not meet it.
     pub(super) async fn spawn_actor(
         &self,
-        id: u64,
+        id: SessionId,
         actor_id: u64,
         name: &str,
         carried: Carried,
         wait_for_quiet: bool,
     ) -> Result<Spawned, ControlError> {
         let spawned = crate::session::SessionHandle::spawn(ActorSpec {
-            session_id: format_id(id),
+            session_id: id,
             actor_id,
             tmux: self.tmux().clone(),
             tmux_name: name.to_owned(),
@@ -577,12 +532,10 @@ impl Supervisor {
         Ok(spawned)
     }
 
-    pub(super) fn record(&self, event: NewEvent, entry: &Entry) {
-        self.inner.persistence.record(
-            event
-                .session_id(format_id(entry.id))
-                .tmux_name(&entry.tmux_name),
-        );
+    pub(super) fn record(&self, event: NewEvent, id: SessionId, tmux_name: &str) {
+        self.inner
+            .persistence
+            .record(event.session_id(id).tmux_name(tmux_name));
     }
 
     /// The current view of one session, or `None` if tmux does not have it.
@@ -591,87 +544,9 @@ impl Supervisor {
         Ok(session_views(&panes).remove(name))
     }
 
-    fn reserve_new(&self, name: Option<&str>) -> Result<Reservation, SupervisorError> {
-        let mut registry = self.registry();
-        let max = self.inner.settings.max_sessions;
-        if registry.occupancy() >= max {
-            return Err(SupervisorError::Capacity { max });
-        }
-        let tmux_name = match name {
-            Some(name) if registry.is_name_in_use(name) => {
-                return Err(SupervisorError::NameTaken(name.to_owned()));
-            }
-            Some(name) => name.to_owned(),
-            None => registry.next_free_number(),
-        };
-        let id = registry.allocate_id();
-        let reservation = Reservation {
-            id,
-            tmux_name,
-            tmux_id: None,
-        };
-        registry.reserve(&reservation);
-        Ok(reservation)
-    }
-
-    /// A numeric name tmux already had: note it and take the next one.
-    fn rename_reservation(&self, old: Reservation) -> Reservation {
-        let mut registry = self.registry();
-        registry.unreserve(&old);
-        registry.seen_names.insert(old.tmux_name);
-        let reservation = Reservation {
-            id: old.id,
-            tmux_name: registry.next_free_number(),
-            tmux_id: None,
-        };
-        registry.reserve(&reservation);
-        reservation
-    }
-
-    fn reserve_existing(
-        &self,
-        name: &str,
-        tmux_id: Option<TmuxSessionId>,
-        check_capacity: bool,
-    ) -> Result<Reservation, SupervisorError> {
-        let mut registry = self.registry();
-        if let Some(entry) = registry.find_by_name(name) {
-            return Err(SupervisorError::AlreadyTracked {
-                name: name.to_owned(),
-                session_id: format_id(entry.id),
-            });
-        }
-        if let Some(&id) = registry.reserved.get(name) {
-            return Err(SupervisorError::AlreadyTracked {
-                name: name.to_owned(),
-                session_id: format_id(id),
-            });
-        }
-        let max = self.inner.settings.max_sessions;
-        if check_capacity && registry.occupancy() >= max {
-            return Err(SupervisorError::Capacity { max });
-        }
-        let known_id = registry
-            .detached
-            .get(name)
-            .and_then(|s| super::parse_id(&s.session_id));
-        let id = known_id.unwrap_or_else(|| registry.allocate_id());
-        let reservation = Reservation {
-            id,
-            tmux_name: name.to_owned(),
-            tmux_id,
-        };
-        registry.reserve(&reservation);
-        Ok(reservation)
-    }
-
-    fn release(&self, reservation: &Reservation) {
-        self.registry().unreserve(reservation);
-    }
-
     /// Follows tmux's rename of tracked session `id` (heard by its actor,
     /// or seen by discovery): recorded once, persisted.
-    pub(super) fn follow_rename(&self, id: u64, name: &str) {
+    pub(super) fn follow_rename(&self, id: SessionId, name: &str) {
         let old = self.registry().rename(id, name);
         if let Some(old) = old {
             self.record_rename(id, &old, name);
@@ -679,11 +554,11 @@ impl Supervisor {
     }
 
     /// Records a rename already made in the registry, and persists it.
-    pub(super) fn record_rename(&self, id: u64, old: &str, new: &str) {
-        tracing::info!(session_id = %format_id(id), old_name = %old, new_name = %new, "session renamed in tmux");
+    pub(super) fn record_rename(&self, id: SessionId, old: &str, new: &str) {
+        tracing::info!(session_id = %id, old_name = %old, new_name = %new, "session renamed in tmux");
         self.inner.persistence.record(
             NewEvent::new(EventKind::SessionRenamed)
-                .session_id(format_id(id))
+                .session_id(id)
                 .tmux_name(new)
                 .detail("old_name", old)
                 .detail("new_name", new),
@@ -697,12 +572,12 @@ impl Supervisor {
 /// wakes requests waiting for the session (`Supervisor::handle`).
 pub(super) struct Attaching {
     supervisor: Supervisor,
-    id: u64,
+    id: SessionId,
 }
 
 impl Drop for Attaching {
     fn drop(&mut self) {
-        self.supervisor.registry().attaching.remove(&self.id);
+        self.supervisor.registry().end_attach(self.id);
         self.supervisor.inner.attached.send_modify(|n| *n += 1);
     }
 }

@@ -8,13 +8,13 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::registry::{format_id, parse_id};
+use crate::id::SessionId;
 use crate::store::{Blueprint, Origin, RestoreFile, RestoreMode, RestoreRecord};
 
 /// The sessions' restore records, by id number.
 #[derive(Debug, Default)]
 pub struct Book {
-    records: BTreeMap<u64, RestoreRecord>,
+    records: BTreeMap<SessionId, RestoreRecord>,
     lost_since: Option<DateTime<Utc>>,
     /// The loss was logged, recorded and notified (once per loss).
     announced: bool,
@@ -34,7 +34,7 @@ impl Book {
         let records = file
             .sessions
             .into_iter()
-            .filter_map(|(id, record)| Some((parse_id(&id)?, record)))
+            .filter_map(|(id, record)| Some((id.parse().ok()?, record)))
             .collect::<BTreeMap<_, _>>();
         let any_lost = records.values().any(|r| r.lost);
         Book {
@@ -51,7 +51,7 @@ impl Book {
             sessions: self
                 .records
                 .iter()
-                .map(|(id, record)| (format_id(*id), record.clone()))
+                .map(|(id, record)| (id.to_string(), record.clone()))
                 .collect(),
         }
     }
@@ -60,7 +60,7 @@ impl Book {
     /// again.
     pub fn created(
         &mut self,
-        id: u64,
+        id: SessionId,
         tmux_name: &str,
         mode: RestoreMode,
         resume_command: Option<String>,
@@ -77,7 +77,7 @@ impl Book {
 
     /// A tracked session's windows as tmux reports them now; a session not
     /// in the book yet was adopted. True when anything changed.
-    pub fn observed(&mut self, id: u64, tmux_name: &str, blueprint: Blueprint) -> bool {
+    pub fn observed(&mut self, id: SessionId, tmux_name: &str, blueprint: Blueprint) -> bool {
         let record = self.records.entry(id).or_insert_with(|| record(tmux_name));
         let changed = record.tmux_name != tmux_name
             || record.blueprint.as_ref() != Some(&blueprint)
@@ -90,13 +90,13 @@ impl Book {
 
     /// Tracking ended for a reason that is not the server's loss: nothing
     /// to bring back. True when a record went.
-    pub fn forget(&mut self, id: u64) -> bool {
+    pub fn forget(&mut self, id: SessionId) -> bool {
         self.records.remove(&id).is_some()
     }
 
     /// The session ended with its tmux server. True when this starts a
     /// loss (the first session to go).
-    pub fn lose(&mut self, id: u64, now: DateTime<Utc>) -> bool {
+    pub fn lose(&mut self, id: SessionId, now: DateTime<Utc>) -> bool {
         let Some(record) = self.records.get_mut(&id) else {
             return false;
         };
@@ -126,9 +126,9 @@ impl Book {
     /// every one; by id.
     pub fn to_restore(
         &self,
-        ids: Option<&[String]>,
-    ) -> Result<Vec<(u64, RestoreRecord)>, BookError> {
-        let lost = |id: u64| self.records.get(&id).filter(|r| r.lost).cloned();
+        ids: Option<&[SessionId]>,
+    ) -> Result<Vec<(SessionId, RestoreRecord)>, BookError> {
+        let lost = |id: SessionId| self.records.get(&id).filter(|r| r.lost).cloned();
         match ids {
             None => Ok(self
                 .records
@@ -138,10 +138,9 @@ impl Book {
                 .collect()),
             Some(ids) => {
                 let mut wanted = BTreeMap::new();
-                for id in ids {
-                    let not_lost = || BookError::NotLost(id.clone());
-                    let n = parse_id(id).ok_or_else(not_lost)?;
-                    wanted.insert(n, lost(n).ok_or_else(not_lost)?);
+                for &id in ids {
+                    let not_lost = BookError::NotLost(id.to_string());
+                    wanted.insert(id, lost(id).ok_or(not_lost)?);
                 }
                 Ok(wanted.into_iter().collect())
             }
@@ -149,7 +148,7 @@ impl Book {
     }
 
     /// A lost session is tracked again; the loss is over when none is left.
-    pub fn restored(&mut self, id: u64) {
+    pub fn restored(&mut self, id: SessionId) {
         if let Some(record) = self.records.get_mut(&id) {
             record.lost = false;
         }
@@ -163,7 +162,12 @@ impl Book {
     /// them): the server was lost while tmuxd was away, and these are
     /// lost with it. When some were found, the missing simply ended.
     /// True when this starts a loss (to announce).
-    pub fn after_startup(&mut self, missing: &[u64], found: usize, now: DateTime<Utc>) -> bool {
+    pub fn after_startup(
+        &mut self,
+        missing: &[SessionId],
+        found: usize,
+        now: DateTime<Utc>,
+    ) -> bool {
         if found > 0 || missing.is_empty() {
             for id in missing {
                 self.forget(*id);
@@ -179,7 +183,7 @@ impl Book {
 
     /// Drops records of sessions neither tracked nor lost (`tracked` says
     /// which are), e.g. left by a crash between an end and its write.
-    pub fn prune(&mut self, tracked: impl Fn(u64) -> bool) {
+    pub fn prune(&mut self, tracked: impl Fn(SessionId) -> bool) {
         self.records.retain(|id, r| r.lost || tracked(*id));
     }
 }
@@ -229,25 +233,34 @@ mod tests {
     fn a_loss_is_announced_once_when_every_session_went() {
         let mut book = Book::default();
         book.created(
-            1,
+            SessionId(1),
             "a",
             RestoreMode::Rerun,
             Some("claude --continue".into()),
             None,
         );
-        assert!(book.observed(1, "a", blueprint("/tmp")));
-        assert!(!book.observed(1, "a", blueprint("/tmp")), "nothing new");
-        assert!(book.observed(2, "b", blueprint("/")), "adopted");
+        assert!(book.observed(SessionId(1), "a", blueprint("/tmp")));
+        assert!(
+            !book.observed(SessionId(1), "a", blueprint("/tmp")),
+            "nothing new"
+        );
+        assert!(book.observed(SessionId(2), "b", blueprint("/")), "adopted");
         assert_eq!(book.lost(), None);
         assert!(!book.announce(0), "nothing lost");
 
-        assert!(book.lose(1, at(10)), "the first to go starts the loss");
+        assert!(
+            book.lose(SessionId(1), at(10)),
+            "the first to go starts the loss"
+        );
         assert!(!book.announce(1), "b is still tracked");
-        assert!(!book.lose(2, at(11)));
+        assert!(!book.lose(SessionId(2), at(11)));
         assert!(book.announce(0));
         assert!(!book.announce(0), "once");
         assert_eq!(book.lost(), Some((at(10), 2)));
-        assert!(!book.lose(9, at(12)), "unknown sessions are not lost");
+        assert!(
+            !book.lose(SessionId(9), at(12)),
+            "unknown sessions are not lost"
+        );
 
         let records = book.to_file().sessions;
         assert_eq!(records["sess_1"].origin, Origin::Created);
@@ -259,40 +272,42 @@ mod tests {
     fn restores_are_asked_for_lost_sessions_only() {
         let mut book = Book::default();
         for (id, name) in [(1, "a"), (2, "b"), (3, "c")] {
-            book.observed(id, name, blueprint("/"));
+            book.observed(SessionId(id), name, blueprint("/"));
         }
-        book.lose(1, at(1));
-        book.lose(3, at(2));
-        let ids =
-            |v: Vec<(u64, RestoreRecord)>| v.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+        book.lose(SessionId(1), at(1));
+        book.lose(SessionId(3), at(2));
+        let ids = |v: Vec<(SessionId, RestoreRecord)>| {
+            v.into_iter().map(|(id, _)| id.0).collect::<Vec<_>>()
+        };
         assert_eq!(ids(book.to_restore(None).unwrap()), [1, 3]);
-        let some = ["sess_3".to_owned(), "sess_1".to_owned()];
+        let some = [SessionId(3), SessionId(1)];
         assert_eq!(ids(book.to_restore(Some(&some)).unwrap()), [1, 3]);
-        for bad in ["sess_2", "sess_9", "nope"] {
+        for bad in [2, 9] {
             assert_eq!(
-                book.to_restore(Some(&[bad.to_owned()])),
-                Err(BookError::NotLost(bad.to_owned())),
+                book.to_restore(Some(&[SessionId(bad)])),
+                Err(BookError::NotLost(format!("sess_{bad}"))),
             );
         }
-        book.restored(1);
+        book.restored(SessionId(1));
         assert_eq!(book.lost(), Some((at(1), 1)));
-        book.restored(3);
+        book.restored(SessionId(3));
         assert_eq!(book.lost(), None, "over once every lost session is back");
-        assert_eq!(ids(book.to_restore(None).unwrap()), Vec::<u64>::new());
+        assert!(book.to_restore(None).unwrap().is_empty());
     }
 
     #[test]
     fn startup_without_any_persisted_session_is_a_loss() {
         // (missing, found, loss announced, still restorable)
-        let cases: &[(&[u64], usize, bool, usize)] = &[
-            (&[1, 2], 0, true, 2),
-            (&[1], 1, false, 0),
+        let (a, b) = (SessionId(1), SessionId(2));
+        let cases: &[(&[SessionId], usize, bool, usize)] = &[
+            (&[a, b], 0, true, 2),
+            (&[a], 1, false, 0),
             (&[], 0, false, 0),
         ];
         for (missing, found, announced, restorable) in cases {
             let mut book = Book::default();
-            book.observed(1, "a", blueprint("/"));
-            book.observed(2, "b", blueprint("/"));
+            book.observed(SessionId(1), "a", blueprint("/"));
+            book.observed(SessionId(2), "b", blueprint("/"));
             assert_eq!(book.after_startup(missing, *found, at(5)), *announced);
             assert_eq!(book.lost().map_or(0, |(_, n)| n), *restorable);
         }
@@ -301,8 +316,8 @@ mod tests {
     #[test]
     fn a_loss_read_back_is_not_announced_again() {
         let mut book = Book::default();
-        book.observed(1, "a", blueprint("/"));
-        book.lose(1, at(3));
+        book.observed(SessionId(1), "a", blueprint("/"));
+        book.lose(SessionId(1), at(3));
         let mut again = Book::from_file(book.to_file());
         assert_eq!(again.lost(), Some((at(3), 1)));
         assert!(!again.announce(0));
@@ -312,8 +327,8 @@ mod tests {
             Some((at(3), 1)),
             "lost records survive a prune"
         );
-        again.observed(2, "b", blueprint("/"));
-        again.prune(|id| id == 1);
+        again.observed(SessionId(2), "b", blueprint("/"));
+        again.prune(|id| id == SessionId(1));
         assert_eq!(again.to_file().sessions.len(), 1);
     }
 }

@@ -21,10 +21,9 @@ mod types;
 mod untracked;
 mod wait;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
@@ -35,13 +34,13 @@ pub use ended::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
-pub use registry::{format_id, parse_id};
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
 
 use crate::config::{Config, RuleConfig, RuleState};
+use crate::id::SessionId;
 use crate::metrics::Metrics;
 use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
@@ -50,7 +49,7 @@ use crate::session::{
 use crate::store::{Event, EventPage};
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use persist::Persistence;
-use registry::Registry;
+use registry::{Lookup, Registry};
 
 /// How long a list waits for each actor before serving its last known summary.
 const SUMMARY_TIMEOUT: Duration = Duration::from_millis(500);
@@ -147,7 +146,7 @@ pub struct Supervisor {
 struct Inner {
     tmux: Tmux,
     settings: Settings,
-    registry: Mutex<Registry>,
+    registry: Arc<Registry>,
     persistence: Persistence,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
@@ -183,17 +182,21 @@ impl Supervisor {
     ) -> Result<Supervisor, SupervisorError> {
         let (persistence, restored) = Persistence::open(data_dir, metrics.clone())?;
         let (events, actor_events) = mpsc::unbounded_channel();
-        let mut registry = Registry::new(restored.registry.next_session_counter);
-        registry.restore_pending = Some(restored.registry);
-        registry.thoughts = restored.thoughts.thoughts;
-        registry.load_ended(restored.ended);
+        // A thought under a key that is no session id (a hand edit) is dropped.
+        let thoughts = restored
+            .thoughts
+            .thoughts
+            .into_iter()
+            .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
+            .collect();
+        let registry = Registry::restored(restored.registry, thoughts, restored.ended);
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 waits,
                 tmux,
                 settings,
-                registry: Mutex::new(registry),
+                registry: Arc::new(registry),
                 persistence,
                 events,
                 next_actor_id: AtomicU64::new(1),
@@ -211,11 +214,9 @@ impl Supervisor {
         Ok(supervisor)
     }
 
-    /// The registry lock: held only in short synchronous sections, never
-    /// across an `.await` (a std mutex held there would block other tasks'
-    /// threads, and the guard is not `Send` anyway).
-    fn registry(&self) -> MutexGuard<'_, Registry> {
-        self.inner.registry.lock().expect("registry lock poisoned")
+    /// The registry: each of its methods is one short locked section.
+    fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
     }
 
     pub fn tmux(&self) -> &Tmux {
@@ -223,159 +224,90 @@ impl Supervisor {
     }
 
     pub fn session_count(&self) -> usize {
-        self.registry().sessions.len()
+        self.registry().tracked_count()
     }
 
     /// Builds the registry file and queues its write in one locked section,
     /// so writes land in the order the states existed.
     fn persist(&self) -> tokio::sync::oneshot::Receiver<()> {
-        let registry = self.registry();
-        self.inner.persistence.queue_registry(registry.to_file())
+        self.registry()
+            .write_file(|file| self.inner.persistence.queue_registry(file))
     }
 
     /// The handle of a live session and its tmux name; `HasEnded` for an
     /// ended session still kept, else `NotFound`. A session still
     /// attaching is waited for (its attach has a deadline).
-    pub async fn handle(
-        &self,
-        session_id: &str,
-    ) -> Result<(SessionHandle, String), SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
+    pub async fn handle(&self, id: SessionId) -> Result<(SessionHandle, String), SupervisorError> {
+        let not_found = || SupervisorError::NotFound(id.to_string());
         let mut attached = self.inner.attached.subscribe();
         loop {
-            {
-                let registry = self.registry();
-                if let Some(entry) = registry.sessions.get(&id) {
-                    return Ok((entry.handle.clone(), entry.tmux_name.clone()));
-                }
-                if !registry.attaching.contains_key(&id) {
-                    break;
-                }
+            match self.registry().lookup(id) {
+                Lookup::Live(handle, name) => return Ok((handle, name)),
+                Lookup::Untracked => break,
+                Lookup::Attaching => {}
             }
             if attached.changed().await.is_err() {
                 return Err(not_found());
             }
         }
-        self.until_retained(session_id).await;
-        match self.registry().retained.contains_key(&id) {
-            true => Err(SupervisorError::HasEnded(session_id.to_owned())),
+        self.until_retained(id).await;
+        match self.registry().is_retained(id) {
+            true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
-    }
-
-    /// The summary of a session still attaching, if it is.
-    fn attaching_summary(registry: &Registry, id: u64) -> Option<SessionSummary> {
-        let mut summary = registry.attaching.get(&id)?.clone();
-        summary.thought = registry.thoughts.get(&summary.session_id).cloned();
-        Some(summary)
     }
 
     /// Every live session, and with `ended` those ended within the
     /// retention window, sorted by id. Actors are asked in parallel; one
     /// that does not answer in time is shown with its last known summary.
     pub async fn list(&self, ended: bool) -> Vec<SessionSummary> {
-        let handles: Vec<(u64, SessionHandle)> = self
-            .registry()
-            .sessions
-            .values()
-            .map(|e| (e.id, e.handle.clone()))
-            .collect();
+        let handles = self.registry().handles();
         let answers =
             futures::future::join_all(handles.into_iter().map(|(id, handle)| async move {
-                (
-                    id,
-                    tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await,
-                )
+                let answer = tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await;
+                (id, answer.ok().and_then(Result::ok))
             }))
             .await;
-        let mut registry = self.registry();
-        let mut sessions: Vec<SessionSummary> = answers
-            .into_iter()
-            .filter_map(|(id, answer)| match answer {
-                Ok(Ok(actor)) => registry.summarize(id, actor),
-                _ => registry
-                    .sessions
-                    .get(&id)
-                    .and_then(|e| e.last_summary.clone()),
-            })
-            .collect();
-        let listed: BTreeSet<u64> = sessions
-            .iter()
-            .filter_map(|s| parse_id(&s.session_id))
-            .collect();
-        let attaching: Vec<u64> = registry
-            .attaching
-            .keys()
-            .filter(|id| !listed.contains(id))
-            .copied()
-            .collect();
-        sessions.extend(
-            attaching
-                .into_iter()
-                .filter_map(|id| Self::attaching_summary(&registry, id)),
-        );
-        sessions.sort_by_key(|s| parse_id(&s.session_id));
-        if ended {
-            let live: Vec<String> = sessions.iter().map(|s| s.session_id.clone()).collect();
-            sessions.extend(
-                registry
-                    .retained
-                    .values()
-                    .filter(|r| !live.contains(&r.summary.session_id))
-                    .map(|r| r.summary.clone()),
-            );
-            sessions.sort_by_key(|s| parse_id(&s.session_id));
-        }
-        sessions
+        self.registry().list(answers, ended)
     }
 
     /// A live session's summary, or the last one of an ended session
     /// still kept.
-    pub async fn get(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
-        match self.get_live(session_id).await {
+    pub async fn get(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        match self.get_live(id).await {
             Err(
                 SupervisorError::NotFound(_)
                 | SupervisorError::Gone(_)
                 | SupervisorError::HasEnded(_),
             ) => {
-                self.until_retained(session_id).await;
-                match self.ended_summary(session_id) {
+                self.until_retained(id).await;
+                match self.ended_summary(id) {
                     Some(summary) => Ok(summary),
-                    None => self.get_live(session_id).await,
+                    None => self.get_live(id).await,
                 }
             }
             answer => answer,
         }
     }
 
-    async fn get_live(&self, session_id: &str) -> Result<SessionSummary, SupervisorError> {
-        if let Some(id) = parse_id(session_id) {
-            let registry = self.registry();
-            if !registry.sessions.contains_key(&id)
-                && let Some(summary) = Self::attaching_summary(&registry, id)
-            {
-                return Ok(summary);
-            }
+    async fn get_live(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        if let Some(summary) = self.registry().attaching_summary(id) {
+            return Ok(summary);
         }
-        let (handle, _) = self.handle(session_id).await?;
-        let actor = handle
-            .summary()
-            .await
-            .map_err(SupervisorError::gone(session_id))?;
-        let id = parse_id(session_id).unwrap_or_default();
+        let (handle, _) = self.handle(id).await?;
+        let actor = handle.summary().await.map_err(SupervisorError::gone(id))?;
         let summary = self.registry().summarize(id, actor);
-        summary.ok_or_else(|| SupervisorError::Gone(session_id.to_owned()))
+        summary.ok_or_else(|| SupervisorError::Gone(id.to_string()))
     }
 
     /// The live screen, or an ended session's last one.
     pub async fn snapshot(
         &self,
-        session_id: &str,
+        id: SessionId,
         format: SnapshotFormat,
         region: Region,
     ) -> Result<ScreenServed, SupervisorError> {
-        let live = match self.handle(session_id).await {
+        let live = match self.handle(id).await {
             Ok((handle, _)) => handle.snapshot(format, region).await.ok(),
             Err(_) => None,
         };
@@ -385,8 +317,8 @@ impl Supervisor {
                 ended: false,
             }),
             None => {
-                self.until_retained(session_id).await;
-                let snapshot = self.ended_snapshot(session_id, format, region)?;
+                self.until_retained(id).await;
+                let snapshot = self.ended_snapshot(id, format, region)?;
                 Ok(ScreenServed {
                     snapshot,
                     ended: true,
@@ -398,25 +330,25 @@ impl Supervisor {
     /// Sets the window size (an explicit request; tmuxd never resizes on its own).
     pub async fn resize(
         &self,
-        session_id: &str,
+        id: SessionId,
         cols: u16,
         rows: u16,
     ) -> Result<SessionSummary, SupervisorError> {
         check_size(cols, rows)?;
-        let (handle, _) = self.handle(session_id).await?;
+        let (handle, _) = self.handle(id).await?;
         let resized = handle
             .resize(cols, rows)
             .await
-            .map_err(SupervisorError::gone(session_id))?;
-        resized.map_err(|message| tmux_refused(session_id, "resize-window", message))?;
-        self.get(session_id).await
+            .map_err(SupervisorError::gone(id))?;
+        resized.map_err(|message| tmux_refused(id, "resize-window", message))?;
+        self.get(id).await
     }
 
     /// Older lines from tmux's own history, oldest first; for an ended
     /// session, the last of those its end kept.
     pub async fn scrollback(
         &self,
-        session_id: &str,
+        id: SessionId,
         lines: usize,
     ) -> Result<Scrollback, SupervisorError> {
         let max = self.inner.settings.max_scrollback_lines;
@@ -425,10 +357,10 @@ impl Supervisor {
                 "lines must be between 1 and {max}"
             )));
         }
-        let name = match self.handle(session_id).await {
+        let name = match self.handle(id).await {
             Ok((_, name)) => name,
             Err(SupervisorError::HasEnded(_)) => {
-                return self.ended_scrollback(session_id, lines).await;
+                return self.ended_scrollback(id, lines).await;
             }
             Err(e) => return Err(e),
         };
@@ -442,10 +374,10 @@ impl Supervisor {
                 ended: false,
                 missing: None,
             }),
-            Err(e) => match self.unless_ended(session_id, &name, e).await {
+            Err(e) => match self.unless_ended(id, &name, e).await {
                 SupervisorError::Gone(_) => {
-                    self.until_retained(session_id).await;
-                    self.ended_scrollback(session_id, lines).await
+                    self.until_retained(id).await;
+                    self.ended_scrollback(id, lines).await
                 }
                 e => Err(e),
             },
@@ -455,18 +387,13 @@ impl Supervisor {
     /// What a failed fork of tmux for session `name` means: the session
     /// ended while tmux was asked (killed from outside, its server gone),
     /// which is `Gone` (404) and not tmux's failure (502); else `error`.
-    async fn unless_ended(
-        &self,
-        session_id: &str,
-        name: &str,
-        error: TmuxError,
-    ) -> SupervisorError {
+    async fn unless_ended(&self, id: SessionId, name: &str, error: TmuxError) -> SupervisorError {
         if error.is_missing_session() {
-            return SupervisorError::Gone(session_id.to_owned());
+            return SupervisorError::Gone(id.to_string());
         }
         match self.tmux().session_status(name).await {
             Ok(SessionStatus::Gone | SessionStatus::NoServer) => {
-                SupervisorError::Gone(session_id.to_owned())
+                SupervisorError::Gone(id.to_string())
             }
             _ => error.into(),
         }
@@ -501,15 +428,7 @@ impl Supervisor {
     /// Ends every actor's tmux client cleanly (sessions stay alive) and
     /// flushes the registry and the event log.
     pub async fn shutdown(&self) {
-        let handles: Vec<SessionHandle> = {
-            let mut registry = self.registry();
-            registry.closing = true;
-            registry
-                .sessions
-                .values()
-                .map(|e| e.handle.clone())
-                .collect()
-        };
+        let handles = self.registry().close();
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
         let _ = self.persist().await;
         self.inner.persistence.close();
@@ -534,12 +453,12 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
 /// What tmux's refusal of a command sent through a session's actor means:
 /// the session (or its client) went away meanwhile (404), or tmux said no.
 pub(crate) fn tmux_refused(
-    session_id: &str,
+    id: SessionId,
     command: &'static str,
     error: crate::session::CommandError,
 ) -> SupervisorError {
     match error.is_gone() {
-        true => SupervisorError::Gone(session_id.to_owned()),
+        true => SupervisorError::Gone(id.to_string()),
         false => SupervisorError::Refused {
             command,
             source: error,

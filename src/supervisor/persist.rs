@@ -486,13 +486,18 @@ fn plan_resume(
 ) -> Result<Resume, StoreError> {
     let salvage = salvage_damaged_files(dir.path())?;
     let found = events.found();
-    let registry_ids = loaded.registry.sessions.iter().map(|s| &s.session_id);
-    let thought_ids = loaded.thoughts.thoughts.keys();
-    let ended_ids = loaded.ended.sessions.iter().map(|s| &s.session_id);
+    // Read as text, as every source here: numbers past `MAX_TRUSTED` are not taken.
+    let registry_ids = loaded
+        .registry
+        .sessions
+        .iter()
+        .map(|s| s.session_id.to_string());
+    let thought_ids = loaded.thoughts.thoughts.keys().cloned();
+    let ended_ids = loaded.ended.sessions.iter().map(|s| s.session_id.clone());
     let highest_id = registry_ids
         .chain(thought_ids)
         .chain(ended_ids)
-        .filter_map(|id| session_number(id))
+        .filter_map(|id| session_number(&id))
         .chain(found.highest_session_id)
         .chain(salvage.highest_session_id)
         .max();

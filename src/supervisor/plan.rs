@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use crate::id::SessionId;
 use crate::store::{PersistedSession, RegistryFile};
 use crate::tmux::control::TmuxSessionId;
 use crate::tmux::{SessionView, validate_session_name};
@@ -49,7 +50,7 @@ pub struct Listed {
 /// A tracked session, as discovery matches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrackedRef<'a> {
-    pub id: u64,
+    pub id: SessionId,
     pub name: &'a str,
     pub tmux_id: Option<TmuxSessionId>,
 }
@@ -73,7 +74,7 @@ pub struct DiscoveryPlan {
     /// New tmux sessions to adopt, by name.
     pub adopt: Vec<String>,
     /// Tracked sessions tmux lists under another name: (id, new name).
-    pub renamed: Vec<(u64, String)>,
+    pub renamed: Vec<(SessionId, String)>,
     /// Detached sessions tmux lists under another name: (old, new).
     pub renamed_detached: Vec<(String, String)>,
     /// Detached names whose tmux session is gone: nothing left to protect.
@@ -180,7 +181,7 @@ pub struct StartupPlan {
     /// Live sessions the registry does not know that carry an id tmuxd gave
     /// them (`tmuxd_id`, e.g. after `registry.json` was lost): re-attach
     /// under that id, if discovery would adopt them at all.
-    pub tagged: Vec<(String, u64)>,
+    pub tagged: Vec<(String, SessionId)>,
     /// Detached sessions still alive in tmux: keep protecting them.
     pub detached: Vec<PersistedSession>,
     /// Persisted sessions whose tmux session is gone: record their end.
@@ -188,7 +189,7 @@ pub struct StartupPlan {
     /// Persisted sessions renamed in tmux while tmuxd was away (found by
     /// the id they carry): (session id, old name, new name). Their entry
     /// in `reattach` or `detached` already has the new name.
-    pub renamed: Vec<(String, String, String)>,
+    pub renamed: Vec<(SessionId, String, String)>,
     /// The counter: past the persisted one, every id on disk and every id
     /// on a live session.
     pub next_counter: u64,
@@ -199,19 +200,16 @@ pub struct StartupPlan {
 pub fn plan_startup(
     file: &RegistryFile,
     live: &BTreeMap<String, SessionView>,
-    tags: &BTreeMap<String, u64>,
+    tags: &BTreeMap<String, SessionId>,
     filter: &NameFilter,
 ) -> StartupPlan {
     let detached: BTreeSet<&str> = file.detached.iter().map(String::as_str).collect();
-    let ids = file
-        .sessions
-        .iter()
-        .filter_map(|s| super::registry::parse_id(&s.session_id));
+    let ids = file.sessions.iter().map(|s| s.session_id);
     let highest_id = ids.chain(tags.values().copied()).max();
     let mut plan = StartupPlan {
         next_counter: file
             .next_session_counter
-            .max(highest_id.map_or(1, |n| n.saturating_add(1))),
+            .max(highest_id.map_or(1, |n| n.0.saturating_add(1))),
         tagged: plan_tagged(file, live, tags, filter),
         ..StartupPlan::default()
     };
@@ -219,9 +217,7 @@ pub fn plan_startup(
     let mut seen_names = BTreeSet::new();
     for session in &file.sessions {
         // A hand-edited file could list a name twice; the first id wins.
-        if !seen_names.insert(session.tmux_name.as_str())
-            || super::registry::parse_id(&session.session_id).is_none()
-        {
+        if !seen_names.insert(session.tmux_name.as_str()) {
             continue;
         }
         let mut session = session.clone();
@@ -229,8 +225,7 @@ pub fn plan_startup(
         let mut alive = live.contains_key(&session.tmux_name);
         if !alive && let Some(new) = moved.get(&session.session_id) {
             let names = (session.tmux_name.clone(), (*new).to_owned());
-            plan.renamed
-                .push((session.session_id.clone(), names.0, names.1));
+            plan.renamed.push((session.session_id, names.0, names.1));
             session.tmux_name = (*new).to_owned();
             alive = true;
         }
@@ -249,15 +244,15 @@ pub fn plan_startup(
 fn renamed_while_away<'a>(
     file: &RegistryFile,
     live: &BTreeMap<String, SessionView>,
-    tags: &'a BTreeMap<String, u64>,
-) -> BTreeMap<String, &'a str> {
+    tags: &'a BTreeMap<String, SessionId>,
+) -> BTreeMap<SessionId, &'a str> {
     let known_names: BTreeSet<&str> = file
         .sessions
         .iter()
         .map(|s| s.tmux_name.as_str())
         .chain(file.detached.iter().map(String::as_str))
         .collect();
-    let mut carriers: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    let mut carriers: BTreeMap<SessionId, Vec<&str>> = BTreeMap::new();
     for (name, id) in tags {
         if live.contains_key(name) && !known_names.contains(name.as_str()) {
             carriers.entry(*id).or_default().push(name);
@@ -266,7 +261,7 @@ fn renamed_while_away<'a>(
     carriers
         .into_iter()
         .filter_map(|(id, names)| match names[..] {
-            [name] => Some((super::registry::format_id(id), name)),
+            [name] => Some((id, name)),
             _ => None,
         })
         .filter(|(_, name)| validate_session_name(name).is_ok())
@@ -279,21 +274,17 @@ fn renamed_while_away<'a>(
 fn plan_tagged(
     file: &RegistryFile,
     live: &BTreeMap<String, SessionView>,
-    tags: &BTreeMap<String, u64>,
+    tags: &BTreeMap<String, SessionId>,
     filter: &NameFilter,
-) -> Vec<(String, u64)> {
+) -> Vec<(String, SessionId)> {
     let known_names: BTreeSet<&str> = file
         .sessions
         .iter()
         .map(|s| s.tmux_name.as_str())
         .chain(file.detached.iter().map(String::as_str))
         .collect();
-    let claimed: BTreeSet<u64> = file
-        .sessions
-        .iter()
-        .filter_map(|s| super::registry::parse_id(&s.session_id))
-        .collect();
-    let mut carriers: BTreeMap<u64, usize> = BTreeMap::new();
+    let claimed: BTreeSet<SessionId> = file.sessions.iter().map(|s| s.session_id).collect();
+    let mut carriers: BTreeMap<SessionId, usize> = BTreeMap::new();
     for (name, id) in tags {
         if live.contains_key(name) {
             *carriers.entry(*id).or_default() += 1;
@@ -339,7 +330,7 @@ mod tests {
 
     fn persisted(id: &str, name: &str) -> PersistedSession {
         PersistedSession {
-            session_id: id.to_owned(),
+            session_id: id.parse().expect("a session id"),
             tmux_name: name.to_owned(),
             created_at: chrono::DateTime::UNIX_EPOCH,
             command: None,
@@ -365,7 +356,7 @@ mod tests {
 
     fn tracked(id: u64, name: &str, tmux_id: Option<u32>) -> TrackedRef<'_> {
         TrackedRef {
-            id,
+            id: SessionId(id),
             name,
             tmux_id: tmux_id.map(TmuxSessionId),
         }
@@ -463,9 +454,9 @@ mod tests {
             };
             let live: Vec<_> = listing.iter().map(|(n, t)| (*n, *t, None)).collect();
             let plan = plan_discovery(&listed(&live), &known, &all(), MIN_AGE);
-            let renamed: Vec<(u64, String)> = renamed
+            let renamed: Vec<(SessionId, String)> = renamed
                 .into_iter()
-                .map(|(id, n)| (id, n.to_owned()))
+                .map(|(id, n)| (SessionId(id), n.to_owned()))
                 .collect();
             assert_eq!(plan.adopt, adopt, "{what}");
             assert_eq!(plan.renamed, renamed, "{what}");
@@ -565,7 +556,6 @@ mod tests {
                 persisted("sess_9", "kept-detached"),
                 persisted("sess_3", "detached-gone"),
                 persisted("sess_5", "alive"),
-                persisted("garbage", "x"),
             ],
             detached: vec!["kept-detached".into(), "detached-gone".into()],
         };
@@ -596,7 +586,7 @@ mod tests {
             ],
             detached: vec!["parked".into()],
         };
-        let tags: BTreeMap<String, u64> = [
+        let tags: BTreeMap<String, SessionId> = [
             ("work-renamed", 1),   // renamed while away
             ("parked-renamed", 2), // detached, renamed while away
             ("twin-a", 3),         // two carriers: neither is trusted
@@ -605,7 +595,7 @@ mod tests {
             ("kept-copy", 5), // a copy carrying the id of a live one
         ]
         .into_iter()
-        .map(|(name, id)| (name.to_owned(), id))
+        .map(|(name, id)| (name.to_owned(), SessionId(id)))
         .collect();
         let names = [
             "work-renamed",
@@ -628,17 +618,14 @@ mod tests {
             plan.missing,
             vec![persisted("sess_3", "twin"), persisted("sess_4", "gone")]
         );
-        let renamed: Vec<(&str, &str, &str)> = plan
+        let renamed: Vec<(u64, &str, &str)> = plan
             .renamed
             .iter()
-            .map(|(id, old, new)| (id.as_str(), old.as_str(), new.as_str()))
+            .map(|(id, old, new)| (id.0, old.as_str(), new.as_str()))
             .collect();
         assert_eq!(
             renamed,
-            [
-                ("sess_1", "work", "work-renamed"),
-                ("sess_2", "parked", "parked-renamed")
-            ]
+            [(1, "work", "work-renamed"), (2, "parked", "parked-renamed")]
         );
         assert_eq!(plan.tagged, vec![], "ids held by the registry");
     }
@@ -655,7 +642,7 @@ mod tests {
             sessions: vec![persisted("sess_1", "known"), persisted("sess_2", "parked")],
             detached: vec!["parked".into()],
         };
-        let tags: BTreeMap<String, u64> = [
+        let tags: BTreeMap<String, SessionId> = [
             ("known", 7),   // the registry's id wins for a name it knows
             ("parked", 8),  // detached: the registry decides
             ("lost", 4),    // registry.json lost it: keep the id
@@ -667,7 +654,7 @@ mod tests {
             ("bad:name", 9), // a name tmuxd refuses
         ]
         .into_iter()
-        .map(|(name, id)| (name.to_owned(), id))
+        .map(|(name, id)| (name.to_owned(), SessionId(id)))
         .collect();
         let names = [
             "known", "parked", "lost", "renamed", "twin-a", "twin-b", "skip-me", "bad:name",
@@ -675,7 +662,7 @@ mod tests {
         ];
         let plan = plan_startup(&file, &live(&names), &tags, &all());
         assert_eq!(plan.reattach, vec![persisted("sess_1", "known")]);
-        assert_eq!(plan.tagged, vec![("lost".to_owned(), 4)]);
+        assert_eq!(plan.tagged, vec![("lost".to_owned(), SessionId(4))]);
         // Past every tag, alive or not, adopted or not.
         assert_eq!(plan.next_counter, 41);
     }

@@ -6,18 +6,11 @@
 
 use chrono::Utc;
 
-use super::registry::{format_id, persist_attention};
-use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError, parse_id};
+use super::registry::QueueRefusal;
+use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::session::{SessionState, StateView};
 use crate::store::{EventKind, InputWhen, NewEvent, QueuedInput};
-
-/// Whether a session in `state` is ready for input queued `when`.
-pub fn ready(state: SessionState, when: InputWhen) -> bool {
-    matches!(
-        (state, when),
-        (SessionState::Idle, InputWhen::Idle) | (SessionState::Waiting, InputWhen::Waiting)
-    )
-}
 
 /// Characters of a dropped input's text its event keeps: enough to tell
 /// which input it was, without holding (up to 1 MiB of) text in the event
@@ -77,6 +70,22 @@ pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) ->
     event
 }
 
+/// What a refused queue change means for a client.
+fn refusal(id: SessionId, refused: QueueRefusal) -> SupervisorError {
+    match refused {
+        QueueRefusal::Unknown => SupervisorError::NotFound(id.to_string()),
+        QueueRefusal::Ended => SupervisorError::HasEnded(id.to_string()),
+        QueueRefusal::Full => SupervisorError::QueueFull {
+            session_id: id.to_string(),
+            max: MAX_QUEUED_INPUTS,
+        },
+        // Not asked by `enqueue`, and answered apart by `cancel_queued`.
+        QueueRefusal::NoSuchItem | QueueRefusal::Started => {
+            SupervisorError::Conflict(format!("the queue of {id} changed"))
+        }
+    }
+}
+
 fn item_view(item: &QueuedInput) -> QueueItem {
     QueueItem {
         id: item.id,
@@ -91,35 +100,15 @@ fn item_view(item: &QueuedInput) -> QueueItem {
 impl Supervisor {
     pub(super) async fn enqueue(
         &self,
-        session_id: &str,
+        id: SessionId,
         text: &str,
         submit: bool,
         when: InputWhen,
     ) -> Result<InputOutcome, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
-        let ready_now = {
-            let mut registry = self.registry();
-            let untracked = registry.untracked(id, session_id);
-            let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
-            if entry.queue.len() >= MAX_QUEUED_INPUTS {
-                return Err(SupervisorError::QueueFull {
-                    session_id: session_id.to_owned(),
-                    max: MAX_QUEUED_INPUTS,
-                });
-            }
-            let item = QueuedInput {
-                id: entry.next_queue_id(),
-                when,
-                text: text.to_owned(),
-                submit,
-                queued_at: Utc::now(),
-                started: false,
-            };
-            entry.queue.push_back(item);
-            let state = entry.state;
-            entry.queue.front().is_some_and(|f| ready(state, f.when))
-        };
+        let ready_now = self
+            .registry()
+            .enqueue(id, text, submit, when, Utc::now())
+            .map_err(|refused| refusal(id, refused))?;
         let _ = self.persist().await;
         // Already ready: no transition will come, so deliver now.
         if ready_now && self.deliver_next(id).await {
@@ -136,47 +125,32 @@ impl Supervisor {
 
     /// The items queued for a session, oldest first; none for an ended
     /// session still kept (its queue was dropped at the end).
-    pub fn queued(&self, session_id: &str) -> Result<Vec<QueueItem>, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
-        let registry = self.registry();
-        match registry.sessions.get(&id) {
-            Some(entry) => Ok(entry.queue.iter().map(item_view).collect()),
-            None if registry.retained.contains_key(&id) => Ok(Vec::new()),
-            None => Err(not_found()),
+    pub fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
+        match self.registry().queued(id) {
+            Some(items) => Ok(items.iter().map(item_view).collect()),
+            None => Err(SupervisorError::NotFound(id.to_string())),
         }
     }
 
     /// Takes item `n` out of the queue, unless its typing has begun.
-    pub async fn cancel_queued(
-        &self,
-        session_id: &str,
-        n: u64,
-    ) -> Result<QueueItem, SupervisorError> {
-        let not_found = || SupervisorError::NotFound(session_id.to_owned());
-        let id = parse_id(session_id).ok_or_else(not_found)?;
-        let (item, name) = {
-            let mut registry = self.registry();
-            let untracked = registry.untracked(id, session_id);
-            let entry = registry.sessions.get_mut(&id).ok_or(untracked)?;
-            let Some(at) = entry.queue.iter().position(|q| q.id == n) else {
-                return Err(SupervisorError::NoQueuedInput {
-                    session_id: session_id.to_owned(),
-                    n,
-                });
-            };
-            if entry.queue[at].started {
-                return Err(SupervisorError::Conflict(format!(
-                    "queued input {n} of {session_id} is being typed"
-                )));
-            }
-            let item = entry.queue.remove(at).expect("position is in the queue");
-            (item, entry.tmux_name.clone())
-        };
+    pub async fn cancel_queued(&self, id: SessionId, n: u64) -> Result<QueueItem, SupervisorError> {
+        let (item, name) =
+            self.registry()
+                .cancel_queued(id, n)
+                .map_err(|refused| match refused {
+                    QueueRefusal::NoSuchItem => SupervisorError::NoQueuedInput {
+                        session_id: id.to_string(),
+                        n,
+                    },
+                    QueueRefusal::Started => SupervisorError::Conflict(format!(
+                        "queued input {n} of {id} is being typed"
+                    )),
+                    refused => refusal(id, refused),
+                })?;
         let _ = self.persist().await;
         self.inner.persistence.record(
             dropped_input(&item, "cancelled")
-                .session_id(session_id)
+                .session_id(id)
                 .tmux_name(name),
         );
         Ok(item_view(&item))
@@ -185,35 +159,21 @@ impl Supervisor {
     /// The session reported a new view: record it, keep its attention
     /// flag (persisted, so restarts keep it), and type the next queued
     /// input if the session is ready for it.
-    pub(super) async fn on_state(&self, session_id: &str, actor_id: u64, view: StateView) {
-        let Some(id) = parse_id(session_id) else {
+    pub(super) async fn on_state(&self, id: SessionId, actor_id: u64, view: StateView) {
+        if view.state == SessionState::Exited {
+            // The last pane died: the slot is free at once (the registry
+            // reads the actor's state); the end that follows records the
+            // exited event with the exit facts.
+            return;
+        }
+        let Some(reported) = self.registry().reported(id, actor_id, &view) else {
             return;
         };
-        let (tmux_name, attention_changed) = {
-            let mut registry = self.registry();
-            let Some(entry) = registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id)
-            else {
-                return;
-            };
-            entry.state = view.state;
-            if view.state == SessionState::Exited {
-                // The last pane died: the slot is free at once; the end
-                // that follows records the exited event with the exit facts.
-                return;
-            }
-            let changed =
-                entry.attention.map(persist_attention) != view.attention.map(persist_attention);
-            entry.attention = view.attention;
-            (entry.tmux_name.clone(), changed)
-        };
         let event = state_event(&view, (None, None))
-            .session_id(session_id)
-            .tmux_name(tmux_name);
+            .session_id(id)
+            .tmux_name(reported.tmux_name);
         self.inner.persistence.record(event);
-        if attention_changed {
+        if reported.attention_changed {
             drop(self.persist());
         }
         if matches!(view.state, SessionState::Idle | SessionState::Waiting) {
@@ -230,40 +190,18 @@ impl Supervisor {
     /// byte is typed and leaves the queue once typed. A daemon killed in
     /// between finds the mark at restart and reports the item dropped as
     /// `interrupted` instead of typing it a second time.
-    pub(super) async fn deliver_next(&self, id: u64) -> bool {
-        let item = {
-            let mut registry = self.registry();
-            let Some(entry) = registry.sessions.get_mut(&id) else {
-                return false;
-            };
-            let state = entry.state;
-            let Some(item) = entry.queue.front_mut() else {
-                return false;
-            };
-            if entry.delivering || !ready(state, item.when) {
-                return false;
-            }
-            item.started = true;
-            let item = item.clone();
-            entry.delivering = true;
-            // Typing makes the session work; the next item waits until it
-            // is ready again.
-            entry.state = SessionState::Working;
-            item
+    pub(super) async fn deliver_next(&self, id: SessionId) -> bool {
+        let Some(item) = self.registry().take_next(id) else {
+            return false;
         };
         let marked = self.persist().await;
-        let typist = match (marked, self.typist(&format_id(id))) {
+        let typist = match (marked, self.typist(id)) {
             (Ok(()), Ok(typist)) => typist,
             (marked, _) => {
                 // Without the mark on disk a crash could type it twice: wait.
-                if let Some(entry) = self.registry().sessions.get_mut(&id) {
-                    entry.delivering = false;
-                    if let Some(front) = entry.queue.front_mut() {
-                        front.started = false;
-                    }
-                }
+                self.registry().delivery_postponed(id);
                 if marked.is_err() {
-                    tracing::warn!(session_id = %format_id(id), "queued input waits: its start could not be saved");
+                    tracing::warn!(session_id = %id, "queued input waits: its start could not be saved");
                 }
                 return false;
             }
@@ -271,20 +209,15 @@ impl Supervisor {
         let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
         let typed = typist.type_in(text, &[], item.submit).await;
         let name = typist.tmux_name;
-        if let Some(entry) = self.registry().sessions.get_mut(&id) {
-            entry.delivering = false;
-            if entry.queue.front().is_some_and(|front| front.started) {
-                entry.queue.pop_front();
-            }
-        }
+        self.registry().delivered(id);
         let _ = self.persist().await;
         match typed {
             Ok(()) => true,
             Err(e) => {
-                tracing::warn!(session_id = %format_id(id), "typing queued input failed: {e}");
+                tracing::warn!(session_id = %id, "typing queued input failed: {e}");
                 self.inner.persistence.record(
                     NewEvent::new(EventKind::InputDropped)
-                        .session_id(format_id(id))
+                        .session_id(id)
                         .tmux_name(&name)
                         .reason("delivery_failed")
                         .detail("message", e.to_string()),
@@ -298,23 +231,6 @@ impl Supervisor {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn readiness_follows_what_each_item_waits_for() {
-        use SessionState::*;
-        let table = [
-            (Idle, InputWhen::Idle, true),
-            (Waiting, InputWhen::Idle, false),
-            (Waiting, InputWhen::Waiting, true),
-            (Idle, InputWhen::Waiting, false),
-            (Working, InputWhen::Idle, false),
-            (Starting, InputWhen::Waiting, false),
-            (Exited, InputWhen::Idle, false),
-        ];
-        for (state, when, want) in table {
-            assert_eq!(ready(state, when), want, "{state:?} {when:?}");
-        }
-    }
 
     #[test]
     fn a_dropped_input_records_its_size_and_prefix_not_its_text() {

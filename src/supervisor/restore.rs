@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use super::lifecycle::{Attach, Carried, EndReason};
-use super::registry::{Reservation, format_id, restore_attention};
+use super::registry::restore_attention;
 use super::{Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::session::{SessionState, StateReason, StateView};
 use crate::store::{Event, EventKind, NewEvent, PersistedSession, RegistryFile};
 use crate::tmux::SessionView;
@@ -22,7 +23,7 @@ const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 impl Supervisor {
     /// Each session's last recorded state and since when, from the retained
     /// events (a restart keeps `state_since` where the state is unchanged).
-    fn last_states(&self) -> HashMap<String, (SessionState, DateTime<Utc>)> {
+    fn last_states(&self) -> HashMap<SessionId, (SessionState, DateTime<Utc>)> {
         let mut states = HashMap::new();
         let mut since = 0;
         loop {
@@ -39,26 +40,16 @@ impl Supervisor {
     }
 
     /// tmuxd's client went away but the session lives: attach a new one.
-    pub(super) async fn reattach(&self, id: u64, actor_id: u64) {
-        let (name, too_often, attention) = {
-            let mut registry = self.registry();
-            let Some(entry) = registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id && e.ending.is_none())
-            else {
-                return;
-            };
-            let now = Instant::now();
-            entry
-                .reattaches
-                .retain(|at| now.duration_since(*at) < REATTACH_WINDOW);
-            entry.reattaches.push(now);
-            (
-                entry.tmux_name.clone(),
-                entry.reattaches.len() > REATTACH_LIMIT,
-                entry.attention,
-            )
+    pub(super) async fn reattach(&self, id: SessionId, actor_id: u64) {
+        let noted = self.registry().note_reattach(
+            id,
+            actor_id,
+            Instant::now(),
+            REATTACH_WINDOW,
+            REATTACH_LIMIT,
+        );
+        let Some((name, too_often, attention)) = noted else {
+            return;
         };
         if too_often {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
@@ -84,20 +75,13 @@ impl Supervisor {
                 return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
             }
         };
-        let old = {
-            let mut registry = self.registry();
-            match registry
-                .sessions
-                .get_mut(&id)
-                .filter(|e| e.actor_id == actor_id)
-            {
-                Some(entry) => {
-                    entry.actor_id = new_actor_id;
-                    Some(std::mem::replace(&mut entry.handle, handle.clone()))
-                }
-                None => None,
-            }
-        };
+        let view = handle
+            .watch_state()
+            .await
+            .unwrap_or_else(|_| super::lifecycle::state_unknown(attention));
+        let old = self
+            .registry()
+            .replace_actor(id, actor_id, new_actor_id, handle.clone(), view);
         match old {
             Some(old) => old.shutdown().await,
             // Deleted meanwhile: the new client is not wanted either.
@@ -113,21 +97,8 @@ impl Supervisor {
     pub(super) async fn restore(&self, file: RegistryFile, live: &BTreeMap<String, SessionView>) {
         let tags = self.unknown_session_tags(&file, live).await;
         let mut plan = super::plan::plan_startup(&file, live, &tags, &self.inner.settings.filter);
-        {
-            let mut registry = self.registry();
-            // Created while tmux did not answer yet: that session keeps it.
-            plan.tagged.retain(|(_, id)| !registry.is_id_in_use(*id));
-            registry.advance_past(plan.next_counter.saturating_sub(1));
-            for session in &plan.detached {
-                // An id on disk may name another tmux server's session:
-                // discovery learns the live one by name.
-                let session = PersistedSession {
-                    tmux_id: None,
-                    ..session.clone()
-                };
-                registry.detached.insert(session.tmux_name.clone(), session);
-            }
-        }
+        self.registry()
+            .merge_startup(&mut plan.tagged, plan.next_counter, &plan.detached);
         for session in &plan.missing {
             let reason = EndReason::StartupMissingTmux;
             let view = StateView {
@@ -144,7 +115,7 @@ impl Supervisor {
             for event in events {
                 self.inner.persistence.record(
                     event
-                        .session_id(&session.session_id)
+                        .session_id(session.session_id)
                         .tmux_name(&session.tmux_name),
                 );
             }
@@ -152,7 +123,7 @@ impl Supervisor {
         let found = plan.reattach.len() + plan.tagged.len();
         let tagged = plan.tagged.into_iter().map(|(tmux_name, id)| {
             let session = PersistedSession {
-                session_id: format_id(id),
+                session_id: id,
                 tmux_name,
                 created_at: Utc::now(),
                 command: None,
@@ -163,21 +134,17 @@ impl Supervisor {
             };
             (session, "tmux")
         });
-        let missing: Vec<u64> = plan
-            .missing
-            .iter()
-            .filter_map(|s| super::parse_id(&s.session_id))
-            .collect();
+        let missing: Vec<SessionId> = plan.missing.iter().map(|s| s.session_id).collect();
         let persisted = plan.reattach.into_iter().map(|s| (s, "registry"));
         let last_states = self.last_states();
         let mut marks = Vec::new();
         for (session, id_from) in persisted.chain(tagged) {
             let name = session.tmux_name.clone();
-            let id = super::parse_id(&session.session_id).unwrap_or_default();
+            let id = session.session_id;
             let event = NewEvent::new(EventKind::SessionAdopted)
                 .reason("startup_reattach")
                 .detail("id_from", id_from);
-            let previous = last_states.get(&session.session_id).copied();
+            let previous = last_states.get(&id).copied();
             match self
                 .reattach_persisted(session, &live[&name], event, previous)
                 .await
@@ -193,7 +160,7 @@ impl Supervisor {
             tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
             self.inner.persistence.record(
                 NewEvent::new(EventKind::SessionRenamed)
-                    .session_id(session_id)
+                    .session_id(*session_id)
                     .tmux_name(new)
                     .detail("old_name", old.as_str())
                     .detail("new_name", new.as_str()),
@@ -214,13 +181,9 @@ impl Supervisor {
         event: NewEvent,
         previous_state: Option<(SessionState, DateTime<Utc>)>,
     ) -> Result<(), SupervisorError> {
-        let id = super::parse_id(&session.session_id).unwrap_or_default();
-        let reservation = Reservation {
-            id,
-            tmux_name: session.tmux_name.clone(),
-            tmux_id: None,
-        };
-        self.registry().reserve(&reservation);
+        let reservation = self
+            .registry()
+            .reserve_persisted(session.session_id, &session.tmux_name);
         let attach = Attach {
             reservation,
             view: view.clone(),
@@ -240,9 +203,12 @@ impl Supervisor {
 
 /// Folds `session_state` events, oldest first, into each session's last
 /// state and its `state_since`; an event without them is skipped.
-fn last_states_in(events: &[Event], states: &mut HashMap<String, (SessionState, DateTime<Utc>)>) {
+fn last_states_in(
+    events: &[Event],
+    states: &mut HashMap<SessionId, (SessionState, DateTime<Utc>)>,
+) {
     for event in events.iter().filter(|e| e.kind == EventKind::SessionState) {
-        let Some(id) = &event.session_id else {
+        let Some(Ok(id)) = event.session_id.as_deref().map(str::parse::<SessionId>) else {
             continue;
         };
         let state = event
@@ -256,7 +222,7 @@ fn last_states_in(events: &[Event], states: &mut HashMap<String, (SessionState, 
             .cloned()
             .map(serde_json::from_value);
         if let (Some(Ok(state)), Some(Ok(since))) = (state, since) {
-            states.insert(id.clone(), (state, since));
+            states.insert(id, (state, since));
         }
     }
 }
@@ -313,8 +279,8 @@ mod last_state_tests {
         let mut states = HashMap::new();
         last_states_in(&events, &mut states);
         let t = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
-        assert_eq!(states["sess_1"], (SessionState::Idle, t(t2)));
-        assert_eq!(states["sess_2"], (SessionState::Idle, t(t1)));
+        assert_eq!(states[&SessionId(1)], (SessionState::Idle, t(t2)));
+        assert_eq!(states[&SessionId(2)], (SessionState::Idle, t(t1)));
         assert_eq!(states.len(), 2);
     }
 }

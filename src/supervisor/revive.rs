@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 
 use super::lifecycle::{Attach, EndReason, default_view};
 use super::lost::{Book, BookError};
-use super::registry::{Reservation, format_id, parse_id};
 use super::{SessionSummary, Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
 use crate::tmux::NewSession;
 use crate::tmux::command::restore::{
@@ -47,7 +47,7 @@ pub struct RestoreOutcome {
 
 #[derive(Debug)]
 pub struct RestoreFailure {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tmux_name: String,
     pub error: SupervisorError,
 }
@@ -83,16 +83,9 @@ impl Supervisor {
     /// A session's windows and panes, from its current actor: kept for a
     /// restore (written when they changed). A shell pane's command line is
     /// read from /proc here, no fork.
-    pub(super) fn on_panes(&self, session_id: &str, actor_id: u64, rows: Vec<PanePlanRow>) {
-        let Some(id) = parse_id(session_id) else {
+    pub(super) fn on_panes(&self, id: SessionId, actor_id: u64, rows: Vec<PanePlanRow>) {
+        let Some(name) = self.registry().current_name(id, actor_id) else {
             return;
-        };
-        let name = {
-            let registry = self.registry();
-            match registry.sessions.get(&id) {
-                Some(e) if e.actor_id == actor_id && e.ending.is_none() => e.tmux_name.clone(),
-                _ => return,
-            }
         };
         let Some(blueprint) = blueprint_of(&rows, proc_command_line) else {
             return;
@@ -104,7 +97,7 @@ impl Supervisor {
 
     /// Tracking of a session ended: lost with the server (kept to be
     /// restored), or for good (forgotten).
-    pub(super) fn tracking_ended(&self, id: u64, reason: EndReason) {
+    pub(super) fn tracking_ended(&self, id: SessionId, reason: EndReason) {
         let changed = {
             let mut book = self.book();
             match reason {
@@ -121,7 +114,7 @@ impl Supervisor {
     }
 
     /// A session detached is not tmuxd's to restore any more.
-    pub(super) fn forget_restore(&self, id: u64) {
+    pub(super) fn forget_restore(&self, id: SessionId) {
         if self.book().forget(id) {
             self.persist_restore();
         }
@@ -155,10 +148,9 @@ impl Supervisor {
     /// Startup found the persisted sessions in `missing` gone, and `found`
     /// alive: with none alive, tmux was lost while tmuxd was away (said by
     /// `after_start`, once the notifier listens).
-    pub(super) fn lost_at_startup(&self, missing: &[u64], found: usize) {
+    pub(super) fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
         self.book().after_startup(missing, found, Utc::now());
-        let tracked: std::collections::BTreeSet<u64> =
-            self.registry().sessions.keys().copied().collect();
+        let tracked = self.registry().tracked_ids();
         self.book().prune(|id| tracked.contains(&id));
         self.persist_restore();
     }
@@ -189,10 +181,10 @@ impl Supervisor {
     /// and the others still are.
     pub async fn restore_lost(
         &self,
-        ids: Option<&[String]>,
+        ids: Option<&[SessionId]>,
         cause: RestoreCause,
     ) -> Result<RestoreOutcome, SupervisorError> {
-        if ids.is_some_and(<[String]>::is_empty) {
+        if ids.is_some_and(<[SessionId]>::is_empty) {
             return Err(SupervisorError::BadRequest(
                 "session_ids is empty; leave it out to restore every lost session".into(),
             ));
@@ -205,9 +197,9 @@ impl Supervisor {
             match self.restore_one(id, &record, cause).await {
                 Ok(summary) => outcome.restored.push(summary),
                 Err(error) => {
-                    tracing::warn!(session = %format_id(id), tmux_name = %record.tmux_name, "restoring failed: {error}");
+                    tracing::warn!(session = %id, tmux_name = %record.tmux_name, "restoring failed: {error}");
                     outcome.failed.push(RestoreFailure {
-                        session_id: format_id(id),
+                        session_id: id,
                         tmux_name: record.tmux_name.clone(),
                         error,
                     });
@@ -221,19 +213,20 @@ impl Supervisor {
 
     async fn restore_one(
         &self,
-        id: u64,
+        id: SessionId,
         record: &RestoreRecord,
         cause: RestoreCause,
     ) -> Result<SessionSummary, SupervisorError> {
         let name = record.tmux_name.clone();
-        let reservation = self.reserve_restore(id, &name)?;
+        let max = self.inner.settings.max_sessions;
+        let reservation = self.registry().reserve_restore(id, &name, max)?;
         let launches = launches(record);
         let first = record.blueprint.as_ref().map(|b| first_pane(b, &launches));
         let first_command = first
             .as_ref()
             .and_then(|f| f.launch.as_deref())
             .map(shell_line);
-        let tag = format_id(id);
+        let tag = id.to_string();
         let new = NewSession {
             name: &name,
             cwd: first
@@ -248,7 +241,6 @@ impl Supervisor {
         let made = match self.tmux().new_session(&new).await {
             Ok(made) => made,
             Err(e) => {
-                self.registry().reserved.remove(&name);
                 return Err(match e.is_duplicate_session() {
                     true => SupervisorError::NameTaken(name),
                     false => e.into(),
@@ -300,37 +292,6 @@ impl Supervisor {
                 Err(e)
             }
         }
-    }
-
-    /// Takes the name back for the id it had; a name tracked or being made
-    /// meanwhile, or a full registry, refuses.
-    fn reserve_restore(&self, id: u64, name: &str) -> Result<Reservation, SupervisorError> {
-        let mut registry = self.registry();
-        if let Some(entry) = registry.find_by_name(name) {
-            return Err(SupervisorError::AlreadyTracked {
-                name: name.to_owned(),
-                session_id: format_id(entry.id),
-            });
-        }
-        if registry.reserved.contains_key(name) {
-            return Err(SupervisorError::NameTaken(name.to_owned()));
-        }
-        if registry.sessions.contains_key(&id) {
-            return Err(SupervisorError::Conflict(format!(
-                "{} is tracked already",
-                format_id(id)
-            )));
-        }
-        let max = self.inner.settings.max_sessions;
-        if registry.occupancy() >= max {
-            return Err(SupervisorError::Capacity { max });
-        }
-        registry.reserved.insert(name.to_owned(), id);
-        Ok(Reservation {
-            id,
-            tmux_name: name.to_owned(),
-            tmux_id: None,
-        })
     }
 }
 

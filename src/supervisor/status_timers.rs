@@ -58,14 +58,7 @@ impl Supervisor {
     /// control client (no fork). A session with a value of its own is
     /// left alone and the next one tried.
     async fn align_status_timers(&self) {
-        let candidates: Vec<_> = self
-            .registry()
-            .sessions
-            .values()
-            .filter(|e| e.ending.is_none())
-            .take(CANDIDATES)
-            .map(|e| (e.handle.clone(), e.tmux_name.clone()))
-            .collect();
+        let candidates = self.registry().some_live(CANDIDATES);
         for (handle, name) in candidates {
             let target = Target::Session(name.clone());
             let pin = PinStatusInterval {

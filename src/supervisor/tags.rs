@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::StreamExt;
 
-use super::registry::format_id;
 use super::{Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::store::RegistryFile;
 use crate::tmux::{SessionView, session_views};
 
@@ -25,7 +25,7 @@ impl Supervisor {
         &self,
         file: &RegistryFile,
         live: &BTreeMap<String, SessionView>,
-    ) -> BTreeMap<String, u64> {
+    ) -> BTreeMap<String, SessionId> {
         let known: BTreeSet<&str> = file
             .sessions
             .iter()
@@ -50,7 +50,7 @@ impl Supervisor {
                 }
             }
         });
-        let found: Vec<Option<(String, u64)>> = futures::stream::iter(reads)
+        let found: Vec<Option<(String, SessionId)>> = futures::stream::iter(reads)
             .buffer_unordered(READ_CONCURRENCY)
             .collect()
             .await;
@@ -63,9 +63,9 @@ impl Supervisor {
     pub(super) async fn view_tagging(
         &self,
         name: &str,
-        id: u64,
+        id: SessionId,
     ) -> Result<(Option<SessionView>, bool), SupervisorError> {
-        match self.tmux().tag_and_list_panes(name, &format_id(id)).await {
+        match self.tmux().tag_and_list_panes(name, &id.to_string()).await {
             Ok(panes) => Ok((session_views(&panes).remove(name), true)),
             Err(e) => {
                 tracing::debug!(tmux_name = %name, "cannot mark the session with its id: {e}");
@@ -77,14 +77,14 @@ impl Supervisor {
     /// Marks sessions with their ids where no tmux call was made for them
     /// anyway (a discovered session, the sessions a restart re-attached):
     /// one tmux call for all, off the caller's path.
-    pub(super) fn tag_sessions(&self, tags: Vec<(String, u64)>) {
+    pub(super) fn tag_sessions(&self, tags: Vec<(String, SessionId)>) {
         if tags.is_empty() {
             return;
         }
         let tmux = self.tmux().clone();
         let tags: Vec<(String, String)> = tags
             .into_iter()
-            .map(|(name, id)| (name, format_id(id)))
+            .map(|(name, id)| (name, id.to_string()))
             .collect();
         tokio::spawn(async move {
             if let Err(e) = tmux.set_session_tags(&tags).await {
@@ -95,6 +95,6 @@ impl Supervisor {
 }
 
 /// A mark's id number, if it is one tmuxd could have set.
-fn tag_number(tag: &str) -> Option<u64> {
-    crate::store::floors::session_number(tag)
+fn tag_number(tag: &str) -> Option<SessionId> {
+    crate::store::floors::session_number(tag).map(SessionId)
 }

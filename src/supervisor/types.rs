@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::id::SessionId;
 use crate::session::{ActorGone, ActorSummary};
 use crate::store::{StoreError, Thought};
 use crate::tmux::control::ControlError;
@@ -12,7 +13,7 @@ use crate::tmux::{KeyError, NameError, TmuxError};
 /// supervisor knows, plus what the actor knows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SessionSummary {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tmux_name: String,
     pub created_at: DateTime<Utc>,
     /// When the session ended; `null` while it lives.
@@ -51,7 +52,7 @@ pub enum DeleteMode {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct DeleteOutcome {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub mode: DeleteMode,
     pub tmux_alive: bool,
 }
@@ -248,7 +249,7 @@ pub enum SupervisorError {
 }
 
 impl SupervisorError {
-    pub fn gone(id: &str) -> impl FnOnce(ActorGone) -> SupervisorError + '_ {
-        move |_| SupervisorError::Gone(id.to_owned())
+    pub fn gone(id: SessionId) -> impl FnOnce(ActorGone) -> SupervisorError {
+        move |_| SupervisorError::Gone(id.to_string())
     }
 }

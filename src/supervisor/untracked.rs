@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::plan::NameFilter;
-use super::registry::Registry;
 use super::{Supervisor, SupervisorError};
+use crate::id::SessionId;
 use crate::tmux::command::{ListSessions, SessionSummary as TmuxSessionInfo};
 use crate::tmux::control::TmuxSessionId;
 use crate::tmux::validate_session_name;
@@ -36,7 +36,7 @@ pub struct Untracked {
     /// Seconds since the epoch, as tmux says.
     pub created: u64,
     /// The id it keeps when adopted again (a detached session).
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     pub why: UntrackedWhy,
 }
 
@@ -46,31 +46,7 @@ pub struct Tracked {
     pub names: BTreeSet<String>,
     pub tmux_ids: BTreeSet<TmuxSessionId>,
     /// Detached sessions by name, with the id each keeps.
-    pub detached: BTreeMap<String, String>,
-}
-
-impl Tracked {
-    fn from_registry(registry: &Registry) -> Tracked {
-        let entries = registry.sessions.values();
-        let attaching = registry.attaching.values().map(|s| s.tmux_name.clone());
-        Tracked {
-            names: entries
-                .clone()
-                .map(|e| e.tmux_name.clone())
-                .chain(registry.reserved.keys().cloned())
-                .chain(attaching)
-                .collect(),
-            tmux_ids: entries
-                .map(|e| e.tmux_id)
-                .chain(registry.reserved_tmux_ids().iter().copied())
-                .collect(),
-            detached: registry
-                .detached
-                .iter()
-                .map(|(name, s)| (name.clone(), s.session_id.clone()))
-                .collect(),
-        }
-    }
+    pub detached: BTreeMap<String, SessionId>,
 }
 
 /// The sessions of `listing` tmuxd does not track (by name or by tmux's
@@ -84,7 +60,7 @@ pub fn plan_untracked(
         .iter()
         .filter(|s| !tracked.names.contains(&s.name) && !tracked.tmux_ids.contains(&s.id))
         .map(|s| {
-            let session_id = tracked.detached.get(&s.name).cloned();
+            let session_id = tracked.detached.get(&s.name).copied();
             let why = if validate_session_name(&s.name).is_err() {
                 UntrackedWhy::InvalidName
             } else if session_id.is_some() {
@@ -116,7 +92,7 @@ impl Supervisor {
             Err(e) if e.is_missing_session() => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        let tracked = Tracked::from_registry(&self.registry());
+        let tracked = self.registry().tracked();
         Ok(plan_untracked(
             &listing,
             &tracked,
@@ -164,7 +140,7 @@ mod tests {
     #[test]
     fn each_untracked_session_says_why() {
         let tracked = Tracked {
-            detached: [("gone-away".to_owned(), "sess_7".to_owned())].into(),
+            detached: [("gone-away".to_owned(), SessionId(7))].into(),
             ..Tracked::default()
         };
         let filter = NameFilter::new(&["*".into()], &["scratch*".into()]);
@@ -184,6 +160,6 @@ mod tests {
                 ("new", UntrackedWhy::Pending),
             ]
         );
-        assert_eq!(plan[0].session_id.as_deref(), Some("sess_7"));
+        assert_eq!(plan[0].session_id, Some(SessionId(7)));
     }
 }

@@ -2,15 +2,15 @@
 //! compiled into the binary (no build step, nothing fetched at run time),
 //! served at `/` and `/assets/...` with a strict Content-Security-Policy.
 //! These routes need no token: the page asks for one and sends it with
-//! every API call it makes.
+//! every API call it makes. A missing asset is answered the way the router
+//! that mounts these routes answers what is not found (`routes`), so this
+//! module does not depend on the API's error type.
 
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-
-use crate::api::ApiError;
 
 /// Scripts and styles only from this origin (no inline code, no eval);
 /// fetches, the event feed and WebSockets only to this origin.
@@ -53,10 +53,17 @@ const ASSETS: &[Asset] = &[
     asset!("dialogs.js", JS),
 ];
 
-pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new()
-        .route("/", get(index))
-        .route("/assets/{*name}", get(asset))
+/// The dashboard's routes; `missing` answers an asset that is not
+/// embedded (given what to say).
+pub fn routes<S: Clone + Send + Sync + 'static>(missing: fn(String) -> Response) -> Router<S> {
+    Router::new().route("/", get(index)).route(
+        "/assets/{*name}",
+        get(
+            move |Path(name): Path<String>, headers: HeaderMap| async move {
+                asset(&name, &headers).unwrap_or_else(|| missing(format!("no asset {name:?}")))
+            },
+        ),
+    )
 }
 
 async fn index(headers: HeaderMap) -> Response {
@@ -66,11 +73,9 @@ async fn index(headers: HeaderMap) -> Response {
     )
 }
 
-async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {
-    match find(&name).filter(|a| a.name != "index.html") {
-        Some(asset) => serve(asset, &headers),
-        None => ApiError::not_found(format!("no asset {name:?}")).into_response(),
-    }
+fn asset(name: &str, headers: &HeaderMap) -> Option<Response> {
+    let asset = find(name).filter(|a| a.name != "index.html")?;
+    Some(serve(asset, headers))
 }
 
 fn find(name: &str) -> Option<&'static Asset> {

@@ -48,7 +48,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             last_command_status,
         } = actor;
         SessionSummary {
-            session_id,
+            session_id: session_id.to_string(),
             tmux_name,
             state: state.into(),
             state_reason: state_reason.as_str().to_owned(),
@@ -185,7 +185,7 @@ impl From<store::Thought> for Thought {
 impl From<supervisor::DeleteOutcome> for DeleteResponse {
     fn from(outcome: supervisor::DeleteOutcome) -> Self {
         DeleteResponse {
-            session_id: outcome.session_id,
+            session_id: outcome.session_id.to_string(),
             mode: match outcome.mode {
                 supervisor::DeleteMode::Detach => DeleteMode::Detach,
                 supervisor::DeleteMode::Kill => DeleteMode::Kill,
@@ -227,7 +227,7 @@ impl From<session::Snapshot> for Snapshot {
             wrapped: _,
         } = screen;
         Snapshot {
-            session_id,
+            session_id: session_id.to_string(),
             seq,
             cols,
             rows,

@@ -50,7 +50,7 @@ impl From<crate::supervisor::Untracked> for UntrackedSession {
             windows: u.windows,
             attached_clients: u.attached_clients,
             created_at: DateTime::from_timestamp(created, 0).unwrap_or_default(),
-            session_id: u.session_id,
+            session_id: u.session_id.map(|id| id.to_string()),
             reason: match u.why {
                 UntrackedWhy::Detached => UntrackedReason::Detached,
                 UntrackedWhy::Excluded => UntrackedReason::Excluded,

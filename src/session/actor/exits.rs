@@ -154,7 +154,7 @@ impl SessionActor {
             .collect();
         if let Some(rows) = plan.filter(|rows| !rows.is_empty()) {
             let _ = self.events.send(ActorEvent::Panes {
-                session_id: self.session_id.clone(),
+                session_id: self.session_id,
                 actor_id: self.actor_id,
                 rows,
             });

@@ -99,7 +99,7 @@ impl SessionActor {
         if let Some(view) = self.detector.step(Utc::now(), signal) {
             self.state_tx.send_replace(view);
             let _ = self.events.send(ActorEvent::State {
-                session_id: self.session_id.clone(),
+                session_id: self.session_id,
                 actor_id: self.actor_id,
                 view,
             });

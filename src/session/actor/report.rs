@@ -59,7 +59,7 @@ impl SessionActor {
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
         Snapshot {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id,
             seq: self.ring.latest_seq(),
             screen: window::snapshot(&self.window, &self.screens(), format, region),
         }

@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::super::MatchedLine;
 use super::find_line;
+use crate::id::SessionId;
 use crate::session::{
     Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
 };
@@ -38,7 +39,7 @@ pub enum Answer {
 /// The hubs by session (the number in `sess_N`).
 #[derive(Default)]
 pub struct Hubs {
-    map: Arc<Mutex<HashMap<u64, Entry>>>,
+    map: Arc<Mutex<HashMap<SessionId, Entry>>>,
     serials: AtomicU64,
 }
 
@@ -83,7 +84,7 @@ impl Drop for Ticket {
 impl Hubs {
     /// Joins the hub of session `id` (starting one for this actor if there
     /// is none), to hear when `regex` matches a line of its window.
-    pub fn join(&self, id: u64, handle: &SessionHandle, regex: Arc<Regex>) -> Ticket {
+    pub fn join(&self, id: SessionId, handle: &SessionHandle, regex: Arc<Regex>) -> Ticket {
         let (reply, answer) = oneshot::channel();
         let mut waiter = Waiter { regex, reply };
         // Joins go through this lock, and a hub retires under it only with
@@ -126,10 +127,10 @@ impl Hubs {
 
 /// One session's hub: its waiters and the actor it reads.
 struct Hub {
-    id: u64,
+    id: SessionId,
     serial: u64,
     handle: SessionHandle,
-    map: Arc<Mutex<HashMap<u64, Entry>>>,
+    map: Arc<Mutex<HashMap<SessionId, Entry>>>,
     waiters: Vec<Waiter>,
 }
 
@@ -244,7 +245,7 @@ impl Hub {
         }
     }
 
-    fn leave_map(&self, map: &mut HashMap<u64, Entry>) {
+    fn leave_map(&self, map: &mut HashMap<SessionId, Entry>) {
         if map.get(&self.id).is_some_and(|e| e.serial == self.serial) {
             map.remove(&self.id);
         }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::id::SessionId;
 use crate::metrics::Metrics;
 
 /// `http.max_waits_per_session` and `http.max_waits`.
@@ -28,7 +29,7 @@ pub enum WaitCap {
 /// protects the daemon.
 pub fn admit(
     limits: WaitLimits,
-    session_id: &str,
+    session_id: SessionId,
     open_here: usize,
     open_total: usize,
 ) -> Result<(), WaitCap> {
@@ -37,7 +38,7 @@ pub fn admit(
     }
     if open_here >= limits.per_session {
         return Err(WaitCap::Session {
-            session_id: session_id.to_owned(),
+            session_id: session_id.to_string(),
             max: limits.per_session,
         });
     }
@@ -46,7 +47,7 @@ pub fn admit(
 
 #[derive(Default)]
 struct Counts {
-    by_session: HashMap<u64, usize>,
+    by_session: HashMap<SessionId, usize>,
     total: usize,
 }
 
@@ -60,7 +61,7 @@ pub struct OpenWaits {
 /// One open wait; dropping it (the wait answered, timed out, or its client
 /// went away) frees the slot.
 pub struct WaitSlot {
-    id: u64,
+    id: SessionId,
     counts: Arc<Mutex<Counts>>,
     metrics: Metrics,
 }
@@ -75,10 +76,10 @@ impl OpenWaits {
     }
 
     /// A slot for a wait on session `id`, or the cap it would pass.
-    pub fn open(&self, id: u64, session_id: &str) -> Result<WaitSlot, WaitCap> {
+    pub fn open(&self, id: SessionId) -> Result<WaitSlot, WaitCap> {
         let mut counts = self.counts.lock().expect("wait counts lock");
         let here = counts.by_session.get(&id).copied().unwrap_or(0);
-        admit(self.limits, session_id, here, counts.total)?;
+        admit(self.limits, id, here, counts.total)?;
         *counts.by_session.entry(id).or_default() += 1;
         counts.total += 1;
         self.metrics.set_waits(counts.total);
@@ -133,25 +134,29 @@ mod tests {
             (2, 3, total()),
         ];
         for (here, all, expected) in table {
-            assert_eq!(admit(LIMITS, "sess_1", here, all), expected, "{here}/{all}");
+            assert_eq!(
+                admit(LIMITS, SessionId(1), here, all),
+                expected,
+                "{here}/{all}"
+            );
         }
     }
 
     #[test]
     fn slots_count_and_free() {
         let open = OpenWaits::new(LIMITS, Metrics::new());
-        let a1 = open.open(1, "sess_1").unwrap();
-        let _a2 = open.open(1, "sess_1").unwrap();
-        let refused = open.open(1, "sess_1").err().unwrap();
+        let a1 = open.open(SessionId(1)).unwrap();
+        let _a2 = open.open(SessionId(1)).unwrap();
+        let refused = open.open(SessionId(1)).err().unwrap();
         assert!(
             refused
                 .to_string()
                 .contains("http.max_waits_per_session = 2")
         );
-        let _b1 = open.open(2, "sess_2").unwrap();
-        let refused = open.open(3, "sess_3").err().unwrap();
+        let _b1 = open.open(SessionId(2)).unwrap();
+        let refused = open.open(SessionId(3)).err().unwrap();
         assert!(refused.to_string().contains("http.max_waits = 3"));
         drop(a1);
-        assert!(open.open(3, "sess_3").is_ok());
+        assert!(open.open(SessionId(3)).is_ok());
     }
 }

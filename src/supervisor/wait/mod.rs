@@ -20,9 +20,8 @@ use regex::Regex;
 pub use limits::{WaitCap, WaitLimits};
 pub use pattern::{PatternError, REGEX_SIZE_LIMIT};
 
-use super::{
-    MatchedLine, SessionSummary, Supervisor, SupervisorError, Until, WaitOutcome, parse_id,
-};
+use super::{MatchedLine, SessionSummary, Supervisor, SupervisorError, Until, WaitOutcome};
+use crate::id::SessionId;
 use crate::session::{
     Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
 };
@@ -65,7 +64,7 @@ impl Supervisor {
     /// `Timeout` after `timeout_ms`.
     pub async fn wait(
         &self,
-        session_id: &str,
+        id: SessionId,
         until: Until,
         timeout_ms: u64,
     ) -> Result<WaitOutcome, SupervisorError> {
@@ -74,18 +73,13 @@ impl Supervisor {
                 "timeout_ms must be at most {MAX_WAIT_MS}"
             )));
         }
-        let id =
-            parse_id(session_id).ok_or_else(|| SupervisorError::NotFound(session_id.to_owned()))?;
-
-        let _slot = self.inner.waits.open.open(id, session_id)?;
-        let waited = tokio::time::timeout(
-            Duration::from_millis(timeout_ms),
-            self.wait_for(session_id, &until),
-        )
-        .await;
+        let _slot = self.inner.waits.open.open(id)?;
+        let waited =
+            tokio::time::timeout(Duration::from_millis(timeout_ms), self.wait_for(id, &until))
+                .await;
         waited.unwrap_or_else(|_| {
             Err(SupervisorError::Timeout {
-                session_id: session_id.to_owned(),
+                session_id: id.to_string(),
                 ms: timeout_ms,
             })
         })
@@ -97,20 +91,16 @@ impl Supervisor {
         self.inner.waits.compiler.compile(pattern.to_owned()).await
     }
 
-    async fn wait_for(
-        &self,
-        session_id: &str,
-        until: &Until,
-    ) -> Result<WaitOutcome, SupervisorError> {
+    async fn wait_for(&self, id: SessionId, until: &Until) -> Result<WaitOutcome, SupervisorError> {
         let mut retained = self.inner.retained.subscribe();
         let mut first: Option<StateView> = None;
         let mut gone: Option<SessionHandle> = None;
         loop {
-            if let Ok((handle, _)) = self.handle(session_id).await {
+            if let Ok((handle, _)) = self.handle(id).await {
                 if gone.as_ref().is_some_and(|g| g.same_actor(&handle)) {
                     tokio::time::sleep(GONE_RETRY).await;
                 }
-                match self.wait_live(session_id, &handle, until, &mut first).await {
+                match self.wait_live(id, &handle, until, &mut first).await {
                     Live::Met(outcome) => return Ok(*outcome),
                     Live::Gone => {
                         gone = Some(handle);
@@ -121,31 +111,31 @@ impl Supervisor {
             // An end marks the session finishing as it stops tracking it, and
             // retains it before the mark goes: asked in this order, one of
             // the two answers.
-            let finishing = self.is_finishing(session_id);
-            if let Some(summary) = self.ended_summary(session_id) {
-                return self.wait_ended(session_id, summary, until, first);
+            let finishing = self.is_finishing(id);
+            if let Some(summary) = self.ended_summary(id) {
+                return self.wait_ended(id, summary, until, first);
             }
             if !finishing {
-                return Err(SupervisorError::NotFound(session_id.to_owned()));
+                return Err(SupervisorError::NotFound(id.to_string()));
             }
             // Ending right now: its record is on the way.
             let _ = retained.changed().await;
         }
     }
 
-    fn is_finishing(&self, session_id: &str) -> bool {
-        parse_id(session_id).is_some_and(|id| self.registry().finishing.contains(&id))
+    fn is_finishing(&self, id: SessionId) -> bool {
+        self.registry().is_finishing(id)
     }
 
     async fn wait_live(
         &self,
-        session_id: &str,
+        id: SessionId,
         handle: &SessionHandle,
         until: &Until,
         first: &mut Option<StateView>,
     ) -> Live {
         if let Until::Match(regex) = until {
-            return self.wait_match(session_id, handle, regex).await;
+            return self.wait_match(id, handle, regex).await;
         }
         let Ok(mut states) = handle.watch_state().await else {
             return Live::Gone;
@@ -171,10 +161,10 @@ impl Supervisor {
             let mut pause = None;
             if holds {
                 if let Until::Quiet(quiet) = until {
-                    pause = self.quiet_left(session_id, *quiet).await;
+                    pause = self.quiet_left(id, *quiet).await;
                 }
                 if pause.is_none() {
-                    return self.met(session_id, None).await;
+                    return self.met(id, None).await;
                 }
             }
             tokio::select! {
@@ -185,24 +175,16 @@ impl Supervisor {
     }
 
     /// A `match` wait: its session's hub tells when a line matches.
-    async fn wait_match(
-        &self,
-        session_id: &str,
-        handle: &SessionHandle,
-        regex: &Arc<Regex>,
-    ) -> Live {
-        let Some(id) = parse_id(session_id) else {
-            return Live::Gone;
-        };
+    async fn wait_match(&self, id: SessionId, handle: &SessionHandle, regex: &Arc<Regex>) -> Live {
         let mut ticket = self.inner.waits.hubs.join(id, handle, regex.clone());
         match ticket.answer().await {
-            hub::Answer::Matched(line) => self.met(session_id, Some(line)).await,
+            hub::Answer::Matched(line) => self.met(id, Some(line)).await,
             hub::Answer::Gone => Live::Gone,
         }
     }
 
-    async fn met(&self, session_id: &str, matched: Option<MatchedLine>) -> Live {
-        match self.get(session_id).await {
+    async fn met(&self, id: SessionId, matched: Option<MatchedLine>) -> Live {
+        match self.get(id).await {
             Ok(session) => Live::Met(Box::new(WaitOutcome { session, matched })),
             Err(_) => Live::Gone,
         }
@@ -210,8 +192,8 @@ impl Supervisor {
 
     /// How much longer the screen must stay unchanged to have been quiet
     /// for `quiet`; None when it already has.
-    async fn quiet_left(&self, session_id: &str, quiet: Duration) -> Option<Duration> {
-        let summary = self.get(session_id).await.ok()?;
+    async fn quiet_left(&self, id: SessionId, quiet: Duration) -> Option<Duration> {
+        let summary = self.get(id).await.ok()?;
         let last = summary.actor.last_activity_at.unwrap_or(summary.created_at);
         let quiet_for = (Utc::now() - last).to_std().unwrap_or_default();
         quiet.checked_sub(quiet_for).filter(|left| !left.is_zero())
@@ -220,12 +202,12 @@ impl Supervisor {
     /// A wait on a session that has ended (before or during the wait).
     fn wait_ended(
         &self,
-        session_id: &str,
+        id: SessionId,
         session: SessionSummary,
         until: &Until,
         first: Option<StateView>,
     ) -> Result<WaitOutcome, SupervisorError> {
-        let ended = || Err(SupervisorError::Ended(session_id.to_owned()));
+        let ended = || Err(SupervisorError::Ended(id.to_string()));
         let met = |matched| {
             Ok(WaitOutcome {
                 session: session.clone(),
@@ -238,8 +220,7 @@ impl Supervisor {
             Until::Change if first.is_some() => met(None),
             Until::Attention if session.actor.attention.is_some() => met(None),
             Until::Match(regex) => {
-                let snapshot =
-                    self.ended_snapshot(session_id, SnapshotFormat::Text, Region::Window)?;
+                let snapshot = self.ended_snapshot(id, SnapshotFormat::Text, Region::Window)?;
                 match find_line(regex, &snapshot.screen) {
                     Some(line) => met(Some(line)),
                     None => ended(),
