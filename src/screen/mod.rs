@@ -5,12 +5,14 @@
 //! (docs/fidelity.md says why not `vt100`.)
 
 mod cell;
+mod compare;
 mod grid;
 mod perform;
 mod sgr;
 mod term;
 
 pub use cell::{Attrs, Cell, Color, Pen, Underline};
+pub use compare::{DriftCause, compare};
 
 use perform::{Events, Performer};
 use term::Term;

@@ -16,6 +16,7 @@ mod exits;
 mod flood;
 mod judge;
 mod report;
+mod settle;
 mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
@@ -106,6 +107,10 @@ enum Purpose {
     Lines(oneshot::Sender<Result<Vec<Vec<u8>>, String>>),
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: u32, looks: u8 },
+    /// One reply of a settled-screen check (see `settle`).
+    Check { pane: u32, part: settle::CheckPart },
+    /// Which mode a pane entered or left (see `settle`).
+    Mode { pane: u32 },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
@@ -190,6 +195,8 @@ struct SessionActor {
     /// What the session's last pane shows, being read before the dead
     /// pane is closed (see `exits`); the end's record waits for it.
     last_look: Option<oneshot::Receiver<exits::LastLook>>,
+    /// Settled-screen checks against tmux (see `settle`).
+    checks: settle::Checks,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -230,6 +237,7 @@ pub(super) async fn start(
         client_gone: false,
         panes_again_at: None,
         last_look: None,
+        checks: settle::Checks::default(),
         running: None,
         agent: None,
         reaped: BTreeSet::new(),
@@ -303,6 +311,7 @@ impl SessionActor {
                 .values()
                 .filter_map(|p| p.flood.reseed_at())
                 .min();
+            let check_at = self.next_check_at();
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
@@ -332,6 +341,7 @@ impl SessionActor {
                 },
                 _ = until(deadline) => self.probe(),
                 _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
+                _ = until_instant(check_at), if !self.client_gone => self.check_settled(&mut client).await,
                 _ = until_instant(self.panes_again_at), if !self.client_gone => {
                     self.panes_again_at = None;
                     self.ask_pids(&mut client).await;
@@ -450,6 +460,10 @@ impl SessionActor {
                             tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
                         }
                     },
+                    Purpose::Check { pane, part } => {
+                        self.on_check_reply(pane, part, result, client).await
+                    }
+                    Purpose::Mode { pane } => self.on_mode(pane, result),
                     Purpose::Capture { pane, alternate } => {
                         if self.on_capture(pane, alternate, result) {
                             self.look(client).await;
@@ -487,6 +501,9 @@ impl SessionActor {
             | Notification::WindowClose { .. }
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
+            Notification::PaneModeChanged { pane } if self.panes.contains_key(&pane.0) => {
+                self.mode_changed(pane.0, client).await
+            }
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
             // A person's tmux client (a terminal, not a control client)
             // attached to this session: someone is looking.
@@ -528,6 +545,9 @@ impl SessionActor {
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
         let id = pane.0;
         let now = std::time::Instant::now();
+        if self.panes.contains_key(&id) {
+            self.checks.output(id, now);
+        }
         let changed = match self.panes.get_mut(&id) {
             // Bytes a seed in flight already holds; the detector still
             // reads them (a prompt mark or a bell must not be lost). A
@@ -657,6 +677,8 @@ impl SessionActor {
         };
         self.panes
             .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
+        self.checks
+            .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
         for row in rows {
             let state = PaneState::of_row(&row);
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
@@ -754,6 +776,8 @@ impl SessionActor {
                 }
             }
             Purpose::Quiet
+            | Purpose::Check { .. }
+            | Purpose::Mode { .. }
             | Purpose::Window
             | Purpose::Pids
             | Purpose::Capture { .. }

@@ -1,0 +1,93 @@
+//! The settled-screen check with real tmux: a screen that drifted from
+//! tmux's is repaired to equal `capture-pane` and counted in `/metrics`; an
+//! unchanged screen is never checked; a pane a person scrolls in copy mode
+//! is left alone.
+
+mod common;
+
+use common::{Daemon, TmuxServer, wait_for};
+
+/// The value of the `/metrics` sample `sample` (name with its labels, as
+/// the text spells it), 0 when absent.
+fn metric(daemon: &Daemon, sample: &str) -> f64 {
+    let (status, text) = daemon.get("/metrics");
+    assert_eq!(status, 200);
+    let text = text.as_str().expect("metrics are text").to_owned();
+    text.lines()
+        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
+        .map_or(0.0, |value| value.trim().parse().unwrap())
+}
+
+fn checks(daemon: &Daemon) -> f64 {
+    ["equal", "drift", "skipped", "failed"]
+        .iter()
+        .map(|o| {
+            metric(
+                daemon,
+                &format!("tmuxd_screen_checks_total{{outcome=\"{o}\"}}"),
+            )
+        })
+        .sum()
+}
+
+/// The adopted session's id.
+fn adopted(daemon: &Daemon, name: &str) -> String {
+    wait_for(&format!("{name} adopted"), || {
+        daemon
+            .sessions()
+            .into_iter()
+            .find(|s| s["tmux_name"] == name)
+            .map(|s| s["session_id"].as_str().unwrap().to_owned())
+    })
+}
+
+#[test]
+fn a_drifted_screen_is_repaired_to_tmuxs_and_counted() {
+    let tmux = TmuxServer::new();
+    // Adopted, not created: checks cover sessions tmuxd found too.
+    tmux.new_shell("drift");
+    let daemon = Daemon::start(&tmux);
+    let id = adopted(&daemon, "drift");
+    daemon.wait_for_snapshot(&id, "$");
+    // A real divergence: tmux drops bytes that are not UTF-8, tmuxd's
+    // parser (`vte`) shows U+FFFD for them (docs/fidelity.md).
+    tmux.send_keys("drift", &["printf 'a\\xffb\\xc2c\\n'", "Enter"]);
+    let repaired = wait_for("the drift counted and the screen repaired", || {
+        let drift = metric(&daemon, "tmuxd_screen_drift_total{cause=\"text\"}");
+        let lines = daemon.snapshot_lines(&id);
+        (drift >= 1.0 && lines == tmux.capture("drift")).then_some(lines)
+    });
+    assert!(repaired.iter().any(|l| l == "abc"), "{repaired:?}");
+    assert!(!repaired.iter().any(|l| l.contains('\u{fffd}')));
+    assert!(metric(&daemon, "tmuxd_screen_checks_total{outcome=\"drift\"}") >= 1.0);
+}
+
+#[test]
+fn an_unchanged_screen_is_not_checked() {
+    let tmux = TmuxServer::new();
+    tmux.new_shell("still");
+    tmux.wait_for_text("still", "$");
+    let daemon = Daemon::start(&tmux);
+    let id = adopted(&daemon, "still");
+    daemon.wait_for_snapshot(&id, "$");
+    // Seeded from tmux at attach and silent since: for three seconds
+    // (more than a pause and the session's interval), nothing is asked.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        assert_eq!(checks(&daemon), 0.0, "a check ran with nothing changed");
+    }
+    // Output then settles, and exactly one check follows it.
+    tmux.send_keys("still", &["echo one", "Enter"]);
+    wait_for("a check after output", || {
+        (metric(&daemon, "tmuxd_screen_checks_total{outcome=\"equal\"}") >= 1.0).then_some(())
+    });
+    let after = checks(&daemon);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < until {
+        assert_eq!(checks(&daemon), after, "checked again with nothing new");
+    }
+    assert_eq!(
+        metric(&daemon, "tmuxd_screen_drift_total{cause=\"text\"}"),
+        0.0
+    );
+}
