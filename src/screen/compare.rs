@@ -1,12 +1,16 @@
-//! Whether two screens show the same: tmuxd's model of a pane against one
-//! drawn from tmux's `capture-pane` of it (the settled-screen check), and
-//! if not, the first kind of difference a reader would notice. Compared as
-//! `capture-pane` shows a screen: each row's cells up to the last one that
-//! shows anything, a blank by what paints it only (its background, the
-//! lines drawn through it), the cursor where tmux has it.
+//! Whether tmuxd's screen of a pane shows what tmux's `capture-pane -e`
+//! of it shows (the settled-screen check), and if not, the first kind of
+//! difference a reader would notice. Compared as a reader sees both: each
+//! row's characters with their colours and attributes up to the last one
+//! that shows anything, a blank by what paints it only (its background,
+//! the lines drawn through it), SGR spellings aside; the cursor where tmux
+//! has it. The capture is read as text, not replayed through a terminal:
+//! a grapheme tmux's grid holds (a joiner after ASCII, a mark on a wide
+//! character) would be joined differently if parsed again.
 
 use super::Screen;
-use super::cell::{Attrs, Cell, Color, Pen};
+use super::cell::{Attrs, Color, Pen, line_drawing};
+use super::sgr;
 
 /// What differs between tmuxd's screen and tmux's, the first that applies
 /// in this order. Its name is the `cause` label of `tmuxd_screen_drift_total`.
@@ -45,12 +49,17 @@ impl DriftCause {
     }
 }
 
-/// What one cell shows: its text and the pen a reader can tell.
-#[derive(Debug, PartialEq, Eq)]
-struct Shown {
-    text: String,
-    pen: Pen,
+/// What tmux had of the pane besides its rows, as the check read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmuxCursor {
+    /// `(row, col)`; the column equals the width while a wrap is pending.
+    pub position: (u16, u16),
+    pub visible: bool,
+    pub alternate: bool,
 }
+
+/// One character as a reader sees it: the pen it shows with.
+type Shown = (Pen, char);
 
 /// The pen of a blank as far as it shows: a background (or a foreground
 /// that reverse turns into one) and what is drawn through the cell.
@@ -75,50 +84,124 @@ fn blank_pen(pen: Pen) -> Pen {
     }
 }
 
-fn shown(cell: &Cell) -> Shown {
-    let text = cell.text();
-    let pen = cell.pen.shown();
-    let pen = if text == " " { blank_pen(pen) } else { pen };
-    Shown { text, pen }
+fn push(row: &mut Vec<Shown>, pen: Pen, c: char) {
+    let pen = pen.shown();
+    row.push((if c == ' ' { blank_pen(pen) } else { pen }, c));
 }
 
-/// Row `row` as shown, trailing cells that show nothing left out.
-fn shown_row(screen: &Screen, row: u16) -> Vec<Shown> {
-    let (_, cols) = screen.size();
-    let mut cells: Vec<Shown> = (0..cols)
-        .filter_map(|col| screen.cell(row, col))
-        .filter(|cell| !cell.is_padding())
-        .map(shown)
-        .collect();
-    let plain = |c: &Shown| c.text == " " && c.pen == Pen::default();
-    while cells.last().is_some_and(plain) {
-        cells.pop();
+/// Drops what shows nothing at the end of a row.
+fn trimmed(mut row: Vec<Shown>) -> Vec<Shown> {
+    while row
+        .last()
+        .is_some_and(|(pen, c)| *c == ' ' && *pen == Pen::default())
+    {
+        row.pop();
     }
-    cells
+    row
 }
 
-/// A row's text without the blanks that end it (coloured or not).
-fn row_text(cells: &[Shown]) -> String {
-    let text: String = cells.iter().map(|c| c.text.as_str()).collect();
+/// Row `row` of tmuxd's screen as shown (a wide character once).
+fn model_row(screen: &Screen, row: u16) -> Vec<Shown> {
+    let (_, cols) = screen.size();
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for cell in (0..cols).filter_map(|col| screen.cell(row, col)) {
+        if cell.is_padding() {
+            continue;
+        }
+        text.clear();
+        cell.push_text(&mut text);
+        for c in text.chars() {
+            push(&mut out, cell.pen, c);
+        }
+    }
+    trimmed(out)
+}
+
+/// The rows of `capture-pane -e`: SGR sequences set the pen (carried from
+/// row to row, as tmux writes them only when they change), shift out and
+/// in bracket line-drawing characters.
+fn capture_rows(lines: &[Vec<u8>]) -> Vec<Vec<Shown>> {
+    let mut pen = Pen::default();
+    let mut drawing = false;
+    lines
+        .iter()
+        .map(|line| {
+            let line = String::from_utf8_lossy(line);
+            let mut out = Vec::new();
+            let mut chars = line.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\x0e' | '\x0f' => drawing = c == '\x0e',
+                    '\x1b' => match chars.next() {
+                        Some('[') => {
+                            let mut params = String::new();
+                            for p in chars.by_ref() {
+                                if ('\x40'..='\x7e').contains(&p) {
+                                    if p == 'm' {
+                                        apply_captured_sgr(&mut pen, &params);
+                                    }
+                                    break;
+                                }
+                                params.push(p);
+                            }
+                        }
+                        Some('(' | ')') => {
+                            chars.next();
+                        }
+                        _ => {}
+                    },
+                    c if drawing => push(&mut out, pen, line_drawing(c)),
+                    c => push(&mut out, pen, c),
+                }
+            }
+            trimmed(out)
+        })
+        .collect()
+}
+
+/// An SGR as `capture-pane -e` spells it: as a program would, except that
+/// tmux 3.3 writes overline (53) as `5:3`.
+fn apply_captured_sgr(pen: &mut Pen, params: &str) {
+    let parsed: Vec<Vec<u16>> = params
+        .split(';')
+        .map(|p| if p == "5:3" { "53" } else { p })
+        .map(|p| p.split(':').map(|n| n.parse().unwrap_or(0)).collect())
+        .collect();
+    let slices: Vec<&[u16]> = parsed.iter().map(Vec::as_slice).collect();
+    sgr::apply(pen, &slices);
+}
+
+/// A row's characters without the blanks that end it (coloured or not).
+fn row_text(row: &[Shown]) -> String {
+    let text: String = row.iter().map(|(_, c)| *c).collect();
     text.trim_end_matches(' ').to_owned()
 }
 
-/// How `model` differs from `tmux` (a screen drawn from tmux's capture of
-/// the same pane), or None when a reader could not tell them apart. The
-/// screens must be of one size; of another, the difference is `Mode`.
-pub fn compare(model: &Screen, tmux: &Screen) -> Option<DriftCause> {
-    if model.size() != tmux.size()
-        || model.alternate_screen() != tmux.alternate_screen()
-        || model.hide_cursor() != tmux.hide_cursor()
-    {
+/// How `model` differs from what tmux showed of the same pane (`rows`:
+/// its `capture-pane -p -e -N` lines, `cursor`: its cursor and modes), or
+/// None when a reader could not tell them apart.
+pub fn compare(model: &Screen, rows: &[Vec<u8>], cursor: TmuxCursor) -> Option<DriftCause> {
+    if model.alternate_screen() != cursor.alternate || model.hide_cursor() == cursor.visible {
         return Some(DriftCause::Mode);
     }
-    let (rows, _) = model.size();
-    let mine: Vec<Vec<Shown>> = (0..rows).map(|r| shown_row(model, r)).collect();
-    let theirs: Vec<Vec<Shown>> = (0..rows).map(|r| shown_row(tmux, r)).collect();
+    let (height, _) = model.size();
+    let mut mine: Vec<Vec<Shown>> = (0..height).map(|r| model_row(model, r)).collect();
+    let mut theirs = capture_rows(rows);
+    for rows in [&mut mine, &mut theirs] {
+        while rows.last().is_some_and(Vec::is_empty) {
+            rows.pop();
+        }
+    }
     if mine != theirs {
-        let text = |rows: &[Vec<Shown>]| rows.iter().map(|r| row_text(r)).collect::<Vec<_>>();
-        let (a, b) = (text(&mine), text(&theirs));
+        let text =
+            |rows: &[Vec<Shown>]| -> Vec<String> { rows.iter().map(|r| row_text(r)).collect() };
+        let (mut a, mut b) = (text(&mine), text(&theirs));
+        for rows in [&mut a, &mut b] {
+            while rows.last().is_some_and(String::is_empty) {
+                rows.pop();
+            }
+        }
         if a == b {
             return Some(DriftCause::Attr);
         }
@@ -135,7 +218,7 @@ pub fn compare(model: &Screen, tmux: &Screen) -> Option<DriftCause> {
             DriftCause::Text
         });
     }
-    (model.cursor_position() != tmux.cursor_position()).then_some(DriftCause::Cursor)
+    (model.cursor_position() != cursor.position).then_some(DriftCause::Cursor)
 }
 
 #[cfg(test)]
@@ -148,46 +231,80 @@ mod tests {
         screen
     }
 
+    fn cursor(row: u16, col: u16) -> TmuxCursor {
+        TmuxCursor {
+            position: (row, col),
+            visible: true,
+            alternate: false,
+        }
+    }
+
+    fn lines(capture: &str) -> Vec<Vec<u8>> {
+        capture.split('\n').map(|l| l.as_bytes().to_vec()).collect()
+    }
+
     #[test]
     fn differences_by_what_a_reader_notices_first() {
-        for (model, tmux, want) in [
-            (&b"hello"[..], &b"hello"[..], None),
-            // Spelling of the same pen does not matter.
-            (b"\x1b[31mred", b"\x1b[38;5;1mred", None),
+        for (model, capture, at, want) in [
+            (&b"hello"[..], "hello\n\n", (0, 5), None),
+            // Spelling of the same pen does not matter, nor its carrying
+            // from row to row.
+            (
+                b"\x1b[31mred\r\nred",
+                "\x1b[38;5;1mred\nred\x1b[0m\n",
+                (1, 3),
+                None,
+            ),
+            // tmux writes overline as `5:3`.
+            (b"\x1b[53mo", "\x1b[5:3mo", (0, 1), None),
             // A blank shows its background only.
-            (b"a\x1b[31;1m \x1b[m", b"a\x1b[32m \x1b[m", None),
-            (b"a\x1b[41m \x1b[m", b"a ", Some(DriftCause::Attr)),
+            (b"a\x1b[31;1m \x1b[m", "a\x1b[32m ", (0, 2), None),
+            (b"a\x1b[41m \x1b[m", "a ", (0, 2), Some(DriftCause::Attr)),
             (
                 b"a\x1b[7;31m \x1b[m",
-                b"a\x1b[7;32m \x1b[m",
+                "a\x1b[7;32m ",
+                (0, 2),
                 Some(DriftCause::Attr),
             ),
             // Trailing blanks written or not show the same.
-            (b"ab   ", b"ab", Some(DriftCause::Cursor)),
-            (b"ab   \x1b[1;3H", b"ab", None),
-            (b"\x1b[1mbold", b"bold", Some(DriftCause::Attr)),
-            (b"abc", b"abd", Some(DriftCause::Text)),
-            (b"abcdefghij", b"abcdefghij", None),
-            (b"abcdefghijk", b"abcdefghij\r\nk", None),
+            (b"ab   ", "ab", (0, 5), None),
+            (b"ab   ", "ab", (0, 2), Some(DriftCause::Cursor)),
+            (b"\x1b[1mbold", "bold", (0, 4), Some(DriftCause::Attr)),
+            (b"abc", "abd", (0, 3), Some(DriftCause::Text)),
+            // A pending wrap is a cursor past the last column, as tmux says.
+            (b"abcdefghij", "abcdefghij", (0, 10), None),
             (
-                b"abcdefgh\r\nij\x1b[H",
-                b"abcdefghij\x1b[H",
+                b"abcdefgh\r\nij",
+                "abcdefghij\n\n",
+                (1, 2),
                 Some(DriftCause::Wrap),
             ),
-            (b"x\x1b[?25l", b"x", Some(DriftCause::Mode)),
-            (b"x\x1b[?1049h", b"x", Some(DriftCause::Mode)),
-            (b"x\r\n", b"x", Some(DriftCause::Cursor)),
+            // Graphemes compare as text: combining marks, and a joiner
+            // that tmux's ASCII fast path never joined (the model drops it
+            // as tmux does).
+            (b"a\xcc\x88\xcc\x81!", "a\u{308}\u{301}!", (0, 2), None),
+            (b"ab\xe2\x80\x8dcd", "abcd", (0, 4), None),
+            (
+                b"ab\xe2\x80\x8dcd",
+                "ab\u{200d}cd",
+                (0, 4),
+                Some(DriftCause::Text),
+            ),
+            (b"\x1b(0lqk", "\x0elqk\x0f", (0, 3), None),
+            (b"x\x1b[?25l", "x", (0, 1), Some(DriftCause::Mode)),
         ] {
             assert_eq!(
-                compare(&screen(model), &screen(tmux)),
+                compare(&screen(model), &lines(capture), cursor(at.0, at.1)),
                 want,
-                "{model:?} against {tmux:?}"
+                "{model:?} against {capture:?}"
             );
         }
-        let mut other_size = Screen::new(11, 3);
-        other_size.process(b"hello");
+        let alternate = TmuxCursor {
+            alternate: true,
+            ..cursor(0, 1)
+        };
         assert_eq!(
-            compare(&screen(b"hello"), &other_size),
+            compare(&screen(b"x"), &lines("x"), alternate),
             Some(DriftCause::Mode)
         );
     }

@@ -12,7 +12,7 @@ mod sgr;
 mod term;
 
 pub use cell::{Attrs, Cell, Color, Pen, Underline};
-pub use compare::{DriftCause, compare};
+pub use compare::{DriftCause, TmuxCursor, compare};
 
 use perform::{Events, Performer};
 use term::Term;

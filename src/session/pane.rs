@@ -154,14 +154,45 @@ fn draw_rows(out: &mut Vec<u8>, text: &[u8], rows: u16) {
         .enumerate()
     {
         let _ = write!(out, "\x1b[{};1H", row + 1);
-        out.extend_from_slice(line);
+        push_captured(out, line);
     }
+}
+
+/// Appends a captured row, with tmux 3.3's spelling of overline in
+/// `capture-pane -e` (`5:3`, which a program's SGR would not mean) as `53`.
+fn push_captured(out: &mut Vec<u8>, line: &[u8]) {
+    let mut rest = line;
+    while let Some(start) = rest.windows(2).position(|w| w == b"\x1b[") {
+        let params_at = start + 2;
+        let Some(len) = rest[params_at..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+        else {
+            break;
+        };
+        let end = params_at + len;
+        out.extend_from_slice(&rest[..params_at]);
+        let params = &rest[params_at..end];
+        if rest[end] == b'm' {
+            for (i, param) in params.split(|&b| b == b';').enumerate() {
+                if i > 0 {
+                    out.push(b';');
+                }
+                out.extend_from_slice(if param == b"5:3" { b"53" } else { param });
+            }
+        } else {
+            out.extend_from_slice(params);
+        }
+        out.push(rest[end]);
+        rest = &rest[end + 1..];
+    }
+    out.extend_from_slice(rest);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::screen::Color;
+    use crate::screen::{Attrs, Color};
 
     fn state(cols: u16, rows: u16) -> PaneState {
         PaneState {
@@ -197,6 +228,23 @@ mod tests {
         assert_eq!(screen.cell(1, 10).map(|c| c.pen.fg), None);
         assert_eq!(screen.cursor_position(), (2, 3));
         assert!(!screen.hide_cursor());
+    }
+
+    #[test]
+    fn seed_reads_overline_as_capture_pane_spells_it() {
+        let mut pane = PaneScreen::new(10, 2);
+        let captured = Captured {
+            normal: b"\x1b[5:3mo\x1b[0;5;31mb\x1b[0m\x1b[Cx\n".to_vec(),
+            alternate: None,
+        };
+        pane.seed(&state(10, 2), &captured);
+        let screen = pane.screen();
+        let pen = |col| screen.cell(0, col).unwrap().pen;
+        assert!(pen(0).attrs.contains(Attrs::OVERLINE));
+        assert!(!pen(0).attrs.contains(Attrs::BLINK));
+        assert!(pen(1).attrs.contains(Attrs::BLINK) && !pen(1).attrs.contains(Attrs::OVERLINE));
+        assert_eq!(pen(1).fg, Color::Idx(1));
+        assert_eq!(text(&pane), ["ob x", ""], "other sequences pass unchanged");
     }
 
     #[test]

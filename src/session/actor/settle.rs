@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::{Purpose, SessionActor};
 use crate::metrics::CheckOutcome;
+use crate::screen::TmuxCursor;
 use crate::session::pane::{Captured, PaneScreen, PaneState};
 use crate::tmux::command::{CheckStep, PaneFacts, PaneMode, ParseError, TmuxCommand};
 use crate::tmux::control::{ControlClient, ControlError, PaneId};
@@ -43,7 +44,8 @@ pub(super) enum CheckPart {
 struct InFlight {
     parts_left: u8,
     facts: Option<Result<PaneFacts, String>>,
-    rows: Option<Vec<u8>>,
+    /// What shows, one capture line per row.
+    rows: Option<Vec<Vec<u8>>>,
     behind: Option<Vec<u8>>,
     /// Output seen for the pane when the check was sent.
     writes: u64,
@@ -207,7 +209,7 @@ impl SessionActor {
                 let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
                 flight.facts = Some(look.parse(&lines).map_err(|e: ParseError| e.to_string()));
             }
-            (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines.join(&b'\n')),
+            (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
             (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
             (_, Err(e)) => {
                 tracing::debug!(session_id = %self.session_id, pane, "a screen check failed: {e}");
@@ -251,7 +253,7 @@ impl SessionActor {
         &mut self,
         pane: u32,
         facts: PaneFacts,
-        rows: Option<Vec<u8>>,
+        rows: Option<Vec<Vec<u8>>>,
         behind: Option<Vec<u8>>,
         client: &mut ControlClient,
     ) -> CheckOutcome {
@@ -262,16 +264,20 @@ impl SessionActor {
             // A layout change is being taken: its seed is tmux's anyway.
             return CheckOutcome::Skipped;
         }
-        let state = state_of(&facts);
         let rows = rows.unwrap_or_default();
+        let cursor = TmuxCursor {
+            position: (facts.cursor_y, facts.cursor_x),
+            visible: facts.cursor_visible,
+            alternate: facts.alternate_on,
+        };
+        let Some(cause) = crate::screen::compare(slot.screen.screen(), &rows, cursor) else {
+            return CheckOutcome::Equal;
+        };
         let complete = facts.alternate_on == behind.is_some();
+        let rows = rows.join(&b'\n');
         let captured = match (facts.alternate_on, behind) {
-            (true, Some(behind)) => Captured {
-                normal: behind,
-                alternate: Some(rows),
-            },
-            (true, None) => Captured {
-                normal: Vec::new(),
+            (true, behind) => Captured {
+                normal: behind.unwrap_or_default(),
                 alternate: Some(rows),
             },
             (false, _) => Captured {
@@ -280,10 +286,7 @@ impl SessionActor {
             },
         };
         let mut theirs = PaneScreen::new(facts.cols, facts.rows);
-        theirs.seed(&state, &captured);
-        let Some(cause) = crate::screen::compare(slot.screen.screen(), theirs.screen()) else {
-            return CheckOutcome::Equal;
-        };
+        theirs.seed(&state_of(&facts), &captured);
         if let Some(metrics) = self.tmux.metrics() {
             metrics.screen_drift(cause.as_str());
         }
