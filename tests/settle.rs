@@ -91,3 +91,33 @@ fn an_unchanged_screen_is_not_checked() {
         0.0
     );
 }
+
+#[test]
+fn a_wait_matches_text_that_wrapped_before_tmuxd_attached() {
+    let tmux = TmuxServer::new();
+    tmux.new_session("wrapped", (40, 10), common::SHELL);
+    tmux.wait_for_text("wrapped", "$");
+    // 35 columns, then `needle-here`: it wraps after `needl`. The typed
+    // command holds no `needle-here` of its own.
+    let filler = "x".repeat(35);
+    let command = format!("printf '%s%s%s\\n' {filler} needle- here");
+    tmux.send_keys("wrapped", &[&command, "Enter"]);
+    tmux.wait_for_text("wrapped", &format!("{filler}needl"));
+    let daemon = Daemon::start(&tmux);
+    let id = adopted(&daemon, "wrapped");
+    daemon.wait_for_snapshot(&id, "e-here");
+    let (status, found) = daemon.post(
+        &format!("/v1/sessions/{id}/wait"),
+        &serde_json::json!({ "match": "needle-here", "timeout_ms": 3000 }),
+    );
+    assert_eq!(
+        status, 200,
+        "the wrapped rows of the seed were not joined: {found}"
+    );
+    assert!(
+        found["match"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("needle-here")),
+        "{found}"
+    );
+}

@@ -101,6 +101,14 @@ impl Screen {
         self.term.grid.line(row).is_some_and(|line| line.wrapped)
     }
 
+    /// Marks whether `row` (of the screen that shows) wrapped into the
+    /// next: a seed drawn row by row from `capture-pane` learns it apart.
+    pub fn set_wrapped(&mut self, row: u16, wrapped: bool) {
+        if row < self.term.rows() {
+            self.term.grid.line_mut(row).wrapped = wrapped;
+        }
+    }
+
     /// The title the program set (OSC 0 or 2), if any.
     pub fn title(&self) -> Option<&str> {
         self.events.title.as_deref()

@@ -39,7 +39,8 @@ use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, LiveOutput, SessionCmd, Subscription,
 };
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
+    CapturePane, CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target,
+    TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
@@ -78,6 +79,8 @@ struct Seed {
     state: PaneState,
     captured: Captured,
     replies_left: u8,
+    /// `capture-pane -J` of the same moment (see `PaneScreen::seed_wraps`).
+    joined: Vec<Vec<u8>>,
     /// The pane wrote between the state and the capture: the capture has
     /// it, the cursor and modes may not, so the seed is taken again.
     raced: bool,
@@ -99,6 +102,8 @@ enum Purpose {
     Pids,
     /// A pane's rows (`alternate`: the normal screen behind the alternate one).
     Capture { pane: u32, alternate: bool },
+    /// A pane's rows with wrapped ones joined, to tell which rows wrapped.
+    Joined { pane: u32 },
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
@@ -469,6 +474,11 @@ impl SessionActor {
                             self.look(client).await;
                         }
                     }
+                    Purpose::Joined { pane } => {
+                        if self.on_joined(pane, result) {
+                            self.look(client).await;
+                        }
+                    }
                     Purpose::Exit { pane, looks } => match result {
                         Ok(lines) => self.on_exit_facts(pane, &lines.concat(), looks),
                         // A pane already closed has nothing more to tell.
@@ -689,7 +699,8 @@ impl SessionActor {
             });
             pane.pid = row.pid;
             pane.seeding = Some(Seed {
-                replies_left: 1 + u8::from(state.alternate_on),
+                replies_left: 2 + u8::from(state.alternate_on),
+                joined: Vec::new(),
                 state,
                 captured: Captured::default(),
                 raced: false,
@@ -699,6 +710,13 @@ impl SessionActor {
             if alternate {
                 self.capture(client, row.pane, true).await;
             }
+            let joined = CapturePane {
+                escapes: true,
+                join: true,
+                ..CapturePane::screen(Target::Pane(row.pane))
+            };
+            self.send(client, &joined, Purpose::Joined { pane: row.pane.0 })
+                .await;
         }
     }
 
@@ -733,6 +751,27 @@ impl SessionActor {
             (true, false) => seed.captured.alternate = Some(text),
             _ => seed.captured.normal = text,
         }
+        self.seed_reply_in(pane)
+    }
+
+    /// Takes the joined capture of a seed (see `on_capture`).
+    fn on_joined(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) -> bool {
+        let Some(seed) = self.panes.get_mut(&pane).and_then(|p| p.seeding.as_mut()) else {
+            return false;
+        };
+        seed.joined = result.unwrap_or_default();
+        self.seed_reply_in(pane)
+    }
+
+    /// One more reply of a pane's seed is in; once all are, seeds its
+    /// screen. Returns true when output raced the seed.
+    fn seed_reply_in(&mut self, pane: u32) -> bool {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return false;
+        };
+        let Some(seed) = slot.seeding.as_mut() else {
+            return false;
+        };
         seed.replies_left = seed.replies_left.saturating_sub(1);
         if seed.replies_left > 0 {
             return false;
@@ -740,6 +779,7 @@ impl SessionActor {
         let raced = seed.raced && self.seed_retries < SEED_RETRIES;
         if let Some(seed) = slot.seeding.take() {
             slot.screen.seed(&seed.state, &seed.captured);
+            slot.screen.seed_wraps(&seed.joined);
         }
         if pane == self.window.active {
             self.screen_hash = slot.screen.content_hash();
@@ -776,6 +816,7 @@ impl SessionActor {
                 }
             }
             Purpose::Quiet
+            | Purpose::Joined { .. }
             | Purpose::Check { .. }
             | Purpose::Mode { .. }
             | Purpose::Window

@@ -203,6 +203,8 @@ pub struct DaemonOptions {
     pub env: Vec<(String, String)>,
     /// `discovery.interval_ms`; 200 unless given.
     pub discovery_interval_ms: Option<u64>,
+    /// Extra lines inside the generated `[tmux]` table.
+    pub tmux_config: String,
 }
 
 impl DaemonOptions {
@@ -282,9 +284,10 @@ impl Daemon {
             .clone()
             .unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
-            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = {}\n",
+            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n{}\n\n[discovery]\ninterval_ms = {}\n",
             options.extra_config,
             tmux.socket,
+            options.tmux_config,
             options.discovery_interval_ms.unwrap_or(200)
         );
         std::fs::write(&config_path, config).unwrap();
