@@ -121,3 +121,81 @@ fn a_wait_matches_text_that_wrapped_before_tmuxd_attached() {
         "{found}"
     );
 }
+
+#[test]
+fn a_pane_in_copy_mode_is_said_so_and_left_unchecked() {
+    let tmux = TmuxServer::new();
+    tmux.new_shell("scroll");
+    tmux.wait_for_text("scroll", "$");
+    tmux.send_keys("scroll", &["seq 1 300", "Enter"]);
+    tmux.wait_for_text("scroll", "300");
+    let daemon = Daemon::start(&tmux);
+    let id = adopted(&daemon, "scroll");
+    daemon.wait_for_snapshot(&id, "300");
+    let snapshot = |query: &str| {
+        let (status, snap) = daemon.get(&format!("/v1/sessions/{id}/snapshot{query}"));
+        assert_eq!(status, 200, "{snap}");
+        snap
+    };
+    assert!(
+        snapshot("").get("copy_mode").is_none(),
+        "no one scrolls yet"
+    );
+
+    // A person at their own tmux client enters copy mode (prefix [) and
+    // scrolls up a page.
+    let person = common::pty::PtyClient::attach(&["-L", &tmux.socket], "scroll", 80, 24);
+    wait_for("the person's client", || {
+        (!tmux.run(&["list-clients"]).trim().is_empty()).then_some(())
+    });
+    let in_mode = || {
+        let shown = tmux.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "=scroll:",
+            "#{pane_in_mode} #{scroll_position}",
+        ]);
+        let (on, position) = shown.trim().split_once(' ').unwrap();
+        (on == "1", position.parse::<u32>().unwrap_or(0))
+    };
+    person.type_bytes(b"\x02[");
+    wait_for("copy mode", || in_mode().0.then_some(()));
+    person.type_bytes(b"\x1b[5~");
+    wait_for("a page up", || (in_mode().1 > 0).then_some(()));
+    let scrolled = wait_for("the snapshot to say where the person is", || {
+        let snap = snapshot("?pane=active");
+        (snap["copy_mode"]["position"].as_u64().unwrap_or(0) > 0).then_some(snap)
+    });
+    assert_eq!(scrolled["copy_mode"]["mode"], "copy-mode", "{scrolled}");
+    assert!(
+        scrolled["copy_mode"]["history"].as_u64().unwrap() > 200,
+        "{scrolled}"
+    );
+    // The live screen, as capture-pane shows it, not the copy-mode view.
+    assert_eq!(daemon.snapshot_lines(&id), tmux.capture("scroll"));
+    assert!(
+        snapshot("")["copy_mode"].is_object(),
+        "the window's snapshot says so too"
+    );
+
+    // Output meanwhile (written to the pane's terminal: keys would go to
+    // copy mode) is shown, but not checked while the person scrolls.
+    let tty = tmux.run(&["display-message", "-p", "-t", "=scroll:", "#{pane_tty}"]);
+    let before = checks(&daemon);
+    std::fs::write(tty.trim(), "late\r\n").unwrap();
+    daemon.wait_for_snapshot(&id, "late");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < until {
+        assert_eq!(checks(&daemon), before, "checked while in copy mode");
+    }
+
+    // Leaving copy mode: the flag goes, and the waiting check runs.
+    person.type_bytes(b"q");
+    wait_for("copy mode left", || {
+        snapshot("").get("copy_mode").is_none().then_some(())
+    });
+    wait_for("the check after copy mode", || {
+        (checks(&daemon) > before).then_some(())
+    });
+}

@@ -28,6 +28,10 @@ pub(super) const SESSION_EVERY: Duration = Duration::from_secs(2);
 /// When the server's budget is spent, a settled pane asks again this late.
 const BUDGET_RETRY: Duration = Duration::from_millis(250);
 
+/// While a person has a pane in copy mode, where they are is asked this
+/// often (tmux tells when a mode starts and ends, not when it scrolls).
+pub(super) const MODE_EVERY: Duration = Duration::from_secs(1);
+
 /// Which reply of a check a ticket is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CheckPart {
@@ -65,6 +69,14 @@ struct PaneChecks {
     in_flight: Option<InFlight>,
     /// The mode a person has the pane in (copy mode), as last asked.
     mode: Option<PaneMode>,
+    /// When the mode was last asked.
+    mode_asked: Option<Instant>,
+}
+
+/// When to ask again where a person is in `pane`'s mode.
+fn mode_due_at(pane: &PaneChecks) -> Option<Instant> {
+    pane.mode.as_ref()?;
+    Some(pane.mode_asked? + MODE_EVERY)
 }
 
 /// The session's checks: per pane, and when the last one was sent.
@@ -102,6 +114,11 @@ impl Checks {
         checks.writes += 1;
     }
 
+    /// The mode a person has `pane` in, as last heard.
+    pub(super) fn mode(&self, pane: u32) -> Option<&PaneMode> {
+        self.panes.get(&pane)?.mode.as_ref()
+    }
+
     /// Forgets panes no longer in the window.
     pub(super) fn keep_only(&mut self, panes: impl Fn(u32) -> bool) {
         self.panes.retain(|id, _| panes(*id));
@@ -112,10 +129,12 @@ impl SessionActor {
     /// The next moment a pane of the window is due a check (panes being
     /// seeded or whose flood is skipped wait; they are re-seeded anyway).
     pub(super) fn next_check_at(&self) -> Option<Instant> {
+        let modes = self.checks.panes.values().filter_map(mode_due_at).min();
         if !self.tmux.check_budget().enabled() {
-            return None;
+            return modes;
         }
-        self.checks
+        let checks = self
+            .checks
             .panes
             .iter()
             .filter(|(id, _)| {
@@ -124,12 +143,26 @@ impl SessionActor {
                     .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
             })
             .filter_map(|(_, checks)| due_at(checks, self.checks.last_sent))
-            .min()
+            .min();
+        [modes, checks].into_iter().flatten().min()
     }
 
     /// Sends the check of the pane most overdue, if the budget allows.
     pub(super) async fn check_settled(&mut self, client: &mut ControlClient) {
         let now = Instant::now();
+        let modes: Vec<u32> = self
+            .checks
+            .panes
+            .iter()
+            .filter(|(_, checks)| mode_due_at(checks).is_some_and(|at| at <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for pane in modes {
+            self.mode_changed(pane, client).await;
+        }
+        if !self.tmux.check_budget().enabled() {
+            return;
+        }
         let Some(pane) = self
             .checks
             .panes
@@ -229,6 +262,7 @@ impl SessionActor {
         let raced = flight.writes != checks.writes;
         if let Some(Ok(facts)) = &flight.facts {
             checks.mode = facts.mode.clone();
+            checks.mode_asked = Some(Instant::now());
         }
         let outcome = match flight.facts {
             _ if flight.failed => CheckOutcome::Failed,
@@ -305,6 +339,7 @@ impl SessionActor {
     /// tmux told that a pane entered or left a mode: ask which, so the
     /// summary can say a person is scrolling it and checks wait.
     pub(super) async fn mode_changed(&mut self, pane: u32, client: &mut ControlClient) {
+        self.checks.panes.entry(pane).or_default().mode_asked = Some(Instant::now());
         let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
         self.send(client, &look, Purpose::Mode { pane }).await;
     }
@@ -397,6 +432,21 @@ mod tests {
             failed: false,
         });
         assert_eq!(due_at(&checked, None), None, "one check at a time");
+    }
+
+    #[test]
+    fn a_pane_in_a_mode_is_asked_again_each_second() {
+        let t0 = Instant::now();
+        let mut pane = PaneChecks::default();
+        assert_eq!(mode_due_at(&pane), None);
+        pane.mode_asked = Some(t0);
+        assert_eq!(mode_due_at(&pane), None, "not in a mode");
+        pane.mode = Some(PaneMode {
+            name: "copy-mode".into(),
+            scroll_position: 0,
+            history_size: 300,
+        });
+        assert_eq!(mode_due_at(&pane), Some(t0 + MODE_EVERY));
     }
 
     #[test]
