@@ -35,6 +35,7 @@ pub fn tmux_from_config(config: &Config) -> Tmux {
         config.tmux.config_file.clone(),
         Duration::from_millis(config.tmux.command_timeout_ms),
     )
+    .with_screen_checks(config.tmux.screen_checks_per_s)
 }
 
 /// Serves until `shutdown` completes, then detaches every client cleanly

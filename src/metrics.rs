@@ -128,6 +128,7 @@ struct Inner {
     auth_failures: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
+    screen: screen::ScreenMetrics,
 }
 
 /// Metrics are counters, not secrets, but a registry dump says nothing useful.
@@ -171,6 +172,7 @@ impl Metrics {
             auth_failures: Counter::default(),
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
+            screen: Default::default(),
             registry: Registry::default(),
         };
         register_all(&mut registry, &inner);
@@ -467,6 +469,7 @@ fn register_all(registry: &mut Registry, m: &Inner) {
     );
     register_streams(r, m);
     register_store(r, m);
+    m.screen.register(r);
     r.register(
         "notification_deliveries",
         "Notifications delivered",
@@ -538,5 +541,7 @@ fn register_store(r: &mut Registry, m: &Inner) {
 }
 
 mod labels;
+mod screen;
+pub use screen::CheckOutcome;
 #[cfg(test)]
 mod tests;

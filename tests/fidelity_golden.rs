@@ -166,6 +166,27 @@ fn check_fixture(case: &str) {
     if let Some(diff) = ansi::first_difference(&ours, &theirs) {
         panic!("{case}: attributes differ from tmux at {diff}");
     }
+    // The daemon's settled-screen check, given tmux's capture and cursor
+    // (modes are not recorded: the screen's own), finds no drift either.
+    let screen = pane.screen();
+    let tmux_cursor = tmuxd::screen::TmuxCursor {
+        position: (
+            cursor["row"].as_u64().unwrap() as u16,
+            cursor["col"].as_u64().unwrap() as u16,
+        ),
+        visible: !screen.hide_cursor(),
+        alternate: screen.alternate_screen(),
+    };
+    let rows: Vec<Vec<u8>> = expected_ansi
+        .lines()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if let Some(cause) = tmuxd::screen::compare(screen, &rows, tmux_cursor) {
+        panic!(
+            "{case}: the settled-screen check calls it drift ({})",
+            cause.as_str()
+        );
+    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ use tungstenite::Message;
 
 /// Every family the daemon reports, as the parser names them (counters
 /// without `_total`).
-const FAMILIES: [&str; 21] = [
+const FAMILIES: [&str; 23] = [
     "tmuxd_sessions",
     "tmuxd_session_ends",
     "tmuxd_events_appended",
@@ -37,6 +37,8 @@ const FAMILIES: [&str; 21] = [
     "tmuxd_notification_deliveries",
     "tmuxd_notification_failures",
     "tmuxd_uptime_seconds",
+    "tmuxd_screen_checks",
+    "tmuxd_screen_drift",
     "tmuxd_build",
 ];
 

@@ -178,6 +178,7 @@ mod tests {
                 lines: lines.iter().map(|l| (*l).to_owned()).collect(),
                 pane: None,
                 wrapped: Vec::new(),
+                copy_mode: None,
             },
         }
     }

@@ -142,6 +142,7 @@ mod tests {
             title: String::new(),
             lines: vec!["a".into(), "b".into()],
             ended: false,
+            copy_mode: None,
         };
         let drawn = String::from_utf8(draw_snapshot(&snapshot, &mut modes)).unwrap();
         assert!(drawn.starts_with("\x1b[?1049h"));

@@ -236,6 +236,8 @@ fn validate_checks_ranges_and_combinations() {
         ("[tmux]\ncommand_timeout_ms = 100", None),
         ("[tmux]\ncommand_timeout_ms = 60000", None),
         ("[tmux]\ncommand_timeout_ms = 60001", Some(("tmux.command_timeout_ms", "got 60001"))),
+        ("[tmux]\nscreen_checks_per_s = 0", None),
+        ("[tmux]\nscreen_checks_per_s = 1001", Some(("tmux.screen_checks_per_s", "got 1001"))),
         ("[discovery]\ninterval_ms = 99", Some(("discovery.interval_ms", "got 99"))),
         ("[discovery]\ninterval_ms = 3600001", Some(("discovery.interval_ms", "got 3600001"))),
         ("[discovery]\nmin_age_ms = 0", None),

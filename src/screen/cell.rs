@@ -190,7 +190,7 @@ impl Cell {
 }
 
 /// The DEC special graphics set as tmux's clients draw it (`tty-acs.c`).
-fn line_drawing(ch: char) -> char {
+pub(super) fn line_drawing(ch: char) -> char {
     match ch {
         '`' => '◆',
         'a' => '▒',

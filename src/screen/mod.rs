@@ -5,12 +5,14 @@
 //! (docs/fidelity.md says why not `vt100`.)
 
 mod cell;
+mod compare;
 mod grid;
 mod perform;
 mod sgr;
 mod term;
 
 pub use cell::{Attrs, Cell, Color, Pen, Underline};
+pub use compare::{DriftCause, TmuxCursor, compare};
 
 use perform::{Events, Performer};
 use term::Term;
@@ -97,6 +99,14 @@ impl Screen {
     /// next row: the program wrote past the last column.
     pub fn row_wrapped(&self, row: u16) -> bool {
         self.term.grid.line(row).is_some_and(|line| line.wrapped)
+    }
+
+    /// Marks whether `row` (of the screen that shows) wrapped into the
+    /// next: a seed drawn row by row from `capture-pane` learns it apart.
+    pub fn set_wrapped(&mut self, row: u16, wrapped: bool) {
+        if row < self.term.rows() {
+            self.term.grid.line_mut(row).wrapped = wrapped;
+        }
     }
 
     /// The title the program set (OSC 0 or 2), if any.

@@ -16,6 +16,7 @@ mod exits;
 mod flood;
 mod judge;
 mod report;
+mod settle;
 mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
@@ -41,7 +42,8 @@ use super::{
 use crate::id::SessionId;
 use crate::tmux::Refusal;
 use crate::tmux::command::{
-    CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand, WindowPanes,
+    CapturePane, CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target,
+    TmuxCommand, WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
@@ -80,6 +82,8 @@ struct Seed {
     state: PaneState,
     captured: Captured,
     replies_left: u8,
+    /// `capture-pane -J` of the same moment (see `PaneScreen::seed_wraps`).
+    joined: Vec<Vec<u8>>,
     /// The pane wrote between the state and the capture: the capture has
     /// it, the cursor and modes may not, so the seed is taken again.
     raced: bool,
@@ -101,6 +105,8 @@ enum Purpose {
     Pids,
     /// A pane's rows (`alternate`: the normal screen behind the alternate one).
     Capture { pane: u32, alternate: bool },
+    /// A pane's rows with wrapped ones joined, to tell which rows wrapped.
+    Joined { pane: u32 },
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
@@ -109,6 +115,10 @@ enum Purpose {
     Lines(oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>),
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: u32, looks: u8 },
+    /// One reply of a settled-screen check (see `settle`).
+    Check { pane: u32, part: settle::CheckPart },
+    /// Which mode a pane entered or left (see `settle`).
+    Mode { pane: u32 },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
@@ -177,6 +187,8 @@ struct SessionActor {
     /// What the session's last pane shows, being read before the dead
     /// pane is closed (see `exits`); the end's record waits for it.
     last_look: Option<oneshot::Receiver<exits::LastLook>>,
+    /// Settled-screen checks against tmux (see `settle`).
+    checks: settle::Checks,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -217,6 +229,7 @@ pub(super) async fn start(
         client_gone: false,
         panes_again_at: None,
         last_look: None,
+        checks: settle::Checks::default(),
         running: None,
         agent: None,
         reaped: BTreeSet::new(),
@@ -290,6 +303,7 @@ impl SessionActor {
                 .values()
                 .filter_map(|p| p.flood.reseed_at())
                 .min();
+            let check_at = self.next_check_at();
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
@@ -319,6 +333,7 @@ impl SessionActor {
                 },
                 _ = until(deadline) => self.probe(),
                 _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
+                _ = until_instant(check_at), if !self.client_gone => self.check_settled(&mut client).await,
                 _ = until_instant(self.panes_again_at), if !self.client_gone => {
                     self.panes_again_at = None;
                     self.ask_pids(&mut client).await;
@@ -436,8 +451,17 @@ impl SessionActor {
                             tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
                         }
                     },
+                    Purpose::Check { pane, part } => {
+                        self.on_check_reply(pane, part, result, client).await
+                    }
+                    Purpose::Mode { pane } => self.on_mode(pane, result),
                     Purpose::Capture { pane, alternate } => {
                         if self.on_capture(pane, alternate, result) {
+                            self.look(client).await;
+                        }
+                    }
+                    Purpose::Joined { pane } => {
+                        if self.on_joined(pane, result) {
                             self.look(client).await;
                         }
                     }
@@ -473,6 +497,9 @@ impl SessionActor {
             | Notification::WindowClose { .. }
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
+            Notification::PaneModeChanged { pane } if self.panes.contains_key(&pane.0) => {
+                self.mode_changed(pane.0, client).await
+            }
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
             // A person's tmux client (a terminal, not a control client)
             // attached to this session: someone is looking.
@@ -514,6 +541,9 @@ impl SessionActor {
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
         let id = pane.0;
         let now = std::time::Instant::now();
+        if self.panes.contains_key(&id) {
+            self.checks.output(id, now);
+        }
         let changed = match self.panes.get_mut(&id) {
             // Bytes a seed in flight already holds; the detector still
             // reads them (a prompt mark or a bell must not be lost). A
@@ -642,6 +672,8 @@ impl SessionActor {
         };
         self.panes
             .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
+        self.checks
+            .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
         for row in rows {
             let state = PaneState::of_row(&row);
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
@@ -652,7 +684,8 @@ impl SessionActor {
             });
             pane.pid = row.pid;
             pane.seeding = Some(Seed {
-                replies_left: 1 + u8::from(state.alternate_on),
+                replies_left: 2 + u8::from(state.alternate_on),
+                joined: Vec::new(),
                 state,
                 captured: Captured::default(),
                 raced: false,
@@ -662,6 +695,13 @@ impl SessionActor {
             if alternate {
                 self.capture(client, row.pane, true).await;
             }
+            let joined = CapturePane {
+                escapes: true,
+                join: true,
+                ..CapturePane::screen(Target::Pane(row.pane))
+            };
+            self.send(client, &joined, Purpose::Joined { pane: row.pane.0 })
+                .await;
         }
     }
 
@@ -696,6 +736,27 @@ impl SessionActor {
             (true, false) => seed.captured.alternate = Some(text),
             _ => seed.captured.normal = text,
         }
+        self.seed_reply_in(pane)
+    }
+
+    /// Takes the joined capture of a seed (see `on_capture`).
+    fn on_joined(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) -> bool {
+        let Some(seed) = self.panes.get_mut(&pane).and_then(|p| p.seeding.as_mut()) else {
+            return false;
+        };
+        seed.joined = result.unwrap_or_default();
+        self.seed_reply_in(pane)
+    }
+
+    /// One more reply of a pane's seed is in; once all are, seeds its
+    /// screen. Returns true when output raced the seed.
+    fn seed_reply_in(&mut self, pane: u32) -> bool {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return false;
+        };
+        let Some(seed) = slot.seeding.as_mut() else {
+            return false;
+        };
         seed.replies_left = seed.replies_left.saturating_sub(1);
         if seed.replies_left > 0 {
             return false;
@@ -703,6 +764,7 @@ impl SessionActor {
         let raced = seed.raced && self.seed_retries < SEED_RETRIES;
         if let Some(seed) = slot.seeding.take() {
             slot.screen.seed(&seed.state, &seed.captured);
+            slot.screen.seed_wraps(&seed.joined);
         }
         if pane == self.window.active {
             self.screen_hash = slot.screen.content_hash();
@@ -739,6 +801,9 @@ impl SessionActor {
                 }
             }
             Purpose::Quiet
+            | Purpose::Joined { .. }
+            | Purpose::Check { .. }
+            | Purpose::Mode { .. }
             | Purpose::Window
             | Purpose::Pids
             | Purpose::Capture { .. }

@@ -30,7 +30,8 @@ pub use state::{
     StateView, Timing,
 };
 pub use window::{
-    Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry, snapshot as compose_snapshot,
+    CopyMode, Cursor, Region, ScreenSnapshot, SnapshotFormat, WindowGeometry,
+    snapshot as compose_snapshot,
 };
 
 use crate::id::SessionId;

@@ -90,6 +90,37 @@ impl PaneScreen {
         self.seeded_title = state.title.clone();
     }
 
+    /// Takes which rows wrapped from `capture-pane -e -J` of the same
+    /// moment as the seed (`joined`: one line per logical line, wrapped rows
+    /// joined): the lines are drawn again on a blank screen of the pane's
+    /// size, where they wrap as they did in tmux. Only when that screen
+    /// shows the seed's text row for row are its wrap flags taken (output
+    /// between the captures, or a capture that failed, leaves none).
+    /// Returns whether they were.
+    pub fn seed_wraps(&mut self, joined: &[Vec<u8>]) -> bool {
+        let (cols, rows) = self.size();
+        let mut drawn = Screen::new(cols, rows);
+        // Line-drawing cells come between shift out and in, as in a seed.
+        drawn.process(b"\x1b)0");
+        for (i, line) in joined.iter().enumerate() {
+            if i > 0 {
+                // Empty lines past the last row: nothing more to draw.
+                if drawn.cursor_position().0 + 1 >= rows {
+                    break;
+                }
+                drawn.process(b"\r\n");
+            }
+            drawn.process(line);
+        }
+        if !self.screen.rows(0, cols).eq(drawn.rows(0, cols)) {
+            return false;
+        }
+        for row in 0..rows {
+            self.screen.set_wrapped(row, drawn.row_wrapped(row));
+        }
+        true
+    }
+
     pub fn screen(&self) -> &Screen {
         &self.screen
     }
@@ -154,14 +185,45 @@ fn draw_rows(out: &mut Vec<u8>, text: &[u8], rows: u16) {
         .enumerate()
     {
         let _ = write!(out, "\x1b[{};1H", row + 1);
-        out.extend_from_slice(line);
+        push_captured(out, line);
     }
+}
+
+/// Appends a captured row, with tmux 3.3's spelling of overline in
+/// `capture-pane -e` (`5:3`, which a program's SGR would not mean) as `53`.
+fn push_captured(out: &mut Vec<u8>, line: &[u8]) {
+    let mut rest = line;
+    while let Some(start) = rest.windows(2).position(|w| w == b"\x1b[") {
+        let params_at = start + 2;
+        let Some(len) = rest[params_at..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+        else {
+            break;
+        };
+        let end = params_at + len;
+        out.extend_from_slice(&rest[..params_at]);
+        let params = &rest[params_at..end];
+        if rest[end] == b'm' {
+            for (i, param) in params.split(|&b| b == b';').enumerate() {
+                if i > 0 {
+                    out.push(b';');
+                }
+                out.extend_from_slice(if param == b"5:3" { b"53" } else { param });
+            }
+        } else {
+            out.extend_from_slice(params);
+        }
+        out.push(rest[end]);
+        rest = &rest[end + 1..];
+    }
+    out.extend_from_slice(rest);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::screen::Color;
+    use crate::screen::{Attrs, Color};
 
     fn state(cols: u16, rows: u16) -> PaneState {
         PaneState {
@@ -197,6 +259,51 @@ mod tests {
         assert_eq!(screen.cell(1, 10).map(|c| c.pen.fg), None);
         assert_eq!(screen.cursor_position(), (2, 3));
         assert!(!screen.hide_cursor());
+    }
+
+    #[test]
+    fn seed_reads_overline_as_capture_pane_spells_it() {
+        let mut pane = PaneScreen::new(10, 2);
+        let captured = Captured {
+            normal: b"\x1b[5:3mo\x1b[0;5;31mb\x1b[0m\x1b[Cx\n".to_vec(),
+            alternate: None,
+        };
+        pane.seed(&state(10, 2), &captured);
+        let screen = pane.screen();
+        let pen = |col| screen.cell(0, col).unwrap().pen;
+        assert!(pen(0).attrs.contains(Attrs::OVERLINE));
+        assert!(!pen(0).attrs.contains(Attrs::BLINK));
+        assert!(pen(1).attrs.contains(Attrs::BLINK) && !pen(1).attrs.contains(Attrs::OVERLINE));
+        assert_eq!(pen(1).fg, Color::Idx(1));
+        assert_eq!(text(&pane), ["ob x", ""], "other sequences pass unchanged");
+    }
+
+    #[test]
+    fn seed_takes_wrapped_rows_from_the_joined_capture() {
+        let mut pane = PaneScreen::new(10, 4);
+        let captured = Captured {
+            normal: b"$ echo abc\ndefghijklm\nnop\n$\n".to_vec(),
+            alternate: None,
+        };
+        let mut at = state(10, 4);
+        (at.cursor_x, at.cursor_y) = (2, 3);
+        pane.seed(&at, &captured);
+        assert!(!pane.screen().row_wrapped(0), "a seed alone knows no wraps");
+        let joined: Vec<Vec<u8>> = ["$ echo abcdefghijklmnop", "$ ", ""]
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
+        assert!(pane.seed_wraps(&joined));
+        let wrapped: Vec<bool> = (0..4).map(|r| pane.screen().row_wrapped(r)).collect();
+        assert_eq!(wrapped, [true, true, false, false]);
+        assert_eq!(text(&pane)[1], "defghijklm", "the rows stay as seeded");
+        // A joined capture that shows other text (the pane wrote between
+        // the captures) is not taken.
+        let mut other = PaneScreen::new(10, 4);
+        other.seed(&at, &captured);
+        let stale = [b"$ echo abcdefghij".to_vec(), b"$ ".to_vec()];
+        assert!(!other.seed_wraps(&stale));
+        assert!(!other.screen().row_wrapped(0));
     }
 
     #[test]

@@ -53,6 +53,24 @@ pub struct ScreenSnapshot {
     /// snapshot. `wait --match` reads lines as the program printed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wrapped: Vec<u16>,
+    /// A person has a pane of the window in copy mode (or another mode).
+    /// The snapshot still shows the live screen, as `capture-pane` does;
+    /// this says where they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_mode: Option<CopyMode>,
+}
+
+/// Where a person is in a pane's copy mode (tmux's `[N/M]`).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct CopyMode {
+    /// The pane (`%N` without the `%`).
+    pub pane: u32,
+    /// tmux's name of the mode: `copy-mode`, `view-mode`, `tree-mode`...
+    pub mode: String,
+    /// How many lines above the live screen the view's top row is (N).
+    pub position: u32,
+    /// Lines of history the pane keeps (M).
+    pub history: u32,
 }
 
 /// A window's size and where each of its panes sits (tmux's layout).
@@ -163,6 +181,7 @@ pub fn snapshot(
         title: active.map(|p| p.title().to_owned()).unwrap_or_default(),
         lines,
         wrapped,
+        copy_mode: None,
     }
 }
 

@@ -411,11 +411,13 @@ impl TmuxCommand for ListPaneInfo {
 
 pub mod restore;
 mod server;
+mod settle;
 mod window;
 pub use server::{
     ClientFlag, HasSession, KillPane, KillSession, ListSessions, OptionScope, PaneAction,
     PinStatusInterval, RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,
 };
+pub use settle::{CheckStep, PaneFacts, PaneLook, PaneMode};
 pub use window::{PaneRow, WindowPanes};
 
 #[cfg(test)]

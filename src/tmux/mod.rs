@@ -2,6 +2,8 @@
 //! exact targets), a clean child environment, timeouts, and typed commands
 //! that parse their own output.
 
+mod budget;
+pub use budget::DEFAULT_PER_SECOND as DEFAULT_SCREEN_CHECKS_PER_S;
 pub mod command;
 pub mod control;
 mod keys;
@@ -84,6 +86,8 @@ pub struct Tmux {
     child_clients_only: bool,
     /// The handshake turn and what this server's clients heard.
     handshake: std::sync::Arc<control::handshake::Handshake>,
+    /// Settled-screen checks this server's session actors may still ask.
+    checks: std::sync::Arc<budget::CheckBudget>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -189,7 +193,19 @@ impl Tmux {
             client_path: Default::default(),
             child_clients_only: false,
             handshake: Default::default(),
+            checks: Default::default(),
         }
+    }
+
+    /// At most `per_second` settled-screen checks a second on this server,
+    /// all sessions together; 0 turns them off.
+    pub fn with_screen_checks(mut self, per_second: u32) -> Self {
+        self.checks = std::sync::Arc::new(budget::CheckBudget::new(per_second));
+        self
+    }
+
+    pub(crate) fn check_budget(&self) -> &budget::CheckBudget {
+        &self.checks
     }
 
     /// Control clients as `tmux -C` children, never tmuxd's own (for

@@ -205,6 +205,8 @@ pub struct DaemonOptions {
     pub discovery_interval_ms: Option<u64>,
     /// `--bind`; `127.0.0.1:0` unless given (a fixed port survives restarts).
     pub bind: Option<String>,
+    /// Extra lines inside the generated `[tmux]` table.
+    pub tmux_config: String,
 }
 
 impl DaemonOptions {
@@ -284,9 +286,10 @@ impl Daemon {
             .clone()
             .unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
-            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n\n[discovery]\ninterval_ms = {}\n",
+            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n{}\n\n[discovery]\ninterval_ms = {}\n",
             options.extra_config,
             tmux.socket,
+            options.tmux_config,
             options.discovery_interval_ms.unwrap_or(200)
         );
         std::fs::write(&config_path, config).unwrap();

@@ -6,9 +6,9 @@
 use super::events::{Event, EventKind};
 use super::health::{StorageFailure, StorageReport, StorageStatus, StorageWrite};
 use super::sessions::{
-    Attention, AttentionReason, Cursor, DeleteMode, DeleteResponse, InputResponse, MatchedLine,
-    PaneRect, QueueItem, SessionState, SessionSummary, Snapshot, SnapshotFormat, SnapshotPane,
-    Thought, Transport, WaitResponse, When,
+    Attention, AttentionReason, CopyModeView, Cursor, DeleteMode, DeleteResponse, InputResponse,
+    MatchedLine, PaneRect, QueueItem, SessionState, SessionSummary, Snapshot, SnapshotFormat,
+    SnapshotPane, Thought, Transport, WaitResponse, When,
 };
 use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
 use crate::store;
@@ -225,6 +225,7 @@ impl From<session::Snapshot> for Snapshot {
             title,
             lines,
             wrapped: _,
+            copy_mode,
         } = screen;
         Snapshot {
             session_id: session_id.to_string(),
@@ -242,6 +243,12 @@ impl From<session::Snapshot> for Snapshot {
             title,
             lines,
             ended: false,
+            copy_mode: copy_mode.map(|c| CopyModeView {
+                pane: c.pane,
+                mode: c.mode,
+                position: c.position,
+                history: c.history,
+            }),
         }
     }
 }

@@ -31,9 +31,9 @@ pub use hooks::{HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, WhoAmI};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{
-    AdoptRequest, Attention, AttentionReason, CreateSessionRequest, Cursor, DeleteMode,
-    DeleteQuery, DeleteResponse, InputRequest, InputResponse, ListInclude, ListQuery, MatchedLine,
-    PaneRect, QueueCancelled, QueueItem, QueueList, ResizeRequest, ScrollbackQuery,
+    AdoptRequest, Attention, AttentionReason, CopyModeView, CreateSessionRequest, Cursor,
+    DeleteMode, DeleteQuery, DeleteResponse, InputRequest, InputResponse, ListInclude, ListQuery,
+    MatchedLine, PaneRect, QueueCancelled, QueueItem, QueueList, ResizeRequest, ScrollbackQuery,
     ScrollbackResponse, SessionEnvelope, SessionList, SessionState, SessionSummary, Snapshot,
     SnapshotFormat, SnapshotPane, SnapshotQuery, Thought, ThoughtRequest, ThoughtResponse,
     Transport, Until, WaitRequest, WaitResponse, When,

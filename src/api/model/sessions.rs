@@ -483,6 +483,25 @@ pub struct Snapshot {
     /// The session has ended: this is its last screen, as it was kept.
     #[serde(default)]
     pub ended: bool,
+    /// Present while a person has a pane of the snapshot in copy mode (or
+    /// another mode): the snapshot still shows the live screen, as
+    /// `capture-pane` does, and this says where in the history they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_mode: Option<CopyModeView>,
+}
+
+/// Where a person is in a pane's copy mode: tmux's `[position/history]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CopyModeView {
+    /// The pane, tmux's `%N` without the `%`.
+    pub pane: u32,
+    /// tmux's name of the mode.
+    #[schema(example = "copy-mode")]
+    pub mode: String,
+    /// Lines above the live screen the view's top row is.
+    pub position: u32,
+    /// Lines of history the pane keeps.
+    pub history: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, IntoParams)]

@@ -58,11 +58,32 @@ impl SessionActor {
 
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
+        let mut screen = window::snapshot(&self.window, &self.screens(), format, region);
+        screen.copy_mode = self.copy_mode(region);
         Snapshot {
             session_id: self.session_id,
             seq: self.ring.latest_seq(),
-            screen: window::snapshot(&self.window, &self.screens(), format, region),
+            screen,
         }
+    }
+
+    /// The mode a person has a pane of `region` in: the active pane's,
+    /// else (the whole window) the first pane's that is in one.
+    fn copy_mode(&self, region: Region) -> Option<crate::session::CopyMode> {
+        let active = self.window.active;
+        let pane = match region {
+            Region::ActivePane => Some(active),
+            Region::Window => std::iter::once(active)
+                .chain(self.panes.keys().copied())
+                .find(|id| self.checks.mode(*id).is_some()),
+        }?;
+        let mode = self.checks.mode(pane)?;
+        Some(crate::session::CopyMode {
+            pane,
+            mode: mode.name.clone(),
+            position: mode.scroll_position,
+            history: mode.history_size,
+        })
     }
 
     /// Reports the end, then keeps what the session last showed.

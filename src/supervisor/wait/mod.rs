@@ -284,6 +284,7 @@ pub(super) fn screen_of(lines: &[String], wrapped: &[u16]) -> ScreenSnapshot {
         title: String::new(),
         lines: lines.to_vec(),
         wrapped: wrapped.to_vec(),
+        copy_mode: None,
     }
 }
 

@@ -1,0 +1,460 @@
+//! The settled-screen check: once a pane of the window has been quiet for
+//! `QUIET` after output, its screen is compared with tmux's own (the
+//! pane's state and `capture-pane -e`, sent in one write over the
+//! session's control client) and, when they differ, tmux's is taken and
+//! the drift counted in `/metrics` by cause. A check is off the hot path:
+//! it runs only after a pause, once per pause, at most every
+//! `SESSION_EVERY` per session and within the tmux server's budget
+//! (`tmux.screen_checks_per_s`, all sessions together). It types nothing,
+//! and skips a pane a person has in copy mode, one being seeded or one
+//! whose flood is being skipped; output while a check is in flight voids it.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::{Purpose, SessionActor};
+use crate::metrics::CheckOutcome;
+use crate::screen::TmuxCursor;
+use crate::session::pane::{Captured, PaneScreen, PaneState};
+use crate::tmux::command::{CheckStep, PaneFacts, PaneMode, ParseError, TmuxCommand};
+use crate::tmux::control::{ControlClient, ControlError, PaneId};
+
+/// A pause this long after output settles a pane.
+pub(super) const QUIET: Duration = Duration::from_millis(500);
+
+/// At most one check per session this often.
+pub(super) const SESSION_EVERY: Duration = Duration::from_secs(2);
+
+/// When the server's budget is spent, a settled pane asks again this late.
+const BUDGET_RETRY: Duration = Duration::from_millis(250);
+
+/// While a person has a pane in copy mode, where they are is asked this
+/// often (tmux tells when a mode starts and ends, not when it scrolls).
+pub(super) const MODE_EVERY: Duration = Duration::from_secs(1);
+
+/// Which reply of a check a ticket is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CheckPart {
+    /// The pane's state (`PaneLook`).
+    Facts,
+    /// What shows (`capture-pane -e -N`).
+    Rows,
+    /// The normal screen behind the alternate one (`-a`).
+    Behind,
+}
+
+/// A check in flight: what came back so far.
+#[derive(Debug)]
+struct InFlight {
+    parts_left: u8,
+    facts: Option<Result<PaneFacts, String>>,
+    /// What shows, one capture line per row.
+    rows: Option<Vec<Vec<u8>>>,
+    behind: Option<Vec<u8>>,
+    /// Output seen for the pane when the check was sent.
+    writes: u64,
+    failed: bool,
+}
+
+/// One pane's side of checks.
+#[derive(Debug, Default)]
+struct PaneChecks {
+    /// Output since the last check (or since tmuxd attached).
+    unchecked: bool,
+    last_output: Option<Instant>,
+    /// Output chunks seen, to tell that a check raced output.
+    writes: u64,
+    /// The server's budget was spent: not before then.
+    not_before: Option<Instant>,
+    in_flight: Option<InFlight>,
+    /// The mode a person has the pane in (copy mode), as last asked.
+    mode: Option<PaneMode>,
+    /// When the mode was last asked.
+    mode_asked: Option<Instant>,
+}
+
+/// When to ask again where a person is in `pane`'s mode.
+fn mode_due_at(pane: &PaneChecks) -> Option<Instant> {
+    pane.mode.as_ref()?;
+    Some(pane.mode_asked? + MODE_EVERY)
+}
+
+/// The session's checks: per pane, and when the last one was sent.
+#[derive(Debug, Default)]
+pub(super) struct Checks {
+    panes: BTreeMap<u32, PaneChecks>,
+    last_sent: Option<Instant>,
+}
+
+/// When `pane` may be checked, given the session's last check: after a
+/// pause of `QUIET` following unchecked output, once the session's last
+/// check is `SESSION_EVERY` old and the budget's wait is over; never with
+/// a check in flight or while a person has the pane in a mode.
+fn due_at(pane: &PaneChecks, last_sent: Option<Instant>) -> Option<Instant> {
+    if !pane.unchecked || pane.in_flight.is_some() || pane.mode.is_some() {
+        return None;
+    }
+    let settled = pane.last_output? + QUIET;
+    let session = last_sent.map_or(settled, |at| at + SESSION_EVERY);
+    Some(
+        [Some(settled), Some(session), pane.not_before]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(settled),
+    )
+}
+
+impl Checks {
+    /// The pane wrote at `now`.
+    pub(super) fn output(&mut self, pane: u32, now: Instant) {
+        let checks = self.panes.entry(pane).or_default();
+        checks.unchecked = true;
+        checks.last_output = Some(now);
+        checks.writes += 1;
+    }
+
+    /// The mode a person has `pane` in, as last heard.
+    pub(super) fn mode(&self, pane: u32) -> Option<&PaneMode> {
+        self.panes.get(&pane)?.mode.as_ref()
+    }
+
+    /// Forgets panes no longer in the window.
+    pub(super) fn keep_only(&mut self, panes: impl Fn(u32) -> bool) {
+        self.panes.retain(|id, _| panes(*id));
+    }
+}
+
+impl SessionActor {
+    /// The next moment a pane of the window is due a check (panes being
+    /// seeded or whose flood is skipped wait; they are re-seeded anyway).
+    pub(super) fn next_check_at(&self) -> Option<Instant> {
+        let modes = self.checks.panes.values().filter_map(mode_due_at).min();
+        if !self.tmux.check_budget().enabled() {
+            return modes;
+        }
+        let checks = self
+            .checks
+            .panes
+            .iter()
+            .filter(|(id, _)| {
+                self.panes
+                    .get(id)
+                    .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
+            })
+            .filter_map(|(_, checks)| due_at(checks, self.checks.last_sent))
+            .min();
+        [modes, checks].into_iter().flatten().min()
+    }
+
+    /// Sends the check of the pane most overdue, if the budget allows.
+    pub(super) async fn check_settled(&mut self, client: &mut ControlClient) {
+        let now = Instant::now();
+        let modes: Vec<u32> = self
+            .checks
+            .panes
+            .iter()
+            .filter(|(_, checks)| mode_due_at(checks).is_some_and(|at| at <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for pane in modes {
+            self.mode_changed(pane, client).await;
+        }
+        if !self.tmux.check_budget().enabled() {
+            return;
+        }
+        let Some(pane) = self
+            .checks
+            .panes
+            .iter()
+            .filter(|(id, _)| {
+                self.panes
+                    .get(id)
+                    .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
+            })
+            .filter_map(|(id, checks)| Some((due_at(checks, self.checks.last_sent)?, *id)))
+            .filter(|(at, _)| *at <= now)
+            .min()
+            .map(|(_, id)| id)
+        else {
+            return;
+        };
+        let Some(checks) = self.checks.panes.get_mut(&pane) else {
+            return;
+        };
+        if !self.tmux.check_budget().try_take(now) {
+            checks.not_before = Some(now + BUDGET_RETRY);
+            return;
+        }
+        checks.not_before = None;
+        checks.unchecked = false;
+        self.checks.last_sent = Some(now);
+        let alternate = self
+            .panes
+            .get(&pane)
+            .is_some_and(|p| p.screen.screen().alternate_screen());
+        let steps = CheckStep::of_pane(PaneId(pane), alternate);
+        checks.in_flight = Some(InFlight {
+            parts_left: steps.len() as u8,
+            facts: None,
+            rows: None,
+            behind: None,
+            writes: checks.writes,
+            failed: false,
+        });
+        match client.send_all(&steps).await {
+            Ok(tickets) => {
+                for (ticket, step) in tickets.into_iter().zip(&steps) {
+                    let part = match step {
+                        CheckStep::Look(_) => CheckPart::Facts,
+                        CheckStep::Rows(c) if c.alternate => CheckPart::Behind,
+                        CheckStep::Rows(_) => CheckPart::Rows,
+                    };
+                    self.purposes.insert(ticket, Purpose::Check { pane, part });
+                }
+            }
+            Err(e) => {
+                tracing::debug!(session_id = %self.session_id, pane, "sending a screen check failed: {e}");
+                checks.in_flight = None;
+                self.count_check(CheckOutcome::Failed);
+            }
+        }
+    }
+
+    /// One reply of a check; once all are in, compares and repairs.
+    pub(super) async fn on_check_reply(
+        &mut self,
+        pane: u32,
+        part: CheckPart,
+        result: Result<Vec<Vec<u8>>, ControlError>,
+        client: &mut ControlClient,
+    ) {
+        let Some(flight) = self
+            .checks
+            .panes
+            .get_mut(&pane)
+            .and_then(|c| c.in_flight.as_mut())
+        else {
+            return;
+        };
+        match (part, result) {
+            (CheckPart::Facts, Ok(lines)) => {
+                let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+                flight.facts = Some(look.parse(&lines).map_err(|e: ParseError| e.to_string()));
+            }
+            (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
+            (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
+            (_, Err(e)) => {
+                tracing::debug!(session_id = %self.session_id, pane, "a screen check failed: {e}");
+                flight.failed = true;
+            }
+        }
+        flight.parts_left = flight.parts_left.saturating_sub(1);
+        if flight.parts_left > 0 {
+            return;
+        }
+        let Some(checks) = self.checks.panes.get_mut(&pane) else {
+            return;
+        };
+        let Some(flight) = checks.in_flight.take() else {
+            return;
+        };
+        let raced = flight.writes != checks.writes;
+        if let Some(Ok(facts)) = &flight.facts {
+            checks.mode = facts.mode.clone();
+            checks.mode_asked = Some(Instant::now());
+        }
+        let outcome = match flight.facts {
+            _ if flight.failed => CheckOutcome::Failed,
+            Some(Ok(facts)) if raced || facts.mode.is_some() => CheckOutcome::Skipped,
+            Some(Ok(facts)) => {
+                self.compare_with_tmux(pane, facts, flight.rows, flight.behind, client)
+                    .await
+            }
+            Some(Err(e)) => {
+                tracing::debug!(session_id = %self.session_id, pane, "a screen check's reply: {e}");
+                CheckOutcome::Failed
+            }
+            None => CheckOutcome::Failed,
+        };
+        self.count_check(outcome);
+    }
+
+    /// Compares the pane's screen with tmux's; on a difference takes
+    /// tmux's, or, when the check did not bring all a seed needs (tmux is
+    /// on the alternate screen and tmuxd was not), re-seeds the window.
+    async fn compare_with_tmux(
+        &mut self,
+        pane: u32,
+        facts: PaneFacts,
+        rows: Option<Vec<Vec<u8>>>,
+        behind: Option<Vec<u8>>,
+        client: &mut ControlClient,
+    ) -> CheckOutcome {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return CheckOutcome::Skipped;
+        };
+        if slot.seeding.is_some() || slot.screen.size() != (facts.cols, facts.rows) {
+            // A layout change is being taken: its seed is tmux's anyway.
+            return CheckOutcome::Skipped;
+        }
+        let rows = rows.unwrap_or_default();
+        let cursor = TmuxCursor {
+            position: (facts.cursor_y, facts.cursor_x),
+            visible: facts.cursor_visible,
+            alternate: facts.alternate_on,
+        };
+        let Some(cause) = crate::screen::compare(slot.screen.screen(), &rows, cursor) else {
+            return CheckOutcome::Equal;
+        };
+        let complete = facts.alternate_on == behind.is_some();
+        let rows = rows.join(&b'\n');
+        let captured = match (facts.alternate_on, behind) {
+            (true, behind) => Captured {
+                normal: behind.unwrap_or_default(),
+                alternate: Some(rows),
+            },
+            (false, _) => Captured {
+                normal: rows,
+                alternate: None,
+            },
+        };
+        let mut theirs = PaneScreen::new(facts.cols, facts.rows);
+        theirs.seed(&state_of(&facts), &captured);
+        if let Some(metrics) = self.tmux.metrics() {
+            metrics.screen_drift(cause.as_str());
+        }
+        tracing::debug!(session_id = %self.session_id, pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
+        if complete {
+            slot.screen = theirs;
+            if pane == self.window.active {
+                self.screen_hash = slot.screen.content_hash();
+            }
+        } else {
+            self.look(client).await;
+        }
+        CheckOutcome::Drift
+    }
+
+    /// tmux told that a pane entered or left a mode: ask which, so the
+    /// summary can say a person is scrolling it and checks wait.
+    pub(super) async fn mode_changed(&mut self, pane: u32, client: &mut ControlClient) {
+        self.checks.panes.entry(pane).or_default().mode_asked = Some(Instant::now());
+        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+        self.send(client, &look, Purpose::Mode { pane }).await;
+    }
+
+    /// The answer to `mode_changed`.
+    pub(super) fn on_mode(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) {
+        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+        match result
+            .map_err(|e| e.to_string())
+            .and_then(|lines| look.parse(&lines).map_err(|e| e.to_string()))
+        {
+            Ok(facts) => self.checks.panes.entry(pane).or_default().mode = facts.mode,
+            Err(e) => {
+                tracing::debug!(session_id = %self.session_id, pane, "asking a pane's mode failed: {e}")
+            }
+        }
+    }
+
+    fn count_check(&self, outcome: CheckOutcome) {
+        if let Some(metrics) = self.tmux.metrics() {
+            metrics.screen_checked(outcome);
+        }
+    }
+}
+
+/// A seed's state from a check's facts.
+fn state_of(facts: &PaneFacts) -> PaneState {
+    PaneState {
+        cols: facts.cols,
+        rows: facts.rows,
+        cursor_x: facts.cursor_x,
+        cursor_y: facts.cursor_y,
+        cursor_visible: facts.cursor_visible,
+        alternate_on: facts.alternate_on,
+        scroll_upper: facts.scroll_upper,
+        scroll_lower: facts.scroll_lower,
+        origin_mode: facts.origin_mode,
+        title: facts.title.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_pane_is_due_once_settled_and_within_the_session_rate() {
+        let t0 = Instant::now();
+        let mut checks = Checks::default();
+        assert_eq!(due_at(&PaneChecks::default(), None), None, "no output");
+        checks.output(1, t0);
+        checks.output(1, t0 + ms(100));
+        let pane = &checks.panes[&1];
+        assert_eq!(due_at(pane, None), Some(t0 + ms(100) + QUIET));
+        // The session checked a moment ago: after SESSION_EVERY.
+        assert_eq!(due_at(pane, Some(t0)), Some(t0 + SESSION_EVERY));
+        assert_eq!(
+            due_at(pane, Some(t0 - SESSION_EVERY)),
+            Some(t0 + ms(100) + QUIET)
+        );
+        let mut waiting = PaneChecks {
+            not_before: Some(t0 + ms(900)),
+            ..PaneChecks::default()
+        };
+        waiting.unchecked = true;
+        waiting.last_output = Some(t0);
+        assert_eq!(due_at(&waiting, None), Some(t0 + ms(900)), "budget spent");
+        waiting.mode = Some(PaneMode {
+            name: "copy-mode".into(),
+            scroll_position: 3,
+            history_size: 10,
+        });
+        assert_eq!(due_at(&waiting, None), None, "a person scrolls it");
+        let mut checked = PaneChecks {
+            last_output: Some(t0),
+            ..PaneChecks::default()
+        };
+        assert_eq!(due_at(&checked, None), None, "checked since its output");
+        checked.unchecked = true;
+        checked.in_flight = Some(InFlight {
+            parts_left: 2,
+            facts: None,
+            rows: None,
+            behind: None,
+            writes: 0,
+            failed: false,
+        });
+        assert_eq!(due_at(&checked, None), None, "one check at a time");
+    }
+
+    #[test]
+    fn a_pane_in_a_mode_is_asked_again_each_second() {
+        let t0 = Instant::now();
+        let mut pane = PaneChecks::default();
+        assert_eq!(mode_due_at(&pane), None);
+        pane.mode_asked = Some(t0);
+        assert_eq!(mode_due_at(&pane), None, "not in a mode");
+        pane.mode = Some(PaneMode {
+            name: "copy-mode".into(),
+            scroll_position: 0,
+            history_size: 300,
+        });
+        assert_eq!(mode_due_at(&pane), Some(t0 + MODE_EVERY));
+    }
+
+    #[test]
+    fn panes_gone_from_the_window_are_forgotten() {
+        let mut checks = Checks::default();
+        checks.output(1, Instant::now());
+        checks.output(2, Instant::now());
+        checks.keep_only(|id| id == 2);
+        assert!(checks.panes.contains_key(&2) && !checks.panes.contains_key(&1));
+    }
+}
