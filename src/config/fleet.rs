@@ -79,26 +79,45 @@ pub struct FileFleet {
     pub heartbeat_ms: Option<u64>,
 }
 
+/// Why a peer's `url` is not one the hub can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeerUrlError {
+    #[error("`{0}` must start with http:// (reach peers over SSH or a private network)")]
+    NotHttp(String),
+    #[error("`{0}` needs a port: http://HOST:PORT")]
+    NoPort(String),
+    #[error("`{url}`: `{port}` is not a port")]
+    BadPort { url: String, port: String },
+    #[error("`{url}`: `{host}` is not a host")]
+    BadHost { url: String, host: String },
+}
+
 /// `http://HOST:PORT` with nothing after but an optional `/`: a peer is a
 /// tmuxd root, and the hub builds every path itself.
-pub fn parse_peer_url(url: &str) -> Result<(String, u16), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        format!("`{url}` must start with http:// (reach peers over SSH or a private network)")
-    })?;
+pub fn parse_peer_url(url: &str) -> Result<(String, u16), PeerUrlError> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| PeerUrlError::NotHttp(url.to_owned()))?;
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     let (host, port) = rest
         .rsplit_once(':')
-        .ok_or_else(|| format!("`{url}` needs a port: http://HOST:PORT"))?;
+        .ok_or_else(|| PeerUrlError::NoPort(url.to_owned()))?;
     let port: u16 = port
         .parse()
         .ok()
         .filter(|&p| p != 0)
-        .ok_or_else(|| format!("`{url}`: `{port}` is not a port"))?;
+        .ok_or_else(|| PeerUrlError::BadPort {
+            url: url.to_owned(),
+            port: port.to_owned(),
+        })?;
     let bad_host = host.is_empty()
         || host.contains(['/', '@', '?', '#', ' '])
         || (host.contains(':') && !(host.starts_with('[') && host.ends_with(']')));
     if bad_host {
-        return Err(format!("`{url}`: `{host}` is not a host"));
+        return Err(PeerUrlError::BadHost {
+            url: url.to_owned(),
+            host: host.to_owned(),
+        });
     }
     Ok((host.to_owned(), port))
 }
@@ -119,7 +138,7 @@ pub fn check_fleet(fleet: &FleetConfig) -> Result<(), ConfigError> {
                 format!("`{}` is used twice", peer.name),
             ));
         }
-        parse_peer_url(&peer.url).map_err(|reason| invalid(&key("url"), reason))?;
+        parse_peer_url(&peer.url).map_err(|e| invalid(&key("url"), e.to_string()))?;
         match (&peer.token, &peer.token_file) {
             (Some(_), Some(_)) => {
                 return Err(invalid(&key("token"), "give token or token_file, not both"));

@@ -26,16 +26,26 @@ pub enum FanIn {
     Skip { seq: u64 },
 }
 
+/// Why a message of a peer's stream is no event.
+#[derive(Debug, thiserror::Error)]
+pub enum BadEvent {
+    #[error("bad event: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("bad event: not an object")]
+    NotObject,
+    #[error("bad event: no seq")]
+    NoSeq,
+}
+
 /// The hub's version of one peer event (`data` of its SSE message).
-pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, String> {
-    let value: Value = serde_json::from_str(data).map_err(|e| format!("bad event: {e}"))?;
-    let Value::Object(mut fields) = value else {
-        return Err("bad event: not an object".to_owned());
+pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, BadEvent> {
+    let Value::Object(mut fields) = serde_json::from_str(data)? else {
+        return Err(BadEvent::NotObject);
     };
     let seq = fields
         .remove("seq")
         .and_then(|v| v.as_u64())
-        .ok_or("bad event: no seq")?;
+        .ok_or(BadEvent::NoSeq)?;
     if fields.contains_key(HOST_KEY) {
         return Ok(FanIn::Skip { seq });
     }

@@ -64,7 +64,8 @@ impl Follower {
                 outcome = self.connect_and_follow(&mut reached_up) => outcome,
             };
             if let Err(error) = outcome {
-                self.peer.set_status(HostStatus::Down, Some(error));
+                self.peer
+                    .set_status(HostStatus::Down, Some(error.to_string()));
             }
             backoff = next_backoff(backoff, reached_up);
             tokio::select! {
@@ -82,11 +83,11 @@ impl Follower {
     }
 
     /// `GET /version`: the round trip and the version.
-    async fn check(&self) -> Result<(f64, Option<String>), String> {
+    async fn check(&self) -> Result<(f64, Option<String>), PeerError> {
         check(&self.client, &self.peer, self.check_timeout()).await
     }
 
-    async fn connect_and_follow(&self, reached_up: &mut bool) -> Result<(), String> {
+    async fn connect_and_follow(&self, reached_up: &mut bool) -> Result<(), PeerError> {
         let (rtt, version) = self.check().await?;
         let sessions = list(self.get("/v1/sessions"), &self.peer, self.check_timeout()).await?;
         {
@@ -103,10 +104,10 @@ impl Follower {
             .send();
         let response = tokio::time::timeout(self.check_timeout(), response)
             .await
-            .map_err(|_| "event stream: no answer".to_owned())?
-            .map_err(|e| format!("event stream: {}", error_text(&e)))?;
+            .map_err(|_| PeerError::NoAnswer(Step::EventStream))?
+            .map_err(|e| PeerError::Request(Step::EventStream, e))?;
         if !response.status().is_success() {
-            return Err(format!("event stream: HTTP {}", response.status()));
+            return Err(PeerError::Status(Step::EventStream, response.status()));
         }
         self.peer.set_status(HostStatus::Up, None);
         *reached_up = true;
@@ -134,7 +135,7 @@ impl Follower {
             tokio::select! {
                 _ = connection.cancelled() => return Ok(()),
                 failed = failed_rx.recv() => {
-                    return Err(failed.unwrap_or_else(|| "heartbeat stopped".to_owned()));
+                    return Err(failed.unwrap_or(PeerError::HeartbeatStopped));
                 }
                 chunk = response.chunk() => match chunk {
                     Ok(Some(bytes)) => {
@@ -142,8 +143,8 @@ impl Follower {
                             self.take(message, &dirty_tx);
                         }
                     }
-                    Ok(None) => return Err("event stream ended".to_owned()),
-                    Err(e) => return Err(format!("event stream: {}", error_text(&e))),
+                    Ok(None) => return Err(PeerError::StreamEnded),
+                    Err(e) => return Err(PeerError::Request(Step::EventStream, e)),
                 },
             }
         }
@@ -204,19 +205,19 @@ async fn check(
     client: &reqwest::Client,
     peer: &Peer,
     timeout: Duration,
-) -> Result<(f64, Option<String>), String> {
+) -> Result<(f64, Option<String>), PeerError> {
     let started = Instant::now();
     let request = client.get(peer.url_for("/version")).timeout(timeout).send();
     let response = request
         .await
-        .map_err(|e| format!("check: {}", error_text(&e)))?;
+        .map_err(|e| PeerError::Request(Step::Check, e))?;
     if !response.status().is_success() {
-        return Err(format!("check: HTTP {}", response.status()));
+        return Err(PeerError::Status(Step::Check, response.status()));
     }
     let body: Value = response
         .json()
         .await
-        .map_err(|e| format!("check: {}", error_text(&e)))?;
+        .map_err(|e| PeerError::Request(Step::Check, e))?;
     let rtt = started.elapsed().as_secs_f64() * 1000.0;
     let version = body
         .get("version")
@@ -231,7 +232,7 @@ async fn heartbeat(
     peer: Arc<Peer>,
     every: Duration,
     timeout: Duration,
-    failed: mpsc::UnboundedSender<String>,
+    failed: mpsc::UnboundedSender<PeerError>,
 ) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -252,23 +253,23 @@ async fn list(
     request: reqwest::RequestBuilder,
     peer: &Peer,
     timeout: Duration,
-) -> Result<BTreeMap<SessionId, Value>, String> {
+) -> Result<BTreeMap<SessionId, Value>, PeerError> {
     let response = request
         .timeout(timeout)
         .send()
         .await
-        .map_err(|e| format!("list: {}", error_text(&e)))?;
+        .map_err(|e| PeerError::Request(Step::List, e))?;
     if !response.status().is_success() {
-        return Err(format!("list: HTTP {}", response.status()));
+        return Err(PeerError::Status(Step::List, response.status()));
     }
     let body: Value = response
         .json()
         .await
-        .map_err(|e| format!("list: {}", error_text(&e)))?;
+        .map_err(|e| PeerError::Request(Step::List, e))?;
     let items = body
         .get("sessions")
         .and_then(Value::as_array)
-        .ok_or("list: no sessions array")?;
+        .ok_or(PeerError::NoSessions)?;
     let mut sessions = BTreeMap::new();
     for item in items {
         let id = item.get("session_id").and_then(Value::as_str);
@@ -323,6 +324,41 @@ async fn refresh(
             };
         }
     }
+}
+
+/// What following a peer was doing when it failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Check,
+    List,
+    EventStream,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::Check => "check",
+            Step::List => "list",
+            Step::EventStream => "event stream",
+        })
+    }
+}
+
+/// Why following a peer stopped; shown as the host's `last_error`.
+#[derive(Debug, thiserror::Error)]
+enum PeerError {
+    #[error("{0}: {text}", text = error_text(.1))]
+    Request(Step, reqwest::Error),
+    #[error("{0}: HTTP {1}")]
+    Status(Step, reqwest::StatusCode),
+    #[error("{0}: no answer")]
+    NoAnswer(Step),
+    #[error("list: no sessions array")]
+    NoSessions,
+    #[error("event stream ended")]
+    StreamEnded,
+    #[error("heartbeat stopped")]
+    HeartbeatStopped,
 }
 
 /// reqwest's error with its causes, but never the URL's query (none of

@@ -279,20 +279,19 @@ impl Fleet {
                         reason: e.to_string(),
                     })?;
             let token = read_token(index, config_peer)?;
-            let (host, port) =
-                crate::config::parse_peer_url(&config_peer.url).map_err(|reason| {
-                    ConfigError::Invalid {
-                        key: format!("fleet.peers[{index}].url"),
-                        reason,
-                    }
-                })?;
+            let (host, port) = crate::config::parse_peer_url(&config_peer.url).map_err(|e| {
+                ConfigError::Invalid {
+                    key: format!("fleet.peers[{index}].url"),
+                    reason: e.to_string(),
+                }
+            })?;
             let (base, tunnel) = match &config_peer.ssh {
                 None => (format!("http://{host}:{port}"), None),
                 Some(destination) => {
                     let tunnel = ssh::Tunnel::new(destination, &config_peer.ssh_args, &host, port)
-                        .map_err(|reason| ConfigError::Invalid {
+                        .map_err(|e| ConfigError::Invalid {
                             key: format!("fleet.peers[{index}].ssh"),
-                            reason,
+                            reason: format!("cannot pick a local port for the forward: {e}"),
                         })?;
                     (format!("http://{}", tunnel.local), Some(tunnel))
                 }

@@ -35,12 +35,8 @@ impl Tunnel {
         args: &[String],
         host: &str,
         port: u16,
-    ) -> Result<Tunnel, String> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .map_err(|e| format!("cannot pick a local port for the forward: {e}"))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| format!("cannot pick a local port for the forward: {e}"))?;
+    ) -> std::io::Result<Tunnel> {
+        let local = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?;
         Ok(Tunnel {
             destination: destination.to_owned(),
             args: args.to_vec(),

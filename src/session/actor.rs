@@ -42,8 +42,8 @@ use super::{
 use crate::id::SessionId;
 use crate::tmux::Refusal;
 use crate::tmux::command::{
-    CapturePane, CaptureSeed, PaneRow, ParseError, RefreshClient, ResizeWindow, Target,
-    TmuxCommand, WindowPanes,
+    CapturePane, CaptureSeed, PaneRow, RefreshClient, ResizeWindow, Target, TmuxCommand,
+    WindowPanes,
 };
 use crate::tmux::control::{
     ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
