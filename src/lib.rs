@@ -22,6 +22,10 @@
 //!   end and restore, the input queue and waits, and persistence through
 //!   `store`.
 //! - [`notify`]: webhooks and commands for attention and ends.
+//! - [`fleet`]: the peers a hub serves beside its own sessions. A follower
+//!   per peer keeps a copy of its summaries from its event stream and fans
+//!   its events into the hub's log (the cursor is the largest `host_seq`
+//!   recorded); an `ssh -N` forward per peer that asks for one.
 //! - [`api`]: HTTP, WebSocket and SSE over the supervisor, with auth by
 //!   route group; [`web`]: the dashboard's embedded assets.
 //! - [`daemon`]: wires the above together and serves (TCP and the unix

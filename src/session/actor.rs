@@ -675,7 +675,7 @@ impl SessionActor {
         self.checks
             .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
         for row in rows {
-            let state = PaneState::of_row(&row);
+            let state = row.state.clone();
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
                 screen: PaneScreen::new(state.cols, state.rows),
                 pid: None,
@@ -690,7 +690,7 @@ impl SessionActor {
                 captured: Captured::default(),
                 raced: false,
             });
-            let alternate = row.alternate_on;
+            let alternate = row.state.alternate_on;
             self.capture(client, row.pane, false).await;
             if alternate {
                 self.capture(client, row.pane, true).await;

@@ -7,40 +7,7 @@ use std::io::Write;
 
 use crate::screen::Screen;
 
-/// What tmux knows about a pane's terminal beyond its text, read with one
-/// `list-panes` format when seeding (see `tmux::command::PANE_STATE_FORMAT`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PaneState {
-    pub cols: u16,
-    pub rows: u16,
-    pub cursor_x: u16,
-    pub cursor_y: u16,
-    pub cursor_visible: bool,
-    pub alternate_on: bool,
-    /// The scroll region, inclusive rows.
-    pub scroll_upper: u16,
-    pub scroll_lower: u16,
-    pub origin_mode: bool,
-    pub title: String,
-}
-
-impl PaneState {
-    /// What `list-panes` said of a pane, as a seed needs it.
-    pub fn of_row(row: &crate::tmux::command::PaneRow) -> Self {
-        PaneState {
-            cols: row.rect.cols,
-            rows: row.rect.rows,
-            cursor_x: row.cursor_x,
-            cursor_y: row.cursor_y,
-            cursor_visible: row.cursor_visible,
-            alternate_on: row.alternate_on,
-            scroll_upper: row.scroll_upper,
-            scroll_lower: row.scroll_lower,
-            origin_mode: row.origin_mode,
-            title: row.title.clone(),
-        }
-    }
-}
+pub use crate::tmux::command::PaneState;
 
 /// The text tmux captured for a seed: `capture-pane -p -e -N`, one line per
 /// row with SGR sequences that carry over from line to line.

@@ -412,12 +412,14 @@ impl TmuxCommand for ListPaneInfo {
 pub mod restore;
 mod server;
 mod settle;
+mod terminal;
 mod window;
 pub use server::{
     ClientFlag, HasSession, KillPane, KillSession, ListSessions, OptionScope, PaneAction,
     PinStatusInterval, RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,
 };
 pub use settle::{CheckStep, PaneFacts, PaneLook, PaneMode};
+pub use terminal::PaneState;
 pub use window::{PaneRow, WindowPanes};
 
 #[cfg(test)]

@@ -137,9 +137,13 @@ async fn the_fake_speaks_control_mode_to_tmuxds_client() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
     assert_eq!((row.window_cols, row.window_rows), (80, 24));
-    assert_eq!((row.cursor_x, row.cursor_y), (2, 0), "after `$ `");
-    assert!(row.active && row.cursor_visible && row.pid.is_some() && !row.dead);
-    assert_eq!(row.scroll_lower, 23);
+    assert_eq!(
+        (row.state.cursor_x, row.state.cursor_y),
+        (2, 0),
+        "after `$ `"
+    );
+    assert!(row.active && row.state.cursor_visible && row.pid.is_some() && !row.dead);
+    assert_eq!(row.state.scroll_lower, 23);
     let pane: PaneId = row.pane;
     let seed = CaptureSeed {
         pane,

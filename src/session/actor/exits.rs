@@ -369,7 +369,7 @@ async fn window_seeds(tmux: &Tmux, session: &str) -> Vec<(u32, PaneState, Captur
     };
     let mut seeds = Vec::new();
     for row in rows {
-        let state = PaneState::of_row(&row);
+        let state = row.state.clone();
         let capture = |alternate| CaptureSeed {
             pane: row.pane,
             alternate,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::{Purpose, SessionActor};
 use crate::metrics::CheckOutcome;
 use crate::screen::TmuxCursor;
-use crate::session::pane::{Captured, PaneScreen, PaneState};
+use crate::session::pane::{Captured, PaneScreen};
 use crate::tmux::command::{CheckStep, PaneFacts, PaneMode, ParseError, TmuxCommand};
 use crate::tmux::control::{ControlClient, ControlError, PaneId};
 
@@ -47,7 +47,7 @@ pub(super) enum CheckPart {
 #[derive(Debug)]
 struct InFlight {
     parts_left: u8,
-    facts: Option<Result<PaneFacts, String>>,
+    facts: Option<Result<PaneFacts, ParseError>>,
     /// What shows, one capture line per row.
     rows: Option<Vec<Vec<u8>>>,
     behind: Option<Vec<u8>>,
@@ -240,7 +240,7 @@ impl SessionActor {
         match (part, result) {
             (CheckPart::Facts, Ok(lines)) => {
                 let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
-                flight.facts = Some(look.parse(&lines).map_err(|e: ParseError| e.to_string()));
+                flight.facts = Some(look.parse(&lines));
             }
             (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
             (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
@@ -294,22 +294,22 @@ impl SessionActor {
         let Some(slot) = self.panes.get_mut(&pane) else {
             return CheckOutcome::Skipped;
         };
-        if slot.seeding.is_some() || slot.screen.size() != (facts.cols, facts.rows) {
+        if slot.seeding.is_some() || slot.screen.size() != (facts.state.cols, facts.state.rows) {
             // A layout change is being taken: its seed is tmux's anyway.
             return CheckOutcome::Skipped;
         }
         let rows = rows.unwrap_or_default();
         let cursor = TmuxCursor {
-            position: (facts.cursor_y, facts.cursor_x),
-            visible: facts.cursor_visible,
-            alternate: facts.alternate_on,
+            position: (facts.state.cursor_y, facts.state.cursor_x),
+            visible: facts.state.cursor_visible,
+            alternate: facts.state.alternate_on,
         };
         let Some(cause) = crate::screen::compare(slot.screen.screen(), &rows, cursor) else {
             return CheckOutcome::Equal;
         };
-        let complete = facts.alternate_on == behind.is_some();
+        let complete = facts.state.alternate_on == behind.is_some();
         let rows = rows.join(&b'\n');
-        let captured = match (facts.alternate_on, behind) {
+        let captured = match (facts.state.alternate_on, behind) {
             (true, behind) => Captured {
                 normal: behind.unwrap_or_default(),
                 alternate: Some(rows),
@@ -319,8 +319,8 @@ impl SessionActor {
                 alternate: None,
             },
         };
-        let mut theirs = PaneScreen::new(facts.cols, facts.rows);
-        theirs.seed(&state_of(&facts), &captured);
+        let mut theirs = PaneScreen::new(facts.state.cols, facts.state.rows);
+        theirs.seed(&facts.state, &captured);
         if let Some(metrics) = self.tmux.metrics() {
             metrics.screen_drift(cause.as_str());
         }
@@ -362,22 +362,6 @@ impl SessionActor {
         if let Some(metrics) = self.tmux.metrics() {
             metrics.screen_checked(outcome);
         }
-    }
-}
-
-/// A seed's state from a check's facts.
-fn state_of(facts: &PaneFacts) -> PaneState {
-    PaneState {
-        cols: facts.cols,
-        rows: facts.rows,
-        cursor_x: facts.cursor_x,
-        cursor_y: facts.cursor_y,
-        cursor_visible: facts.cursor_visible,
-        alternate_on: facts.alternate_on,
-        scroll_upper: facts.scroll_upper,
-        scroll_lower: facts.scroll_lower,
-        origin_mode: facts.origin_mode,
-        title: facts.title.clone(),
     }
 }
 

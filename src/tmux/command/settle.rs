@@ -3,11 +3,15 @@
 //! together in one write so tmux answers them in one turn of its loop, with
 //! no pane output read in between.
 
+use super::terminal::{PANE_STATE_FIELDS, PaneState, flag, number, pane_state_format};
 use super::{CaptureSeed, ParseError, TmuxCommand, owned, text_lines};
 use crate::tmux::control::PaneId;
 
-/// Tab-separated; the title comes last, as it alone may hold a tab.
-const FORMAT: &str = "#{pane_width}\t#{pane_height}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{alternate_on}\t#{scroll_region_upper}\t#{scroll_region_lower}\t#{origin_flag}\t#{pane_in_mode}\t#{pane_mode}\t#{scroll_position}\t#{history_size}\t#{pane_title}";
+/// Tab-separated; the pane's terminal state (with the title) comes last.
+const FORMAT: &str = concat!(
+    "#{pane_in_mode}\t#{pane_mode}\t#{scroll_position}\t#{history_size}\t",
+    pane_state_format!()
+);
 
 /// `display-message -p -t %N -- FORMAT`: one pane's terminal state.
 #[derive(Clone, Debug)]
@@ -18,18 +22,10 @@ pub struct PaneLook {
 /// What tmux has of a pane beyond its rows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PaneFacts {
-    pub cols: u16,
-    pub rows: u16,
-    pub cursor_x: u16,
-    pub cursor_y: u16,
-    pub cursor_visible: bool,
-    pub alternate_on: bool,
-    pub scroll_upper: u16,
-    pub scroll_lower: u16,
-    pub origin_mode: bool,
+    /// Its terminal: size, cursor, modes, title.
+    pub state: PaneState,
     /// A mode (copy mode, a chooser) covers the pane in some client.
     pub mode: Option<PaneMode>,
-    pub title: String,
 }
 
 /// The mode a pane is in, and in copy mode how far up a person scrolled.
@@ -70,52 +66,17 @@ impl TmuxCommand for PaneLook {
 }
 
 fn parse_facts(line: &str) -> Option<PaneFacts> {
-    let fields: Vec<&str> = line.splitn(14, '\t').collect();
-    let [
-        cols,
-        rows,
-        cursor_x,
-        cursor_y,
-        cursor_flag,
-        alternate,
-        upper,
-        lower,
-        origin,
-        in_mode,
-        mode,
-        position,
-        history,
-        title,
-    ] = fields.as_slice()
-    else {
+    let fields: Vec<&str> = line.splitn(4 + PANE_STATE_FIELDS, '\t').collect();
+    let [in_mode, mode, position, history, state @ ..] = fields.as_slice() else {
         return None;
     };
-    let flag = |v: &str| v == "1";
-    // tmux leaves a format empty where it does not apply (no copy mode).
-    let num = |v: &str| -> Option<u32> {
-        if v.is_empty() {
-            Some(0)
-        } else {
-            v.parse().ok()
-        }
-    };
-    let small = |v: &str| num(v).and_then(|n| u16::try_from(n).ok());
     Some(PaneFacts {
-        cols: cols.parse().ok()?,
-        rows: rows.parse().ok()?,
-        cursor_x: small(cursor_x)?,
-        cursor_y: small(cursor_y)?,
-        cursor_visible: flag(cursor_flag),
-        alternate_on: flag(alternate),
-        scroll_upper: small(upper)?,
-        scroll_lower: small(lower)?,
-        origin_mode: flag(origin),
+        state: PaneState::parse(state)?,
         mode: flag(in_mode).then(|| PaneMode {
             name: (*mode).to_owned(),
-            scroll_position: num(position).unwrap_or(0),
-            history_size: num(history).unwrap_or(0),
+            scroll_position: number(position).unwrap_or(0),
+            history_size: number(history).unwrap_or(0),
         }),
-        title: (*title).to_owned(),
     })
 }
 
@@ -171,18 +132,23 @@ mod tests {
 
     #[test]
     fn pane_facts_parse_with_and_without_a_mode() {
-        let live = "80\t24\t5\t9\t1\t0\t0\t23\t0\t0\t\t\t120\thost\twith tab";
+        let live = "0\t\t\t120\t80\t24\t5\t9\t1\t0\t0\t23\t0\thost\twith tab";
         let facts = parse_facts(live).unwrap();
-        assert_eq!((facts.cols, facts.rows), (80, 24));
-        assert_eq!((facts.cursor_x, facts.cursor_y), (5, 9));
-        assert!(facts.cursor_visible && !facts.alternate_on && !facts.origin_mode);
-        assert_eq!((facts.scroll_upper, facts.scroll_lower), (0, 23));
+        assert_eq!((facts.state.cols, facts.state.rows), (80, 24));
+        assert_eq!((facts.state.cursor_x, facts.state.cursor_y), (5, 9));
+        assert!(
+            facts.state.cursor_visible && !facts.state.alternate_on && !facts.state.origin_mode
+        );
+        assert_eq!(
+            (facts.state.scroll_upper, facts.state.scroll_lower),
+            (0, 23)
+        );
         assert_eq!(facts.mode, None);
-        assert_eq!(facts.title, "host\twith tab");
-        let copy = "80\t24\t80\t0\t0\t1\t0\t23\t1\t1\tcopy-mode\t7\t277\tt";
+        assert_eq!(facts.state.title, "host\twith tab");
+        let copy = "1\tcopy-mode\t7\t277\t80\t24\t80\t0\t0\t1\t0\t23\t1\tt";
         let facts = parse_facts(copy).unwrap();
-        assert_eq!(facts.cursor_x, 80, "a pending wrap");
-        assert!(facts.alternate_on && facts.origin_mode && !facts.cursor_visible);
+        assert_eq!(facts.state.cursor_x, 80, "a pending wrap");
+        assert!(facts.state.alternate_on && facts.state.origin_mode && !facts.state.cursor_visible);
         assert_eq!(
             facts.mode,
             Some(PaneMode {
@@ -192,7 +158,7 @@ mod tests {
             })
         );
         assert!(parse_facts("80\t24").is_none());
-        assert!(parse_facts("x\t24\t5\t9\t1\t0\t0\t23\t0\t0\t\t\t0\tt").is_none());
+        assert!(parse_facts("0\t\t\t0\tx\t24\t5\t9\t1\t0\t0\t23\t0\tt").is_none());
         let look = PaneLook { pane: PaneId(3) };
         assert_eq!(look.args()[..4], ["display-message", "-p", "-t", "%3"]);
         assert!(look.parse(&[b"junk".to_vec()]).is_err());
@@ -205,7 +171,7 @@ mod tests {
         };
         let steps = argv(CheckStep::of_pane(PaneId(2), false));
         assert_eq!(steps.len(), 2);
-        assert!(steps[0].starts_with("display-message -p -t %2 -- #{pane_width}"));
+        assert!(steps[0].starts_with("display-message -p -t %2 -- #{pane_in_mode}"));
         assert_eq!(steps[1], "capture-pane -p -e -N -t %2");
         let steps = argv(CheckStep::of_pane(PaneId(2), true));
         assert_eq!(steps.len(), 3);

@@ -213,7 +213,7 @@ async fn record(
 /// Asks for the pane's rows, as the actor does (the normal screen behind an
 /// alternate one too).
 async fn capture(client: &mut ControlClient, row: &PaneRow) -> Waiting {
-    let state = PaneState::of_row(row);
+    let state = row.state.clone();
     let pane: PaneId = row.pane;
     let normal = client
         .send(&CaptureSeed {
@@ -222,7 +222,7 @@ async fn capture(client: &mut ControlClient, row: &PaneRow) -> Waiting {
         })
         .await
         .unwrap();
-    let alternate = if row.alternate_on {
+    let alternate = if row.state.alternate_on {
         Some(
             client
                 .send(&CaptureSeed {
