@@ -6,11 +6,9 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::CommandFactory;
 use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::{CompleteEnv, Shells};
 
-use super::args::Cli;
 use super::client::ClientError;
 use crate::api::model::SessionList;
 use crate::config::Env;
@@ -22,8 +20,8 @@ pub const COMPLETE_VAR: &str = "TMUXD_COMPLETE";
 const ASK_WITHIN: Duration = Duration::from_secs(2);
 
 /// Answers a completion request and exits, when the shell made one.
-pub fn answer_if_asked() {
-    CompleteEnv::with_factory(Cli::command)
+pub fn answer_if_asked(command: fn() -> clap::Command) {
+    CompleteEnv::with_factory(command)
         .var(COMPLETE_VAR)
         .complete();
 }
@@ -73,13 +71,7 @@ pub fn sessions() -> Vec<CompletionCandidate> {
 
 fn ask_sessions() -> Option<SessionList> {
     let env: Env = std::env::vars().collect();
-    // As the command line's `--url`/`--token` would have them from the
-    // environment (the flags themselves are not parsed yet).
-    let from_env = super::args::Connect {
-        url: env.get("TMUXD_URL").cloned(),
-        token: env.get("TMUXD_TOKEN").cloned(),
-    };
-    let client = super::connect(&from_env, &env).ok()?;
+    let client = super::connect_from_env(&env).ok()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -27,7 +27,6 @@ mod watch;
 
 pub use args::{Cli, Command, HooksCommand, QueueCommand, ServeArgs, ServiceCommand};
 pub use client::ClientError;
-pub use complete::answer_if_asked as answer_completion;
 pub use doctor::doctor;
 pub use logging::init_logging;
 
@@ -75,6 +74,21 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
             unreachable!("daemon commands are run by main")
         }
     }
+}
+
+/// Answers a shell's completion request and exits, when it made one.
+pub fn answer_completion() {
+    complete::answer_if_asked(<Cli as clap::CommandFactory>::command);
+}
+
+/// A client as the command line's `--url`/`--token` would make it from the
+/// environment alone: shell completion runs before the flags are parsed.
+pub(crate) fn connect_from_env(env: &Env) -> Result<Client, ClientError> {
+    let from_env = Connect {
+        url: env.get("TMUXD_URL").cloned(),
+        token: env.get("TMUXD_TOKEN").cloned(),
+    };
+    connect(&from_env, env)
 }
 
 /// `--url`/`TMUXD_URL`; else the daemon's unix socket in the configured
