@@ -385,17 +385,33 @@ fn from_peer_message(message: tungstenite::Message) -> Option<Message> {
     })
 }
 
+/// One listed session: this daemon's, serialized straight from its type,
+/// or a peer's as the hub keeps it.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Listed {
+    Local(Box<super::model::SessionSummary>),
+    Peer(Value),
+}
+
+/// The body of `GET /v1/sessions`.
+#[derive(Serialize)]
+pub struct MergedList {
+    sessions: Vec<Listed>,
+}
+
 /// The merged `GET /v1/sessions`: this daemon's sessions, then each
 /// peer's as last known, or only `host`'s.
 pub fn merged_list(
     state: &AppState,
-    local: Vec<Value>,
+    local: Vec<Listed>,
     host: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<MergedList, ApiError> {
+    let peers = |host: Option<&HostName>| state.fleet.sessions(host).into_iter().map(Listed::Peer);
     let sessions = match host {
         None => {
             let mut all = local;
-            all.extend(state.fleet.sessions(None));
+            all.extend(peers(None));
             all
         }
         Some(host) => {
@@ -403,10 +419,10 @@ pub fn merged_list(
                 .parse()
                 .map_err(|e: crate::id::IdError| ApiError::bad_request(e.to_string()))?;
             state.fleet.peer(&host)?;
-            state.fleet.sessions(Some(&host))
+            peers(Some(&host)).collect()
         }
     };
-    Ok(serde_json::json!({ "sessions": sessions }))
+    Ok(MergedList { sessions })
 }
 
 #[cfg(test)]

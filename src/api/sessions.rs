@@ -9,6 +9,7 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, session_id};
+use super::hosts::{Listed, MergedList};
 use super::model::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
     InputResponse, ListInclude, ListQuery, ResizeRequest, RestoreMode, ScrollbackQuery,
@@ -36,7 +37,7 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<MergedList>> {
     let ended = query.include == Some(ListInclude::Ended);
     let local = match query.host {
         Some(_) => Vec::new(),
@@ -44,7 +45,7 @@ pub async fn list(
     };
     let local = local
         .into_iter()
-        .map(|s| serde_json::to_value(super::model::SessionSummary::from(s)).unwrap_or_default())
+        .map(|s| Listed::Local(Box::new(super::model::SessionSummary::from(s))))
         .collect();
     // Peers' sessions come from the hub's copy: a list never fans out.
     super::hosts::merged_list(&state, local, query.host.as_deref()).map(Json)
