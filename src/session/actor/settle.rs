@@ -134,17 +134,20 @@ impl SessionActor {
             return modes;
         }
         let checks = self
-            .checks
-            .panes
-            .iter()
-            .filter(|(id, _)| {
-                self.panes
-                    .get(id)
-                    .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
-            })
+            .checkable()
             .filter_map(|(_, checks)| due_at(checks, self.checks.last_sent))
             .min();
         [modes, checks].into_iter().flatten().min()
+    }
+
+    /// The panes a check may look at: not being seeded, no flood skipped
+    /// (those are re-seeded anyway).
+    fn checkable(&self) -> impl Iterator<Item = (&u32, &PaneChecks)> {
+        self.checks.panes.iter().filter(|(id, _)| {
+            self.panes
+                .get(id)
+                .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
+        })
     }
 
     /// Sends the check of the pane most overdue, if the budget allows.
@@ -164,14 +167,7 @@ impl SessionActor {
             return;
         }
         let Some(pane) = self
-            .checks
-            .panes
-            .iter()
-            .filter(|(id, _)| {
-                self.panes
-                    .get(id)
-                    .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
-            })
+            .checkable()
             .filter_map(|(id, checks)| Some((due_at(checks, self.checks.last_sent)?, *id)))
             .filter(|(at, _)| *at <= now)
             .min()
