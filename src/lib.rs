@@ -28,6 +28,8 @@
 //!   recorded); an `ssh -N` forward per peer that asks for one.
 //! - [`api`]: HTTP, WebSocket and SSE over the supervisor, with auth by
 //!   route group; [`web`]: the dashboard's embedded assets.
+//! - [`secret`]: random tokens, HMAC, and the proof a daemon gives that
+//!   it holds a token before a client over TCP sends it.
 //! - [`daemon`]: wires the above together and serves (TCP and the unix
 //!   socket).
 //! - [`cli`]: the command line, a client of the API. [`config`] and
@@ -42,6 +44,7 @@ pub mod id;
 pub mod metrics;
 pub mod notify;
 pub mod screen;
+pub mod secret;
 pub mod session;
 pub mod store;
 pub mod supervisor;

@@ -72,6 +72,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             (404, 404),
         ),
         route("POST", "/v1/login/code", Need::Write, None, (200, 200)),
+        route(
+            "GET",
+            &format!("/v1/auth/proof?nonce={}", "ab".repeat(32)),
+            Need::Open,
+            None,
+            (200, 200),
+        ),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),

@@ -37,6 +37,7 @@ pub use socket::{AuthenticatedSocket, PendingSocket, ReadBudget};
 use super::error::ApiError;
 use super::model::ErrorCode;
 use crate::metrics::Metrics;
+use crate::secret::{Proofs, constant_time_eq};
 
 /// Who is at the other end of a connection, as the listener saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,6 +283,12 @@ impl AuthPolicy {
         }
     }
 
+    /// The daemon's proof that it holds its tokens, for a client's nonce
+    /// (`crate::secret`).
+    pub fn proofs(&self, nonce: &str) -> Proofs {
+        Proofs::answer(nonce, self.token.as_deref(), self.read_token.as_deref())
+    }
+
     /// A one-time login code for the dashboard (`tmuxd open`).
     pub fn issue_login_code(&self) -> String {
         let mut logins = self.logins.lock().expect("logins lock");
@@ -339,10 +346,6 @@ fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod login;
 mod metrics;
 pub mod model;
 pub mod openapi;
+mod proof;
 mod queue;
 mod restore;
 mod screen;
@@ -68,6 +69,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/version", get(health::version))
         .route("/v1/login", post(login::exchange))
+        .route(crate::secret::PROOF_PATH, get(proof::proof))
         .merge(crate::web::routes(|what| {
             axum::response::IntoResponse::into_response(ApiError::not_found(what))
         }))

@@ -20,8 +20,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, hooks, hosts, login, metrics, queue, restore, screen, server, sessions, stream,
-    untracked, wait,
+    events, health, hooks, hosts, login, metrics, proof, queue, restore, screen, server, sessions,
+    stream, untracked, wait,
 };
 
 #[derive(OpenApi)]
@@ -30,7 +30,7 @@ use super::{
         title = "tmuxd",
         description = "A daemon that supervises tmux sessions. Errors are always \
 `{\"error\": {\"code\", \"message\"}}` (ErrorBody) with one of the ErrorCode values. \
-Every route but /healthz, /version, /v1/login and the dashboard needs \
+Every route but /healthz, /version, /v1/login, /v1/auth/proof and the dashboard needs \
 `Authorization: Bearer <token>` (the configured `auth.token`, or the one the daemon generates \
 in its data dir, or a dashboard credential from /v1/login), except for the daemon's own user on \
 its unix socket; the read token allows GET only. A browser request must come from the daemon's \
@@ -46,6 +46,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         login::issue_code,
         login::exchange,
         login::whoami,
+        proof::proof,
         openapi,
         dashboard,
         dashboard_asset,

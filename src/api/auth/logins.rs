@@ -13,6 +13,9 @@ use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
+use crate::secret::constant_time_eq;
+pub use crate::secret::random_hex;
+
 /// How long a login code may wait to be used.
 pub const CODE_TTL: Duration = Duration::from_secs(60);
 /// How long a dashboard credential is good for.
@@ -20,26 +23,6 @@ pub const CREDENTIAL_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Outstanding codes and live credentials, at most; the oldest go first.
 const MAX_CODES: usize = 16;
 const MAX_CREDENTIALS: usize = 64;
-
-/// `bytes` random bytes from the kernel, as lowercase hex.
-pub fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    let mut filled = 0;
-    while filled < bytes {
-        // SAFETY: getrandom writes at most `len` bytes into the buffer we own.
-        let n = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), bytes - filled, 0) };
-        if n < 0 {
-            let error = std::io::Error::last_os_error();
-            assert!(
-                error.kind() == std::io::ErrorKind::Interrupted,
-                "the kernel gave no random bytes: {error}"
-            );
-            continue;
-        }
-        filled += n as usize;
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Secrets that expire: login codes (used once) and dashboard credentials.
 #[derive(Debug, Default)]
@@ -60,8 +43,7 @@ impl Expiring {
     /// Whether `presented` is live, compared in constant time with each.
     fn holds(&self, presented: &str, now: Instant) -> bool {
         self.entries.iter().fold(false, |found, (secret, until)| {
-            found
-                | (super::constant_time_eq(presented.as_bytes(), secret.as_bytes()) && *until > now)
+            found | (constant_time_eq(presented.as_bytes(), secret.as_bytes()) && *until > now)
         })
     }
 
