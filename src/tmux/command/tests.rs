@@ -273,3 +273,61 @@ fn list_pane_info_reuses_the_discovery_parser() {
         })
     );
 }
+
+/// `new-session` expands `-s` and `-c` (a `Literal` each), not the command.
+#[test]
+fn new_session_passes_hostile_names_and_cwds_as_text() {
+    let command = NewSession {
+        name: "n#(a)",
+        cwd: Some("/r/#(touch m)"),
+        size: Some((80, 24)),
+        command: Some("echo '#(id)' #{pane_id}"),
+        keep_exit: true,
+        tag: Some("sess_1"),
+    };
+    assert_eq!(
+        command.args(),
+        [
+            "new-session",
+            "-d",
+            "-s",
+            "n##(a)",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            "/r/##(touch m)",
+            "--",
+            "echo '#(id)' #{pane_id}",
+        ]
+    );
+    let bare = NewSession {
+        name: "plain",
+        ..Default::default()
+    };
+    assert_eq!(bare.args().join(" "), "new-session -d -s plain");
+}
+
+/// What tmux does not expand goes as it is: typed text and keys, option
+/// values without `-F`.
+#[test]
+fn unexpanded_arguments_keep_their_hashes() {
+    let pane = Target::Pane(PaneId(1));
+    let literal = SendLiteral {
+        target: pane.clone(),
+        text: "#(touch m) ##".into(),
+    };
+    assert_eq!(literal.args().last().unwrap(), "#(touch m) ##");
+    let keys = SendKeys {
+        target: pane,
+        keys: vec!["#".into()],
+    };
+    assert_eq!(keys.args().last().unwrap(), "#");
+    let option = SetOption {
+        scope: OptionScope::Server,
+        name: "@k".into(),
+        value: Some("#(x)".into()),
+    };
+    assert_eq!(option.args().last().unwrap(), "#(x)");
+}
