@@ -74,7 +74,7 @@ pub fn parse_plan_row(line: &str) -> Option<PanePlanRow> {
         pane_active: *pane_active == "1",
         pid: pid.parse().ok(),
         cwd: read_free_text(cwd)?,
-        window_name: read_free_text(name)?,
+        window_name: read_window_name(&read_free_text(name)?),
         start_argv: read_start_command(&read_free_text(start)?),
     })
 }
@@ -196,6 +196,22 @@ pub fn read_start_command(text: &str) -> Option<Vec<String>> {
         words.push(String::from_utf8_lossy(&word).into_owned());
     }
     (!words.is_empty()).then_some(words)
+}
+
+/// A window's name as given to `rename-window`: tmux keeps every name
+/// it sets `vis(3)`-encoded (`window_set_name`, 3.3a to 3.7c: a tab as
+/// `\t`, `\` as `\\`) and encodes what it is given, so the encoded name
+/// read back is decoded once, or each restore would add a layer.
+fn read_window_name(text: &str) -> String {
+    let mut name = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => name.push(unvis(&mut bytes).unwrap_or(b'\\')),
+            c => name.push(c),
+        }
+    }
+    String::from_utf8_lossy(&name).into_owned()
 }
 
 /// The byte a `vis(3)` escape (after its `\`) stands for.
@@ -500,6 +516,10 @@ mod tests {
         let parsed = parse_plan_row(&line).unwrap();
         assert_eq!(parsed.cwd, "/r/a\tb\nc\\d\t#(touch x)");
         assert_eq!(parsed.window_name, "win\tdow");
+        // tmux keeps a window name vis-encoded (`a\tb`, `\\` for `\`):
+        // read as the name to give `rename-window`.
+        let line = format!("0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/\ta\\\\tb\\\\\\\\c\t");
+        assert_eq!(parse_plan_row(&line).unwrap().window_name, "a\tb\\c");
         assert_eq!(parsed.start_argv, None);
         // What the old reader made of it: one field more, refused.
         let shifted = format!("0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/r/a\tb\twin\t");
