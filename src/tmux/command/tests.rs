@@ -109,7 +109,7 @@ fn argv_of_each_command() {
         (
             SetOption {
                 scope: OptionScope::Session(Target::Session("x".into())),
-                name: "@k".into(),
+                name: "@k",
                 value: Some("v w".into()),
             }
             .args(),
@@ -118,7 +118,7 @@ fn argv_of_each_command() {
         (
             SetOption {
                 scope: OptionScope::Server,
-                name: "@k".into(),
+                name: "@k",
                 value: None,
             }
             .args(),
@@ -134,7 +134,7 @@ fn argv_of_each_command() {
         (
             ShowOptions {
                 scope: OptionScope::GlobalSession,
-                name: "status".into(),
+                name: "status",
             }
             .args(),
             "show-options -v -q -g -- status",
@@ -142,7 +142,7 @@ fn argv_of_each_command() {
         (
             ShowOptions {
                 scope: OptionScope::Pane(pane.clone()),
-                name: "@p".into(),
+                name: "@p",
             }
             .args(),
             "show-options -v -q -p -t %3 -- @p",
@@ -209,7 +209,7 @@ fn replies_are_parsed() {
     assert_eq!(display.parse(&lines(&["a", "b"])).unwrap(), "a\nb");
     let show = ShowOptions {
         scope: OptionScope::Server,
-        name: "@x".into(),
+        name: "@x",
     };
     assert_eq!(show.parse(&[]).unwrap(), None);
     assert_eq!(show.parse(&lines(&[""])).unwrap(), Some(String::new()));
@@ -326,7 +326,7 @@ fn unexpanded_arguments_keep_their_hashes() {
     assert_eq!(keys.args().last().unwrap(), "#");
     let option = SetOption {
         scope: OptionScope::Server,
-        name: "@k".into(),
+        name: "@k",
         value: Some("#(x)".into()),
     };
     assert_eq!(option.args().last().unwrap(), "#(x)");
