@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use crate::metrics::{Metrics, Outcome, Via};
 pub use command::NewSession;
-pub use format::{Literal, read_free_text};
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
 pub use panes::{
