@@ -293,11 +293,262 @@ fn a_daemon_finding_none_of_its_sessions_restores_them_with_on_start() {
     wait_for("its windows", || {
         (tmux_shape(&tmux, "kept") == shape).then_some(())
     });
-    let restored = daemon.events();
-    let restored = restored
-        .iter()
-        .find(|e| e["kind"] == "session_restored")
-        .unwrap();
+    // The event log is written behind the restore: waited for, not raced.
+    let restored = wait_for("the restore's event", || {
+        daemon
+            .events()
+            .into_iter()
+            .find(|e| e["kind"] == "session_restored")
+    });
     assert_eq!(restored["reason"], "startup_restore");
     assert_eq!(restored["session_id"], id.as_str());
+}
+
+/// Each pane's cwd in the session, exactly (one `display-message` a pane:
+/// a cwd may hold a tab or a newline).
+fn pane_cwds(tmux: &TmuxServer, name: &str) -> Vec<String> {
+    let panes = tmux.run(&[
+        "list-panes",
+        "-s",
+        "-t",
+        &format!("={name}:"),
+        "-F",
+        "#{pane_id}",
+    ]);
+    panes
+        .lines()
+        .map(|pane| {
+            let out = tmux.run(&["display-message", "-p", "-t", pane, "#{pane_current_path}"]);
+            out.strip_suffix('\n').unwrap_or(&out).to_owned()
+        })
+        .collect()
+}
+
+/// Every pane's cwd as tmuxd keeps it to restore the session.
+fn kept_cwds(data_dir: &Path, id: &str) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(data_dir.join("restore.json")) else {
+        return Vec::new();
+    };
+    let file: Value = serde_json::from_str(&text).unwrap_or_default();
+    let windows = file["sessions"][id]["blueprint"]["windows"]
+        .as_array()
+        .cloned();
+    windows
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|w| w["panes"].as_array().cloned().unwrap_or_default())
+        .map(|p| p["cwd"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Kills the tmux server, waits for tmuxd to see `lost` sessions lost,
+/// and restores them.
+fn lose_and_restore(tmux: &TmuxServer, daemon: &Daemon, lost: usize) {
+    tmux.run(&["kill-server"]);
+    wait_for("health to say tmux is lost", || {
+        let (_, health) = daemon.get("/healthz");
+        (health["tmux_lost"]["restorable"] == lost).then_some(())
+    });
+    let (status, body) = daemon.post("/v1/sessions/restore", &json!({}));
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A directory whose path holds `#(touch MARK)` (MARK absolute: the
+/// command spans directories, as `/` cannot be in one name), as a cloned
+/// repository or an extracted archive can: tmux expands formats in `-c`,
+/// so it must reach tmux as text. Its path, and MARK.
+fn command_named_dir(root: &Path) -> (String, PathBuf) {
+    let mark = root.join("MARK");
+    let hostile = format!("{}/#(touch {})", root.display(), mark.display());
+    std::fs::create_dir_all(&hostile).unwrap();
+    (hostile, mark)
+}
+
+/// A shell that enters `dir` itself (tmux expands no command).
+fn shell_in(dir: &str) -> [&str; 5] {
+    [
+        "sh",
+        "-c",
+        "cd \"$1\" && exec bash --norc --noprofile",
+        "sh",
+        dir,
+    ]
+}
+
+/// Waits for every pane of each session to be in `dir`, and for tmuxd to
+/// keep that for a restore; fails as soon as MARK exists.
+fn wait_in_dir(
+    tmux: &TmuxServer,
+    daemon: &Daemon,
+    sessions: &[(&str, &str, usize)],
+    dir: &str,
+    mark: &Path,
+) {
+    for (id, name, panes) in sessions {
+        let want = vec![dir.to_owned(); *panes];
+        wait_for("each pane in the directory", || {
+            assert!(!mark.exists(), "the directory's name ran");
+            (pane_cwds(tmux, name) == want).then_some(())
+        });
+        wait_for("tmuxd to keep the cwds", || {
+            (kept_cwds(&daemon.data_dir, id) == want).then_some(())
+        });
+    }
+}
+
+/// Created through the API with `cwd`, with more panes and a window in the
+/// directory, and restored in `rerun` mode (`new-session`, `split-window`
+/// and `new-window -c`).
+#[test]
+fn a_directory_named_like_a_tmux_command_is_only_a_cwd_when_created_and_rerun() {
+    let root_dir = tempfile::tempdir().unwrap();
+    let (hostile, mark) = command_named_dir(&root_dir.path().canonicalize().unwrap());
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let made = daemon.create(&json!({
+        "name": "api", "cwd": hostile, "command": SHELL, "restore": "rerun",
+    }));
+    let id = made["session_id"].as_str().unwrap();
+    let mut split = vec!["split-window", "-t", "=api:", "--"];
+    split.extend(shell_in(&hostile));
+    tmux.run(&split);
+    let mut window = vec!["new-window", "-d", "-t", "=api:5", "--"];
+    window.extend(shell_in(&hostile));
+    tmux.run(&window);
+    let sessions = [(id, "api", 3)];
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+
+    lose_and_restore(&tmux, &daemon, 1);
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+    assert!(!mark.exists());
+}
+
+/// `tmuxd new --cwd .` run inside the directory, restored with shells.
+#[test]
+fn tmuxd_new_in_a_directory_named_like_a_tmux_command_keeps_it_as_text() {
+    let root_dir = tempfile::tempdir().unwrap();
+    let (hostile, mark) = command_named_dir(&root_dir.path().canonicalize().unwrap());
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let out = daemon
+        .client()
+        .current_dir(&hostile)
+        .args(["new", "--name", "cli", "--cwd", ".", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let sessions = [(id.as_str(), "cli", 1)];
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+
+    lose_and_restore(&tmux, &daemon, 1);
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+    assert!(!mark.exists());
+}
+
+/// A session made outside tmuxd whose shell entered the directory:
+/// adopted, then restored there.
+#[test]
+fn an_adopted_session_in_a_directory_named_like_a_tmux_command_restores_there() {
+    let root_dir = tempfile::tempdir().unwrap();
+    let (hostile, mark) = command_named_dir(&root_dir.path().canonicalize().unwrap());
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let mut outside = vec![
+        "new-session",
+        "-d",
+        "-s",
+        "outside",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "--",
+    ];
+    outside.extend(shell_in(&hostile));
+    tmux.run(&outside);
+    let id = wait_for("discovery to adopt the outside session", || {
+        daemon
+            .sessions()
+            .into_iter()
+            .find(|s| s["tmux_name"] == "outside")
+            .and_then(|s| s["session_id"].as_str().map(str::to_owned))
+    });
+    let sessions = [(id.as_str(), "outside", 1)];
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+
+    lose_and_restore(&tmux, &daemon, 1);
+    wait_in_dir(&tmux, &daemon, &sessions, &hostile, &mark);
+    assert!(!mark.exists());
+}
+
+/// Restore in `rerun` mode reads each pane's cwd, window name and start
+/// command from tmux: a tab or newline in a cwd (or a window name) moves
+/// nothing into the command, and each pane reruns its own command only.
+#[test]
+fn tabs_and_newlines_in_cwds_change_nothing_on_rerun() {
+    let root_dir = tempfile::tempdir().unwrap();
+    let root = root_dir.path().canonicalize().unwrap();
+    // What a reader that splits at tabs would take for the cwd, and the
+    // command it would find after it.
+    let decoy = dir(&root, "t");
+    let tabbed = dir(&root, "t\tw\ttouch shifted");
+    let newline = dir(&root, "n\nl");
+    let ran = root.join("ran");
+    let job = marking_script(&root, "job.sh", &ran);
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+
+    let shell = daemon.create(&json!({ "name": "tabbed", "cwd": tabbed, "restore": "rerun" }));
+    let mixed = daemon.create(&json!({
+        "name": "mixed", "cwd": newline, "command": SHELL, "restore": "rerun",
+    }));
+    let job_line = format!("sh {}", job.display());
+    // Renamed first: tmuxd reads the name with the panes the split shows.
+    tmux.run(&["rename-window", "-t", "=mixed:", "a\tb"]);
+    tmux.run(&["split-window", "-t", "=mixed:", "-c", &tabbed, &job_line]);
+    let expected = [
+        (
+            "tabbed",
+            shell["session_id"].as_str().unwrap(),
+            vec![tabbed.clone()],
+        ),
+        (
+            "mixed",
+            mixed["session_id"].as_str().unwrap(),
+            vec![newline.clone(), tabbed.clone()],
+        ),
+    ];
+    for (name, id, cwds) in &expected {
+        wait_for("each pane in its directory", || {
+            (&pane_cwds(&tmux, name) == cwds).then_some(())
+        });
+        wait_for("tmuxd to keep the cwds", || {
+            (&kept_cwds(&daemon.data_dir, id) == cwds).then_some(())
+        });
+    }
+    wait_for("the job to run once", || {
+        (lines_in(&ran) == 1).then_some(())
+    });
+    let window_name = || tmux.run(&["display-message", "-p", "-t", "=mixed:", "#{window_name}"]);
+    let name_before = window_name();
+
+    lose_and_restore(&tmux, &daemon, expected.len());
+    for (name, _, cwds) in &expected {
+        wait_for("each restored pane in its directory", || {
+            (&pane_cwds(&tmux, name) == cwds).then_some(())
+        });
+    }
+    wait_for("the job to run again", || {
+        (lines_in(&ran) == 2).then_some(())
+    });
+    // tmux shows a tab in a window name as `\t`, before and after.
+    assert_eq!(window_name(), name_before);
+    let shifted: Vec<_> = std::fs::read_dir(&decoy).unwrap().collect();
+    assert!(shifted.is_empty(), "a command ran from a cwd: {shifted:?}");
+    assert_eq!(lines_in(&ran), 2);
 }

@@ -97,13 +97,19 @@ pub struct PaneBlueprint {
     pub index: u32,
     /// `#{pane_current_path}`.
     pub cwd: String,
-    /// The full command line: tmux's `#{pane_start_command}` where set,
-    /// else the process's `/proc/PID/cmdline` (its shell).
+    /// The full command line, for people: the start argv joined where
+    /// there is one, else the process's `/proc/PID/cmdline` (its shell).
     pub command_line: String,
-    /// `#{pane_start_command}` as tmux prints it (quoted), if the pane
-    /// was started with one: what `rerun` runs.
+    /// The argv the pane was started with, if tmux started it with one:
+    /// what `rerun` runs, word for word (read from tmux's quoting once,
+    /// where the pane's row is read; never split again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_command: Option<String>,
+    pub start_argv: Option<Vec<String>>,
+    /// `#{pane_start_command}` as text, as files written before
+    /// `start_argv` hold it: read, never written; the supervisor reads it
+    /// into `start_argv` when it loads the file.
+    #[serde(default, rename = "start_command", skip_serializing)]
+    pub legacy_start_command: Option<String>,
     pub active: bool,
 }
 

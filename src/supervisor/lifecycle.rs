@@ -96,7 +96,7 @@ impl Supervisor {
             let tag = reservation.id().to_string();
             let new = NewSession {
                 name: reservation.tmux_name(),
-                cwd: request.cwd.as_deref().map(Path::new),
+                cwd: request.cwd.as_deref(),
                 size: request.size,
                 command: request.command.as_deref(),
                 keep_exit: true,

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::id::SessionId;
 use crate::store::{Blueprint, Origin, RestoreFile, RestoreMode, RestoreRecord};
+use crate::tmux::command::restore::read_start_command;
 
 /// The sessions' restore records, by id number.
 #[derive(Debug, Default)]
@@ -34,7 +35,10 @@ impl Book {
         let records = file
             .sessions
             .into_iter()
-            .filter_map(|(id, record)| Some((id.parse().ok()?, record)))
+            .filter_map(|(id, mut record)| {
+                upgrade_start_commands(&mut record);
+                Some((id.parse().ok()?, record))
+            })
             .collect::<BTreeMap<_, _>>();
         let any_lost = records.values().any(|r| r.lost);
         Book {
@@ -200,6 +204,25 @@ fn record(tmux_name: &str) -> RestoreRecord {
     }
 }
 
+/// A file from before `start_argv` kept each pane's start command as
+/// tmux's quoted text: read once into an argv (`read_start_command`). Such
+/// text holding a raw control character was shifted there from a cwd by
+/// the old tab-separated reader (tmux quotes every one), and runs nothing.
+fn upgrade_start_commands(record: &mut RestoreRecord) {
+    let Some(blueprint) = &mut record.blueprint else {
+        return;
+    };
+    for pane in blueprint
+        .windows
+        .iter_mut()
+        .flat_map(|w| w.panes.iter_mut())
+    {
+        if let Some(text) = pane.legacy_start_command.take() {
+            pane.start_argv = pane.start_argv.take().or_else(|| read_start_command(&text));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,7 +241,8 @@ mod tests {
                     index: 0,
                     cwd: cwd.into(),
                     command_line: "bash".into(),
-                    start_command: None,
+                    start_argv: None,
+                    legacy_start_command: None,
                     active: true,
                 }],
             }],
@@ -330,5 +354,32 @@ mod tests {
         again.observed(SessionId(2), "b", blueprint("/"));
         again.prune(|id| id == SessionId(1));
         assert_eq!(again.to_file().sessions.len(), 1);
+    }
+
+    /// A file written before `start_argv`: each start command read once
+    /// from tmux's quoting; one shifted there from a cwd runs nothing.
+    #[test]
+    fn old_files_give_their_start_commands_as_argvs() {
+        let pane = |start: &str| {
+            serde_json::json!({"index": 0, "cwd": "/", "command_line": "x",
+                "start_command": start, "active": true})
+        };
+        let json = serde_json::json!({"version": 1, "sessions": {"sess_1": {
+            "tmux_name": "a", "origin": "created", "mode": "rerun",
+            "blueprint": {"windows": [{"index": 0, "name": "w", "layout": "",
+                "cols": 80, "rows": 24, "active": true,
+                "panes": [pane("\"make deploy\" --now"), pane("b\tw\tsh -c evil")]}]}}}});
+        let file: RestoreFile = serde_json::from_value(json).unwrap();
+        let book = Book::from_file(file);
+        let saved = book.to_file();
+        let panes = &saved.sessions["sess_1"].blueprint.as_ref().unwrap().windows[0].panes;
+        let argv = |words: &[&str]| Some(words.iter().map(|w| w.to_string()).collect());
+        assert_eq!(panes[0].start_argv, argv(&["make deploy", "--now"]));
+        assert_eq!(panes[1].start_argv, None);
+        let text = serde_json::to_string(&saved).unwrap();
+        assert!(
+            text.contains("start_argv") && !text.contains("start_command"),
+            "{text}"
+        );
     }
 }

@@ -16,7 +16,6 @@ use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
 use crate::tmux::NewSession;
 use crate::tmux::command::restore::{
     Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
-    split_start_command,
 };
 use crate::tmux::command::{DisplayMessage, Target};
 
@@ -231,8 +230,8 @@ impl Supervisor {
             name: &name,
             cwd: first
                 .as_ref()
-                .map(|f| Path::new(f.cwd))
-                .filter(|cwd| cwd.is_dir()),
+                .map(|f| f.cwd)
+                .filter(|cwd| Path::new(cwd).is_dir()),
             size: first.as_ref().map(|f| (f.cols, f.rows)),
             command: first_command.as_deref(),
             keep_exit: true,
@@ -320,11 +319,9 @@ pub fn launches(record: &RestoreRecord) -> Vec<Vec<Launch>> {
                 .enumerate()
                 .map(|(p, pane)| match (record.origin, w == 0 && p == 0) {
                     (Origin::Adopted, _) => None,
-                    (Origin::Created, true) => first_launch(record, pane.start_command.as_deref()),
+                    (Origin::Created, true) => first_launch(record, pane.start_argv.as_ref()),
                     (Origin::Created, false) => match record.mode {
-                        RestoreMode::Rerun => {
-                            pane.start_command.as_deref().and_then(split_start_command)
-                        }
+                        RestoreMode::Rerun => pane.start_argv.clone(),
                         RestoreMode::Shell => None,
                     },
                 })
@@ -335,7 +332,7 @@ pub fn launches(record: &RestoreRecord) -> Vec<Vec<Launch>> {
 
 /// The first pane of a created session: its resume command, or with
 /// `rerun` the command it was created with (else its start command).
-fn first_launch(record: &RestoreRecord, start_command: Option<&str>) -> Launch {
+fn first_launch(record: &RestoreRecord, start_argv: Option<&Vec<String>>) -> Launch {
     if let Some(resume) = &record.resume_command {
         return Some(vec![resume.clone()]);
     }
@@ -343,7 +340,7 @@ fn first_launch(record: &RestoreRecord, start_command: Option<&str>) -> Launch {
         RestoreMode::Shell => None,
         RestoreMode::Rerun => match &record.command {
             Some(command) => Some(vec![command.clone()]),
-            None => start_command.and_then(split_start_command),
+            None => start_argv.cloned(),
         },
     }
 }
@@ -367,11 +364,12 @@ mod tests {
     use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
 
     fn record(origin: Origin, mode: RestoreMode, resume: Option<&str>) -> RestoreRecord {
-        let pane = |start: Option<&str>| PaneBlueprint {
+        let pane = |start: Option<&[&str]>| PaneBlueprint {
             index: 0,
             cwd: "/".into(),
-            command_line: start.unwrap_or("bash").into(),
-            start_command: start.map(str::to_owned),
+            command_line: start.map_or("bash".to_owned(), |w| w.join(" ")),
+            start_argv: start.map(|w| w.iter().map(|s| s.to_string()).collect()),
+            legacy_start_command: None,
             active: false,
         };
         let window = |panes| WindowBlueprint {
@@ -392,11 +390,11 @@ mod tests {
             blueprint: Some(Blueprint {
                 windows: vec![
                     window(vec![
-                        pane(Some("\"make deploy\"")),
+                        pane(Some(&["make deploy"])),
                         pane(None),
-                        pane(Some("htop")),
+                        pane(Some(&["htop"])),
                     ]),
-                    window(vec![pane(Some("tail -f log"))]),
+                    window(vec![pane(Some(&["tail", "-f", "log"]))]),
                 ],
             }),
             lost: true,

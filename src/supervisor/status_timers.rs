@@ -83,7 +83,7 @@ impl Supervisor {
     async fn unpin_status_interval(&self, target: Target) {
         let unpin = SetOption {
             scope: OptionScope::Session(target),
-            name: "status-interval".to_owned(),
+            name: "status-interval",
             value: None,
         };
         match self.ask_or_fork(&unpin).await {

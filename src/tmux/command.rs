@@ -409,11 +409,13 @@ impl TmuxCommand for ListPaneInfo {
     }
 }
 
+mod create;
 pub mod restore;
 mod server;
 mod settle;
 mod terminal;
 mod window;
+pub use create::NewSession;
 pub use server::{
     ClientFlag, HasSession, KillPane, KillSession, ListSessions, OptionScope, PaneAction,
     PinStatusInterval, RefreshClient, ResizeWindow, SessionSummary, SetOption, ShowOptions,

@@ -6,6 +6,7 @@ mod budget;
 pub use budget::DEFAULT_PER_SECOND as DEFAULT_SCREEN_CHECKS_PER_S;
 pub mod command;
 pub mod control;
+mod format;
 mod keys;
 mod names;
 mod panes;
@@ -16,11 +17,12 @@ mod socket;
 mod tag;
 
 use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use crate::metrics::{Metrics, Outcome, Via};
+pub use command::NewSession;
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
 pub use panes::{
@@ -140,23 +142,6 @@ pub enum SessionStatus {
     Gone,
     /// No tmux server runs any more.
     NoServer,
-}
-
-/// What `new-session` needs; tmux picks the defaults for what is `None`.
-#[derive(Clone, Debug, Default)]
-pub struct NewSession<'a> {
-    pub name: &'a str,
-    pub cwd: Option<&'a Path>,
-    pub size: Option<(u16, u16)>,
-    /// A shell command run in the first window instead of the default shell.
-    pub command: Option<&'a str>,
-    /// Keep the panes of programs that exit (`remain-on-exit`, without the
-    /// "Pane is dead" line) and mark the session, so its actor reads the
-    /// exit status before ending the pane. Set in the same tmux call as
-    /// the session is made, so a program that exits at once is kept too.
-    pub keep_exit: bool,
-    /// Mark the session with this id and list its panes, in the same call.
-    pub tag: Option<&'a str>,
 }
 
 /// What `new_session` did besides making the session.
@@ -414,26 +399,7 @@ impl Tmux {
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<Made, TmuxError> {
         // A new session is announced to every control client (see `control::handshake`).
         let _turn = self.handshake_turn().await;
-        let mut args: Vec<OsString> = vec![
-            "new-session".into(),
-            "-d".into(),
-            "-s".into(),
-            request.name.into(),
-        ];
-        if let Some((cols, rows)) = request.size {
-            args.extend([
-                "-x".into(),
-                cols.to_string().into(),
-                "-y".into(),
-                rows.to_string().into(),
-            ]);
-        }
-        if let Some(cwd) = request.cwd {
-            args.extend(["-c".into(), cwd.into()]);
-        }
-        if let Some(command) = request.command {
-            args.extend(["--".into(), command.into()]);
-        }
+        let args = command::TmuxCommand::args(request);
         let wants_chain = request.keep_exit || request.tag.is_some();
         if !(wants_chain && self.chains_commands().await) {
             return self.run(args).await.map(|_| Made {
@@ -443,11 +409,11 @@ impl Tmux {
         }
         let session = pane_target(request.name);
         // `-w`: the window's option; without it, the session's (user) option.
-        let set = |window: bool, name: &str, value: &str| -> Vec<OsString> {
+        let set = |window: bool, name: &str, value: &str| -> Vec<String> {
             let scope: &[&str] = if window { &["-w"] } else { &[] };
-            let mut argv: Vec<OsString> = vec!["set-option".into(), "-q".into()];
-            argv.extend(scope.iter().map(OsString::from));
-            argv.extend([&"-t".into(), &session, name, value].map(OsString::from));
+            let mut argv = vec!["set-option".to_owned(), "-q".to_owned()];
+            argv.extend(scope.iter().map(|s| (*s).to_owned()));
+            argv.extend(["-t", session.as_str(), name, value].map(str::to_owned));
             argv
         };
         let mut commands = vec![args];
@@ -459,12 +425,7 @@ impl Tmux {
             ]);
         }
         if let Some(id) = request.tag {
-            let tagging = tag::tag_and_list_args(request.name, id);
-            commands.extend(
-                tagging
-                    .into_iter()
-                    .map(|c| c.into_iter().map(OsString::from).collect()),
-            );
+            commands.extend(tag::tag_and_list_args(request.name, id));
         }
         let out = self.run_sequence(&commands).await?;
         Ok(Made {

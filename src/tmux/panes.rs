@@ -6,9 +6,21 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-/// Fields are tab-separated; tab is a control character, which no session
-/// name tmuxd tracks may contain (see `names`).
-pub const LIST_PANES_FORMAT: &str = "#{session_name}\t#{window_active}\t#{pane_active}\t#{window_width}\t#{window_height}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_dead}\t#{pane_pid}\t#{status}\t#{status-position}\t#{pane_title}\t#{alternate_on}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}";
+use super::format::{free_text, read_free_text};
+
+/// Fields are tab-separated, one pane a line; a tab is a control
+/// character, which no session name tmuxd tracks may contain (see
+/// `names`), and tmux escapes the free-text fields (process name, cwd,
+/// title: `free_text!`), so a tab or newline in them cannot shift a field.
+pub const LIST_PANES_FORMAT: &str = concat!(
+    "#{session_name}\t#{window_active}\t#{pane_active}\t#{window_width}\t#{window_height}\t",
+    free_text!("pane_current_command"),
+    "\t",
+    free_text!("pane_current_path"),
+    "\t#{pane_dead}\t#{pane_pid}\t#{status}\t#{status-position}\t",
+    free_text!("pane_title"),
+    "\t#{alternate_on}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}"
+);
 
 /// One line of `list-panes` in `LIST_PANES_FORMAT`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,13 +117,13 @@ fn parse_pane_line(line: &str) -> Option<PaneInfo> {
         pane_active: *pane_active == "1",
         window_width: width.parse().ok()?,
         window_height: height.parse().ok()?,
-        current_command: (*command).to_owned(),
-        current_path: (*path).to_owned(),
+        current_command: read_free_text(command)?,
+        current_path: read_free_text(path)?,
         dead: *dead == "1",
         pid: pid.parse().ok(),
         status_lines: parse_status_lines(status),
         status_top: *position == "top",
-        title: (*title).to_owned(),
+        title: read_free_text(title)?,
         alternate_on: *alternate == "1",
         rect: parse_rect([left, top, pane_width, pane_height]),
     })
@@ -199,6 +211,20 @@ mod tests {
         };
         assert_eq!(build.active_pane, Some(rect(101, 0, 99, 50)));
         assert_eq!(weird.active_pane, Some(rect(0, 0, 80, 24)));
+    }
+
+    /// A process name, cwd or title holding a tab or newline arrives
+    /// escaped (`free_text!`): the row reads, the text is as it was.
+    #[test]
+    fn escaped_fields_read_back_whole() {
+        let out =
+            "s\t1\t1\t80\t24\tsh\\tx\t/r/a\\tb\\nc\\\\\t0\t9\ton\tbottom\tt\\t\t0\t0\t0\t80\t24\n";
+        let panes = parse_list_panes(out);
+        assert_eq!(panes.len(), 1, "{out:?}");
+        assert_eq!(panes[0].current_command, "sh\tx");
+        assert_eq!(panes[0].current_path, "/r/a\tb\nc\\");
+        assert_eq!(panes[0].title, "t\t");
+        assert_eq!(panes[0].pid, Some(9));
     }
 
     #[test]

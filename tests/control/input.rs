@@ -59,12 +59,12 @@ async fn hostile_arguments_round_trip_through_both_paths() {
         let scope = || OptionScope::Session(Target::Session("q".into()));
         let set = SetOption {
             scope: scope(),
-            name: "@x".into(),
+            name: "@x",
             value: Some(value.clone()),
         };
         let show = ShowOptions {
             scope: scope(),
-            name: "@x".into(),
+            name: "@x",
         };
         client
             .run(&set)
@@ -100,13 +100,13 @@ async fn hostile_arguments_round_trip_through_both_paths() {
     }
     let unset = SetOption {
         scope: OptionScope::Session(Target::Session("q".into())),
-        name: "@x".into(),
+        name: "@x",
         value: None,
     };
     client.run(&unset).await.unwrap();
     let show = ShowOptions {
         scope: OptionScope::Session(Target::Session("q".into())),
-        name: "@x".into(),
+        name: "@x",
     };
     assert_eq!(client.run(&show).await.unwrap(), None);
     client.close().await;

@@ -217,7 +217,7 @@ impl SessionActor {
             for name in ["remain-on-exit", "remain-on-exit-format"] {
                 let unset = SetOption {
                     scope: OptionScope::Window(Target::Window(window)),
-                    name: name.to_owned(),
+                    name,
                     value: None,
                 };
                 let _ = client.run(&unset).await;
@@ -225,7 +225,7 @@ impl SessionActor {
         }
         let unmark = SetOption {
             scope: OptionScope::Session(session),
-            name: KEEP_EXIT_OPTION.to_owned(),
+            name: KEEP_EXIT_OPTION,
             value: None,
         };
         let _ = client.run(&unmark).await;

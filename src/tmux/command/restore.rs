@@ -9,11 +9,19 @@ use std::collections::BTreeMap;
 use super::{ParseError, TmuxCommand, expect_empty, owned};
 use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
 use crate::tmux::control::parse_layout;
+use crate::tmux::format::{Literal, free_text, read_free_text};
 
-/// Tab-separated; the window name and start command are free text, so
-/// they come last (a tab inside a window name misreads the row, which is
-/// then skipped).
-pub const PANE_PLAN_FORMAT: &str = "#{window_index}\t#{window_active}\t#{window_width}\t#{window_height}\t#{window_layout}\t#{pane_index}\t#{pane_id}\t#{pane_active}\t#{pane_pid}\t#{pane_current_path}\t#{window_name}\t#{pane_start_command}";
+/// One row a pane, fields tab-separated; the free-text ones (cwd, window
+/// name, start command) escaped by tmux so that no tab or newline in them
+/// reaches the row (`free_text!`).
+pub const PANE_PLAN_FORMAT: &str = concat!(
+    "#{window_index}\t#{window_active}\t#{window_width}\t#{window_height}\t#{window_layout}\t#{pane_index}\t#{pane_id}\t#{pane_active}\t#{pane_pid}\t",
+    free_text!("pane_current_path"),
+    "\t",
+    free_text!("window_name"),
+    "\t",
+    free_text!("pane_start_command")
+);
 
 /// One pane as `PANE_PLAN_FORMAT` prints it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,12 +38,14 @@ pub struct PanePlanRow {
     pub pid: Option<u32>,
     pub cwd: String,
     pub window_name: String,
-    pub start_command: String,
+    /// The argv the pane was started with (`read_start_command`); `None`
+    /// when tmux started its default shell, or printed what does not read.
+    pub start_argv: Option<Vec<String>>,
 }
 
 /// A row, or `None` when it does not read (a fake tmux leaves fields empty).
 pub fn parse_plan_row(line: &str) -> Option<PanePlanRow> {
-    let fields: Vec<&str> = line.splitn(12, '\t').collect();
+    let fields: Vec<&str> = line.split('\t').collect();
     let [
         window,
         window_active,
@@ -63,9 +73,9 @@ pub fn parse_plan_row(line: &str) -> Option<PanePlanRow> {
         pane_id: pane_id.strip_prefix('%')?.parse().ok()?,
         pane_active: *pane_active == "1",
         pid: pid.parse().ok(),
-        cwd: (*cwd).to_owned(),
-        window_name: (*name).to_owned(),
-        start_command: (*start).to_owned(),
+        cwd: read_free_text(cwd)?,
+        window_name: read_window_name(&read_free_text(name)?),
+        start_argv: read_start_command(&read_free_text(start)?),
     })
 }
 
@@ -95,16 +105,18 @@ pub fn blueprint_of(
                 panes: panes
                     .iter()
                     .map(|row| {
-                        let start = Some(row.start_command.clone()).filter(|c| !c.is_empty());
-                        let command_line = start
-                            .clone()
+                        let command_line = row
+                            .start_argv
+                            .as_ref()
+                            .map(|argv| argv.join(" "))
                             .or_else(|| row.pid.and_then(&command_line_of))
                             .unwrap_or_default();
                         PaneBlueprint {
                             index: row.pane_index,
                             cwd: row.cwd.clone(),
                             command_line,
-                            start_command: start,
+                            start_argv: row.start_argv.clone(),
+                            legacy_start_command: None,
                             active: row.pane_active,
                         }
                     })
@@ -138,46 +150,42 @@ pub fn proc_command_line(pid: u32) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// The argv of a pane's `#{pane_start_command}`, which tmux prints as its
-/// own parser would read it: words separated by spaces, each bare, in
-/// double quotes (`\` escapes inside) or in single quotes. One word is a
-/// shell command (tmux runs it with `sh -c`); several are run as they are.
-pub fn split_start_command(start: &str) -> Option<Vec<String>> {
+/// The argv of a pane's `#{pane_start_command}`: tmux prints each word
+/// as `args_escape` (`arguments.c`, 3.3a to 3.7c) quotes it, joined with
+/// spaces: bare, in double or single quotes, or one character after a
+/// `\`; inside, `vis(3)` escapes (`\\`, `\"`, `\$`, `\t`, `\n`, `\ooo`
+/// octal bytes). tmux escapes every ASCII control character, so text that
+/// holds one raw is not its quoting (a field shifted into this one) and
+/// reads as `None`, as does an empty or unterminated one.
+pub fn read_start_command(text: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
-    let mut word = String::new();
+    let mut word: Vec<u8> = Vec::new();
     let mut in_word = false;
-    let mut chars = start.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
+    let mut bytes = text.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        match b {
+            b' ' => {
                 if in_word {
-                    words.push(std::mem::take(&mut word));
+                    words.push(String::from_utf8_lossy(&std::mem::take(&mut word)).into_owned());
                     in_word = false;
                 }
             }
-            '"' => {
+            b'"' | b'\'' => {
                 in_word = true;
                 loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => word.push(chars.next()?),
+                    match bytes.next()? {
+                        close if close == b => break,
+                        b'\\' => word.push(unvis(&mut bytes)?),
+                        c if c.is_ascii_control() => return None,
                         c => word.push(c),
                     }
                 }
             }
-            '\'' => {
+            b'\\' => {
                 in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => word.push(c),
-                    }
-                }
+                word.push(unvis(&mut bytes)?);
             }
-            '\\' => {
-                in_word = true;
-                word.push(chars.next()?);
-            }
+            c if c.is_ascii_control() => return None,
             c => {
                 in_word = true;
                 word.push(c);
@@ -185,9 +193,55 @@ pub fn split_start_command(start: &str) -> Option<Vec<String>> {
         }
     }
     if in_word {
-        words.push(word);
+        words.push(String::from_utf8_lossy(&word).into_owned());
     }
     (!words.is_empty()).then_some(words)
+}
+
+/// A window's name as given to `rename-window`: tmux keeps every name
+/// it sets `vis(3)`-encoded (`window_set_name`, 3.3a to 3.7c: a tab as
+/// `\t`, `\` as `\\`) and encodes what it is given, so the encoded name
+/// read back is decoded once, or each restore would add a layer.
+fn read_window_name(text: &str) -> String {
+    let mut name = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => name.push(unvis(&mut bytes).unwrap_or(b'\\')),
+            c => name.push(c),
+        }
+    }
+    String::from_utf8_lossy(&name).into_owned()
+}
+
+/// The byte a `vis(3)` escape (after its `\`) stands for.
+fn unvis(bytes: &mut std::iter::Peekable<impl Iterator<Item = u8>>) -> Option<u8> {
+    let b = bytes.next()?;
+    Some(match b {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'b' => 0x08,
+        b'a' => 0x07,
+        b'v' => 0x0b,
+        b'f' => 0x0c,
+        b's' => b' ',
+        b'0'..=b'7' => {
+            let mut value = u32::from(b - b'0');
+            for _ in 0..2 {
+                match bytes.peek() {
+                    Some(d @ b'0'..=b'7') => {
+                        value = value * 8 + u32::from(d - b'0');
+                        bytes.next();
+                    }
+                    _ => break,
+                }
+            }
+            u8::try_from(value).ok()?
+        }
+        c if c.is_ascii_control() => return None,
+        c => c,
+    })
 }
 
 /// What one restored pane runs: `None` is the default shell.
@@ -227,7 +281,7 @@ pub enum RebuildStep {
     /// `new-window -d -t TARGET [-c CWD] [-- LAUNCH...]`
     NewWindow {
         target: String,
-        cwd: String,
+        cwd: Literal,
         launch: Launch,
     },
     /// `set-option -q -w -t TARGET NAME VALUE`: keeping the window's exits
@@ -238,11 +292,11 @@ pub enum RebuildStep {
         value: &'static str,
     },
     /// `rename-window -t TARGET -- NAME`
-    RenameWindow { target: String, name: String },
+    RenameWindow { target: String, name: Literal },
     /// `split-window -t TARGET [-c CWD] [-- LAUNCH...]`
     SplitWindow {
         target: String,
-        cwd: String,
+        cwd: Literal,
         launch: Launch,
     },
     /// `select-layout -t TARGET LAYOUT`
@@ -293,7 +347,7 @@ impl TmuxCommand for RebuildStep {
                 value,
             } => owned(&[name, "-q", "-w", "-t", target, option, value]),
             RebuildStep::RenameWindow { target, name: new } => {
-                owned(&[name, "-t", target, "--", new])
+                owned(&[name, "-t", target, "--", &new.arg()])
             }
             RebuildStep::SplitWindow {
                 target,
@@ -320,9 +374,10 @@ impl TmuxCommand for RebuildStep {
     }
 }
 
-fn with_launch(mut argv: Vec<String>, cwd: &str, launch: &Launch) -> Vec<String> {
-    if !cwd.is_empty() {
-        argv.extend(["-c".to_owned(), cwd.to_owned()]);
+/// tmux expands `-c` as a format (`Literal`), never the launch's words.
+fn with_launch(mut argv: Vec<String>, cwd: &Literal, launch: &Launch) -> Vec<String> {
+    if !cwd.as_str().is_empty() {
+        argv.extend(["-c".to_owned(), cwd.arg()]);
     }
     if let Some(words) = launch {
         argv.push("--".to_owned());
@@ -356,11 +411,7 @@ pub fn rebuild_commands(
         } else {
             commands.push(RebuildStep::NewWindow {
                 target: target.clone(),
-                cwd: window
-                    .panes
-                    .first()
-                    .map_or("", |p| p.cwd.as_str())
-                    .to_owned(),
+                cwd: Literal::new(window.panes.first().map_or("", |p| p.cwd.as_str())),
                 launch: launches[w][0].clone(),
             });
             for (option, value) in [("remain-on-exit", "on"), ("remain-on-exit-format", "")] {
@@ -373,12 +424,12 @@ pub fn rebuild_commands(
         }
         commands.push(RebuildStep::RenameWindow {
             target: target.clone(),
-            name: window.name.clone(),
+            name: Literal::new(window.name.as_str()),
         });
         for (p, pane) in window.panes.iter().enumerate().skip(1) {
             commands.push(RebuildStep::SplitWindow {
                 target: target.clone(),
-                cwd: pane.cwd.clone(),
+                cwd: Literal::new(pane.cwd.as_str()),
                 launch: launches[w][p].clone(),
             });
             commands.push(RebuildStep::SelectLayout {
@@ -420,7 +471,7 @@ mod tests {
 
     const LAYOUT: &str = "6584,100x30,0,0[100x15,0,0,0,100x14,0,16{50x14,0,16,1,49x14,51,16,2}]";
 
-    fn row(pane_index: u32, pane_id: u32, cwd: &str, start: &str) -> PanePlanRow {
+    fn row(pane_index: u32, pane_id: u32, cwd: &str, start: Option<&[&str]>) -> PanePlanRow {
         PanePlanRow {
             window_index: 0,
             window_active: true,
@@ -433,8 +484,12 @@ mod tests {
             pid: Some(100 + pane_id),
             cwd: cwd.to_owned(),
             window_name: "sh".to_owned(),
-            start_command: start.to_owned(),
+            start_argv: start.map(|w| w.iter().map(|s| s.to_string()).collect()),
         }
+    }
+
+    fn words(w: &[&str]) -> Option<Vec<String>> {
+        Some(w.iter().map(|s| s.to_string()).collect())
     }
 
     #[test]
@@ -443,51 +498,82 @@ mod tests {
         let parsed = parse_plan_row(&line).unwrap();
         assert_eq!(parsed.pane_id, 2);
         assert_eq!(parsed.window_name, "my win");
-        assert_eq!(parsed.start_command, "\"sleep 1000\"");
+        assert_eq!(parsed.start_argv, words(&["sleep 1000"]));
         assert_eq!(parsed.pid, Some(7204));
         // A fake tmux prints unknown variables empty.
         assert_eq!(parse_plan_row("\t\t\t\t\t\t\t\t\t\t\t"), None);
         assert_eq!(parse_plan_row("0\t1\t100"), None);
     }
 
+    /// tmux escapes `\`, tab and newline in the free-text fields
+    /// (`free_text!`): a cwd holding them stays one field, and the start
+    /// command stays what tmux says it is.
+    #[test]
+    fn tabs_and_newlines_in_a_cwd_stay_in_the_cwd() {
+        let line = format!(
+            "0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/r/a\\tb\\nc\\\\d\\t#(touch x)\twin\\tdow\t"
+        );
+        let parsed = parse_plan_row(&line).unwrap();
+        assert_eq!(parsed.cwd, "/r/a\tb\nc\\d\t#(touch x)");
+        assert_eq!(parsed.window_name, "win\tdow");
+        // tmux keeps a window name vis-encoded (`a\tb`, `\\` for `\`):
+        // read as the name to give `rename-window`.
+        let line = format!("0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/\ta\\\\tb\\\\\\\\c\t");
+        assert_eq!(parse_plan_row(&line).unwrap().window_name, "a\tb\\c");
+        assert_eq!(parsed.start_argv, None);
+        // What the old reader made of it: one field more, refused.
+        let shifted = format!("0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/r/a\tb\twin\t");
+        assert_eq!(parse_plan_row(&shifted), None);
+        // And a row whose escapes tmux did not make.
+        let unescaped = format!("0\t1\t100\t30\t{LAYOUT}\t0\t%0\t1\t7\t/r\\x\twin\t");
+        assert_eq!(parse_plan_row(&unescaped), None);
+    }
+
     #[test]
     fn panes_follow_the_layout_and_shells_get_their_cmdline() {
         // Listed out of order, pane %2 before %1.
         let rows = [
-            row(0, 0, "/tmp", "\"sh -c x\""),
-            row(2, 2, "/etc", ""),
-            row(1, 1, "/usr", ""),
+            row(0, 0, "/tmp", Some(&["sh -c x"])),
+            row(2, 2, "/etc", None),
+            row(1, 1, "/usr", None),
         ];
         let blueprint = blueprint_of(&rows, |pid| Some(format!("bash {pid}"))).unwrap();
         let window = &blueprint.windows[0];
         let cwds: Vec<&str> = window.panes.iter().map(|p| p.cwd.as_str()).collect();
         assert_eq!(cwds, ["/tmp", "/usr", "/etc"]);
-        assert_eq!(window.panes[0].command_line, "\"sh -c x\"");
-        assert_eq!(
-            window.panes[0].start_command.as_deref(),
-            Some("\"sh -c x\"")
-        );
+        assert_eq!(window.panes[0].command_line, "sh -c x");
+        assert_eq!(window.panes[0].start_argv, words(&["sh -c x"]));
         assert_eq!(window.panes[1].command_line, "bash 101");
-        assert_eq!(window.panes[1].start_command, None);
+        assert_eq!(window.panes[1].start_argv, None);
         assert_eq!(blueprint_of(&[], |_| None), None);
     }
 
+    /// As `args_escape` prints them (tmux 3.3a, `new-window -- ARGS`).
     #[test]
-    fn start_commands_split_as_tmux_quotes_them() {
+    fn start_commands_read_as_tmux_quotes_them() {
         let cases: &[(&str, Option<&[&str]>)] = &[
             (
                 "\"sh -c \\\"sleep 100; echo hi\\\"\"",
                 Some(&["sh -c \"sleep 100; echo hi\""]),
             ),
             ("sleep 1000", Some(&["sleep", "1000"])),
-            ("'a b' c\\ d", Some(&["a b", "c d"])),
+            ("'a\"b' \\;", Some(&["a\"b", ";"])),
             ("htop", Some(&["htop"])),
+            ("''", Some(&[""])),
+            (
+                "\"a\\tb\\nc\\\\d\\$HOME \\351\"",
+                Some(&["a\tb\nc\\d$HOME \u{fffd}"]),
+            ),
+            ("\"\\303\\251\" x\\001", Some(&["é", "x\u{1}"])),
             ("", None),
             ("\"unterminated", None),
+            // A raw control character is never tmux's quoting.
+            ("b\tsh -c x", None),
+            ("\"a\nb\"", None),
         ];
         for (start, words) in cases {
             let expected = words.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-            assert_eq!(split_start_command(start), expected, "{start}");
+            assert_eq!(read_start_command(start), expected, "{start}");
         }
     }
 
@@ -497,7 +583,8 @@ mod tests {
             index,
             cwd: cwd.to_owned(),
             command_line: "bash".to_owned(),
-            start_command: None,
+            start_argv: None,
+            legacy_start_command: None,
             active,
         };
         let blueprint = Blueprint {
@@ -553,5 +640,43 @@ mod tests {
             in_place[0].args().join(" "),
             "rename-window -t =s:1 -- edit"
         );
+    }
+
+    /// Each step that passes a cwd or a name passes it as a `Literal`
+    /// (tmux expands `-c` and `rename-window`'s name), and the words a
+    /// pane runs as they are (tmux does not expand them).
+    #[test]
+    fn hostile_cwds_and_names_reach_tmux_as_text() {
+        let hostile = "/r/#(touch m)/#{pane_id}#[x]";
+        let escaped = "/r/##(touch m)/##{pane_id}#[x]";
+        let launch = Some(vec!["echo".to_owned(), "#(id)".to_owned()]);
+        let steps = [
+            (
+                RebuildStep::NewWindow {
+                    target: "=s:1".into(),
+                    cwd: Literal::new(hostile),
+                    launch: launch.clone(),
+                },
+                format!("new-window -d -t =s:1 -c {escaped} -- echo #(id)"),
+            ),
+            (
+                RebuildStep::SplitWindow {
+                    target: "=s:1".into(),
+                    cwd: Literal::new(hostile),
+                    launch,
+                },
+                format!("split-window -t =s:1 -c {escaped} -- echo #(id)"),
+            ),
+            (
+                RebuildStep::RenameWindow {
+                    target: "=s:1".into(),
+                    name: Literal::new("#(touch m)"),
+                },
+                "rename-window -t =s:1 -- ##(touch m)".to_owned(),
+            ),
+        ];
+        for (step, want) in steps {
+            assert_eq!(step.args().join(" "), want);
+        }
     }
 }

@@ -100,7 +100,8 @@ impl OptionScope {
 #[derive(Clone, Debug)]
 pub struct SetOption {
     pub scope: OptionScope,
-    pub name: String,
+    /// tmux expands the name as a format: only tmuxd's own names.
+    pub name: &'static str,
     pub value: Option<String>,
 }
 
@@ -109,8 +110,8 @@ impl SetOption {
         let mut args = owned(&["set-option"]);
         args.extend(self.scope.args());
         match &self.value {
-            Some(value) => args.extend(["--".to_owned(), self.name.clone(), value.clone()]),
-            None => args.extend(["-u".to_owned(), "--".to_owned(), self.name.clone()]),
+            Some(value) => args.extend(["--".to_owned(), self.name.to_owned(), value.clone()]),
+            None => args.extend(["-u".to_owned(), "--".to_owned(), self.name.to_owned()]),
         }
         args
     }
@@ -147,7 +148,8 @@ silent_command!(PinStatusInterval, "set-option");
 #[derive(Clone, Debug)]
 pub struct ShowOptions {
     pub scope: OptionScope,
-    pub name: String,
+    /// tmux expands the name as a format: only tmuxd's own names.
+    pub name: &'static str,
 }
 
 impl TmuxCommand for ShowOptions {
@@ -156,7 +158,7 @@ impl TmuxCommand for ShowOptions {
     fn args(&self) -> Vec<String> {
         let mut args = owned(&["show-options", "-v", "-q"]);
         args.extend(self.scope.args());
-        args.extend(["--".to_owned(), self.name.clone()]);
+        args.extend(["--".to_owned(), self.name.to_owned()]);
         args
     }
 

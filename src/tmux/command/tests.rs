@@ -109,7 +109,7 @@ fn argv_of_each_command() {
         (
             SetOption {
                 scope: OptionScope::Session(Target::Session("x".into())),
-                name: "@k".into(),
+                name: "@k",
                 value: Some("v w".into()),
             }
             .args(),
@@ -118,7 +118,7 @@ fn argv_of_each_command() {
         (
             SetOption {
                 scope: OptionScope::Server,
-                name: "@k".into(),
+                name: "@k",
                 value: None,
             }
             .args(),
@@ -134,7 +134,7 @@ fn argv_of_each_command() {
         (
             ShowOptions {
                 scope: OptionScope::GlobalSession,
-                name: "status".into(),
+                name: "status",
             }
             .args(),
             "show-options -v -q -g -- status",
@@ -142,7 +142,7 @@ fn argv_of_each_command() {
         (
             ShowOptions {
                 scope: OptionScope::Pane(pane.clone()),
-                name: "@p".into(),
+                name: "@p",
             }
             .args(),
             "show-options -v -q -p -t %3 -- @p",
@@ -209,7 +209,7 @@ fn replies_are_parsed() {
     assert_eq!(display.parse(&lines(&["a", "b"])).unwrap(), "a\nb");
     let show = ShowOptions {
         scope: OptionScope::Server,
-        name: "@x".into(),
+        name: "@x",
     };
     assert_eq!(show.parse(&[]).unwrap(), None);
     assert_eq!(show.parse(&lines(&[""])).unwrap(), Some(String::new()));
@@ -272,4 +272,62 @@ fn list_pane_info_reuses_the_discovery_parser() {
             rows: 24
         })
     );
+}
+
+/// `new-session` expands `-s` and `-c` (a `Literal` each), not the command.
+#[test]
+fn new_session_passes_hostile_names_and_cwds_as_text() {
+    let command = NewSession {
+        name: "n#(a)",
+        cwd: Some("/r/#(touch m)"),
+        size: Some((80, 24)),
+        command: Some("echo '#(id)' #{pane_id}"),
+        keep_exit: true,
+        tag: Some("sess_1"),
+    };
+    assert_eq!(
+        command.args(),
+        [
+            "new-session",
+            "-d",
+            "-s",
+            "n##(a)",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-c",
+            "/r/##(touch m)",
+            "--",
+            "echo '#(id)' #{pane_id}",
+        ]
+    );
+    let bare = NewSession {
+        name: "plain",
+        ..Default::default()
+    };
+    assert_eq!(bare.args().join(" "), "new-session -d -s plain");
+}
+
+/// What tmux does not expand goes as it is: typed text and keys, option
+/// values without `-F`.
+#[test]
+fn unexpanded_arguments_keep_their_hashes() {
+    let pane = Target::Pane(PaneId(1));
+    let literal = SendLiteral {
+        target: pane.clone(),
+        text: "#(touch m) ##".into(),
+    };
+    assert_eq!(literal.args().last().unwrap(), "#(touch m) ##");
+    let keys = SendKeys {
+        target: pane,
+        keys: vec!["#".into()],
+    };
+    assert_eq!(keys.args().last().unwrap(), "#");
+    let option = SetOption {
+        scope: OptionScope::Server,
+        name: "@k",
+        value: Some("#(x)".into()),
+    };
+    assert_eq!(option.args().last().unwrap(), "#(x)");
 }
