@@ -509,7 +509,11 @@ fn tabs_and_newlines_in_cwds_change_nothing_on_rerun() {
     }));
     let job_line = format!("sh {}", job.display());
     // Renamed first: tmuxd reads the name with the panes the split shows.
-    tmux.run(&["rename-window", "-t", "=mixed:", "a\tb"]);
+    // tmux 3.7 refuses a control character in a window name ("invalid
+    // window name"); then only the cwds carry a tab.
+    let renamed = tmux.output(&["rename-window", "-t", "=mixed:", "a\tb"]);
+    let refused = String::from_utf8_lossy(&renamed.stderr).contains("invalid window name");
+    assert!(renamed.status.success() || refused, "rename-window: {renamed:?}");
     tmux.run(&["split-window", "-t", "=mixed:", "-c", &tabbed, &job_line]);
     let expected = [
         (
