@@ -7,6 +7,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::output::visible;
 use crate::api::model::ErrorBody;
 
 /// Where a command says to set the token, in every auth error.
@@ -180,7 +181,8 @@ impl Client {
             .text()
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| ClientError::Protocol(format!("{e}: {text}")))
+        serde_json::from_str(&text)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", visible(&text))))
     }
 
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
@@ -204,12 +206,12 @@ pub fn api_error(status: StatusCode, body: &[u8]) -> ClientError {
         Ok(ErrorBody { error }) => ClientError::Api {
             status,
             code: error.code.as_str(),
-            message: error.message,
+            message: visible(&error.message).into_owned(),
         },
         Err(_) => ClientError::Api {
             status,
             code: String::new(),
-            message: String::from_utf8_lossy(body).trim().to_owned(),
+            message: visible(String::from_utf8_lossy(body).trim()).into_owned(),
         },
     }
 }

@@ -29,6 +29,7 @@ pub use args::{Cli, Command, HooksCommand, QueueCommand, ServeArgs, ServiceComma
 pub use client::ClientError;
 pub use doctor::doctor;
 pub use logging::init_logging;
+pub use output::visible;
 
 use args::Connect;
 use client::{Client, base_url};
