@@ -125,12 +125,13 @@ async fn stream(
 type Frames = futures::stream::BoxStream<'static, Result<Message, tungstenite::Error>>;
 
 /// Opens the WebSocket with the bearer token in the handshake, so a bad
-/// token is refused at once instead of after the first-message timeout.
+/// token is refused at once instead of after the first-message timeout;
+/// only to a daemon that has shown it is ours (`Client::token`).
 async fn connect(client: &Client, url: &str) -> Result<Frames, ClientError> {
     let mut request = url
         .into_client_request()
         .map_err(|e| ClientError::Usage(format!("bad stream URL {url}: {e}")))?;
-    if let Some(token) = client.token() {
+    if let Some(token) = client.token().await? {
         let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
             ClientError::Usage(format!(
                 "the token is not a valid header value; {TOKEN_HINT}"
