@@ -111,7 +111,9 @@ fn warn_of_token_flag(connect: &Connect, env: &Env) {
         .is_some_and(|token| env.get("TMUXD_TOKEN") != Some(token));
     if from_flag {
         eprintln!(
-            "tmuxd: warning: --token on the command line can be read by every user of this              machine (ps, /proc/PID/cmdline); set TMUXD_TOKEN or auth.token in the config file              instead"
+            "tmuxd: warning: --token on the command line can be read by every user of this \
+             machine (ps, /proc/PID/cmdline); set TMUXD_TOKEN or auth.token in the config file \
+             instead"
         );
     }
 }
