@@ -65,27 +65,30 @@ impl Impostor {
 
     /// Everything it was sent, once a request of the test's own (sent after
     /// the CLI's) has arrived: nothing the CLI sent is still in flight. The
-    /// test's own request and connection are left out.
+    /// test's own requests, and as many connections, are left out.
     fn seen(&self) -> Vec<Value> {
-        let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{}", self.at)).unwrap();
         use std::io::Write;
+        let sentinel = |r: &Value| r["path"] == "/end-of-test";
+        let before = self.seen_now().iter().filter(|r| sentinel(r)).count();
+        let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{}", self.at)).unwrap();
         stream
             .write_all(b"GET /end-of-test HTTP/1.0\r\nHost: x\r\n\r\n")
             .unwrap();
-        let mut seen: Vec<Value> = wait_for("the impostor to see the end of the test", || {
-            let seen = self.seen.lock().unwrap().clone();
-            seen.iter()
-                .any(|r| r["path"] == "/end-of-test")
-                .then_some(seen)
-        })
-        .into_iter()
-        .filter(|r| r["path"] != "/end-of-test")
-        .collect();
-        let ours = seen.iter().rposition(|r| r["connect"] == true);
-        if let Some(ours) = ours {
-            seen.remove(ours);
-        }
-        seen
+        let seen = wait_for("the impostor to see the end of the test", || {
+            let seen = self.seen_now();
+            (seen.iter().filter(|r| sentinel(r)).count() > before).then_some(seen)
+        });
+        let mut ours = seen.iter().filter(|r| sentinel(r)).count();
+        seen.into_iter()
+            .filter(|r| !sentinel(r))
+            .filter(|r| match r["connect"] == true && ours > 0 {
+                true => {
+                    ours -= 1;
+                    false
+                }
+                false => true,
+            })
+            .collect()
     }
 
     /// Everything it was sent so far (a unix socket's impostor).
