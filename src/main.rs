@@ -75,7 +75,8 @@ fn main() -> ExitCode {
             Err(e) => {
                 let code = e.exit_code();
                 if code != 0 {
-                    eprintln!("tmuxd: {e}");
+                    // Errors echo what a daemon said: controls made visible.
+                    eprintln!("tmuxd: {}", tmuxd::cli::visible(&e.to_string()));
                 }
                 ExitCode::from(code)
             }

@@ -517,7 +517,11 @@ fn hooks_send_never_fails_the_agent() {
     let cases: [Case; 3] = [
         (&[], "{}", "TMUX_PANE is not set"),
         (
-            &[("TMUX_PANE", "%1"), ("TMUXD_URL", &url)],
+            &[
+                ("TMUX_PANE", "%1"),
+                ("TMUXD_URL", &url),
+                ("TMUXD_TOKEN", "a-token-0123456789abcdefghij"),
+            ],
             "{}",
             "cannot reach tmuxd",
         ),

@@ -221,6 +221,7 @@ fn finding_4_flag_values_are_checked_first() {
     let nowhere = |args: &[&str]| {
         tmuxd_command(home.path())
             .env("TMUXD_URL", "http://127.0.0.1:1")
+            .env("TMUXD_TOKEN", "a-token-0123456789abcdefghij")
             .args(args)
             .output()
             .unwrap()
@@ -248,7 +249,8 @@ fn finding_4_flag_values_are_checked_first() {
 
 /// Finding 5: help describes every argument and names the environment;
 /// `--url`/`--token` beside the variables; a URL without a scheme works;
-/// auth errors say which variable to set.
+/// auth errors say which variable to set. (Over TCP without a token the
+/// CLI refuses before sending anything, issue 29: exit 2.)
 #[test]
 fn finding_5_help_url_and_token() {
     let tmux = TmuxServer::new();
@@ -282,7 +284,7 @@ fn finding_5_help_url_and_token() {
     );
 
     let denied = tmuxd(&daemon, &["ls"]);
-    assert_eq!(denied.status.code(), Some(1));
+    assert_eq!(denied.status.code(), Some(2));
     assert!(
         stderr(&denied).contains("TMUXD_TOKEN"),
         "{}",
@@ -316,7 +318,7 @@ fn finding_5_help_url_and_token() {
     assert!(stdout_ok(by_env).contains(&id));
 
     let watch = tmuxd(&daemon, &["watch", "t"]);
-    assert_eq!(watch.status.code(), Some(1));
+    assert_eq!(watch.status.code(), Some(2));
     assert!(stderr(&watch).contains("TMUXD_TOKEN"), "{}", stderr(&watch));
     let wrong = tmuxd(&daemon, &["watch", "t", "--token", "wrong"]);
     assert!(stderr(&wrong).contains("TMUXD_TOKEN"), "{}", stderr(&wrong));

@@ -9,16 +9,19 @@ use clap_complete::engine::ArgValueCandidates;
 use super::duration::{WaitLimit, parse_duration};
 
 const AFTER_HELP: &str = "\
-Client commands reach the daemon at --url, else $TMUXD_URL, else its unix socket in the data
-dir (tmuxd.sock: the daemon's own user needs no token there), else the bind address of the
-config file (default http://127.0.0.1:7420); over TCP with --token, else $TMUXD_TOKEN, else
-auth.token of the config file. A URL without a scheme (127.0.0.1:7420) means http://.
+Client commands reach the daemon on its unix socket in the data dir (tmuxd.sock, which must
+be yours, in a directory only you can write; no token needed there); over TCP only at --url
+or $TMUXD_URL, and only with a token ($TMUXD_TOKEN, auth.token of the config file, or
+--token, which other users can see in ps): the daemon must prove it holds the token before
+anything else is sent. A URL without a scheme (127.0.0.1:7420) means http://. With no
+socket, no daemon is running: start one with `tmuxd serve`.
 
 A SESSION is a session id (sess_3) or the exact name of its tmux session (build).
 
 Exit status: 0 success (also when whoever reads the output has gone, as `| head` does);
-1 error (the daemon is unreachable or refused, no such session); 2 usage (unknown flag,
-bad value, ambiguous SESSION; nothing was changed); 3 `wait` timed out;
+1 error (no daemon running, the daemon is unreachable, refused or not proved yours, no such
+session); 2 usage (unknown flag, bad value, ambiguous SESSION, a URL without a token; nothing
+was changed); 3 `wait` timed out;
 78 bad configuration (serve, config, doctor).";
 
 #[derive(Parser, Debug)]
@@ -53,10 +56,11 @@ pub struct ServeArgs {
 /// Where the daemon is and how to authenticate (client commands).
 #[derive(Args, Debug, Clone, Default)]
 pub struct Connect {
-    /// The daemon's address: http://HOST:PORT, or HOST:PORT.
+    /// The daemon's address over TCP: http://HOST:PORT, or HOST:PORT (default: its unix socket).
     #[arg(long, env = "TMUXD_URL", value_name = "URL")]
     pub url: Option<String>,
-    /// Bearer token (read-write, or the read token for read-only commands).
+    /// Bearer token (read-write, or the read token for read-only commands); prefer
+    /// $TMUXD_TOKEN: other users can read the command line.
     #[arg(
         long,
         env = "TMUXD_TOKEN",
@@ -137,6 +141,40 @@ pub enum Command {
     /// Let coding agents' own hooks tell tmuxd what they do: `tmuxd hooks install claude`.
     #[command(subcommand)]
     Hooks(HooksCommand),
+}
+
+impl Command {
+    /// Where a client command reaches the daemon; `None` for the others.
+    pub fn connect(&self) -> Option<&Connect> {
+        Some(match self {
+            Command::Ls(a) => &a.connect,
+            Command::Show(a) | Command::Queue(QueueCommand::Ls(a)) => &a.connect,
+            Command::New(a) => &a.connect,
+            Command::Adopt(a) => &a.connect,
+            Command::Restore(a) => &a.connect,
+            Command::Rm(a) => &a.connect,
+            Command::Send(a) => &a.connect,
+            Command::Keys(a) => &a.connect,
+            Command::Resize(a) => &a.connect,
+            Command::Thought(a) => &a.connect,
+            Command::Snap(a) => &a.connect,
+            Command::Scrollback(a) => &a.connect,
+            Command::Wait(a) => &a.connect,
+            Command::Watch(a) => &a.connect,
+            Command::Events(a) => &a.connect,
+            Command::Attach(a) => &a.connect,
+            Command::Open(a) => &a.connect,
+            Command::Queue(QueueCommand::Rm(a)) => &a.connect,
+            Command::Hooks(HooksCommand::Send(a)) => &a.connect,
+            Command::Serve(_)
+            | Command::Config(_)
+            | Command::Doctor(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Service(_)
+            | Command::Hooks(HooksCommand::Install(_)) => return None,
+        })
+    }
 }
 
 #[derive(Args, Debug)]

@@ -1,12 +1,18 @@
 //! A small HTTP client for the daemon: base URL, bearer token, and the
 //! API's JSON errors turned into plain messages with a hint where one helps.
+//! It sends nothing that matters, and gives no answer to act on, before it
+//! knows the daemon is the user's own (`super::trust`): checked once, at
+//! the first request.
 
 use std::path::{Path, PathBuf};
 
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::sync::OnceCell;
 
+use super::output::visible;
+use super::trust::{self, Place};
 use crate::api::model::ErrorBody;
 
 /// Where a command says to set the token, in every auth error.
@@ -15,9 +21,11 @@ pub const TOKEN_HINT: &str = "set TMUXD_TOKEN or pass --token";
 pub struct Client {
     http: reqwest::Client,
     base: Url,
+    /// Sent only to a daemon that has shown it is ours (see [`Client::trusted`]).
     token: Option<String>,
-    /// The daemon's unix socket, when requests go there instead of TCP.
-    socket: Option<PathBuf>,
+    place: Place,
+    /// Set once the daemon has shown it is the user's own.
+    trusted: OnceCell<()>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +58,21 @@ pub enum ClientError {
     StdoutClosed,
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// No daemon listens on the socket of the configured data dir.
+    #[error(
+        "no tmuxd is running for {data_dir} ({why}): start it with `tmuxd serve` (`scripts/serve` in a checkout; `tmuxd service install` to keep one running); a daemon elsewhere is reached with TMUXD_URL (or --url) and its token"
+    )]
+    NotRunning { data_dir: String, why: String },
+    /// A socket at the daemon's path that another user could have made.
+    #[error(
+        "refusing the unix socket {socket}: {why}; tmuxd talks only to a socket of your own in a directory only you can write"
+    )]
+    UntrustedSocket { socket: String, why: String },
+    /// Over TCP, whoever answered did not show it holds our token.
+    #[error(
+        "{base} did not prove it is your tmuxd ({why}), so the CLI sent it nothing: another program may be listening there, or the token is not that daemon's (check --url/TMUXD_URL and TMUXD_TOKEN, --token or auth.token)"
+    )]
+    Unproven { base: String, why: String },
 }
 
 impl ClientError {
@@ -97,18 +120,22 @@ pub fn base_url(text: &str) -> Result<Url, ClientError> {
 }
 
 impl Client {
-    pub fn new(base: Url, token: Option<String>) -> Self {
+    /// A client of the daemon at `base` over TCP, which must prove it holds
+    /// `token` before it is sent anything else.
+    pub fn over_tcp(base: Url, token: String) -> Self {
         Client {
-            http: reqwest::Client::new(),
+            http: http_builder().build().unwrap_or_default(),
             base,
-            token,
-            socket: None,
+            token: Some(token),
+            place: Place::Tcp,
+            trusted: OnceCell::new(),
         }
     }
 
-    /// A client of the daemon's unix socket (`http://localhost` on it).
+    /// A client of the daemon's unix socket (`http://localhost` on it),
+    /// which must be ours (see `trust::check_socket`).
     pub fn over_socket(socket: PathBuf, token: Option<String>) -> Self {
-        let http = reqwest::Client::builder()
+        let http = http_builder()
             .unix_socket(socket.as_path())
             .build()
             .unwrap_or_default();
@@ -116,21 +143,48 @@ impl Client {
             http,
             base: Url::parse("http://localhost/").expect("a valid URL"),
             token,
-            socket: Some(socket),
+            place: Place::Socket(socket),
+            trusted: OnceCell::new(),
         }
     }
 
     /// The unix socket requests go to, if not TCP.
     pub fn socket(&self) -> Option<&Path> {
-        self.socket.as_deref()
+        match &self.place {
+            Place::Socket(socket) => Some(socket),
+            Place::Tcp => None,
+        }
     }
 
     /// Where the daemon is, as errors name it.
     fn place(&self) -> String {
-        match &self.socket {
-            Some(socket) => format!("unix socket {}", socket.display()),
-            None => self.base.to_string(),
+        match &self.place {
+            Place::Socket(socket) => format!("unix socket {}", socket.display()),
+            Place::Tcp => self.base.to_string(),
         }
+    }
+
+    /// The base URL requests go to: over TCP, the host the user named.
+    pub fn base(&self) -> &Url {
+        &self.base
+    }
+
+    /// Checks once, before anything else is sent, that the daemon is the
+    /// user's own: the socket's peer runs as us, or the daemon over TCP
+    /// proves it holds the token (the proof request carries no token).
+    pub async fn trusted(&self) -> Result<(), ClientError> {
+        self.trusted
+            .get_or_try_init(|| async {
+                match (&self.place, &self.token) {
+                    (Place::Socket(socket), _) => trust::check_peer(socket).await,
+                    (Place::Tcp, Some(token)) => {
+                        trust::check_proof(&self.http, &self.base, token).await
+                    }
+                    (Place::Tcp, None) => Err(trust::needs_token()),
+                }
+            })
+            .await
+            .map(|_| ())
     }
 
     /// `path` (starting with `/`, with any query) under the base URL.
@@ -145,6 +199,7 @@ impl Client {
         path: &str,
         body: Option<&B>,
     ) -> Result<reqwest::Response, ClientError> {
+        self.trusted().await?;
         let mut request = self.http.request(method, self.url(path));
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -180,7 +235,8 @@ impl Client {
             .text()
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| ClientError::Protocol(format!("{e}: {text}")))
+        serde_json::from_str(&text)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", visible(&text))))
     }
 
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
@@ -192,9 +248,19 @@ impl Client {
         format!("ws://{}", self.url(path).trim_start_matches("http://"))
     }
 
-    pub fn token(&self) -> Option<&str> {
-        self.token.as_deref()
+    /// The token, for a request this client does not make itself (a
+    /// WebSocket), once the daemon has shown it is ours.
+    pub async fn token(&self) -> Result<Option<&str>, ClientError> {
+        self.trusted().await?;
+        Ok(self.token.as_deref())
     }
+}
+
+/// Every client of the daemon follows no redirect: an answer that sends
+/// the request elsewhere would carry the token there, and a proof relayed
+/// from the real daemon would vouch for whoever redirected.
+fn http_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none())
 }
 
 /// A non-2xx answer as the API's error (`{"error": {"code", "message"}}`);
@@ -204,12 +270,12 @@ pub fn api_error(status: StatusCode, body: &[u8]) -> ClientError {
         Ok(ErrorBody { error }) => ClientError::Api {
             status,
             code: error.code.as_str(),
-            message: error.message,
+            message: visible(&error.message).into_owned(),
         },
         Err(_) => ClientError::Api {
             status,
             code: String::new(),
-            message: String::from_utf8_lossy(body).trim().to_owned(),
+            message: visible(String::from_utf8_lossy(body).trim()).into_owned(),
         },
     }
 }
@@ -258,9 +324,9 @@ mod tests {
 
     #[test]
     fn ws_urls_keep_host_and_path() {
-        let client = Client::new(base_url("127.0.0.1:9").unwrap(), None);
+        let client = Client::over_tcp(base_url("127.0.0.1:9").unwrap(), "t".into());
         assert_eq!(client.ws_url("/v1/x"), "ws://127.0.0.1:9/v1/x");
-        let client = Client::new(base_url("http://h/prefix/").unwrap(), None);
+        let client = Client::over_tcp(base_url("http://h/prefix/").unwrap(), "t".into());
         assert_eq!(client.ws_url("/v1/x"), "ws://h/prefix/v1/x");
     }
 

@@ -48,13 +48,20 @@ pub fn registration(shell: clap_complete::Shell) -> Result<Vec<u8>, ClientError>
 }
 
 /// Every session the daemon knows, live and recently ended: its id (with
-/// its name and state as help) and its name.
+/// its name and state as help) and its name. A session whose id or name
+/// holds a control character is left out: the shell would put it on the
+/// command line, or draw it, as it is.
 pub fn sessions() -> Vec<CompletionCandidate> {
     let Some(list) = ask_sessions() else {
         return Vec::new();
     };
     let mut candidates = Vec::new();
-    for s in &list.sessions {
+    let plain = |text: &str| !text.chars().any(char::is_control);
+    for s in list
+        .sessions
+        .iter()
+        .filter(|s| plain(&s.session_id) && plain(&s.tmux_name))
+    {
         let state = serde_json::to_value(s.state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))

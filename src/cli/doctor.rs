@@ -47,7 +47,9 @@ pub async fn doctor(config: &Config) -> bool {
                 "bind",
                 format!(
                     "{} is in use by a running tmuxd ({} sessions, {})",
-                    config.bind, health.sessions, health.tmux
+                    config.bind,
+                    health.sessions,
+                    super::output::visible(&health.tmux)
                 ),
             ),
             None => report(

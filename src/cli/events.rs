@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::args::EventsArgs;
 use super::client::{Client, ClientError};
-use super::output::{print, print_json, text};
+use super::output::{json_line, print, print_json, text, visible};
 use super::pipe::stdout_closed;
 use crate::api::model::{Event, EventsPage};
 
@@ -105,19 +105,23 @@ fn print_block(block: &str, json: bool) -> Result<(), ClientError> {
         return Ok(());
     }
     if kind.as_deref() == Some("replay_truncated") {
-        eprintln!("tmuxd: some events after the requested seq were no longer retained: {data}");
+        eprintln!(
+            "tmuxd: some events after the requested seq were no longer retained: {}",
+            visible(&data)
+        );
         return Ok(());
     }
     if json {
-        return print(&format!("{data}\n"));
+        return print(&format!("{}\n", json_line(&data)));
     }
     match serde_json::from_str::<Event>(&data) {
         Ok(event) => print(&event_line(&event)),
-        Err(_) => print(&format!("{data}\n")),
+        Err(_) => print(&format!("{}\n", visible(&data))),
     }
 }
 
-/// `SEQ  AT  KIND  SESSION  NAME  key=value...` with fixed-width leading columns.
+/// `SEQ  AT  KIND  SESSION  NAME  key=value...` with fixed-width leading
+/// columns, made [`visible`] (names, cwds and titles come from sessions).
 fn event_line(event: &Event) -> String {
     let event = serde_json::to_value(event).unwrap_or_default();
     let mut line = format!(
@@ -139,6 +143,7 @@ fn event_line(event: &Event) -> String {
         }
     }
     line.truncate(line.trim_end().len());
+    let mut line = visible(&line).into_owned();
     line.push('\n');
     line
 }
@@ -174,5 +179,16 @@ mod tests {
             event_line(&event),
             "     7  2024-05-01T10:00:00.123Z  session_state     sess_2    build  reason=foreground_process  state=idle\n"
         );
+        let hostile: Event = serde_json::from_value(serde_json::json!({
+            "seq": 8, "at": "2024-05-01T10:00:00.123Z", "kind": "session_renamed",
+            "session_id": "sess_2", "tmux_name": "x\u{1b}]0;X\u{7}", "old_name": "y\u{9b}2J"
+        }))
+        .unwrap();
+        let line = event_line(&hostile);
+        assert!(
+            line.contains("x\\e]0;X\\x07") && line.contains("old_name=y\\x9b2J"),
+            "{line}"
+        );
+        assert!(!line.trim_end().chars().any(char::is_control), "{line}");
     }
 }

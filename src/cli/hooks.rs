@@ -341,7 +341,7 @@ pub fn slim_event(event: &Value) -> Option<Value> {
 /// blocks or fails the agent.
 pub async fn send(args: HooksSendArgs, env: &Env, client: Result<Client, ClientError>) {
     if let Err(problem) = try_send(args, env, client).await {
-        eprintln!("tmuxd hooks send: {problem}");
+        eprintln!("tmuxd hooks send: {}", super::output::visible(&problem));
     }
 }
 

@@ -22,6 +22,7 @@ mod restore;
 mod screen;
 mod sessions;
 mod terminal;
+mod trust;
 mod wait;
 mod watch;
 
@@ -29,14 +30,18 @@ pub use args::{Cli, Command, HooksCommand, QueueCommand, ServeArgs, ServiceComma
 pub use client::ClientError;
 pub use doctor::doctor;
 pub use logging::init_logging;
+pub use output::visible;
 
 use args::Connect;
 use client::{Client, base_url};
 
-use crate::config::{self, Env, Flags};
+use crate::config::{self, Env, Flags, Loaded};
 
 /// Runs a command other than `serve`, `config` and `doctor`.
 pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> {
+    if let Some(connect) = command.connect() {
+        warn_of_token_flag(connect, env);
+    }
     match command {
         Command::Ls(args) => sessions::ls(&connect(&args.connect, env)?, args).await,
         Command::Show(args) => sessions::show(&connect(&args.connect, env)?, args).await,
@@ -53,7 +58,10 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
         Command::Wait(args) => wait::wait(&connect(&args.connect, env)?, args).await,
         Command::Watch(args) => watch::watch(&connect(&args.connect, env)?, args).await,
         Command::Events(args) => events::events(&connect(&args.connect, env)?, args).await,
-        Command::Attach(args) => attach::attach(&connect(&args.connect, env)?, args).await,
+        Command::Attach(args) => {
+            let tmux_bin = loaded(env).map(|l| l.config.tmux.bin);
+            attach::attach(&connect(&args.connect, env)?, args, tmux_bin).await
+        }
         Command::Open(args) => open::open(&connect(&args.connect, env)?, args).await,
         Command::Queue(QueueCommand::Ls(args)) => {
             queue::ls(&connect(&args.connect, env)?, args).await
@@ -91,29 +99,62 @@ pub(crate) fn connect_from_env(env: &Env) -> Result<Client, ClientError> {
     connect(&from_env, env)
 }
 
-/// `--url`/`TMUXD_URL`; else the daemon's unix socket in the configured
-/// data dir, where the daemon's own user needs no token; else the
-/// configured bind. `--token`/`TMUXD_TOKEN`, else the configured token. A
-/// broken config file is ignored here: the flags and environment may be all
-/// a client needs.
+/// `--token` given on the command line, where every local user can read
+/// it (`ps`, `/proc/PID/cmdline`) while the command runs: warned about, not
+/// refused, so scripts that pass it keep working while they move to the
+/// variable or the config file. (clap fills `token` from `TMUXD_TOKEN`
+/// too; a value equal to the variable's came from there.)
+fn warn_of_token_flag(connect: &Connect, env: &Env) {
+    let from_flag = connect
+        .token
+        .as_ref()
+        .is_some_and(|token| env.get("TMUXD_TOKEN") != Some(token));
+    if from_flag {
+        eprintln!(
+            "tmuxd: warning: --token on the command line can be read by every user of this \
+             machine (ps, /proc/PID/cmdline); set TMUXD_TOKEN or auth.token in the config file \
+             instead"
+        );
+    }
+}
+
+/// The configuration as a client reads it (no flags): `None` when the
+/// file is broken, since the flags and environment may be all a client needs.
+fn loaded(env: &Env) -> Option<Loaded> {
+    config::load(&Flags::default(), env).ok()
+}
+
+/// The daemon this command talks to (`trust` says why these rules):
+/// over TCP at `--url`/`TMUXD_URL` only, with `--token`/`TMUXD_TOKEN` or
+/// the configured token, which the daemon must prove it holds; else the
+/// daemon's unix socket in the configured data dir, which must be ours
+/// (no token needed). Never TCP because the socket is missing: that says
+/// no daemon runs.
 pub(crate) fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
     let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
-    let loaded = config::load(&Flags::default(), env).ok();
+    let loaded = loaded(env);
     let token = given(&connect.token).or_else(|| {
         let loaded = loaded.as_ref()?;
         loaded.config.auth.token.clone()
     });
     if let Some(url) = given(&connect.url) {
-        return Ok(Client::new(base_url(&url)?, token));
+        let base = base_url(&url)?;
+        let token = token.ok_or_else(trust::needs_token)?;
+        return Ok(Client::over_tcp(base, token));
     }
-    let data_dir = loaded.as_ref().map(|l| l.config.data_dir.clone());
-    let socket = data_dir.map(|dir| dir.join(crate::daemon::SOCKET_FILE));
-    if let Some(socket) = socket.filter(|s| s.exists()) {
-        return Ok(Client::over_socket(socket, token));
-    }
-    let bind = loaded.map_or_else(
-        || "127.0.0.1:7420".to_owned(),
-        |l| l.config.bind.to_string(),
-    );
-    Ok(Client::new(base_url(&bind)?, token))
+    let data_dir = match loaded {
+        Some(loaded) => loaded.config.data_dir,
+        None => {
+            let error = config::load(&Flags::default(), env)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            return Err(ClientError::Usage(format!(
+                "cannot tell where the daemon's socket is: {error}"
+            )));
+        }
+    };
+    let socket = data_dir.join(crate::daemon::SOCKET_FILE);
+    trust::check_socket(&socket)?;
+    Ok(Client::over_socket(socket, token))
 }

@@ -1,7 +1,10 @@
 //! Printing: the API's JSON as is, or aligned tables for people. A closed
 //! stdout (`tmuxd events | head -3`) ends the command quietly and
-//! successfully instead of panicking.
+//! successfully instead of panicking. Text a server sent reaches the
+//! person's terminal through [`visible`]: sessions control their cwd, title,
+//! process name and tmux name, and a terminal obeys escape sequences.
 
+use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
 
 use serde::Serialize;
@@ -46,17 +49,55 @@ pub fn print_either<T: Serialize>(
     }
 }
 
-/// Columns padded to their widest cell, two spaces apart, no trailing blanks.
+/// Text for a terminal: every control character a terminal acts on (C0,
+/// DEL, and C1 as UTF-8 encodes it, U+0080..U+009F, which many terminals
+/// take as CSI, OSC...) is written as a visible escape, as `ls -b` and git
+/// do: `\e`, `\t`, `\n`, `\r`, else `\xNN` (`\x9b` for U+009B). A
+/// backslash is left as it is: the escapes are for safety, and `--json`
+/// gives the exact text.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\x1b' => out.push_str("\\e"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A line of JSON the daemon sent, printed for `--json`: as it is when it
+/// is JSON (which holds no raw control character), else made [`visible`].
+pub fn json_line(text: &str) -> Cow<'_, str> {
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => Cow::Borrowed(text),
+        Err(_) => visible(text),
+    }
+}
+
+/// Columns padded to their widest cell, two spaces apart, no trailing
+/// blanks; each cell made [`visible`].
 pub fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let rows: Vec<[String; N]> = rows
+        .iter()
+        .map(|row| row.clone().map(|cell| visible(&cell).into_owned()))
+        .collect();
     let mut widths = header.map(|h| h.chars().count());
-    for row in rows {
+    for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let header = header.map(str::to_owned);
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in std::iter::once(&header).chain(&rows) {
         let cells: Vec<String> = row
             .iter()
             .zip(widths)
@@ -104,6 +145,35 @@ mod tests {
             out,
             "ID       NAME   STATE\nsess_1   build  idle\nsess_10  é\n"
         );
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        // (server text, as printed)
+        let cases = [
+            ("plain /home/u/src é 中", "plain /home/u/src é 中"),
+            ("proj\x1b]0;X\x07\x1b[2J", "proj\\e]0;X\\x07\\e[2J"),
+            ("a\tb\nc\rd", "a\\tb\\nc\\rd"),
+            ("nul\0 del\x7f", "nul\\x00 del\\x7f"),
+            (
+                "csi\u{9b}2J osc\u{9d}52 \u{80}\u{9f}",
+                "csi\\x9b2J osc\\x9d52 \\x80\\x9f",
+            ),
+            ("back\\slash", "back\\slash"),
+            ("\u{a0}nbsp", "\u{a0}nbsp"),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(visible(text), shown, "{text:?}");
+            assert!(
+                !visible(text)
+                    .chars()
+                    .any(|c| c.is_control() || c == '\u{7f}'),
+                "{text:?}"
+            );
+        }
+        assert!(matches!(visible("clean"), Cow::Borrowed(_)));
+        let cells = [["s\x1b[2J".to_owned(), "ok".to_owned()]];
+        assert_eq!(table(["A", "B"], &cells), "A       B\ns\\e[2J  ok\n");
     }
 
     #[test]

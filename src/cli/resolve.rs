@@ -102,7 +102,7 @@ pub async fn session_id(client: &Client, arg: &str) -> Result<String, ClientErro
         Resolution::Ambiguous(candidates) => {
             let listed: Vec<String> = candidates
                 .iter()
-                .map(|(id, name)| format!("{id} (tmux name {name:?})"))
+                .map(|(id, name)| format!("{} (tmux name {name:?})", super::output::visible(id)))
                 .collect();
             Err(ClientError::Usage(format!(
                 "{arg:?} is ambiguous: it matches {}; use the session id",

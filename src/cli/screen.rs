@@ -2,7 +2,7 @@
 
 use super::args::{Pane, ScrollbackArgs, SnapArgs};
 use super::client::{Client, ClientError, encode};
-use super::output::print_either;
+use super::output::{print_either, visible};
 use super::resolve::session_id;
 use crate::api::model::{ScrollbackResponse, Snapshot};
 
@@ -18,7 +18,11 @@ pub async fn snap(client: &Client, args: SnapArgs) -> Result<(), ClientError> {
         path.push_str("&pane=active");
     }
     let snapshot: Snapshot = client.get(&path).await?;
-    print_either(args.format.json, &snapshot, |s| lines(&s.lines))
+    match args.ansi {
+        // What the session's terminal shows, colours included: asked for.
+        true => print_either(args.format.json, &snapshot, |s| raw_lines(&s.lines)),
+        false => print_either(args.format.json, &snapshot, |s| lines(&s.lines)),
+    }
 }
 
 pub async fn scrollback(client: &Client, args: ScrollbackArgs) -> Result<(), ClientError> {
@@ -29,12 +33,18 @@ pub async fn scrollback(client: &Client, args: ScrollbackArgs) -> Result<(), Cli
     }
     let body: ScrollbackResponse = client.get(&path).await?;
     if let (false, Some(missing)) = (args.format.json, &body.missing) {
-        eprintln!("tmuxd: {id} has ended and kept no history ({missing})");
+        let said = format!("{id} has ended and kept no history ({missing})");
+        eprintln!("tmuxd: {}", visible(&said));
     }
     print_either(args.format.json, &body, |b| lines(&b.lines))
 }
 
-/// One line of output per line of the screen or history.
+/// One line of output per line of the screen or history, made [`visible`].
 fn lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{}\n", visible(l))).collect()
+}
+
+/// The lines of `--ansi`, escape sequences kept.
+fn raw_lines(lines: &[String]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::args::{AdoptArgs, LsArgs, NewArgs, RmArgs, ShowArgs};
 use super::client::{Client, ClientError, encode};
-use super::output::{one_line, print, print_either, table, text};
+use super::output::{one_line, print, print_either, table, text, visible};
 use super::resolve::session_id;
 use crate::api::model::{
     AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList, SessionState,
@@ -116,7 +116,7 @@ pub async fn rm(client: &Client, args: RmArgs) -> Result<(), ClientError> {
 /// `{"session": summary}` as JSON, as a one-row table, or just its id.
 pub fn print_session(body: &SessionEnvelope, quiet: bool, json: bool) -> Result<(), ClientError> {
     if quiet {
-        return print(&format!("{}\n", body.session.session_id));
+        return print(&format!("{}\n", visible(&body.session.session_id)));
     }
     print_either(json, body, |body| {
         session_table(std::slice::from_ref(&body.session))
@@ -201,7 +201,7 @@ fn thought(session: &SessionSummary) -> String {
 }
 
 /// `show`: one `key: value` line per field of the summary (in the API's
-/// names), the thought in full.
+/// names), the thought in full; each value made [`visible`].
 fn fields(session: &SessionSummary) -> String {
     let value = serde_json::to_value(session).unwrap_or_default();
     let Some(map) = value.as_object() else {
@@ -216,6 +216,8 @@ fn fields(session: &SessionSummary) -> String {
             Value::Object(_) if key == "thought" => thought(session),
             other => other.to_string(),
         };
+        let key = visible(key);
+        let shown = visible(&shown);
         out.push_str(&format!("{:<width$} {shown}\n", format!("{key}:")));
     }
     out

@@ -9,7 +9,7 @@ use reqwest::{Method, StatusCode};
 use super::args::{Until, WaitArgs};
 use super::client::{Client, ClientError, encode};
 use super::duration::WaitLimit;
-use super::output::{print, print_json};
+use super::output::{print, print_json, visible};
 use super::resolve::session_id;
 use super::sessions::{print_session, wire_word};
 use crate::api::model::{self, SessionEnvelope, WaitRequest, WaitResponse};
@@ -88,7 +88,7 @@ fn print_outcome(answer: WaitResponse, json: bool) -> Result<(), ClientError> {
         return print_json(&answer);
     }
     match answer.matched {
-        Some(matched) => print(&format!("{}\n", matched.line)),
+        Some(matched) => print(&format!("{}\n", visible(&matched.line))),
         None => print_session(
             &SessionEnvelope {
                 session: answer.session,

@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 
 use super::args::WatchArgs;
 use super::client::{Client, ClientError, TOKEN_HINT, api_error, encode};
-use super::output::{print, write_stdout};
+use super::output::{json_line, print, visible, write_stdout};
 use super::pipe::stdout_closed;
 use super::resolve::session_id;
 use super::terminal::{Modes, draw_snapshot, plain_snapshot};
@@ -103,7 +103,7 @@ async fn stream(
                     }
                 }
             }
-            Message::Text(text) if mode == Mode::Json => print(&format!("{text}\n"))?,
+            Message::Text(text) if mode == Mode::Json => print(&format!("{}\n", json_line(&text)))?,
             Message::Text(text) if text.contains("replay_truncated") => {
                 eprintln!(
                     "tmuxd: some output was no longer retained; the stream resumes after a gap"
@@ -125,12 +125,13 @@ async fn stream(
 type Frames = futures::stream::BoxStream<'static, Result<Message, tungstenite::Error>>;
 
 /// Opens the WebSocket with the bearer token in the handshake, so a bad
-/// token is refused at once instead of after the first-message timeout.
+/// token is refused at once instead of after the first-message timeout;
+/// only to a daemon that has shown it is ours (`Client::token`).
 async fn connect(client: &Client, url: &str) -> Result<Frames, ClientError> {
     let mut request = url
         .into_client_request()
         .map_err(|e| ClientError::Usage(format!("bad stream URL {url}: {e}")))?;
-    if let Some(token) = client.token() {
+    if let Some(token) = client.token().await? {
         let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
             ClientError::Usage(format!(
                 "the token is not a valid header value; {TOKEN_HINT}"
@@ -170,9 +171,13 @@ fn closed(code: u16, reason: &str) -> Result<(), ClientError> {
     match (code, reason) {
         (_, "" | "session ended") => Ok(()),
         (1008, reason) if reason.contains("auth") => Err(ClientError::Stream(format!(
-            "the stream was refused: {reason}; {TOKEN_HINT}"
+            "the stream was refused: {}; {TOKEN_HINT}",
+            visible(reason)
         ))),
-        (_, reason) => Err(ClientError::Stream(format!("the stream closed: {reason}"))),
+        (_, reason) => Err(ClientError::Stream(format!(
+            "the stream closed: {}",
+            visible(reason)
+        ))),
     }
 }
 
