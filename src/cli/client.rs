@@ -256,11 +256,14 @@ impl Client {
     }
 }
 
-/// Every client of the daemon follows no redirect: an answer that sends
-/// the request elsewhere would carry the token there, and a proof relayed
-/// from the real daemon would vouch for whoever redirected.
+/// Every client of the daemon follows no redirect and goes through no
+/// proxy from the environment (`HTTP_PROXY`...): an answer that sends the
+/// request elsewhere would carry the token there, and a redirect or a proxy
+/// could relay the real daemon's proof for whoever sits in between.
 fn http_builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none())
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
 }
 
 /// A non-2xx answer as the API's error (`{"error": {"code", "message"}}`);
