@@ -43,14 +43,25 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// How the last connection to a peer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// It never got up.
+    BeforeUp,
+    /// It got up, then failed or ended.
+    AfterUp,
+    /// The peer sent what no real peer sends (too much, a redirect, no
+    /// proof): whatever it reached, it is retried at the slowest pace.
+    Hostile,
+}
+
 /// The delay before the next attempt: doubling from `MIN_BACKOFF`, at most
-/// `MAX_BACKOFF`, back to the start after a connection that got up (and
-/// was not then dropped for misbehaving: a hostile peer is retried at the
-/// slowest pace).
-fn next_backoff(current: Duration, reached_up: bool) -> Duration {
-    match reached_up {
-        true => MIN_BACKOFF,
-        false => (current * 2).min(MAX_BACKOFF),
+/// `MAX_BACKOFF`, back to the start after a connection that got up.
+fn next_backoff(current: Duration, ended: Ended) -> Duration {
+    match ended {
+        Ended::AfterUp => MIN_BACKOFF,
+        Ended::BeforeUp => (current * 2).min(MAX_BACKOFF),
+        Ended::Hostile => MAX_BACKOFF,
     }
 }
 
@@ -69,12 +80,18 @@ impl Follower {
                 outcome = self.connect_and_follow(&mut reached_up) => outcome,
             };
             self.peer.state().connection = None;
+            let mut ended = match reached_up {
+                true => Ended::AfterUp,
+                false => Ended::BeforeUp,
+            };
             if let Err(error) = &outcome {
-                reached_up &= !error.is_hostile();
+                if error.is_hostile() {
+                    ended = Ended::Hostile;
+                }
                 self.peer
                     .set_status(HostStatus::Down, Some(error.to_string()));
             }
-            backoff = next_backoff(backoff, reached_up);
+            backoff = next_backoff(backoff, ended);
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
                 _ = tokio::time::sleep(backoff) => {}
@@ -502,10 +519,11 @@ mod tests {
         let mut delay = MIN_BACKOFF;
         let mut seen = Vec::new();
         for _ in 0..8 {
-            delay = next_backoff(delay, false);
+            delay = next_backoff(delay, Ended::BeforeUp);
             seen.push(delay.as_millis());
         }
         assert_eq!(seen, [400, 800, 1600, 3200, 5000, 5000, 5000, 5000]);
-        assert_eq!(next_backoff(MAX_BACKOFF, true), MIN_BACKOFF);
+        assert_eq!(next_backoff(MAX_BACKOFF, Ended::AfterUp), MIN_BACKOFF);
+        assert_eq!(next_backoff(MIN_BACKOFF, Ended::Hostile), MAX_BACKOFF);
     }
 }
