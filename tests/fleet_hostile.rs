@@ -251,16 +251,23 @@ fn a_peer_that_cannot_prove_the_token_never_receives_it() {
     let dir = tempfile::tempdir().unwrap();
     let tables = format!("{}{}", liar.table("liar"), squatter.table("squatter"));
     let hub = start_hub(&tmux, &tables, dir.path());
-    for name in ["liar", "squatter"] {
-        wait_reason(&hub, name, "did not prove it holds the token");
-    }
+    // The hub has tried each at least twice (a reconnection too), and
+    // each is past `connecting`.
+    wait_for("each tried twice", || {
+        let tries = |p: &FakePeer| {
+            let seen = p.seen();
+            seen.iter()
+                .filter(|s| s.path == "/version" || s.path.contains("proof"))
+                .count()
+        };
+        let settled = ["liar", "squatter"]
+            .iter()
+            .all(|n| host(&hub, n)["status"] != "connecting");
+        (tries(&liar) >= 2 && tries(&squatter) >= 2 && settled).then_some(())
+    });
     // A caller's request for its session is refused here, not forwarded.
     let (status, body) = hub.get("/v1/sessions/liar%2Fsess_1/snapshot");
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    wait_for("each asked for a proof twice", || {
-        let proofs = |p: &FakePeer| p.seen().iter().filter(|s| s.path.contains("proof")).count();
-        (proofs(&liar) >= 2 && proofs(&squatter) >= 2).then_some(())
-    });
     for (name, peer) in [("liar", &liar), ("squatter", &squatter)] {
         let seen = peer.seen();
         let carrying: Vec<&Seen> = seen.iter().filter(|s| s.authorization.is_some()).collect();
@@ -274,6 +281,9 @@ fn a_peer_that_cannot_prove_the_token_never_receives_it() {
         );
     }
     assert!(!hub.log().contains(PEER_TOKEN));
+    for name in ["liar", "squatter"] {
+        wait_reason(&hub, name, "did not prove it holds the token");
+    }
 }
 
 /// Flooding peers holding the token (compromised): an endless line,
@@ -321,7 +331,23 @@ fn flooding_peers_leave_the_hub_bounded() {
         ("hugelist", "list: answered more than 16777216 bytes"),
     ];
     for (name, reason) in reasons {
-        wait_reason(&hub, name, reason);
+        let deadline = started + common::PATIENCE;
+        loop {
+            let host = host(&hub, name);
+            let error = host["last_error"].as_str().unwrap_or_default();
+            if host["status"] == "down" && error.contains(reason) {
+                break;
+            }
+            // Said in the failure, as a measure of the code it fails on.
+            assert!(
+                Instant::now() < deadline,
+                "{name} not down with `{reason}` after {:?}: {host}; hub CPU {:?}, peak RSS {} MiB",
+                started.elapsed(),
+                cpu_time(hub.pid()),
+                proc_kib(hub.pid(), "VmHWM:") / 1024
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     // And again: each is retried (at the slowest backoff) and cut off
     // again, so the bounds hold for a peer that keeps at it.
@@ -413,7 +439,6 @@ fn events_naming_another_hosts_sessions_are_dropped_and_counted() {
         let host = host(&hub, "foreign");
         (host["cursor"] == 4).then_some(host)
     });
-    assert_eq!(at_cursor["refused"], 3, "{at_cursor}");
     let (_, page) = hub.get("/v1/events?format=json&since=0&limit=10000");
     let events = page["events"].as_array().unwrap();
     let ids: Vec<&str> = events
@@ -423,6 +448,7 @@ fn events_naming_another_hosts_sessions_are_dropped_and_counted() {
         .collect();
     assert_eq!(ids, ["foreign/sess_1"], "{page}");
     assert!(!page.to_string().contains("real/sess_1"), "{page}");
+    assert_eq!(at_cursor["refused"], 3, "{at_cursor}");
     let metrics = reqwest::blocking::Client::new()
         .get(format!("{}/metrics", hub.base))
         .bearer_auth(HUB_TOKEN)

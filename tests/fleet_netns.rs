@@ -567,6 +567,34 @@ fn a_peer_reached_only_through_ssh() {
     let hub = start_hub(&hub_tmux, &table, hub_dir.path());
     let up = wait_status(&hub, "far", "up");
     assert_eq!(up["transport"], "ssh", "{up}");
+    // The forward listens on a unix socket in a directory only this user
+    // can enter, never on a port another local user could take while ssh
+    // reconnects; ssh's command line names the socket.
+    {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let socket = hub_dir.path().join("fleet/far.sock");
+        let dir_mode = std::fs::metadata(hub_dir.path().join("fleet"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700, "{dir_mode:o}");
+        let socket_meta = std::fs::symlink_metadata(&socket).unwrap();
+        assert!(socket_meta.file_type().is_socket());
+        assert_eq!(
+            socket_meta.permissions().mode() & 0o077,
+            0,
+            "{:o}",
+            socket_meta.permissions().mode()
+        );
+        let ssh = wait_for("the hub's ssh child", || ssh_child(hub.pid()));
+        let cmdline = std::fs::read(format!("/proc/{ssh}/cmdline")).unwrap();
+        let argv: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let forward = format!("{}:127.0.0.1:{PEER_PORT}", socket.display());
+        assert!(argv.contains(&forward), "{argv:?}");
+    }
     let id = wait_for("the adopted session listed on the hub", || {
         let (_, list) = hub.get("/v1/sessions?host=far");
         let session = list["sessions"].as_array()?.first()?.clone();
@@ -588,6 +616,11 @@ fn a_peer_reached_only_through_ssh() {
         &json!({"match": "^through-ssh", "timeout_ms": 10000}),
     );
     assert_eq!(status, StatusCode::OK, "{body}");
+    // A WebSocket through the hub goes over the forward's socket too.
+    let (mut screen, _) = tungstenite::connect(hub.ws_request(&format!("{path}/screen"))).unwrap();
+    let first = screen.read().unwrap();
+    assert!(first.to_text().unwrap().contains("through-ssh"), "{first}");
+    drop(screen);
 
     // The ssh client killed: tmuxd runs a new one and the peer comes back.
     let first = wait_for("the hub's ssh child", || ssh_child(hub.pid()));
