@@ -110,6 +110,13 @@ impl Follower {
     }
 
     async fn connect_and_follow(&self, reached_up: &mut bool) -> Result<(), PeerError> {
+        let stream = self.connect().await?;
+        self.follow(stream, reached_up).await
+    }
+
+    /// The peer proved, its version and list copied, its event stream
+    /// opened from the cursor.
+    async fn connect(&self) -> Result<reqwest::Response, PeerError> {
         let rtt = prove(&self.peer, self.check_timeout()).await?;
         let version = version(&self.peer, self.check_timeout()).await?;
         let sessions = list(self, self.check_timeout()).await?;
@@ -132,6 +139,15 @@ impl Follower {
         if !response.status().is_success() {
             return Err(PeerError::Status(Step::EventStream, response.status()));
         }
+        Ok(response)
+    }
+
+    /// The peer up while its stream flows and its heartbeats prove it.
+    async fn follow(
+        &self,
+        mut response: reqwest::Response,
+        reached_up: &mut bool,
+    ) -> Result<(), PeerError> {
         // The connection ends when a check fails (a cut link never errors
         // the stream itself until TCP gives up, minutes later), or when a
         // forwarded request finds the peer misbehaving.
@@ -157,7 +173,6 @@ impl Follower {
             self.check_timeout(),
             dirty_rx,
         )));
-        let mut response = response;
         let mut parser = SseParser::new(MAX_EVENT_BYTES);
         loop {
             tokio::select! {
