@@ -386,10 +386,11 @@ const PEAK_RSS_BOUND_MIB: u64 = 200;
 /// Measured: under 1 s.
 const CPU_BOUND: Duration = Duration::from_secs(5);
 
-/// A peer that answers a forwarded request with a redirect: an error to
-/// the caller, nothing fetched where it points, the peer marked down.
+/// A peer that answers a forwarded request with a redirect, or with more
+/// than an answer may hold: an error to the caller, nothing fetched where
+/// the redirect points, the peer marked down.
 #[test]
-fn a_peers_redirect_is_never_followed() {
+fn a_forwarded_request_follows_no_redirect_and_reads_no_flood() {
     let elsewhere =
         FakePeer::start(|_, stream| respond(stream, "200 OK", "", r#"{"secret":"elsewhere"}"#));
     let elsewhere_url = elsewhere.base.clone();
@@ -401,12 +402,28 @@ fn a_peers_redirect_is_never_followed() {
             hold_stream(stream, "");
         }
     });
+    let big = FakePeer::start(move |request, stream| {
+        if request.path.starts_with("/v1/sessions/sess_1/") {
+            let head = "content-type: application/json";
+            flood(
+                stream,
+                head,
+                b"{\"lines\":[",
+                b"\"xxxxxxxxxxxxxxxxxxxxxxxxxxxx\",",
+            );
+        } else if honest(request, stream, true).is_none() {
+            hold_stream(stream, "");
+        }
+    });
     let tmux = TmuxServer::new();
     let dir = tempfile::tempdir().unwrap();
-    let hub = start_hub(&tmux, &redirect.table("redirect"), dir.path());
-    wait_for("redirect up", || {
-        (host(&hub, "redirect")["status"] == "up").then_some(())
-    });
+    let tables = format!("{}{}", redirect.table("redirect"), big.table("big"));
+    let hub = start_hub(&tmux, &tables, dir.path());
+    for name in ["redirect", "big"] {
+        wait_for(&format!("{name} up"), || {
+            (host(&hub, name)["status"] == "up").then_some(())
+        });
+    }
     let (status, body) = hub.get("/v1/sessions/redirect%2Fsess_1/snapshot");
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
@@ -414,6 +431,12 @@ fn a_peers_redirect_is_never_followed() {
     assert!(!body.to_string().contains("elsewhere"), "{body}");
     wait_reason(&hub, "redirect", "redirect (HTTP 307 Temporary Redirect)");
     assert!(elsewhere.seen().is_empty(), "{:?}", elsewhere.seen());
+
+    let (status, body) = hub.get("/v1/sessions/big%2Fsess_1/scrollback");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("more than 16777216 bytes"), "{body}");
+    wait_reason(&hub, "big", "more than 16777216 bytes");
 }
 
 /// A peer's events must name its own sessions (bare `sess_N`): one naming
