@@ -636,16 +636,70 @@ fn a_peer_reached_only_through_ssh() {
     });
     assert_eq!(status, StatusCode::OK);
     assert!(body.to_string().contains("through-ssh"), "{body}");
-    let host = host(&hub, "far");
-    assert_eq!(host["status"], "up", "{host}");
+    let far = host(&hub, "far");
+    assert_eq!(far["status"], "up", "{far}");
     assert!(
-        host["ssh_error"]
+        far["ssh_error"]
             .as_str()
             .unwrap_or("")
             .contains("ssh exited"),
-        "{host}"
+        "{far}"
     );
+
+    // The peer stops and another program takes its port on the peer host
+    // (where the forward ends): it gets asked for a proof it cannot give,
+    // and never the token.
+    let mut peer = peer;
+    peer.stop();
+    wait_status(&hub, "far", "down");
+    let squatter_log = dir.path().join("squatter.log");
+    let _squatter = Reap(
+        Command::new("ip")
+            .args(["netns", "exec", &ns, "python3", "-c", SQUATTER])
+            .arg(&squatter_log)
+            .arg(PEER_PORT.to_string())
+            .spawn()
+            .expect("python3"),
+    );
+    let down = wait_for("the squatter refused a proof twice", || {
+        let host = host(&hub, "far");
+        let tries = std::fs::read_to_string(&squatter_log)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        let refused = host["last_error"]
+            .as_str()?
+            .contains("did not prove it holds the token");
+        (tries >= 2 && refused).then_some(host)
+    });
+    assert_eq!(down["status"], "down", "{down}");
+    let seen = std::fs::read_to_string(&squatter_log).unwrap();
+    assert!(
+        seen.lines().all(|l| l.ends_with(" -")),
+        "the squatter got a token: {seen}"
+    );
+    assert!(!seen.contains(&peer.token), "{seen}");
     drop(hub);
     drop(peer);
     drop(net);
 }
+
+/// An HTTP server that answers anything with `{"version": ...}` and logs
+/// each request's path and `Authorization` (`-` when none).
+const SQUATTER: &str = r#"
+import http.server, sys
+log = open(sys.argv[1], "a")
+class Squatter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write("%s %s\n" % (self.path, self.headers.get("Authorization") or "-"))
+        log.flush()
+        body = b'{"version": "0.1.0"}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Squatter).serve_forever()
+"#;
