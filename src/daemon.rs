@@ -84,6 +84,7 @@ pub async fn serve(
     let fleet = crate::fleet::Fleet::start(
         &config.fleet,
         &supervisor,
+        &metrics,
         &config.data_dir,
         &tasks,
         cancel.clone(),

@@ -126,6 +126,7 @@ struct Inner {
     notifications: Counter,
     notification_failures: Counter,
     auth_failures: Counter,
+    fleet_refused: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
     screen: screen::ScreenMetrics,
@@ -170,6 +171,7 @@ impl Metrics {
             notifications: Counter::default(),
             notification_failures: Counter::default(),
             auth_failures: Counter::default(),
+            fleet_refused: Counter::default(),
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
             screen: Default::default(),
@@ -356,6 +358,12 @@ impl Metrics {
     pub fn auth_failed(&self) {
         self.inner.auth_failures.inc();
     }
+
+    /// A fleet peer sent an event or a summary naming a session not its
+    /// own; it was dropped.
+    pub fn fleet_refused(&self) {
+        self.inner.fleet_refused.inc();
+    }
 }
 
 /// Keeps a subscriber counted while it lives.
@@ -484,6 +492,11 @@ fn register_all(registry: &mut Registry, m: &Inner) {
         "auth_failures",
         "Requests and sockets refused for a token or login code that matched nothing (each one slowed)",
         m.auth_failures.clone(),
+    );
+    r.register(
+        "fleet_refused_events",
+        "Events and summaries from fleet peers dropped for naming a session not on that peer",
+        m.fleet_refused.clone(),
     );
     r.register_with_unit(
         "uptime",

@@ -567,6 +567,34 @@ fn a_peer_reached_only_through_ssh() {
     let hub = start_hub(&hub_tmux, &table, hub_dir.path());
     let up = wait_status(&hub, "far", "up");
     assert_eq!(up["transport"], "ssh", "{up}");
+    // The forward listens on a unix socket in a directory only this user
+    // can enter, never on a port another local user could take while ssh
+    // reconnects; ssh's command line names the socket.
+    {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let socket = hub_dir.path().join("fleet/far.sock");
+        let dir_mode = std::fs::metadata(hub_dir.path().join("fleet"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700, "{dir_mode:o}");
+        let socket_meta = std::fs::symlink_metadata(&socket).unwrap();
+        assert!(socket_meta.file_type().is_socket());
+        assert_eq!(
+            socket_meta.permissions().mode() & 0o077,
+            0,
+            "{:o}",
+            socket_meta.permissions().mode()
+        );
+        let ssh = wait_for("the hub's ssh child", || ssh_child(hub.pid()));
+        let cmdline = std::fs::read(format!("/proc/{ssh}/cmdline")).unwrap();
+        let argv: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let forward = format!("{}:127.0.0.1:{PEER_PORT}", socket.display());
+        assert!(argv.contains(&forward), "{argv:?}");
+    }
     let id = wait_for("the adopted session listed on the hub", || {
         let (_, list) = hub.get("/v1/sessions?host=far");
         let session = list["sessions"].as_array()?.first()?.clone();
@@ -588,6 +616,11 @@ fn a_peer_reached_only_through_ssh() {
         &json!({"match": "^through-ssh", "timeout_ms": 10000}),
     );
     assert_eq!(status, StatusCode::OK, "{body}");
+    // A WebSocket through the hub goes over the forward's socket too.
+    let (mut screen, _) = tungstenite::connect(hub.ws_request(&format!("{path}/screen"))).unwrap();
+    let first = screen.read().unwrap();
+    assert!(first.to_text().unwrap().contains("through-ssh"), "{first}");
+    drop(screen);
 
     // The ssh client killed: tmuxd runs a new one and the peer comes back.
     let first = wait_for("the hub's ssh child", || ssh_child(hub.pid()));
@@ -603,16 +636,70 @@ fn a_peer_reached_only_through_ssh() {
     });
     assert_eq!(status, StatusCode::OK);
     assert!(body.to_string().contains("through-ssh"), "{body}");
-    let host = host(&hub, "far");
-    assert_eq!(host["status"], "up", "{host}");
+    let far = host(&hub, "far");
+    assert_eq!(far["status"], "up", "{far}");
     assert!(
-        host["ssh_error"]
+        far["ssh_error"]
             .as_str()
             .unwrap_or("")
             .contains("ssh exited"),
-        "{host}"
+        "{far}"
     );
+
+    // The peer stops and another program takes its port on the peer host
+    // (where the forward ends): it gets asked for a proof it cannot give,
+    // and never the token.
+    let mut peer = peer;
+    peer.stop();
+    wait_status(&hub, "far", "down");
+    let squatter_log = dir.path().join("squatter.log");
+    let _squatter = Reap(
+        Command::new("ip")
+            .args(["netns", "exec", &ns, "python3", "-c", SQUATTER])
+            .arg(&squatter_log)
+            .arg(PEER_PORT.to_string())
+            .spawn()
+            .expect("python3"),
+    );
+    let down = wait_for("the squatter refused a proof twice", || {
+        let host = host(&hub, "far");
+        let tries = std::fs::read_to_string(&squatter_log)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        let refused = host["last_error"]
+            .as_str()?
+            .contains("did not prove it holds the token");
+        (tries >= 2 && refused).then_some(host)
+    });
+    assert_eq!(down["status"], "down", "{down}");
+    let seen = std::fs::read_to_string(&squatter_log).unwrap();
+    assert!(
+        seen.lines().all(|l| l.ends_with(" -")),
+        "the squatter got a token: {seen}"
+    );
+    assert!(!seen.contains(&peer.token), "{seen}");
     drop(hub);
     drop(peer);
     drop(net);
 }
+
+/// An HTTP server that answers anything with `{"version": ...}` and logs
+/// each request's path and `Authorization` (`-` when none).
+const SQUATTER: &str = r#"
+import http.server, sys
+log = open(sys.argv[1], "a")
+class Squatter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write("%s %s\n" % (self.path, self.headers.get("Authorization") or "-"))
+        log.flush()
+        body = b'{"version": "0.1.0"}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Squatter).serve_forever()
+"#;

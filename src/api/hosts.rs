@@ -3,6 +3,11 @@
 //! to that peer, after this daemon's own guard let it through: a caller
 //! reaches on a peer only what its credential reaches here, and the peer
 //! sees the hub's token for it, which no response carries.
+//!
+//! The path asked of the peer is built from typed parts (the session id,
+//! then each further segment percent-encoded), so nothing a caller puts in
+//! a segment (`..`, `\`, `%2e%2e`, `%2f`) changes which path the peer
+//! serves. Answers are read within a limit; a redirect is an error.
 
 use axum::Json;
 use axum::body::Body;
@@ -22,6 +27,7 @@ use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::model::ErrorCode;
 use super::ws::{CLOSE_TRY_LATER, close};
+use crate::fleet::bounded::{MAX_ANSWER_BYTES, ReadError, read_capped};
 use crate::fleet::fanin::qualify;
 use crate::fleet::{FleetError, HostView, Peer};
 use crate::id::{HostName, SessionId};
@@ -63,7 +69,10 @@ impl From<FleetError> for ApiError {
     fn from(error: FleetError) -> Self {
         let code = match &error {
             FleetError::UnknownHost(_) => ErrorCode::NotFound,
-            FleetError::Down { .. } | FleetError::Unreachable { .. } => ErrorCode::PeerUnavailable,
+            FleetError::Down { .. }
+            | FleetError::Unreachable { .. }
+            | FleetError::NotYetProven { .. }
+            | FleetError::BadAnswer { .. } => ErrorCode::PeerUnavailable,
             FleetError::Timeout { .. } => ErrorCode::PeerTimeout,
         };
         ApiError::new(code, error.to_string())
@@ -78,22 +87,66 @@ struct Target {
     path: String,
 }
 
-/// `/v1/sessions/HOST%2Fsess_N[/rest]` → (`HOST`, `/v1/sessions/sess_N[/rest]`);
-/// `None` for anything else, local ids included (their handlers answer).
-fn target(path: &str) -> Option<Target> {
-    let rest = path.strip_prefix("/v1/sessions/")?;
-    let (segment, tail) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
+/// What the proxy layer makes of a session route's path.
+#[derive(Debug, PartialEq, Eq)]
+enum Routed {
+    /// Not a peer's session: this daemon's handlers answer.
+    Here,
+    /// A peer's.
+    Peer(Target),
+    /// A peer's, with a segment no peer path may hold.
+    Refused(String),
+}
+
+/// `/v1/sessions/HOST%2Fsess_N[/rest]` → (`HOST`, `/v1/sessions/sess_N[/rest]`),
+/// the rest rebuilt segment by segment: decoded, refused if empty, `.` or
+/// `..`, and encoded again keeping only unreserved characters.
+fn target(path: &str) -> Routed {
+    let Some(rest) = path.strip_prefix("/v1/sessions/") else {
+        return Routed::Here;
     };
-    let decoded = percent_decode(segment)?;
-    let (host, session) = decoded.split_once('/')?;
-    let host: HostName = host.parse().ok()?;
-    let session: SessionId = session.parse().ok()?;
-    Some(Target {
+    let mut segments = rest.split('/');
+    let first = segments.next().unwrap_or_default();
+    let Some(decoded) = percent_decode(first) else {
+        return Routed::Here;
+    };
+    let Some((host, session)) = decoded.split_once('/') else {
+        return Routed::Here;
+    };
+    let (Ok(host), Ok(session)) = (host.parse::<HostName>(), session.parse::<SessionId>()) else {
+        return Routed::Here;
+    };
+    let mut peer_path = format!("/v1/sessions/{session}");
+    for segment in segments {
+        match percent_decode(segment).as_deref() {
+            None | Some("" | "." | "..") => {
+                return Routed::Refused(format!("`{segment}` is not a path segment a peer serves"));
+            }
+            Some(segment) => {
+                peer_path.push('/');
+                peer_path.push_str(&percent_encode(segment));
+            }
+        }
+    }
+    Routed::Peer(Target {
         host,
-        path: format!("/v1/sessions/{session}{tail}"),
+        path: peer_path,
     })
+}
+
+/// Every byte but the unreserved ones (RFC 3986: letters, digits, `-._~`)
+/// as `%XX`: the segment stays one segment, whatever it holds.
+fn percent_encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
 }
 
 /// `%XX` decoding of one path segment; `None` when malformed or not UTF-8.
@@ -117,8 +170,10 @@ fn percent_decode(text: &str) -> Option<String> {
 /// The layer on every session route: a peer's session goes to the peer,
 /// anything else to the handler.
 pub async fn proxy(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(target) = target(request.uri().path()) else {
-        return next.run(request).await;
+    let target = match target(request.uri().path()) {
+        Routed::Here => return next.run(request).await,
+        Routed::Refused(why) => return ApiError::bad_request(why).into_response(),
+        Routed::Peer(target) => target,
     };
     let is_socket = target.path.ends_with("/stream") || target.path.ends_with("/screen");
     let path_and_query = match request.uri().query() {
@@ -170,10 +225,10 @@ async fn forward(
     }
     let method = reqwest::Method::from_bytes(method.as_str().as_bytes())
         .map_err(|_| ApiError::bad_request("unsupported method"))?;
-    let mut outgoing = state
-        .fleet
+    let url = peer_url(&peer, &path_and_query)?;
+    let mut outgoing = peer
         .client()
-        .request(method, peer.url_for(&path_and_query))
+        .request(method, url)
         .header(reqwest::header::AUTHORIZATION, peer.authorization())
         .timeout(timeout);
     for name in FORWARDED_HEADERS {
@@ -188,23 +243,36 @@ async fn forward(
         .send()
         .await
         .map_err(|e| send_error(&peer, e, timeout))?;
+    if response.status().is_redirection() {
+        let error = format!(
+            "answered a forwarded request with a redirect (HTTP {}), which the hub never follows",
+            response.status()
+        );
+        return Err(misbehaved(&peer, error).into());
+    }
     let status =
         StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let content_type = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .cloned();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| send_error(&peer, e, timeout))?;
+    let bytes = match read_capped(response, MAX_ANSWER_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge(limit)) => {
+            let error = format!("answered a forwarded request with more than {limit} bytes");
+            return Err(misbehaved(&peer, error).into());
+        }
+        Err(ReadError::Request(e)) => return Err(send_error(&peer, e, timeout)),
+    };
     let is_json = content_type
         .as_ref()
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     let bytes = match is_json {
         true => match serde_json::from_slice::<Value>(&bytes) {
             Ok(mut value) => {
-                qualify(&peer.name, &mut value);
+                if qualify(&peer.name, &mut value) > 0 {
+                    peer.refuse(&state.metrics);
+                }
                 serde_json::to_vec(&value).unwrap_or_default().into()
             }
             Err(_) => bytes,
@@ -217,6 +285,28 @@ async fn forward(
         answer.headers_mut().insert(header::CONTENT_TYPE, value);
     }
     Ok(answer)
+}
+
+/// The peer's URL for a path built by [`target`] (or a constant one):
+/// parsed, and refused unless its path is exactly the one built, so no
+/// normalization (`..`, `\`) can make it another.
+fn peer_url(peer: &Peer, path_and_query: &str) -> Result<reqwest::Url, ApiError> {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    match reqwest::Url::parse(&peer.url_for(path_and_query)) {
+        Ok(url) if url.path() == path => Ok(url),
+        _ => Err(ApiError::bad_request(format!(
+            "`{path}` is not a path a peer serves"
+        ))),
+    }
+}
+
+/// Marks the peer down for `error` and says so to the caller.
+fn misbehaved(peer: &Peer, error: String) -> FleetError {
+    peer.misbehaved(error.clone());
+    FleetError::BadAnswer {
+        host: peer.name.clone(),
+        error,
+    }
 }
 
 /// A wait body's `timeout_ms`, else the default wait (30 s).
@@ -293,11 +383,11 @@ async fn join(socket: AuthenticatedSocket, peer: std::sync::Arc<Peer>, path_and_
             request
         });
     let connected = match request {
-        Ok(request) => tokio_tungstenite::connect_async(request).await,
+        Ok(request) => peer.connect_socket(request).await,
         Err(e) => Err(e),
     };
     let upstream = match connected {
-        Ok((upstream, _)) => upstream,
+        Ok(upstream) => upstream,
         Err(e) => {
             let reason = match e {
                 tungstenite::Error::Http(response) => {
@@ -454,9 +544,55 @@ mod tests {
             ("/v1/events", None),
         ];
         for (path, want) in cases {
-            let got = target(path).map(|t| (t.host.to_string(), t.path));
+            let got = match target(path) {
+                Routed::Peer(t) => Some((t.host.to_string(), t.path)),
+                Routed::Here => None,
+                Routed::Refused(why) => panic!("{path}: {why}"),
+            };
             let want = want.map(|(h, p)| (h.to_owned(), p.to_owned()));
             assert_eq!(got, want, "{path}");
+        }
+    }
+
+    #[test]
+    fn no_segment_changes_which_path_the_peer_serves() {
+        // (path on the hub, path asked of the peer; None: refused)
+        let cases = [
+            ("/v1/sessions/a%2Fsess_1/..", None),
+            ("/v1/sessions/a%2Fsess_1/%2e%2e", None),
+            ("/v1/sessions/a%2Fsess_1/%2E.", None),
+            ("/v1/sessions/a%2Fsess_1/.", None),
+            ("/v1/sessions/a%2Fsess_1/input/queue/", None),
+            ("/v1/sessions/a%2Fsess_1//x", None),
+            ("/v1/sessions/a%2Fsess_1/input/queue/%zz", None),
+            (
+                "/v1/sessions/a%2Fsess_1/input/queue/..%5C..%5Cserver",
+                Some("/v1/sessions/sess_1/input/queue/..%5C..%5Cserver"),
+            ),
+            (
+                "/v1/sessions/a%2Fsess_1/input/queue/..\\..\\server",
+                Some("/v1/sessions/sess_1/input/queue/..%5C..%5Cserver"),
+            ),
+            (
+                "/v1/sessions/a%2Fsess_1/input/queue/%2e%2e%2f%2e%2e%2fserver",
+                Some("/v1/sessions/sess_1/input/queue/..%2F..%2Fserver"),
+            ),
+            (
+                "/v1/sessions/a%2Fsess_1/input/queue/4",
+                Some("/v1/sessions/sess_1/input/queue/4"),
+            ),
+        ];
+        let base = "http://127.0.0.1:7420";
+        for (path, want) in cases {
+            match (target(path), want) {
+                (Routed::Refused(_), None) => {}
+                (Routed::Peer(t), Some(want)) => {
+                    assert_eq!(t.path, want, "{path}");
+                    let url = reqwest::Url::parse(&format!("{base}{}", t.path)).unwrap();
+                    assert_eq!(url.path(), want, "{path}: the URL keeps the path");
+                }
+                (got, want) => panic!("{path}: {got:?}, want {want:?}"),
+            }
         }
     }
 

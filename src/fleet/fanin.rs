@@ -1,5 +1,10 @@
 //! A peer's events and summaries as the hub serves them: ids qualified with
 //! the host, and the peer's own numbering kept beside the hub's.
+//!
+//! A peer speaks only for its own sessions: a `session_id` it sends must be
+//! a bare `sess_N`, which becomes `host/sess_N`. Anything else
+//! (`other/sess_1` would be another host's session on the hub) is never
+//! passed on: such an event is dropped, such an id in an answer is nulled.
 
 use serde_json::{Map, Value};
 
@@ -24,6 +29,9 @@ pub enum FanIn {
     /// two hubs following each other cannot loop), or of a kind this
     /// version does not know.
     Skip { seq: u64 },
+    /// Advance the cursor past it, drop it and count it: it names a
+    /// session that is not a bare `sess_N` on this peer.
+    Foreign { seq: u64 },
 }
 
 /// Why a message of a peer's stream is no event.
@@ -59,7 +67,14 @@ pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, BadEvent> {
         Some(Value::String(s)) => Some(s),
         _ => None,
     };
-    let session_id = text(&mut fields, "session_id").map(|id| qualify_id(host, &id));
+    let session_id = match fields.remove("session_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => match id.parse::<SessionId>() {
+            Ok(session) => Some(qualify_id(host, &session)),
+            Err(_) => return Ok(FanIn::Foreign { seq }),
+        },
+        Some(_) => return Ok(FanIn::Foreign { seq }),
+    };
     let reason = text(&mut fields, "reason");
     let tmux_name = text(&mut fields, "tmux_name");
     let at = fields.remove("at");
@@ -81,31 +96,40 @@ pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, BadEvent> {
     })
 }
 
-/// `sess_N` on peer `host` is `host/sess_N` on the hub; anything else (not
-/// a session id) is left as it is.
-pub fn qualify_id(host: &HostName, id: &str) -> String {
-    match id.parse::<SessionId>() {
-        Ok(session) => format!("{host}/{session}"),
-        Err(_) => id.to_owned(),
-    }
+/// `sess_N` on peer `host` is `host/sess_N` on the hub.
+pub fn qualify_id(host: &HostName, id: &SessionId) -> String {
+    format!("{host}/{id}")
 }
 
 /// Rewrites a peer's JSON answer for the hub's clients: every
 /// `session_id` becomes `host/sess_N`, and each object that has one also
-/// gets `host`. Depth-first through objects and arrays.
-pub fn qualify(host: &HostName, value: &mut Value) {
+/// gets `host`; a `session_id` that is not a bare `sess_N` becomes `null`.
+/// Depth-first through objects and arrays; returns how many were nulled.
+pub fn qualify(host: &HostName, value: &mut Value) -> usize {
     match value {
         Value::Object(fields) => {
-            if let Some(Value::String(id)) = fields.get_mut("session_id") {
-                *id = qualify_id(host, id);
+            let mut foreign = 0;
+            if let Some(id) = fields.get_mut("session_id") {
+                let bare = id.as_str().and_then(|id| id.parse::<SessionId>().ok());
+                match bare {
+                    Some(session) => *id = Value::from(qualify_id(host, &session)),
+                    None if id.is_null() => {}
+                    None => {
+                        *id = Value::Null;
+                        foreign += 1;
+                    }
+                }
                 fields.insert(HOST_KEY.to_owned(), Value::from(host.as_str()));
             }
-            for (_, child) in fields.iter_mut() {
-                qualify(host, child);
-            }
+            foreign
+                + fields
+                    .iter_mut()
+                    .filter(|(key, _)| *key != "session_id")
+                    .map(|(_, child)| qualify(host, child))
+                    .sum::<usize>()
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| qualify(host, item)),
-        _ => {}
+        Value::Array(items) => items.iter_mut().map(|item| qualify(host, item)).sum(),
+        _ => 0,
     }
 }
 
@@ -161,13 +185,29 @@ mod tests {
                 Some(3),
             ),
             (r#"{"seq":4,"kind":"from_the_future"}"#, Some(4)),
+            (
+                r#"{"seq":4,"kind":"session_created","session_id":"real/sess_1"}"#,
+                Some(4),
+            ),
+            (
+                r#"{"seq":4,"kind":"session_deleted","session_id":"sess_1/../sess_2"}"#,
+                Some(4),
+            ),
+            (
+                r#"{"seq":4,"kind":"session_detached","session_id":7}"#,
+                Some(4),
+            ),
+            (
+                r#"{"seq":4,"kind":"session_state","session_id":""}"#,
+                Some(4),
+            ),
             (r#"{"kind":"session_created"}"#, None),
             (r#"[1]"#, None),
             ("not json", None),
         ];
         for (data, want) in cases {
             let got = match fan_in(&gpu1(), data) {
-                Ok(FanIn::Skip { seq }) => Some(seq),
+                Ok(FanIn::Skip { seq } | FanIn::Foreign { seq }) => Some(seq),
                 Ok(FanIn::Record { .. }) => panic!("{data} recorded"),
                 Err(_) => None,
             };
@@ -179,13 +219,15 @@ mod tests {
     fn answers_are_qualified_at_any_depth() {
         let mut value = json!({
             "session": {"session_id": "sess_1", "state": "idle"},
-            "sessions": [{"session_id": "sess_2"}],
+            "sessions": [{"session_id": "sess_2"}, {"session_id": "real/sess_1"}],
             "session_id": "not-an-id"
         });
-        qualify(&gpu1(), &mut value);
+        assert_eq!(qualify(&gpu1(), &mut value), 2);
         assert_eq!(value["session"]["session_id"], json!("gpu1/sess_1"));
         assert_eq!(value["session"]["host"], json!("gpu1"));
         assert_eq!(value["sessions"][0]["session_id"], json!("gpu1/sess_2"));
-        assert_eq!(value["session_id"], json!("not-an-id"));
+        assert_eq!(value["sessions"][1]["session_id"], Value::Null);
+        assert_eq!(value["sessions"][1]["host"], json!("gpu1"));
+        assert_eq!(value["session_id"], Value::Null);
     }
 }

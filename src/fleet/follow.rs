@@ -12,11 +12,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::bounded::{MAX_ANSWER_BYTES, MAX_CHECK_BYTES, MAX_EVENT_BYTES, ReadError, read_capped};
 use super::cursors::Cursors;
 use super::fanin::{FanIn, fan_in, qualify};
-use super::sse::{SseMessage, SseParser};
+use super::sse::{SseMessage, SseParser, SseTooLarge};
 use super::{HostStatus, Peer};
 use crate::id::SessionId;
+use crate::metrics::Metrics;
+use crate::secret::{PROOF_PATH, Proofs, new_nonce};
 use crate::supervisor::Supervisor;
 
 const MIN_BACKOFF: Duration = Duration::from_millis(200);
@@ -24,8 +27,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 pub struct Follower {
     pub peer: Arc<Peer>,
-    pub client: reqwest::Client,
     pub supervisor: Supervisor,
+    pub metrics: Metrics,
     pub cursors: Arc<Cursors>,
     pub heartbeat: Duration,
     pub cancel: CancellationToken,
@@ -40,12 +43,25 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// How the last connection to a peer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// It never got up.
+    BeforeUp,
+    /// It got up, then failed or ended.
+    AfterUp,
+    /// The peer sent what no real peer sends (too much, a redirect, no
+    /// proof): whatever it reached, it is retried at the slowest pace.
+    Hostile,
+}
+
 /// The delay before the next attempt: doubling from `MIN_BACKOFF`, at most
 /// `MAX_BACKOFF`, back to the start after a connection that got up.
-fn next_backoff(current: Duration, reached_up: bool) -> Duration {
-    match reached_up {
-        true => MIN_BACKOFF,
-        false => (current * 2).min(MAX_BACKOFF),
+fn next_backoff(current: Duration, ended: Ended) -> Duration {
+    match ended {
+        Ended::AfterUp => MIN_BACKOFF,
+        Ended::BeforeUp => (current * 2).min(MAX_BACKOFF),
+        Ended::Hostile => MAX_BACKOFF,
     }
 }
 
@@ -63,11 +79,19 @@ impl Follower {
                 _ = self.cancel.cancelled() => break,
                 outcome = self.connect_and_follow(&mut reached_up) => outcome,
             };
-            if let Err(error) = outcome {
+            self.peer.state().connection = None;
+            let mut ended = match reached_up {
+                true => Ended::AfterUp,
+                false => Ended::BeforeUp,
+            };
+            if let Err(error) = &outcome {
+                if error.is_hostile() {
+                    ended = Ended::Hostile;
+                }
                 self.peer
                     .set_status(HostStatus::Down, Some(error.to_string()));
             }
-            backoff = next_backoff(backoff, reached_up);
+            backoff = next_backoff(backoff, ended);
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
                 _ = tokio::time::sleep(backoff) => {}
@@ -76,20 +100,26 @@ impl Follower {
         self.cursors.flush();
     }
 
+    /// A request carrying the token: only ever sent after [`prove`]
+    /// succeeded on this connection.
     fn get(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client
+        self.peer
+            .client()
             .get(self.peer.url_for(path))
             .header(AUTHORIZATION, self.peer.authorization())
     }
 
-    /// `GET /version`: the round trip and the version.
-    async fn check(&self) -> Result<(f64, Option<String>), PeerError> {
-        check(&self.client, &self.peer, self.check_timeout()).await
+    async fn connect_and_follow(&self, reached_up: &mut bool) -> Result<(), PeerError> {
+        let stream = self.connect().await?;
+        self.follow(stream, reached_up).await
     }
 
-    async fn connect_and_follow(&self, reached_up: &mut bool) -> Result<(), PeerError> {
-        let (rtt, version) = self.check().await?;
-        let sessions = list(self.get("/v1/sessions"), &self.peer, self.check_timeout()).await?;
+    /// The peer proved, its version and list copied, its event stream
+    /// opened from the cursor.
+    async fn connect(&self) -> Result<reqwest::Response, PeerError> {
+        let rtt = prove(&self.peer, self.check_timeout()).await?;
+        let version = version(&self.peer, self.check_timeout()).await?;
+        let sessions = list(self, self.check_timeout()).await?;
         {
             let mut state = self.peer.state();
             state.rtt_ms = Some(rtt);
@@ -109,14 +139,28 @@ impl Follower {
         if !response.status().is_success() {
             return Err(PeerError::Status(Step::EventStream, response.status()));
         }
+        Ok(response)
+    }
+
+    /// The peer up while its stream flows and its heartbeats prove it.
+    async fn follow(
+        &self,
+        mut response: reqwest::Response,
+        reached_up: &mut bool,
+    ) -> Result<(), PeerError> {
+        // The connection ends when a check fails (a cut link never errors
+        // the stream itself until TCP gives up, minutes later), or when a
+        // forwarded request finds the peer misbehaving.
+        let connection = self.cancel.child_token();
+        {
+            let mut state = self.peer.state();
+            state.connection = Some(connection.clone());
+            state.dropped_for = None;
+        }
         self.peer.set_status(HostStatus::Up, None);
         *reached_up = true;
-        // The connection ends when a check fails: a cut link never errors
-        // the stream itself until TCP gives up, minutes later.
-        let connection = self.cancel.child_token();
         let (failed_tx, mut failed_rx) = mpsc::unbounded_channel();
         let _heartbeat = AbortOnDrop(tokio::spawn(heartbeat(
-            self.client.clone(),
             self.peer.clone(),
             self.heartbeat,
             self.check_timeout(),
@@ -124,22 +168,27 @@ impl Follower {
         )));
         let (dirty_tx, dirty_rx) = mpsc::unbounded_channel();
         let _refresher = AbortOnDrop(tokio::spawn(refresh(
-            self.client.clone(),
             self.peer.clone(),
+            self.metrics.clone(),
             self.check_timeout(),
             dirty_rx,
         )));
-        let mut response = response;
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(MAX_EVENT_BYTES);
         loop {
             tokio::select! {
-                _ = connection.cancelled() => return Ok(()),
+                _ = connection.cancelled() => {
+                    if self.cancel.is_cancelled() {
+                        return Ok(());
+                    }
+                    let why = self.peer.state().dropped_for.take();
+                    return Err(PeerError::Misbehaved(why.unwrap_or_default()));
+                }
                 failed = failed_rx.recv() => {
                     return Err(failed.unwrap_or(PeerError::HeartbeatStopped));
                 }
                 chunk = response.chunk() => match chunk {
                     Ok(Some(bytes)) => {
-                        for message in parser.push(&bytes) {
+                        for message in parser.push(&bytes).map_err(PeerError::Sse)? {
                             self.take(message, &dirty_tx);
                         }
                     }
@@ -180,6 +229,12 @@ impl Follower {
         let (seq, event) = match taken {
             FanIn::Record { seq, event } => (seq, Some(event)),
             FanIn::Skip { seq } => (seq, None),
+            FanIn::Foreign { seq } => {
+                if seq > self.peer.state().cursor {
+                    self.peer.refuse(&self.metrics);
+                }
+                (seq, None)
+            }
         };
         if seq <= self.peer.state().cursor {
             return;
@@ -200,35 +255,62 @@ impl Follower {
     }
 }
 
-/// `GET /version` with a deadline: its round trip in ms and the version.
-async fn check(
-    client: &reqwest::Client,
-    peer: &Peer,
-    timeout: Duration,
-) -> Result<(f64, Option<String>), PeerError> {
+/// `GET /v1/auth/proof` with a fresh nonce, no token sent: the peer must
+/// show it holds the token the hub is about to send it. Asked on every
+/// (re)connection and at every heartbeat, so whatever answers at the
+/// peer's address (another user's listener on a port the peer left, on
+/// either host) never sees the token. Returns the round trip in ms.
+async fn prove(peer: &Peer, timeout: Duration) -> Result<f64, PeerError> {
+    let nonce = new_nonce();
     let started = Instant::now();
-    let request = client.get(peer.url_for("/version")).timeout(timeout).send();
+    let request = peer
+        .client()
+        .get(peer.url_for(&format!("{PROOF_PATH}?nonce={nonce}")))
+        .timeout(timeout)
+        .send();
+    let response = request
+        .await
+        .map_err(|e| PeerError::Request(Step::Proof, e))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(PeerError::NoProof(format!("HTTP {}", status_text(status))));
+    }
+    let body = read_capped(response, MAX_CHECK_BYTES)
+        .await
+        .map_err(|e| PeerError::read(Step::Proof, e))?;
+    let proofs: Proofs = serde_json::from_slice(&body)
+        .map_err(|_| PeerError::NoProof("its answer is not a proof".to_owned()))?;
+    if !proofs.shows(&peer.token.0, &nonce) {
+        return Err(PeerError::NoProof("a wrong proof".to_owned()));
+    }
+    Ok(started.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// `GET /version` (no token): the peer's version.
+async fn version(peer: &Peer, timeout: Duration) -> Result<Option<String>, PeerError> {
+    let request = peer
+        .client()
+        .get(peer.url_for("/version"))
+        .timeout(timeout)
+        .send();
     let response = request
         .await
         .map_err(|e| PeerError::Request(Step::Check, e))?;
     if !response.status().is_success() {
         return Err(PeerError::Status(Step::Check, response.status()));
     }
-    let body: Value = response
-        .json()
+    let body = read_capped(response, MAX_CHECK_BYTES)
         .await
-        .map_err(|e| PeerError::Request(Step::Check, e))?;
-    let rtt = started.elapsed().as_secs_f64() * 1000.0;
-    let version = body
+        .map_err(|e| PeerError::read(Step::Check, e))?;
+    let body: Value = serde_json::from_slice(&body).map_err(|_| PeerError::NotJson(Step::Check))?;
+    Ok(body
         .get("version")
         .and_then(Value::as_str)
-        .map(str::to_owned);
-    Ok((rtt, version))
+        .map(str::to_owned))
 }
 
-/// Checks every `every`; the first failure is sent and ends the task.
+/// Proves the peer every `every`; the first failure is sent and ends the task.
 async fn heartbeat(
-    client: reqwest::Client,
     peer: Arc<Peer>,
     every: Duration,
     timeout: Duration,
@@ -238,8 +320,8 @@ async fn heartbeat(
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        match check(&client, &peer, timeout).await {
-            Ok((rtt, _)) => peer.state().rtt_ms = Some(rtt),
+        match prove(&peer, timeout).await {
+            Ok(rtt) => peer.state().rtt_ms = Some(rtt),
             Err(error) => {
                 let _ = failed.send(error);
                 return;
@@ -248,13 +330,14 @@ async fn heartbeat(
     }
 }
 
-/// The peer's live sessions, keyed by their id there.
+/// The peer's live sessions, keyed by their id there; an item whose id is
+/// not a bare `sess_N` is dropped and counted.
 async fn list(
-    request: reqwest::RequestBuilder,
-    peer: &Peer,
+    follower: &Follower,
     timeout: Duration,
 ) -> Result<BTreeMap<SessionId, Value>, PeerError> {
-    let response = request
+    let response = follower
+        .get("/v1/sessions")
         .timeout(timeout)
         .send()
         .await
@@ -262,32 +345,38 @@ async fn list(
     if !response.status().is_success() {
         return Err(PeerError::Status(Step::List, response.status()));
     }
-    let body: Value = response
-        .json()
+    let body = read_capped(response, MAX_ANSWER_BYTES)
         .await
-        .map_err(|e| PeerError::Request(Step::List, e))?;
+        .map_err(|e| PeerError::read(Step::List, e))?;
+    let mut body: Value =
+        serde_json::from_slice(&body).map_err(|_| PeerError::NotJson(Step::List))?;
     let items = body
-        .get("sessions")
-        .and_then(Value::as_array)
+        .get_mut("sessions")
+        .and_then(Value::as_array_mut)
         .ok_or(PeerError::NoSessions)?;
+    let (peer, metrics) = (&follower.peer, &follower.metrics);
     let mut sessions = BTreeMap::new();
-    for item in items {
+    for mut item in items.drain(..) {
         let id = item.get("session_id").and_then(Value::as_str);
         let Some(id) = id.and_then(|id| id.parse::<SessionId>().ok()) else {
+            peer.refuse(metrics);
             continue;
         };
-        let mut item = item.clone();
-        qualify(&peer.name, &mut item);
+        if qualify(&peer.name, &mut item) > 0 {
+            peer.refuse(metrics);
+        }
         sessions.insert(id, item);
     }
     Ok(sessions)
 }
 
 /// Refetches the summaries events touched, each once however many events
-/// named it meanwhile; an ended or unknown session leaves the list.
+/// named it meanwhile; an ended or unknown session leaves the list. A
+/// summary naming another session is dropped and counted; an answer past
+/// the limit ends the connection.
 async fn refresh(
-    client: reqwest::Client,
     peer: Arc<Peer>,
+    metrics: Metrics,
     timeout: Duration,
     mut dirty: mpsc::UnboundedReceiver<SessionId>,
 ) {
@@ -297,7 +386,8 @@ async fn refresh(
             ids.insert(id);
         }
         for id in ids {
-            let request = client
+            let request = peer
+                .client()
                 .get(peer.url_for(&format!("/v1/sessions/{id}")))
                 .header(AUTHORIZATION, peer.authorization())
                 .timeout(timeout)
@@ -309,14 +399,26 @@ async fn refresh(
                 peer.state().sessions.remove(&id);
                 continue;
             }
-            let Ok(mut body) = response.json::<Value>().await else {
+            let body = match read_capped(response, MAX_ANSWER_BYTES).await {
+                Ok(body) => body,
+                Err(e @ ReadError::TooLarge(_)) => {
+                    peer.misbehaved(PeerError::read(Step::Refresh, e).to_string());
+                    return;
+                }
+                Err(ReadError::Request(_)) => continue,
+            };
+            let Ok(mut body) = serde_json::from_slice::<Value>(&body) else {
                 continue;
             };
             let Some(mut summary) = body.get_mut("session").map(Value::take) else {
                 continue;
             };
+            let named = summary.get("session_id").and_then(Value::as_str);
+            if named != Some(id.to_string().as_str()) || qualify(&peer.name, &mut summary) > 0 {
+                peer.refuse(&metrics);
+                continue;
+            }
             let ended = summary.get("ended_at").is_some_and(|at| !at.is_null());
-            qualify(&peer.name, &mut summary);
             let mut state = peer.state();
             match ended {
                 true => state.sessions.remove(&id),
@@ -329,17 +431,21 @@ async fn refresh(
 /// What following a peer was doing when it failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
+    Proof,
     Check,
     List,
     EventStream,
+    Refresh,
 }
 
 impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            Step::Proof => "proof",
             Step::Check => "check",
             Step::List => "list",
             Step::EventStream => "event stream",
+            Step::Refresh => "summary",
         })
     }
 }
@@ -349,16 +455,56 @@ impl std::fmt::Display for Step {
 enum PeerError {
     #[error("{0}: {text}", text = error_text(.1))]
     Request(Step, reqwest::Error),
-    #[error("{0}: HTTP {1}")]
+    #[error("{0}: HTTP {text}", text = status_text(*.1))]
     Status(Step, reqwest::StatusCode),
     #[error("{0}: no answer")]
     NoAnswer(Step),
+    #[error("did not prove it holds the token ({0}); the token was not sent")]
+    NoProof(String),
+    #[error("{0}: answered more than {1} bytes")]
+    TooLarge(Step, usize),
+    #[error("{0}: not JSON")]
+    NotJson(Step),
+    #[error("event stream: {0}")]
+    Sse(SseTooLarge),
     #[error("list: no sessions array")]
     NoSessions,
     #[error("event stream ended")]
     StreamEnded,
     #[error("heartbeat stopped")]
     HeartbeatStopped,
+    /// Found by a forwarded request ([`Peer::misbehaved`]).
+    #[error("{0}")]
+    Misbehaved(String),
+}
+
+impl PeerError {
+    fn read(step: Step, error: ReadError) -> PeerError {
+        match error {
+            ReadError::TooLarge(limit) => PeerError::TooLarge(step, limit),
+            ReadError::Request(e) => PeerError::Request(step, e),
+        }
+    }
+
+    /// Sent what no real peer sends: retried at the slowest pace.
+    fn is_hostile(&self) -> bool {
+        match self {
+            PeerError::NoProof(_)
+            | PeerError::TooLarge(..)
+            | PeerError::Sse(_)
+            | PeerError::Misbehaved(_) => true,
+            PeerError::Status(_, status) => status.is_redirection(),
+            _ => false,
+        }
+    }
+}
+
+/// A status, and for a redirect that it was not followed.
+pub fn status_text(status: reqwest::StatusCode) -> String {
+    match status.is_redirection() {
+        true => format!("{status} (redirects are not followed)"),
+        false => status.to_string(),
+    }
 }
 
 /// reqwest's error with its causes, but never the URL's query (none of
@@ -388,10 +534,11 @@ mod tests {
         let mut delay = MIN_BACKOFF;
         let mut seen = Vec::new();
         for _ in 0..8 {
-            delay = next_backoff(delay, false);
+            delay = next_backoff(delay, Ended::BeforeUp);
             seen.push(delay.as_millis());
         }
         assert_eq!(seen, [400, 800, 1600, 3200, 5000, 5000, 5000, 5000]);
-        assert_eq!(next_backoff(MAX_BACKOFF, true), MIN_BACKOFF);
+        assert_eq!(next_backoff(MAX_BACKOFF, Ended::AfterUp), MIN_BACKOFF);
+        assert_eq!(next_backoff(MIN_BACKOFF, Ended::Hostile), MAX_BACKOFF);
     }
 }

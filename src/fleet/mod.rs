@@ -8,12 +8,21 @@
 //! in the log itself and in `fleet-cursors.json`. Requests for a peer's
 //! session (`HOST/sess_N`) are forwarded in one hop (`api/hosts.rs`) with
 //! the peer's token, which never leaves the hub.
+//!
+//! **What the hub trusts of a peer.** Nothing it has not checked: before
+//! any request carrying the token, on every (re)connection and at every
+//! heartbeat, the peer proves it holds that token (`GET /v1/auth/proof`);
+//! every read from it is bounded (`bounded.rs`); redirects are never
+//! followed (`transport.rs`); its events and summaries must name its own
+//! sessions (bare `sess_N`), else they are dropped and counted.
 
+pub mod bounded;
 mod cursors;
 pub mod fanin;
 mod follow;
 pub mod sse;
 mod ssh;
+pub mod transport;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +37,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::{ConfigError, FleetConfig, PeerConfig};
 use crate::id::{HostName, SessionId};
+use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
+use transport::Route;
 
 pub use cursors::CURSORS_FILE;
 
@@ -72,6 +83,9 @@ pub struct HostView {
     pub cursor: u64,
     /// With `ssh`: the client's latest failure (a stderr line, or how it exited).
     pub ssh_error: Option<String>,
+    /// Events and summaries it sent naming a session not its own
+    /// (`other/sess_1`, not an id): dropped, never shown.
+    pub refused: u64,
 }
 
 /// Why a request for a peer's session could not be served.
@@ -89,6 +103,10 @@ pub enum FleetError {
     Timeout { host: HostName, after: Duration },
     #[error("host `{host}` could not be reached: {error}")]
     Unreachable { host: HostName, error: String },
+    #[error("host `{host}` has not proved it holds its token yet")]
+    NotYetProven { host: HostName },
+    #[error("host `{host}` {error}")]
+    BadAnswer { host: HostName, error: String },
 }
 
 /// What the hub knows of one peer; the lock is never held across an await.
@@ -103,6 +121,12 @@ struct PeerState {
     /// Summaries as the hub serves them (qualified ids, `host`).
     sessions: BTreeMap<SessionId, Value>,
     cursor: u64,
+    /// See [`HostView::refused`].
+    refused: u64,
+    /// The follower's current connection, ended when the peer misbehaves
+    /// in a forwarded request, with why.
+    connection: Option<CancellationToken>,
+    dropped_for: Option<String>,
 }
 
 /// One configured peer.
@@ -113,9 +137,16 @@ pub struct Peer {
     url: String,
     /// `ssh`, else the URL's host: where a person's terminal goes.
     attach_to: String,
-    /// Where the hub sends requests: `url`, or the local end of the ssh forward.
+    /// `http://HOST:PORT` as the peer sees itself: requests name it (their
+    /// `Host`) whichever way they go.
     base: String,
+    /// `HOST:PORT` of `base`.
+    authority: String,
+    /// Over TCP to `base`, or the ssh forward's socket.
+    route: Route,
     ssh: Option<ssh::Tunnel>,
+    /// Follows no redirect; over `route`.
+    client: reqwest::Client,
     /// Never logged, never served: `Debug` masks it.
     token: Token,
     state: Mutex<PeerState>,
@@ -146,6 +177,20 @@ impl Peer {
         http.replacen("http://", "ws://", 1)
     }
 
+    /// The client requests to this peer go through.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Opens a WebSocket to the peer (the request made with
+    /// [`Peer::ws_url_for`]), its messages bounded.
+    pub async fn connect_socket(
+        &self,
+        request: tokio_tungstenite::tungstenite::handshake::client::Request,
+    ) -> Result<transport::PeerSocket, tokio_tungstenite::tungstenite::Error> {
+        transport::connect_socket(&self.route, &self.authority, request).await
+    }
+
     /// The `Authorization` header value for the peer.
     pub fn authorization(&self) -> String {
         format!("Bearer {}", self.token.0)
@@ -166,11 +211,13 @@ impl Peer {
             sessions: state.sessions.len(),
             cursor: state.cursor,
             ssh_error: state.ssh_error.clone(),
+            refused: state.refused,
         }
     }
 
-    /// Refuses at once when the peer is known down: a caller learns why
-    /// now instead of after the timeout.
+    /// Refuses at once unless the peer is up, which it is only after it
+    /// proved it holds the token: the token goes nowhere else, and a
+    /// caller learns why now instead of after the timeout.
     pub fn check_up(&self) -> Result<(), FleetError> {
         let state = self.state();
         match state.status {
@@ -179,8 +226,33 @@ impl Peer {
                 since: state.since,
                 error: state.last_error.clone().unwrap_or_default(),
             }),
-            _ => Ok(()),
+            HostStatus::Connecting => Err(FleetError::NotYetProven {
+                host: self.name.clone(),
+            }),
+            HostStatus::Up => Ok(()),
         }
+    }
+
+    /// The peer sent what no real peer sends (too much, a redirect) in a
+    /// forwarded request: down with `error`, its connection ended; it is
+    /// up again only after it reconnects and proves itself again.
+    pub fn misbehaved(&self, error: String) {
+        tracing::warn!(host = %self.name, "{error}");
+        let connection = {
+            let mut state = self.state();
+            state.dropped_for = Some(error.clone());
+            state.connection.take()
+        };
+        self.set_status(HostStatus::Down, Some(error));
+        if let Some(connection) = connection {
+            connection.cancel();
+        }
+    }
+
+    /// Counts an event or summary naming a session not this peer's.
+    pub fn refuse(&self, metrics: &Metrics) {
+        self.state().refused += 1;
+        metrics.fleet_refused();
     }
 
     fn set_status(&self, status: HostStatus, error: Option<String>) {
@@ -214,7 +286,6 @@ impl Peer {
 #[derive(Clone, Debug, Default)]
 pub struct Fleet {
     peers: Arc<BTreeMap<HostName, Arc<Peer>>>,
-    client: reqwest::Client,
     /// Longest a forwarded request may take.
     pub request_timeout: Duration,
 }
@@ -255,18 +326,11 @@ impl Fleet {
     pub fn start(
         config: &FleetConfig,
         supervisor: &Supervisor,
+        metrics: &Metrics,
         data_dir: &Path,
         tasks: &TaskTracker,
         cancel: CancellationToken,
     ) -> Result<Fleet, ConfigError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ConfigError::Invalid {
-                key: "fleet.peers".to_owned(),
-                reason: format!("cannot make an HTTP client: {e}"),
-            })?;
         let cursors = cursors::Cursors::load(data_dir, supervisor);
         let mut peers = BTreeMap::new();
         for (index, config_peer) in config.peers.iter().enumerate() {
@@ -285,17 +349,30 @@ impl Fleet {
                     reason: e.to_string(),
                 }
             })?;
-            let (base, tunnel) = match &config_peer.ssh {
-                None => (format!("http://{host}:{port}"), None),
+            let (route, tunnel) = match &config_peer.ssh {
+                None => (Route::Tcp, None),
                 Some(destination) => {
-                    let tunnel = ssh::Tunnel::new(destination, &config_peer.ssh_args, &host, port)
-                        .map_err(|e| ConfigError::Invalid {
-                            key: format!("fleet.peers[{index}].ssh"),
-                            reason: format!("cannot pick a local port for the forward: {e}"),
+                    let socket =
+                        transport::forward_socket(data_dir, name.as_str()).map_err(|e| {
+                            ConfigError::Invalid {
+                                key: format!("fleet.peers[{index}].ssh"),
+                                reason: format!("cannot place the forward's socket: {e}"),
+                            }
                         })?;
-                    (format!("http://{}", tunnel.local), Some(tunnel))
+                    let tunnel = ssh::Tunnel::new(
+                        destination,
+                        &config_peer.ssh_args,
+                        &host,
+                        port,
+                        socket.clone(),
+                    );
+                    (Route::Socket(socket), Some(tunnel))
                 }
             };
+            let client = transport::client(&route).map_err(|e| ConfigError::Invalid {
+                key: format!("fleet.peers[{index}]"),
+                reason: format!("cannot make an HTTP client: {e}"),
+            })?;
             let attach_to = config_peer.ssh.clone().unwrap_or_else(|| {
                 host.trim_start_matches('[')
                     .trim_end_matches(']')
@@ -305,8 +382,11 @@ impl Fleet {
                 name: name.clone(),
                 url: config_peer.url.clone(),
                 attach_to,
-                base,
+                base: format!("http://{host}:{port}"),
+                authority: format!("{host}:{port}"),
+                route,
                 ssh: tunnel,
+                client,
                 token: Token(token),
                 state: Mutex::new(PeerState {
                     status: HostStatus::Connecting,
@@ -317,13 +397,15 @@ impl Fleet {
                     ssh_error: None,
                     sessions: BTreeMap::new(),
                     cursor: cursors.get(name.as_str()),
+                    refused: 0,
+                    connection: None,
+                    dropped_for: None,
                 }),
             });
             peers.insert(name, peer);
         }
         let fleet = Fleet {
             peers: Arc::new(peers),
-            client,
             request_timeout: Duration::from_millis(config.request_timeout_ms),
         };
         let heartbeat = Duration::from_millis(config.heartbeat_ms);
@@ -334,8 +416,8 @@ impl Fleet {
             }
             let follower = follow::Follower {
                 peer: peer.clone(),
-                client: fleet.client.clone(),
                 supervisor: supervisor.clone(),
+                metrics: metrics.clone(),
                 cursors: cursors.clone(),
                 heartbeat,
                 cancel: cancel.clone(),
@@ -353,11 +435,6 @@ impl Fleet {
         self.peers
             .get(host)
             .ok_or_else(|| FleetError::UnknownHost(host.to_string()))
-    }
-
-    /// The client forwarded requests go through.
-    pub fn client(&self) -> &reqwest::Client {
-        &self.client
     }
 
     pub fn hosts(&self) -> Vec<HostView> {

@@ -1,7 +1,12 @@
 //! A peer reached through SSH: tmuxd runs `ssh -N -L` itself, keeps it
 //! running (restarting it with backoff), and reports why it failed.
+//!
+//! The forward listens on a unix socket in the hub's private directory
+//! (`transport::forward_socket`), never on a TCP port: a port picked by
+//! binding and releasing it could be taken by another local user while ssh
+//! reconnects, and that user would receive the peer's token.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,35 +23,36 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// backoff over.
 const HEALTHY_AFTER: Duration = Duration::from_secs(10);
 
-/// One peer's forward: the hub's `local` end to `remote` as the peer host sees it.
+/// One peer's forward: the hub's `socket` to `remote` as the peer host sees it.
 #[derive(Clone, Debug)]
 pub struct Tunnel {
     destination: String,
     args: Vec<String>,
     remote: String,
-    pub local: SocketAddr,
+    socket: PathBuf,
 }
 
 impl Tunnel {
-    /// Picks the local port now, so the peer's base URL is known before
-    /// the first `ssh` runs.
+    /// A forward listening on `socket` (in a directory only this user
+    /// can enter), to `host:port` on the far side.
     pub fn new(
         destination: &str,
         args: &[String],
         host: &str,
         port: u16,
-    ) -> std::io::Result<Tunnel> {
-        let local = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?;
-        Ok(Tunnel {
+        socket: PathBuf,
+    ) -> Tunnel {
+        Tunnel {
             destination: destination.to_owned(),
             args: args.to_vec(),
             remote: format!("{host}:{port}"),
-            local,
-        })
+            socket,
+        }
     }
 
     /// `ssh`'s arguments: no command, fail rather than run without the
-    /// forward, never prompt, and notice a dead server within ~15 s.
+    /// forward, never prompt, notice a dead server within ~15 s; the
+    /// socket made 0600 and a stale one (an ssh killed earlier) replaced.
     pub fn argv(&self) -> Vec<String> {
         let mut argv: Vec<String> = [
             "-N",
@@ -60,12 +66,16 @@ impl Tunnel {
             "ServerAliveCountMax=3",
             "-o",
             "ConnectTimeout=10",
+            "-o",
+            "StreamLocalBindUnlink=yes",
+            "-o",
+            "StreamLocalBindMask=0177",
         ]
         .into_iter()
         .map(str::to_owned)
         .collect();
         argv.push("-L".to_owned());
-        argv.push(format!("{}:{}", self.local, self.remote));
+        argv.push(format!("{}:{}", self.socket.display(), self.remote));
         argv.extend(self.args.iter().cloned());
         argv.push("--".to_owned());
         argv.push(self.destination.clone());
@@ -141,19 +151,22 @@ mod tests {
 
     #[test]
     fn ssh_runs_no_command_never_prompts_and_forwards_to_the_peer() {
-        let tunnel = Tunnel {
-            destination: "me@gpu1".to_owned(),
-            args: vec!["-p".to_owned(), "2222".to_owned()],
-            remote: "127.0.0.1:7420".to_owned(),
-            local: "127.0.0.1:40000".parse().unwrap(),
-        };
+        let tunnel = Tunnel::new(
+            "me@gpu1",
+            &["-p".to_owned(), "2222".to_owned()],
+            "127.0.0.1",
+            7420,
+            "/data/fleet/gpu1.sock".into(),
+        );
         let argv = tunnel.argv().join(" ");
         for part in [
             "-N",
             "ExitOnForwardFailure=yes",
             "BatchMode=yes",
             "ServerAliveInterval=5",
-            "-L 127.0.0.1:40000:127.0.0.1:7420",
+            "StreamLocalBindUnlink=yes",
+            "StreamLocalBindMask=0177",
+            "-L /data/fleet/gpu1.sock:127.0.0.1:7420",
         ] {
             assert!(argv.contains(part), "{argv}");
         }

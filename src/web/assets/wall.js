@@ -308,7 +308,10 @@ export class Wall {
 
   /** Applies one event from the feed; returns true if the list should be re-read. */
   applyEvent(event) {
-    const tile = event.session_id ? this.tiles.get(event.session_id) : null;
+    const found = event.session_id ? this.tiles.get(event.session_id) : null;
+    // A peer's event applies only to that peer's tiles (the hub drops any
+    // naming another host's session; this holds even if one got through).
+    const tile = found && (found.summary.host || '') === (event.host || '') ? found : null;
     switch (event.kind) {
       case 'session_state':
         if (tile) {
@@ -330,7 +333,7 @@ export class Wall {
         if (tile) tile.update({ thought: event.thought });
         return false;
       case 'session_detached':
-        this.remove(event.session_id);
+        if (tile) this.remove(tile.id);
         return false;
       case 'session_deleted':
         // Ended, not forgotten: the list (with ended sessions) says how.
