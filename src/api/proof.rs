@@ -14,6 +14,7 @@ use crate::secret::{MAX_NONCE_HEX, MIN_NONCE_HEX, Proofs, valid_nonce};
 
 /// The client's fresh nonce.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ProofQuery {
     /// Hex, 32 to 128 digits, new for each proof asked for.
