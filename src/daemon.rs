@@ -142,18 +142,18 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    let serve = |listener, cap| {
+    let serve = |listener, caps| {
         let (app, cancel) = (app.clone(), cancel.clone());
-        connections::serve(listener, cap, app, limits, cancel, DRAIN_TIMEOUT)
+        connections::serve(listener, caps, app, limits, cancel, DRAIN_TIMEOUT)
     };
-    let tcp = serve(connections::Listener::Tcp(listener), limits.max_connections);
+    let tcp = serve(connections::Listener::Tcp(listener), limits.tcp_caps());
     match socket {
         Some((listener, path)) => {
             // SAFETY: geteuid(2) cannot fail and touches no memory.
             let uid = unsafe { libc::geteuid() };
             let unix = serve(
                 connections::Listener::Unix { listener, uid },
-                connections::UNIX_MAX_CONNECTIONS,
+                connections::UNIX_CAPS,
             );
             tokio::join!(tcp, unix);
             let _ = std::fs::remove_file(path);

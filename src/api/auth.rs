@@ -21,6 +21,7 @@ mod socket;
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,30 @@ impl Peer {
             Peer::Tcp(address) => address,
             Peer::OwnUser => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         }
+    }
+}
+
+/// Whether a connection has shown a credential. The listener makes one per
+/// connection and hands it to every request on it; a guard marks it when a
+/// request gets through with a credential (or a WebSocket authenticates by
+/// its first message), so the listener can tell the connections of whoever
+/// holds a credential from strangers' (`daemon/connections.rs`), whom it
+/// closes first.
+#[derive(Clone, Debug, Default)]
+pub struct Standing(Arc<AtomicBool>);
+
+impl Standing {
+    /// A connection known at accept (the daemon's own user on the socket).
+    pub fn vouched() -> Self {
+        Standing(Arc::new(AtomicBool::new(true)))
+    }
+
+    pub fn vouch(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_vouched(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -175,6 +200,13 @@ pub async fn require(State(guard): State<Guard>, mut request: Request, next: Nex
             let (method, headers) = (request.method(), request.headers());
             admit(&guard.policy, guard.need, peer, method, headers)
         });
+    let credentialed = match &checked {
+        Ok(Admission::Socket(Gate::FirstMessage)) | Err(_) => false,
+        Ok(_) => guard.need != Need::Open,
+    };
+    if credentialed && let Some(standing) = request.extensions().get::<Standing>() {
+        standing.vouch();
+    }
     match checked {
         Ok(Admission::Caller(Access::ReadWrite)) => {
             request.extensions_mut().insert(ReadWrite(()));

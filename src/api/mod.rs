@@ -30,7 +30,7 @@ use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
 
-pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, random_hex};
+pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, Standing, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
