@@ -72,6 +72,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             (404, 404),
         ),
         route("POST", "/v1/login/code", Need::Write, None, (200, 200)),
+        route("POST", "/v1/logout", Need::Write, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),

@@ -12,13 +12,14 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 32] = [
+const OPERATIONS: [&str; 33] = [
     "get /healthz",
     "get /v1/hosts",
     "get /v1/hosts/{host}/server",
     "get /version",
     "post /v1/login",
     "post /v1/login/code",
+    "post /v1/logout",
     "get /v1/whoami",
     "get /readyz",
     "get /metrics",

@@ -388,6 +388,52 @@ fn a_login_link_works_once_and_gives_a_credential_of_its_own() {
     assert_eq!(status, 401, "a code works once");
 }
 
+/// Issue 29, finding 10: "Forget token" left the page's credential valid
+/// on the daemon, and the credential could mint login codes, each traded
+/// for a fresh credential: renewed forever. Now `POST /v1/logout` ends it,
+/// and a page's credential cannot mint codes.
+#[test]
+fn a_page_credential_ends_at_logout_and_cannot_renew_itself() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let out = stdout_ok(daemon.client().args(["open", "--print"]).output().unwrap());
+    let code = out.trim().rsplit_once("#login=").unwrap().1.to_owned();
+    let body = json!({ "code": code });
+    let (status, grant) = wire::exchange(&daemon.base, "POST", "/v1/login", &[], Some(&body));
+    assert_eq!(status, 200, "{grant}");
+    let grant: Value = serde_json::from_str(&grant).unwrap();
+    let page = format!("Bearer {}", grant["token"].as_str().unwrap());
+    let as_page = [("Authorization", page.as_str())];
+    let ask = |method, path, headers: &[(&str, &str)]| {
+        wire::exchange_from_fresh_address(&daemon.base, method, path, headers, None)
+    };
+
+    let (status, body) = ask("POST", "/v1/login/code", &as_page);
+    assert_eq!(status, 403, "a page minted a login code: {body}");
+    assert!(body.contains("dashboard credential"), "{body}");
+    let (status, _) = ask("GET", "/v1/whoami", &as_page);
+    assert_eq!(status, 200, "still good until it logs out");
+
+    let (status, body) = ask("POST", "/v1/logout", &as_page);
+    assert_eq!((status, body.as_str()), (200, r#"{"ended":true}"#));
+    for (method, path) in [
+        ("GET", "/v1/whoami"),
+        ("GET", "/v1/sessions"),
+        ("POST", "/v1/logout"),
+    ] {
+        let (status, body) = ask(method, path, &as_page);
+        assert_eq!(status, 401, "{method} {path} after logout: {body}");
+    }
+
+    // A logout with the token ends nothing: the token lasts.
+    let token = daemon.auth_header().unwrap();
+    let as_owner = [("Authorization", token.as_str())];
+    let (status, body) = ask("POST", "/v1/logout", &as_owner);
+    assert_eq!((status, body.as_str()), (200, r#"{"ended":false}"#));
+    assert_eq!(ask("GET", "/v1/whoami", &as_owner).0, 200);
+    assert_eq!(ask("POST", "/v1/login/code", &as_owner).0, 200);
+}
+
 #[test]
 fn no_credential_at_all_needs_saying_so_and_warns() {
     let tmux = TmuxServer::new();

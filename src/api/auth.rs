@@ -134,6 +134,38 @@ pub enum Need {
 #[derive(Clone, Copy, Debug)]
 pub struct ReadWrite(());
 
+/// Proof that the caller holds a lasting read-write credential: the token,
+/// or the daemon's own user on its socket (or, without tokens, anyone) —
+/// not a dashboard credential, which must not mint the login codes that
+/// would renew it past its own expiry.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenHolder(());
+
+/// The dashboard credential a request came with, so it can end itself
+/// (`POST /v1/logout`). A secret: never printed.
+#[derive(Clone)]
+pub struct PageCredential(String);
+
+/// What a presented secret is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Credential {
+    /// The read-write token.
+    Token,
+    /// The read token.
+    ReadToken,
+    /// A dashboard credential from a login code.
+    Page,
+}
+
+impl Credential {
+    fn access(self) -> Access {
+        match self {
+            Credential::Token | Credential::Page => Access::ReadWrite,
+            Credential::ReadToken => Access::ReadOnly,
+        }
+    }
+}
+
 /// How a WebSocket route's request got past its guard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Gate {
@@ -147,6 +179,8 @@ enum Gate {
 #[derive(Debug, PartialEq, Eq)]
 enum Admission {
     Caller(Access),
+    /// Read-write by a dashboard credential.
+    Page,
     Socket(Gate),
 }
 
@@ -210,6 +244,14 @@ pub async fn require(State(guard): State<Guard>, mut request: Request, next: Nex
     match checked {
         Ok(Admission::Caller(Access::ReadWrite)) => {
             request.extensions_mut().insert(ReadWrite(()));
+            request.extensions_mut().insert(TokenHolder(()));
+        }
+        Ok(Admission::Page) => {
+            let presented = bearer(request.headers()).ok().flatten().map(str::to_owned);
+            request.extensions_mut().insert(ReadWrite(()));
+            if let Some(presented) = presented {
+                request.extensions_mut().insert(PageCredential(presented));
+            }
         }
         Ok(Admission::Caller(Access::ReadOnly)) => {}
         Ok(Admission::Socket(gate)) => {
@@ -249,9 +291,9 @@ fn admit(
             _ => Admission::Caller(Access::ReadWrite),
         });
     }
-    let access = match bearer(headers)? {
+    let credential = match bearer(headers)? {
         Some(presented) => policy
-            .access_for(presented)
+            .credential_for(presented)
             .ok_or_else(|| Refusal::WrongCredential(unauthorized("invalid token")))?,
         None if need == Need::Socket && is_websocket_upgrade(headers) => {
             return Ok(Admission::Socket(Gate::FirstMessage));
@@ -259,8 +301,9 @@ fn admit(
         None => return Err(unauthorized("missing bearer token").into()),
     };
     let reads = method == Method::GET || method == Method::HEAD;
-    match (need, access) {
+    match (need, credential.access()) {
         (Need::Socket, access) => Ok(Admission::Socket(Gate::Verified(access))),
+        _ if credential == Credential::Page => Ok(Admission::Page),
         (_, Access::ReadWrite) => Ok(Admission::Caller(Access::ReadWrite)),
         (Need::Read, Access::ReadOnly) if reads => Ok(Admission::Caller(Access::ReadOnly)),
         (_, Access::ReadOnly) => Err(forbidden("the read token allows GET only").into()),
@@ -300,18 +343,32 @@ impl AuthPolicy {
 
     /// What a presented token allows, compared in constant time.
     pub fn access_for(&self, presented: &str) -> Option<Access> {
+        self.credential_for(presented).map(Credential::access)
+    }
+
+    /// What a presented secret is, compared in constant time with each.
+    fn credential_for(&self, presented: &str) -> Option<Credential> {
         let matches = |t: &Option<String>| {
             t.as_ref()
                 .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()))
         };
         let logins = self.logins.lock().expect("logins lock");
-        if matches(&self.token) || logins.is_credential(presented, Instant::now()) {
-            Some(Access::ReadWrite)
+        if matches(&self.token) {
+            Some(Credential::Token)
+        } else if logins.is_credential(presented, Instant::now()) {
+            Some(Credential::Page)
         } else if matches(&self.read_token) {
-            Some(Access::ReadOnly)
+            Some(Credential::ReadToken)
         } else {
             None
         }
+    }
+
+    /// Ends a dashboard credential (the page logged out): it matches
+    /// nothing from now on. False if it was not live.
+    pub fn end_page_credential(&self, credential: &PageCredential) -> bool {
+        let mut logins = self.logins.lock().expect("logins lock");
+        logins.end(&credential.0, Instant::now())
     }
 
     /// A one-time login code for the dashboard (`tmuxd open`).
@@ -363,6 +420,19 @@ impl<S: Send + Sync> FromRequestParts<S> for ReadWrite {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let proof = parts.extensions.get::<ReadWrite>().copied();
         proof.ok_or_else(|| forbidden("this needs the read-write token"))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TokenHolder {
+    type Rejection = ApiError;
+
+    /// Present only when the read-write token (or the socket) was checked,
+    /// not a dashboard credential.
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let proof = parts.extensions.get::<TokenHolder>().copied();
+        proof.ok_or_else(|| {
+            forbidden("this needs the read-write token: a dashboard credential cannot make login codes (run `tmuxd open` where the token is)")
+        })
     }
 }
 

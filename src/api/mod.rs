@@ -102,6 +102,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/input/queue/{n}", delete(queue::cancel))
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
         .route("/v1/login/code", post(login::issue_code))
+        .route("/v1/logout", post(login::logout))
         .route("/v1/hooks/{agent}", post(hooks::hook))
         .route_layer(fleet())
         .route_layer(guard(Need::Write));

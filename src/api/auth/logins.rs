@@ -106,6 +106,11 @@ impl Logins {
     pub fn is_credential(&self, presented: &str, now: Instant) -> bool {
         self.credentials.holds(presented, now)
     }
+
+    /// Ends a live credential (the page logged out); false if there was none.
+    pub fn end(&mut self, credential: &str, now: Instant) -> bool {
+        self.credentials.take(credential, now)
+    }
 }
 
 /// Addresses tracked at most; past it the quietest are forgotten.
@@ -235,6 +240,9 @@ mod tests {
         assert_eq!(credential.len(), 64);
         assert!(logins.is_credential(&credential, start));
         assert!(logins.exchange(&code, start).is_none(), "used twice");
+        assert!(logins.end(&credential, start), "logged out");
+        assert!(!logins.is_credential(&credential, start));
+        assert!(!logins.end(&credential, start), "ended once");
         let late = logins.issue_code(start);
         assert!(logins.exchange(&late, start + CODE_TTL).is_none());
         assert!(!logins.is_credential(&credential, start + CREDENTIAL_TTL));
