@@ -90,9 +90,7 @@ impl Limits {
             idle_timeout: Duration::from_millis(http.idle_timeout_ms),
         }
     }
-}
 
-impl Limits {
     /// The caps of the TCP listener.
     pub fn tcp_caps(&self) -> Caps {
         Caps {
