@@ -111,7 +111,7 @@ pub async fn serve(
         streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
         tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
-        metrics,
+        metrics: metrics.clone(),
         http_address: address,
         fleet,
     };
@@ -142,10 +142,14 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    let serve = |listener, caps| {
-        let (app, cancel) = (app.clone(), cancel.clone());
-        connections::serve(listener, caps, app, limits, cancel, DRAIN_TIMEOUT)
+    let serving = connections::Serving {
+        app,
+        limits,
+        cancel: cancel.clone(),
+        drain: DRAIN_TIMEOUT,
+        metrics: metrics.clone(),
     };
+    let serve = |listener, caps| connections::serve(listener, caps, serving.clone());
     let tcp = serve(connections::Listener::Tcp(listener), limits.tcp_caps());
     match socket {
         Some((listener, path)) => {

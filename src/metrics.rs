@@ -126,6 +126,7 @@ struct Inner {
     notifications: Counter,
     notification_failures: Counter,
     auth_failures: Counter,
+    connections_shed: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
     screen: screen::ScreenMetrics,
@@ -170,6 +171,7 @@ impl Metrics {
             notifications: Counter::default(),
             notification_failures: Counter::default(),
             auth_failures: Counter::default(),
+            connections_shed: Counter::default(),
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
             screen: Default::default(),
@@ -356,6 +358,11 @@ impl Metrics {
     pub fn auth_failed(&self) {
         self.inner.auth_failures.inc();
     }
+
+    /// Connections that had shown no credential were closed to make room.
+    pub fn connections_shed(&self, count: usize) {
+        self.inner.connections_shed.inc_by(count as u64);
+    }
 }
 
 /// Keeps a subscriber counted while it lives.
@@ -484,6 +491,11 @@ fn register_all(registry: &mut Registry, m: &Inner) {
         "auth_failures",
         "Requests and sockets refused for a token or login code that matched nothing (each one slowed)",
         m.auth_failures.clone(),
+    );
+    r.register(
+        "connections_shed",
+        "TCP connections that had shown no credential, closed to make room for a new one",
+        m.connections_shed.clone(),
     );
     r.register_with_unit(
         "uptime",

@@ -159,6 +159,13 @@ fn a_thousand_idle_strangers_leave_the_owners_request_under_a_second() {
     eprintln!("the owner was answered after {took:?} behind 1,000 strangers");
     assert_eq!(answer.map(|(status, _)| status), Some(200));
     assert!(took < Duration::from_secs(1), "answered after {took:?}");
+    let (_, metrics) = daemon.get("/metrics");
+    let shed = metrics.as_str().unwrap().lines().find_map(|l| {
+        l.strip_prefix("tmuxd_connections_shed_total ")?
+            .parse::<u64>()
+            .ok()
+    });
+    assert!(shed.is_some_and(|n| n > 0), "counted: {shed:?}");
     // Every stranger was closed: shed, or answered and not kept alive.
     for stream in &mut strangers {
         stream.set_read_timeout(Some(PATIENCE)).unwrap();

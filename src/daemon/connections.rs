@@ -39,6 +39,7 @@ use table::{Busy, Table};
 
 use crate::api::{Peer, ReadBudget, Standing};
 use crate::config::HttpConfig;
+use crate::metrics::Metrics;
 
 macro_rules! on_stream {
     ($stream:expr, $s:ident => $body:expr) => {
@@ -161,17 +162,29 @@ impl Listener {
     }
 }
 
+/// What the listeners share.
+#[derive(Clone)]
+pub struct Serving {
+    pub app: Router,
+    pub limits: Limits,
+    /// Fires at shutdown.
+    pub cancel: CancellationToken,
+    /// How long open connections get to finish once it has.
+    pub drain: Duration,
+    pub metrics: Metrics,
+}
+
 /// Serves `app` on `listener` until `cancel` fires; then stops accepting,
 /// lets open connections finish for up to `drain`, and closes the rest.
 /// At most `caps` connections are open at once.
-pub async fn serve(
-    listener: Listener,
-    caps: Caps,
-    app: Router,
-    limits: Limits,
-    cancel: CancellationToken,
-    drain: Duration,
-) {
+pub async fn serve(listener: Listener, caps: Caps, serving: Serving) {
+    let Serving {
+        app,
+        limits,
+        cancel,
+        drain,
+        metrics,
+    } = serving;
     let table = Arc::new(Mutex::new(Table::new(caps)));
     let closed = Arc::new(Notify::new());
     let mut connections = JoinSet::new();
@@ -207,6 +220,7 @@ pub async fn serve(
                 };
                 let busy = Busy::default();
                 let place = Place::take(&table, &closed, &stream, standing.clone(), busy.clone());
+                metrics.connections_shed(place.shed);
                 let connection = Connection {
                     place,
                     stream,
@@ -248,6 +262,8 @@ struct Place {
     table: Arc<Mutex<Table<RawFd>>>,
     closed: Arc<Notify>,
     id: u64,
+    /// How many strangers were shed to make room for it.
+    shed: usize,
 }
 
 impl Place {
@@ -264,7 +280,7 @@ impl Place {
     ) -> Place {
         let mut entries = lock(table);
         let (id, shed) = entries.open(standing, busy, stream.as_raw_fd());
-        for socket in shed {
+        for &socket in &shed {
             tracing::debug!("shedding a connection with no credential to make room");
             // SAFETY: the descriptor is open: a connection leaves the table
             // (under this lock) before its socket is closed (see `Slotted`).
@@ -274,6 +290,7 @@ impl Place {
             table: table.clone(),
             closed: closed.clone(),
             id,
+            shed: shed.len(),
         }
     }
 }
