@@ -11,9 +11,12 @@
 //!
 //! Each group of routes in `mod.rs` carries a [`Guard`] that states what it
 //! needs; handlers then take a proof of what was checked, which only this
-//! module can make: [`ReadWrite`] for anything that changes something, and
-//! [`PendingSocket`] whose upgrade yields an [`AuthenticatedSocket`] only
-//! after authentication.
+//! module can make: [`ReadWrite`] for anything that changes something,
+//! [`TokenHolder`] for minting login codes (which a dashboard credential
+//! may not: it would renew itself), and [`PendingSocket`] whose upgrade
+//! yields an [`AuthenticatedSocket`] only after authentication. A guard
+//! that lets a credential through also marks its connection's
+//! [`Standing`], so the listener can close strangers' connections first.
 
 mod logins;
 mod origin;
