@@ -112,7 +112,7 @@ pub async fn serve(
         streams: StreamLimits::new(config.http.max_streams_per_session, config.http.max_streams),
         tmux_probe: TmuxProbe::default(),
         cancel: cancel.clone(),
-        metrics,
+        metrics: metrics.clone(),
         http_address: address,
         fleet,
     };
@@ -143,18 +143,22 @@ pub async fn serve(
         shutdown.await;
         stop.cancel();
     });
-    let serve = |listener, cap| {
-        let (app, cancel) = (app.clone(), cancel.clone());
-        connections::serve(listener, cap, app, limits, cancel, DRAIN_TIMEOUT)
+    let serving = connections::Serving {
+        app,
+        limits,
+        cancel: cancel.clone(),
+        drain: DRAIN_TIMEOUT,
+        metrics: metrics.clone(),
     };
-    let tcp = serve(connections::Listener::Tcp(listener), limits.max_connections);
+    let serve = |listener, caps| connections::serve(listener, caps, serving.clone());
+    let tcp = serve(connections::Listener::Tcp(listener), limits.tcp_caps());
     match socket {
         Some((listener, path)) => {
             // SAFETY: geteuid(2) cannot fail and touches no memory.
             let uid = unsafe { libc::geteuid() };
             let unix = serve(
                 connections::Listener::Unix { listener, uid },
-                connections::UNIX_MAX_CONNECTIONS,
+                connections::UNIX_CAPS,
             );
             tokio::join!(tcp, unix);
             let _ = std::fs::remove_file(path);

@@ -127,6 +127,7 @@ struct Inner {
     notification_failures: Counter,
     auth_failures: Counter,
     fleet_refused: Counter,
+    connections_shed: Counter,
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
     screen: screen::ScreenMetrics,
@@ -172,6 +173,7 @@ impl Metrics {
             notification_failures: Counter::default(),
             auth_failures: Counter::default(),
             fleet_refused: Counter::default(),
+            connections_shed: Counter::default(),
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
             screen: Default::default(),
@@ -364,6 +366,11 @@ impl Metrics {
     pub fn fleet_refused(&self) {
         self.inner.fleet_refused.inc();
     }
+
+    /// Connections that had shown no credential were closed to make room.
+    pub fn connections_shed(&self, count: usize) {
+        self.inner.connections_shed.inc_by(count as u64);
+    }
 }
 
 /// Keeps a subscriber counted while it lives.
@@ -497,6 +504,11 @@ fn register_all(registry: &mut Registry, m: &Inner) {
         "fleet_refused_events",
         "Events and summaries from fleet peers dropped for naming a session not on that peer",
         m.fleet_refused.clone(),
+    );
+    r.register(
+        "connections_shed",
+        "TCP connections that had shown no credential, closed to make room for a new one",
+        m.connections_shed.clone(),
     );
     r.register_with_unit(
         "uptime",

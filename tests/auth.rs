@@ -41,8 +41,8 @@ struct Route {
     body: Option<Value>,
     /// The handler's own answer to the read-write token: (plain, with upgrade headers).
     /// Rows run in table order, plain first, so a second create is a second
-    /// session, a second adopt a conflict and a second delete a 409 (the
-    /// session has ended).
+    /// session, a second adopt a conflict and a second delete removes the
+    /// ended session.
     handler: (u16, u16),
 }
 
@@ -79,6 +79,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             None,
             (200, 200),
         ),
+        route("POST", "/v1/logout", Need::Write, None, (200, 200)),
         route("GET", "/readyz", Need::Read, None, (200, 200)),
         route("GET", "/metrics", Need::Read, None, (200, 200)),
         route("GET", "/v1/openapi.json", Need::Read, None, (200, 200)),
@@ -194,7 +195,7 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             "/v1/sessions/{id}?mode=kill",
             Need::Write,
             None,
-            (200, 409),
+            (200, 200),
         ),
     ]
 }

@@ -5,7 +5,7 @@
 mod common;
 mod wire;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::{Arc, Barrier};
@@ -51,6 +51,16 @@ fn a_silent_connection_is_closed_after_the_header_read_timeout() {
     assert_eq!(read_response(&mut prompt, PATIENCE).unwrap().0, 200);
 }
 
+/// A GET of `/v1/whoami` with the daemon's credential, kept alive.
+fn send_credentialed_get(daemon: &Daemon, stream: &mut TcpStream) {
+    let bearer = daemon.auth_header().unwrap();
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Connection", "keep-alive"),
+    ];
+    wire::send(stream, "GET", "/v1/whoami", &headers, None);
+}
+
 #[test]
 fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
     let tmux = TmuxServer::new();
@@ -62,7 +72,7 @@ fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
     let mut last_sent = Instant::now();
     for _ in 0..2 {
         last_sent = Instant::now();
-        send_get(&mut stream, "/version", false);
+        send_credentialed_get(&daemon, &mut stream);
         assert_eq!(
             read_response(&mut stream, PATIENCE).unwrap().0,
             200,
@@ -75,14 +85,39 @@ fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
     assert!(idle >= Duration::from_millis(400), "closed after {idle:?}");
 }
 
+/// Issue 29, finding 8: a connection that showed no credential is not
+/// kept alive, so a stranger cannot park it after one request.
 #[test]
-fn beyond_the_cap_a_connection_waits_until_a_slot_frees() {
+fn a_connection_without_a_credential_is_closed_after_its_answer() {
+    let tmux = TmuxServer::new();
+    let daemon = with_http(&tmux, "idle_timeout_ms = 600000");
+    let mut stranger = connect(&daemon);
+    send_get(&mut stranger, "/version", false);
+    let (status, _) = read_response(&mut stranger, PATIENCE).unwrap();
+    assert_eq!(status, 200);
+    wait_closed(&mut stranger);
+    let mut refused = connect(&daemon);
+    send_get(&mut refused, "/v1/sessions", false);
+    assert_eq!(read_response(&mut refused, PATIENCE).unwrap().0, 401);
+    wait_closed(&mut refused);
+}
+
+#[test]
+fn beyond_the_cap_a_connection_waits_until_a_credentialed_one_closes() {
     let tmux = TmuxServer::new();
     let daemon = with_http(
         &tmux,
         "max_connections = 4\nmax_streams = 2\nheader_read_timeout_ms = 600000\nidle_timeout_ms = 600000",
     );
-    let mut silent: Vec<TcpStream> = (0..4).map(|_| connect(&daemon)).collect();
+    // Connections that showed a credential are never shed for a newcomer.
+    let mut owners: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut stream = connect(&daemon);
+            send_credentialed_get(&daemon, &mut stream);
+            assert_eq!(read_response(&mut stream, PATIENCE).unwrap().0, 200);
+            stream
+        })
+        .collect();
     // The kernel queues connections in order: this one is accepted only
     // once one of the four before it is gone.
     let mut waiting = connect(&daemon);
@@ -92,9 +127,54 @@ fn beyond_the_cap_a_connection_waits_until_a_slot_frees() {
         None,
         "served beyond the cap"
     );
-    drop(silent.pop());
+    drop(owners.pop());
     let (status, _) = read_response(&mut waiting, PATIENCE).expect("served once a slot freed");
     assert_eq!(status, 200);
+}
+
+/// Issue 29, finding 8: 1,000 connections of strangers, idle after a
+/// request or silent from the start, held the cap (512) and kept the
+/// owner's request in the backlog until they timed out (10 s). Strangers
+/// now have a cap of their own and the oldest is shed for a newcomer.
+#[test]
+fn a_thousand_idle_strangers_leave_the_owners_request_under_a_second() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let mut strangers: Vec<TcpStream> = (0..1000)
+        .map(|i| {
+            let mut stream = connect(&daemon);
+            if i % 2 == 0 {
+                send_get(&mut stream, "/version", false);
+            }
+            stream
+        })
+        .collect();
+    let started = Instant::now();
+    let mut owner = connect(&daemon);
+    let bearer = daemon.auth_header().unwrap();
+    let headers = [("Authorization", bearer.as_str()), ("Connection", "close")];
+    wire::send(&mut owner, "GET", "/v1/sessions", &headers, None);
+    let answer = read_response(&mut owner, PATIENCE);
+    let took = started.elapsed();
+    eprintln!("the owner was answered after {took:?} behind 1,000 strangers");
+    assert_eq!(answer.map(|(status, _)| status), Some(200));
+    assert!(took < Duration::from_secs(1), "answered after {took:?}");
+    let (_, metrics) = daemon.get("/metrics");
+    let shed = metrics.as_str().unwrap().lines().find_map(|l| {
+        l.strip_prefix("tmuxd_connections_shed_total ")?
+            .parse::<u64>()
+            .ok()
+    });
+    assert!(shed.is_some_and(|n| n > 0), "counted: {shed:?}");
+    // Every stranger was closed: shed, or answered and not kept alive.
+    for stream in &mut strangers {
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        match stream.read_to_end(&mut Vec::new()) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(e) => panic!("a stranger's connection stayed open: {e}"),
+        }
+    }
 }
 
 #[test]

@@ -533,7 +533,8 @@ fn an_ended_session_keeps_its_scrollback_across_a_restart() {
 
 /// A session killed through tmuxd keeps its history (read before the
 /// kill); one killed outside tmuxd says there was none to read; changes
-/// to an ended session are refused with 409, reads answer from its record.
+/// to an ended session are refused with 409, reads answer from its record
+/// (and a delete removes it: `an_ended_session_is_removed_with_its_files`).
 #[test]
 fn killed_sessions_keep_or_say_why_not_and_refuse_changes() {
     let tmux = TmuxServer::new();
@@ -572,8 +573,63 @@ fn killed_sessions_keep_or_say_why_not_and_refuse_changes() {
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("has ended"), "{message}");
     }
-    let (status, answer) = daemon.delete(&format!("/v1/sessions/{killed}?mode=kill"));
-    assert_eq!(status, 409, "{answer}");
+}
+
+/// Issue 29, finding 13: an ended session's last screen and history (a
+/// secret printed, a crash trace) were served for a day, read token
+/// included, and `DELETE` answered 409. Now a delete (`tmuxd rm`) removes
+/// it with its files, for good, and an event says so.
+#[test]
+fn an_ended_session_is_removed_with_its_files() {
+    let tmux = TmuxServer::new();
+    let data = tempfile::tempdir().unwrap();
+    let options = || DaemonOptions {
+        extra_config: "[session]\nended_scrollback_lines = 50\n".to_owned(),
+        ..DaemonOptions::in_dir(data.path())
+    };
+    let mut daemon = Daemon::start_with(&tmux, options());
+    let id = daemon.create_named(
+        "secret",
+        "sh -c 'for i in $(seq 1 100); do echo secret-$i; done; sleep 0.3; exit 3'",
+    );
+    daemon.wait_for_snapshot(&id, "secret-100");
+    daemon.wait_until(&id, "exited");
+    let file = data.path().join(format!("ended-scrollback-{id}.json"));
+    let ended_json = data.path().join("ended.json");
+    wait_for("the ended record and its history on disk", || {
+        let record = std::fs::read_to_string(&ended_json).ok()?;
+        (file.exists() && record.contains("secret-100")).then_some(())
+    });
+
+    let removed = stdout(&cli(&daemon, &["rm", &id]));
+    assert!(removed.contains(&id), "{removed}");
+    let reads = ["", "/snapshot", "/scrollback?lines=10"];
+    for read in reads {
+        let (status, body) = daemon.get(&format!("/v1/sessions/{id}{read}"));
+        assert_eq!(status, 404, "{read}: {body}");
+    }
+    let (_, all) = daemon.get("/v1/sessions?include=ended");
+    assert_eq!(all["sessions"], json!([]), "{all}");
+    assert!(!file.exists(), "its history file is gone");
+    let record = std::fs::read_to_string(&ended_json).unwrap();
+    assert!(!record.contains("secret-"), "{record}");
+    let event = daemon
+        .events()
+        .into_iter()
+        .find(|e| e["kind"] == "session_removed")
+        .expect("a session_removed event");
+    assert_eq!(
+        (&event["session_id"], &event["reason"]),
+        (&json!(id), &json!("api_delete"))
+    );
+    let (status, _) = daemon.delete(&format!("/v1/sessions/{id}"));
+    assert_eq!(status, 404, "removed once");
+
+    // And it stays gone across a restart.
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, options());
+    let (status, _) = daemon.get(&format!("/v1/sessions/{id}/snapshot"));
+    assert_eq!(status, 404);
 }
 
 /// Issue 19, finding 5: an end keeps the whole command line of what ran

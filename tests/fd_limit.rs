@@ -7,7 +7,7 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer};
 use serde_json::json;
@@ -31,13 +31,7 @@ fn set_soft_fd_limit(soft: u64) -> u64 {
 fn three_hundred_silent_connections_under_a_256_descriptor_limit_starve_nobody() {
     let tmux = TmuxServer::new();
     let previous = set_soft_fd_limit(256);
-    let daemon = Daemon::start_with(
-        &tmux,
-        DaemonOptions {
-            extra_config: "[http]\nheader_read_timeout_ms = 1000\n".into(),
-            ..Default::default()
-        },
-    );
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::default());
     set_soft_fd_limit(previous);
     assert!(
         daemon.log().contains("lowered from 512 to 128"),
@@ -62,10 +56,11 @@ fn three_hundred_silent_connections_under_a_256_descriptor_limit_starve_nobody()
         .read_to_string(&mut response)
         .expect("served within PATIENCE");
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    eprintln!(
-        "served after {:?} behind 300 silent connections",
-        started.elapsed()
-    );
+    let took = started.elapsed();
+    eprintln!("served after {took:?} behind 300 silent connections");
+    // Issue 29, finding 8: the owner waited for strangers to time out (9 s
+    // with the default 10 s header timeout); strangers are shed for it now.
+    assert!(took < Duration::from_secs(1), "served after {took:?}");
     // Descriptors were never exhausted: tmux still starts, files are still written.
     daemon.create(&json!({ "name": "after-flood", "command": common::SHELL }));
     assert!(tmux.has_session("after-flood"));

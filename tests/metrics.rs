@@ -16,7 +16,7 @@ use tungstenite::Message;
 
 /// Every family the daemon reports, as the parser names them (counters
 /// without `_total`).
-const FAMILIES: [&str; 23] = [
+const FAMILIES: [&str; 24] = [
     "tmuxd_sessions",
     "tmuxd_session_ends",
     "tmuxd_events_appended",
@@ -36,6 +36,7 @@ const FAMILIES: [&str; 23] = [
     "tmuxd_events_lost",
     "tmuxd_notification_deliveries",
     "tmuxd_notification_failures",
+    "tmuxd_connections_shed",
     "tmuxd_uptime_seconds",
     "tmuxd_screen_checks",
     "tmuxd_screen_drift",

@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 33] = [
+const OPERATIONS: [&str; 34] = [
     "get /healthz",
     "get /v1/hosts",
     "get /v1/hosts/{host}/server",
@@ -20,6 +20,7 @@ const OPERATIONS: [&str; 33] = [
     "post /v1/login",
     "post /v1/login/code",
     "get /v1/auth/proof",
+    "post /v1/logout",
     "get /v1/whoami",
     "get /readyz",
     "get /metrics",

@@ -513,7 +513,10 @@ fn tabs_and_newlines_in_cwds_change_nothing_on_rerun() {
     // window name"); then only the cwds carry a tab.
     let renamed = tmux.output(&["rename-window", "-t", "=mixed:", "a\tb"]);
     let refused = String::from_utf8_lossy(&renamed.stderr).contains("invalid window name");
-    assert!(renamed.status.success() || refused, "rename-window: {renamed:?}");
+    assert!(
+        renamed.status.success() || refused,
+        "rename-window: {renamed:?}"
+    );
     tmux.run(&["split-window", "-t", "=mixed:", "-c", &tabbed, &job_line]);
     let expected = [
         (

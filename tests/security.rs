@@ -243,6 +243,79 @@ fn wrong_guesses_are_slowed_and_counted_while_the_right_token_is_not() {
     assert_eq!(failures, "tmuxd_auth_failures_total 8");
 }
 
+/// Issue 29, finding 9: backoff was per address only, and every address
+/// of 127.0.0.0/8 is the attacker's: rotating them gave 9,300 token and
+/// 7,300 login-code guesses a second. Past a burst of 64, failures from
+/// anywhere are answered at most 20 a second, while the right token still
+/// waits for nothing.
+#[test]
+fn guesses_from_rotating_addresses_share_one_budget() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    const THREADS: usize = 8;
+    const GUESSES: usize = 20;
+    let started = Instant::now();
+    let guessers: Vec<_> = (0..THREADS)
+        .map(|thread| {
+            let base = daemon.base.clone();
+            std::thread::spawn(move || {
+                for guess in 0..GUESSES {
+                    // Each from an address of its own, a token or a login code.
+                    let (status, body) = if (thread + guess) % 2 == 0 {
+                        let wrong = [("Authorization", "Bearer not-the-token-not-the-token")];
+                        wire::exchange_from_fresh_address(
+                            &base,
+                            "GET",
+                            "/v1/sessions",
+                            &wrong,
+                            None,
+                        )
+                    } else {
+                        let code = json!({ "code": "0123456789abcdef0123456789abcdef" });
+                        wire::exchange_from_fresh_address(
+                            &base,
+                            "POST",
+                            "/v1/login",
+                            &[],
+                            Some(&code),
+                        )
+                    };
+                    assert_eq!(status, 401, "{body}");
+                }
+            })
+        })
+        .collect();
+    // While guesses queue, the right token gets in at once.
+    wait_for("guesses past the free burst", || {
+        let (_, metrics) = daemon.get("/metrics");
+        let failures = metrics.as_str()?.lines().find_map(|l| {
+            l.strip_prefix("tmuxd_auth_failures_total ")?
+                .parse::<u64>()
+                .ok()
+        })?;
+        (failures >= 80).then_some(())
+    });
+    let asked = Instant::now();
+    let (status, _) = daemon.get("/v1/sessions");
+    let owner_waited = asked.elapsed();
+    assert_eq!(status, 200);
+    assert!(
+        owner_waited < Duration::from_secs(1),
+        "the right token waited {owner_waited:?}"
+    );
+    for guesser in guessers {
+        guesser.join().unwrap();
+    }
+    let took = started.elapsed();
+    let guesses = THREADS * GUESSES;
+    eprintln!("{guesses} guesses from {guesses} addresses took {took:?}");
+    // 64 free, then 96 at most 20 a second: 4.8 s at least.
+    assert!(
+        took >= Duration::from_secs(4),
+        "{guesses} guesses in {took:?}"
+    );
+}
+
 /// A request target, its headers, and the status it must get.
 type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
 
@@ -313,6 +386,52 @@ fn a_login_link_works_once_and_gives_a_credential_of_its_own() {
     assert_eq!((status, who.as_str()), (200, r#"{"access":"write"}"#));
     let (status, _) = exchange(code);
     assert_eq!(status, 401, "a code works once");
+}
+
+/// Issue 29, finding 10: "Forget token" left the page's credential valid
+/// on the daemon, and the credential could mint login codes, each traded
+/// for a fresh credential: renewed forever. Now `POST /v1/logout` ends it,
+/// and a page's credential cannot mint codes.
+#[test]
+fn a_page_credential_ends_at_logout_and_cannot_renew_itself() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let out = stdout_ok(daemon.client().args(["open", "--print"]).output().unwrap());
+    let code = out.trim().rsplit_once("#login=").unwrap().1.to_owned();
+    let body = json!({ "code": code });
+    let (status, grant) = wire::exchange(&daemon.base, "POST", "/v1/login", &[], Some(&body));
+    assert_eq!(status, 200, "{grant}");
+    let grant: Value = serde_json::from_str(&grant).unwrap();
+    let page = format!("Bearer {}", grant["token"].as_str().unwrap());
+    let as_page = [("Authorization", page.as_str())];
+    let ask = |method, path, headers: &[(&str, &str)]| {
+        wire::exchange_from_fresh_address(&daemon.base, method, path, headers, None)
+    };
+
+    let (status, body) = ask("POST", "/v1/login/code", &as_page);
+    assert_eq!(status, 403, "a page minted a login code: {body}");
+    assert!(body.contains("dashboard credential"), "{body}");
+    let (status, _) = ask("GET", "/v1/whoami", &as_page);
+    assert_eq!(status, 200, "still good until it logs out");
+
+    let (status, body) = ask("POST", "/v1/logout", &as_page);
+    assert_eq!((status, body.as_str()), (200, r#"{"ended":true}"#));
+    for (method, path) in [
+        ("GET", "/v1/whoami"),
+        ("GET", "/v1/sessions"),
+        ("POST", "/v1/logout"),
+    ] {
+        let (status, body) = ask(method, path, &as_page);
+        assert_eq!(status, 401, "{method} {path} after logout: {body}");
+    }
+
+    // A logout with the token ends nothing: the token lasts.
+    let token = daemon.auth_header().unwrap();
+    let as_owner = [("Authorization", token.as_str())];
+    let (status, body) = ask("POST", "/v1/logout", &as_owner);
+    assert_eq!((status, body.as_str()), (200, r#"{"ended":false}"#));
+    assert_eq!(ask("GET", "/v1/whoami", &as_owner).0, 200);
+    assert_eq!(ask("POST", "/v1/login/code", &as_owner).0, 200);
 }
 
 #[test]

@@ -500,6 +500,56 @@ fn a_data_dir_of_another_user_is_refused() {
     assert_eq!((owner_and_mode(&data), entries(&data)), before);
 }
 
+/// Issue 29, finding 12: a data dir reached through a directory or link
+/// that another user can replace was used, and when they swapped it after
+/// the start, tmuxd's writes went into their directory. It is refused at
+/// start (exit 78), naming the step, and nothing is made under it.
+#[test]
+fn a_data_dir_another_user_could_redirect_is_refused() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let tmux = TmuxServer::new();
+    let root = tempfile::tempdir().unwrap();
+    let mine = root.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let refused = |data: &Path, component: &Path, why: &str| {
+        let (status, said) = common::serve_refused(&tmux, data, "", &[]);
+        assert_eq!(status.code(), Some(78), "{said}");
+        assert!(said.contains("`data_dir`"), "{said}");
+        let through = format!("is reached through {}, {why}", component.display());
+        assert!(said.contains(&through), "wanted {through:?} in: {said}");
+        assert_eq!(entries(&mine), Vec::<String>::new(), "nothing made");
+    };
+
+    // A directory anyone may write to, not sticky: anyone can swap the link in it.
+    let open = root.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    symlink(&mine, open.join("link")).unwrap();
+    refused(
+        &open.join("link/data"),
+        &open,
+        "a directory anyone may write to",
+    );
+
+    // A sticky directory (as /tmp is): only an entry's owner can replace it,
+    // so a link of our own there is fine, another user's link is not.
+    let sticky = root.path().join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } == 0 {
+        let theirs = sticky.join("theirs");
+        symlink(&mine, &theirs).unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+        let why = "which belongs to uid 65534 in a directory others write to";
+        refused(&theirs.join("data"), &theirs, why);
+    }
+    symlink(&mine, sticky.join("ours")).unwrap();
+    let daemon = Daemon::start_with(&tmux, DaemonOptions::in_dir(&sticky.join("ours/data")));
+    daemon.create(&json!({ "name": "kept", "command": common::SHELL }));
+    assert!(mine.join("data/registry.json").exists());
+}
+
 /// Issue 17, finding 8: an `events.jsonl` that is a symbolic link is not
 /// followed: tmuxd refuses to start, saying which file, and the link's
 /// target is untouched.

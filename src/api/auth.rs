@@ -11,9 +11,12 @@
 //!
 //! Each group of routes in `mod.rs` carries a [`Guard`] that states what it
 //! needs; handlers then take a proof of what was checked, which only this
-//! module can make: [`ReadWrite`] for anything that changes something, and
-//! [`PendingSocket`] whose upgrade yields an [`AuthenticatedSocket`] only
-//! after authentication.
+//! module can make: [`ReadWrite`] for anything that changes something,
+//! [`TokenHolder`] for minting login codes (which a dashboard credential
+//! may not: it would renew itself), and [`PendingSocket`] whose upgrade
+//! yields an [`AuthenticatedSocket`] only after authentication. A guard
+//! that lets a credential through also marks its connection's
+//! [`Standing`], so the listener can close strangers' connections first.
 
 mod logins;
 mod origin;
@@ -21,6 +24,7 @@ mod socket;
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,6 +60,30 @@ impl Peer {
             Peer::Tcp(address) => address,
             Peer::OwnUser => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         }
+    }
+}
+
+/// Whether a connection has shown a credential. The listener makes one per
+/// connection and hands it to every request on it; a guard marks it when a
+/// request gets through with a credential (or a WebSocket authenticates by
+/// its first message), so the listener can tell the connections of whoever
+/// holds a credential from strangers' (`daemon/connections.rs`), whom it
+/// closes first.
+#[derive(Clone, Debug, Default)]
+pub struct Standing(Arc<AtomicBool>);
+
+impl Standing {
+    /// A connection known at accept (the daemon's own user on the socket).
+    pub fn vouched() -> Self {
+        Standing(Arc::new(AtomicBool::new(true)))
+    }
+
+    pub fn vouch(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_vouched(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -110,6 +138,38 @@ pub enum Need {
 #[derive(Clone, Copy, Debug)]
 pub struct ReadWrite(());
 
+/// Proof that the caller holds a lasting read-write credential: the token,
+/// or the daemon's own user on its socket (or, without tokens, anyone) —
+/// not a dashboard credential, which must not mint the login codes that
+/// would renew it past its own expiry.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenHolder(());
+
+/// The dashboard credential a request came with, so it can end itself
+/// (`POST /v1/logout`). A secret: never printed.
+#[derive(Clone)]
+pub struct PageCredential(String);
+
+/// What a presented secret is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Credential {
+    /// The read-write token.
+    Token,
+    /// The read token.
+    ReadToken,
+    /// A dashboard credential from a login code.
+    Page,
+}
+
+impl Credential {
+    fn access(self) -> Access {
+        match self {
+            Credential::Token | Credential::Page => Access::ReadWrite,
+            Credential::ReadToken => Access::ReadOnly,
+        }
+    }
+}
+
 /// How a WebSocket route's request got past its guard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Gate {
@@ -123,6 +183,8 @@ enum Gate {
 #[derive(Debug, PartialEq, Eq)]
 enum Admission {
     Caller(Access),
+    /// Read-write by a dashboard credential.
+    Page,
     Socket(Gate),
 }
 
@@ -176,9 +238,24 @@ pub async fn require(State(guard): State<Guard>, mut request: Request, next: Nex
             let (method, headers) = (request.method(), request.headers());
             admit(&guard.policy, guard.need, peer, method, headers)
         });
+    let credentialed = match &checked {
+        Ok(Admission::Socket(Gate::FirstMessage)) | Err(_) => false,
+        Ok(_) => guard.need != Need::Open,
+    };
+    if credentialed && let Some(standing) = request.extensions().get::<Standing>() {
+        standing.vouch();
+    }
     match checked {
         Ok(Admission::Caller(Access::ReadWrite)) => {
             request.extensions_mut().insert(ReadWrite(()));
+            request.extensions_mut().insert(TokenHolder(()));
+        }
+        Ok(Admission::Page) => {
+            let presented = bearer(request.headers()).ok().flatten().map(str::to_owned);
+            request.extensions_mut().insert(ReadWrite(()));
+            if let Some(presented) = presented {
+                request.extensions_mut().insert(PageCredential(presented));
+            }
         }
         Ok(Admission::Caller(Access::ReadOnly)) => {}
         Ok(Admission::Socket(gate)) => {
@@ -218,9 +295,9 @@ fn admit(
             _ => Admission::Caller(Access::ReadWrite),
         });
     }
-    let access = match bearer(headers)? {
+    let credential = match bearer(headers)? {
         Some(presented) => policy
-            .access_for(presented)
+            .credential_for(presented)
             .ok_or_else(|| Refusal::WrongCredential(unauthorized("invalid token")))?,
         None if need == Need::Socket && is_websocket_upgrade(headers) => {
             return Ok(Admission::Socket(Gate::FirstMessage));
@@ -228,8 +305,9 @@ fn admit(
         None => return Err(unauthorized("missing bearer token").into()),
     };
     let reads = method == Method::GET || method == Method::HEAD;
-    match (need, access) {
+    match (need, credential.access()) {
         (Need::Socket, access) => Ok(Admission::Socket(Gate::Verified(access))),
+        _ if credential == Credential::Page => Ok(Admission::Page),
         (_, Access::ReadWrite) => Ok(Admission::Caller(Access::ReadWrite)),
         (Need::Read, Access::ReadOnly) if reads => Ok(Admission::Caller(Access::ReadOnly)),
         (_, Access::ReadOnly) => Err(forbidden("the read token allows GET only").into()),
@@ -269,15 +347,22 @@ impl AuthPolicy {
 
     /// What a presented token allows, compared in constant time.
     pub fn access_for(&self, presented: &str) -> Option<Access> {
+        self.credential_for(presented).map(Credential::access)
+    }
+
+    /// What a presented secret is, compared in constant time with each.
+    fn credential_for(&self, presented: &str) -> Option<Credential> {
         let matches = |t: &Option<String>| {
             t.as_ref()
                 .is_some_and(|t| constant_time_eq(presented.as_bytes(), t.as_bytes()))
         };
         let logins = self.logins.lock().expect("logins lock");
-        if matches(&self.token) || logins.is_credential(presented, Instant::now()) {
-            Some(Access::ReadWrite)
+        if matches(&self.token) {
+            Some(Credential::Token)
+        } else if logins.is_credential(presented, Instant::now()) {
+            Some(Credential::Page)
         } else if matches(&self.read_token) {
-            Some(Access::ReadOnly)
+            Some(Credential::ReadToken)
         } else {
             None
         }
@@ -287,6 +372,13 @@ impl AuthPolicy {
     /// (`crate::secret`).
     pub fn proofs(&self, nonce: &str) -> Proofs {
         Proofs::answer(nonce, self.token.as_deref(), self.read_token.as_deref())
+    }
+
+    /// Ends a dashboard credential (the page logged out): it matches
+    /// nothing from now on. False if it was not live.
+    pub fn end_page_credential(&self, credential: &PageCredential) -> bool {
+        let mut logins = self.logins.lock().expect("logins lock");
+        logins.end(&credential.0, Instant::now())
     }
 
     /// A one-time login code for the dashboard (`tmuxd open`).
@@ -338,6 +430,19 @@ impl<S: Send + Sync> FromRequestParts<S> for ReadWrite {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let proof = parts.extensions.get::<ReadWrite>().copied();
         proof.ok_or_else(|| forbidden("this needs the read-write token"))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TokenHolder {
+    type Rejection = ApiError;
+
+    /// Present only when the read-write token (or the socket) was checked,
+    /// not a dashboard credential.
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let proof = parts.extensions.get::<TokenHolder>().copied();
+        proof.ok_or_else(|| {
+            forbidden("this needs the read-write token: a dashboard credential cannot make login codes (run `tmuxd open` where the token is)")
+        })
     }
 }
 

@@ -1,22 +1,31 @@
 //! The dashboard's way in: `tmuxd open` asks for a one-time login code
-//! (`POST /v1/login/code`, read-write callers only) and prints a link with
-//! the code in its fragment; the page exchanges the code for a credential
-//! of its own (`POST /v1/login`). And `GET /v1/whoami`, what a credential
-//! may do.
+//! (`POST /v1/login/code`, holders of the read-write token only) and prints
+//! a link with the code in its fragment; the page exchanges the code for a
+//! credential of its own (`POST /v1/login`) and ends it when it forgets it
+//! (`POST /v1/logout`). And `GET /v1/whoami`, what a credential may do.
+//!
+//! A page's credential cannot mint codes: a code it minted would be
+//! exchanged for a fresh credential, and so on, renewing it forever. The
+//! dashboard never needs one (it is in the browser already), and the CLI
+//! holds the token or the socket.
 
 use axum::extract::State;
 use axum::{Extension, Json};
 use chrono::Utc;
 
 use super::AppState;
-use super::auth::{CODE_TTL, CREDENTIAL_TTL, Peer, ReadWrite};
+use super::auth::{CODE_TTL, CREDENTIAL_TTL, PageCredential, Peer, ReadWrite, TokenHolder};
 use super::error::ApiError;
 use super::extract::ApiJson;
-use super::model::{AccessLevel, ErrorCode, LoginCode, LoginGrant, LoginRequest, WhoAmI};
+use super::model::{
+    AccessLevel, ErrorCode, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI,
+};
 
 #[utoipa::path(post, path = "/v1/login/code", tag = "daemon",
-    responses((status = 200, description = "A one-time login code for the dashboard, good for a minute", body = LoginCode)))]
-pub async fn issue_code(_: ReadWrite, State(state): State<AppState>) -> Json<LoginCode> {
+    responses(
+        (status = 200, description = "A one-time login code for the dashboard, good for a minute", body = LoginCode),
+        (status = 403, description = "`forbidden`: a read token, or a dashboard credential (which cannot renew itself)", body = super::model::ErrorBody)))]
+pub async fn issue_code(_: TokenHolder, State(state): State<AppState>) -> Json<LoginCode> {
     let code = state.auth.issue_login_code();
     let url = format!("http://{}/#login={code}", state.http_address);
     let expires_at = Utc::now() + CODE_TTL;
@@ -51,6 +60,19 @@ pub async fn exchange(
         access: AccessLevel::Write,
         expires_at: Utc::now() + CREDENTIAL_TTL,
     }))
+}
+
+#[utoipa::path(post, path = "/v1/logout", tag = "daemon",
+    responses(
+        (status = 200, description = "The presented dashboard credential is ended (`ended`: true); with the token or on the socket nothing is (`ended`: false): a token lasts until the configuration changes", body = LogoutResponse),
+        (status = 403, description = "`forbidden`: a read token", body = super::model::ErrorBody)))]
+pub async fn logout(
+    _: ReadWrite,
+    State(state): State<AppState>,
+    page: Option<Extension<PageCredential>>,
+) -> Json<LogoutResponse> {
+    let ended = page.is_some_and(|Extension(page)| state.auth.end_page_credential(&page));
+    Json(LogoutResponse { ended })
 }
 
 #[utoipa::path(get, path = "/v1/whoami", tag = "daemon",

@@ -31,7 +31,7 @@ use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
 
-pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, random_hex};
+pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, Standing, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
@@ -104,6 +104,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/input/queue/{n}", delete(queue::cancel))
         .route("/v1/sessions/{id}/thought", put(sessions::thought))
         .route("/v1/login/code", post(login::issue_code))
+        .route("/v1/logout", post(login::logout))
         .route("/v1/hooks/{agent}", post(hooks::hook))
         .route_layer(fleet())
         .route_layer(guard(Need::Write));

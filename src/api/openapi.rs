@@ -45,6 +45,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         server::server,
         login::issue_code,
         login::exchange,
+        login::logout,
         login::whoami,
         proof::proof,
         openapi,

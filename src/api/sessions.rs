@@ -102,9 +102,8 @@ pub async fn get(
 #[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "delete_session",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), DeleteQuery),
     responses(
-        (status = 200, description = "No longer tracked", body = DeleteResponse),
+        (status = 200, description = "No longer tracked; an ended session still kept is removed with its last screens and history (a `session_removed` event)", body = DeleteResponse),
         (status = 404, description = "`not_found`", body = ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended (it stays readable)", body = ErrorBody),
         (status = 502, description = "`tmux_error`: tmux refused the kill", body = ErrorBody),
         (status = 503, description = "`tmux_unavailable`", body = ErrorBody)))]
 pub async fn delete(

@@ -1,21 +1,28 @@
-//! The HTTP server's connections: a cap on how many are open at once, a
+//! The HTTP server's connections: caps on how many are open at once, a
 //! deadline for each one's request headers, and one graceful shutdown.
 //! A silent client holds a connection for a bounded time and can hold at
 //! most the cap, never every file descriptor the daemon has.
 //!
-//! Two listeners, each with a cap of its own (a listener holds a slot while
-//! it waits to accept, so they cannot share one): TCP, and the unix socket
-//! in the data dir, which serves only the daemon's own user (the peer's uid
-//! is checked at accept, `SO_PEERCRED`). Each request carries its
-//! connection's [`Peer`] and [`ReadBudget`] for the auth guard.
+//! Two listeners, each with caps of its own: TCP, and the unix socket in
+//! the data dir, which serves only the daemon's own user (the peer's uid
+//! is checked at accept, `SO_PEERCRED`). On TCP a connection is a
+//! stranger's until a request on it shows a credential ([`Standing`]):
+//! strangers get no keep-alive and a cap of their own, and the oldest is
+//! shed when a newcomer needs room (`table.rs`), so idle strangers cannot
+//! keep the owner out. Each request carries its connection's [`Peer`],
+//! [`Standing`] and [`ReadBudget`] for the auth guard.
+
+mod table;
 
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::{Service, service_fn};
@@ -23,12 +30,25 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, UnixListener};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::{Peer, ReadBudget};
+pub use table::Caps;
+use table::{Busy, Table};
+
+use crate::api::{Peer, ReadBudget, Standing};
 use crate::config::HttpConfig;
+use crate::metrics::Metrics;
+
+macro_rules! on_stream {
+    ($stream:expr, $s:ident => $body:expr) => {
+        match $stream {
+            Stream::Tcp($s) => $body,
+            Stream::Unix($s) => $body,
+        }
+    };
+}
 
 /// Per-connection kernel send buffer.
 const SEND_BUFFER_BYTES: usize = 128 * 1024;
@@ -37,11 +57,17 @@ const SEND_BUFFER_BYTES: usize = 128 * 1024;
 /// descriptors (EMFILE), so the loop does not spin while nothing can succeed.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
 
+/// The share of the TCP connections strangers (no credential shown yet)
+/// may hold at once: the rest stay free for those with one.
+const STRANGERS_SHARE: usize = 2;
+
 /// What bounds the connections (`[http]` in the config).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Open connections at most, upgraded ones included.
     pub max_connections: usize,
+    /// Of those, connections that have shown no credential yet.
+    pub max_strangers: usize,
     /// From accept to the first request's complete headers.
     pub header_read_timeout: Duration,
     /// From a response to the next request's complete headers.
@@ -60,15 +86,27 @@ impl Limits {
         }
         Limits {
             max_connections,
+            max_strangers: (max_connections / STRANGERS_SHARE).max(1),
             header_read_timeout: Duration::from_millis(http.header_read_timeout_ms),
             idle_timeout: Duration::from_millis(http.idle_timeout_ms),
+        }
+    }
+
+    /// The caps of the TCP listener.
+    pub fn tcp_caps(&self) -> Caps {
+        Caps {
+            open: self.max_connections,
+            strangers: self.max_strangers,
         }
     }
 }
 
 /// Open connections on the unix socket at most: only the daemon's own user
 /// gets there, so a few scripts at once, not a crowd.
-pub const UNIX_MAX_CONNECTIONS: usize = 64;
+pub const UNIX_CAPS: Caps = Caps {
+    open: 64,
+    strangers: 64,
+};
 
 /// Where connections come from.
 pub enum Listener {
@@ -84,6 +122,12 @@ pub enum Listener {
 enum Stream {
     Tcp(tokio::net::TcpStream),
     Unix(tokio::net::UnixStream),
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        on_stream!(self, s => s.as_raw_fd())
+    }
 }
 
 impl Listener {
@@ -118,35 +162,72 @@ impl Listener {
     }
 }
 
+/// What the listeners share.
+#[derive(Clone)]
+pub struct Serving {
+    pub app: Router,
+    pub limits: Limits,
+    /// Fires at shutdown.
+    pub cancel: CancellationToken,
+    /// How long open connections get to finish once it has.
+    pub drain: Duration,
+    pub metrics: Metrics,
+}
+
 /// Serves `app` on `listener` until `cancel` fires; then stops accepting,
 /// lets open connections finish for up to `drain`, and closes the rest.
-/// At most `cap` connections are open at once.
-pub async fn serve(
-    listener: Listener,
-    cap: usize,
-    app: Router,
-    limits: Limits,
-    cancel: CancellationToken,
-    drain: Duration,
-) {
-    let slots = Arc::new(Semaphore::new(cap));
+/// At most `caps` connections are open at once.
+pub async fn serve(listener: Listener, caps: Caps, serving: Serving) {
+    let Serving {
+        app,
+        limits,
+        cancel,
+        drain,
+        metrics,
+    } = serving;
+    let table = Arc::new(Mutex::new(Table::new(caps)));
+    let closed = Arc::new(Notify::new());
     let mut connections = JoinSet::new();
+    let until_room = async || {
+        while !lock(&table).has_room() {
+            tokio::select! {
+                _ = cancel.cancelled() => return false,
+                () = closed.notified() => {}
+            }
+        }
+        true
+    };
     loop {
-        // At the cap, wait for a slot before accepting: further clients
-        // queue in the kernel's backlog instead of taking descriptors.
-        let slot = tokio::select! {
-            _ = cancel.cancelled() => break,
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-        };
+        // With no room, wait before accepting: further clients queue in
+        // the kernel's backlog instead of taking descriptors.
+        if !until_room().await {
+            break;
+        }
         let accepted = tokio::select! {
             _ = cancel.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
         while connections.try_join_next().is_some() {}
         match accepted {
+            // Asked again: the stranger that made room may have shown a
+            // credential while the accept waited.
+            Ok(Some(_)) if !until_room().await => break,
             Ok(Some((stream, peer))) => {
                 tracing::trace!(?peer, "connection accepted");
-                let connection = Connection { stream, peer, slot };
+                let standing = match peer {
+                    Peer::OwnUser => Standing::vouched(),
+                    Peer::Tcp(_) => Standing::default(),
+                };
+                let busy = Busy::default();
+                let place = Place::take(&table, &closed, &stream, standing.clone(), busy.clone());
+                metrics.connections_shed(place.shed);
+                let connection = Connection {
+                    place,
+                    stream,
+                    peer,
+                    standing,
+                    busy,
+                };
                 connections.spawn(connection.serve(app.clone(), limits, cancel.clone()));
             }
             Ok(None) => {}
@@ -165,6 +246,59 @@ pub async fn serve(
     if tokio::time::timeout(drain, drained).await.is_err() {
         tracing::warn!("connections still open after {drain:?}; closing them");
         connections.shutdown().await;
+    }
+}
+
+/// The table's lock, held only in short synchronous sections (never across
+/// an `.await`): a poisoned one still holds a consistent table.
+fn lock(table: &Mutex<Table<RawFd>>) -> std::sync::MutexGuard<'_, Table<RawFd>> {
+    table
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A connection's entry in its listener's table, removed when dropped.
+struct Place {
+    table: Arc<Mutex<Table<RawFd>>>,
+    closed: Arc<Notify>,
+    id: u64,
+    /// How many strangers were shed to make room for it.
+    shed: usize,
+}
+
+impl Place {
+    /// Enters `stream` in the table and shuts down the sockets of the
+    /// strangers shed for it: they read end-of-file, so each one's task
+    /// ends whatever it was doing (waiting for headers, or a WebSocket
+    /// waiting for its first message).
+    fn take(
+        table: &Arc<Mutex<Table<RawFd>>>,
+        closed: &Arc<Notify>,
+        stream: &Stream,
+        standing: Standing,
+        busy: Busy,
+    ) -> Place {
+        let mut entries = lock(table);
+        let (id, shed) = entries.open(standing, busy, stream.as_raw_fd());
+        for &socket in &shed {
+            tracing::debug!("shedding a connection with no credential to make room");
+            // SAFETY: the descriptor is open: a connection leaves the table
+            // (under this lock) before its socket is closed (see `Slotted`).
+            unsafe { libc::shutdown(socket, libc::SHUT_RDWR) };
+        }
+        Place {
+            table: table.clone(),
+            closed: closed.clone(),
+            id,
+            shed: shed.len(),
+        }
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        lock(&self.table).close(self.id);
+        self.closed.notify_one();
     }
 }
 
@@ -199,11 +333,15 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
-/// An accepted connection and its slot under the cap.
+/// An accepted connection and its place in the table.
 struct Connection {
+    /// First: fields drop in order, and the place must go before the
+    /// socket is closed.
+    place: Place,
     stream: Stream,
     peer: Peer,
-    slot: OwnedSemaphorePermit,
+    standing: Standing,
+    busy: Busy,
 }
 
 impl Connection {
@@ -216,18 +354,36 @@ impl Connection {
         let budget = ReadBudget::default();
         let service = {
             let (requested, budget, peer) = (requested.clone(), budget.clone(), self.peer);
+            let (standing, busy) = (self.standing, self.busy);
             let app = TowerToHyperService::new(app);
             service_fn(move |mut request: hyper::Request<Incoming>| {
                 requested.notify_one();
                 request.extensions_mut().insert(peer);
                 request.extensions_mut().insert(budget.clone());
-                app.call(request)
+                request.extensions_mut().insert(standing.clone());
+                busy.set(true);
+                let answer = app.call(request);
+                let (standing, busy) = (standing.clone(), busy.clone());
+                async move {
+                    let mut answered = answer.await;
+                    busy.set(false);
+                    // No keep-alive for strangers: a connection that showed
+                    // no credential closes after its answer.
+                    if let Ok(response) = &mut answered
+                        && !standing.is_vouched()
+                        && response.status() != StatusCode::SWITCHING_PROTOCOLS
+                    {
+                        let close = HeaderValue::from_static("close");
+                        response.headers_mut().insert(header::CONNECTION, close);
+                    }
+                    answered
+                }
             })
         };
         let io = TokioIo::new(Slotted {
+            _place: self.place,
             stream: self.stream,
             budget,
-            _slot: self.slot,
         });
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
@@ -261,22 +417,15 @@ impl Connection {
     }
 }
 
-/// A connection's socket, holding its slot under the cap for as long as it
+/// A connection's socket, holding its place in the table for as long as it
 /// is open (through an upgrade to a WebSocket too), whose reads fail once
 /// its [`ReadBudget`] is spent.
 struct Slotted {
+    /// First: it leaves the table before the socket closes, so a shed
+    /// never shuts down a descriptor number reused by another file.
+    _place: Place,
     stream: Stream,
     budget: ReadBudget,
-    _slot: OwnedSemaphorePermit,
-}
-
-macro_rules! on_stream {
-    ($stream:expr, $s:ident => $body:expr) => {
-        match $stream {
-            Stream::Tcp($s) => $body,
-            Stream::Unix($s) => $body,
-        }
-    };
 }
 
 impl AsyncRead for Slotted {

@@ -70,6 +70,9 @@ pub enum EventKind {
     TmuxLost,
     /// A session lost with its tmux server was made again under its id.
     SessionRestored,
+    /// An ended session still kept was removed (`DELETE` on it), with its
+    /// last screens and history: nothing of it is served any more.
+    SessionRemoved,
 }
 
 /// What a caller records; the log assigns `seq` and `at`.

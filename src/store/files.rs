@@ -69,14 +69,18 @@ impl PartialEq for NotJson {
 impl DataDir {
     /// Creates the dir (and parents) with mode 0700, refuses one that
     /// belongs to another user (`StoreError::NotOwned`, whoever tmuxd runs
-    /// as), tightens one that others can read, and takes the exclusive lock
-    /// on it. Fails with `StoreError::Locked` if another process holds it.
+    /// as) or that another user could redirect (`StoreError::Exposed`,
+    /// `reach.rs`), tightens one that others can read, and takes the
+    /// exclusive lock on it. Fails with `StoreError::Locked` if another
+    /// process holds it.
     pub fn open(path: &Path) -> Result<DataDir, StoreError> {
+        super::reach::check_reach(path)?;
         DirBuilder::new()
             .recursive(true)
             .mode(DIR_MODE)
             .create(path)
             .map_err(io_error(path))?;
+        super::reach::check_reach(path)?;
         let dir = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY)

@@ -117,6 +117,7 @@ fn describe(error: &StoreError) -> (String, String) {
         StoreError::Encode { path, source } => (name(path), source.to_string()),
         StoreError::Locked { .. } => (String::from("lock"), error.to_string()),
         StoreError::NotOwned { .. } => ("data_dir".into(), "belongs to another user".into()),
+        StoreError::Exposed { .. } => ("data_dir".into(), "another user can redirect it".into()),
         StoreError::Link { path } => (name(path), "a symbolic link, not followed".into()),
     }
 }

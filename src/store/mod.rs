@@ -13,6 +13,7 @@ mod files;
 pub mod floors;
 mod health;
 mod notified;
+mod reach;
 mod registry;
 mod restore;
 
@@ -57,6 +58,20 @@ pub enum StoreError {
         path.display()
     )]
     NotOwned { path: PathBuf, owner: u32, uid: u32 },
+    /// Another user can replace a directory or link on the way to the
+    /// data dir, and so redirect tmuxd's files after it starts.
+    #[error(
+        "config key `data_dir`: {} is reached through {}, {why}: that user could redirect \
+         tmuxd's files after it starts; use a data dir that only tmuxd's user and root can \
+         change the way to",
+        path.display(),
+        component.display()
+    )]
+    Exposed {
+        path: PathBuf,
+        component: PathBuf,
+        why: reach::Exposure,
+    },
     /// A file of the data directory is a symbolic link, which is not followed.
     #[error(
         "{} is a symbolic link; tmuxd does not follow links in its data dir (remove it)",
@@ -75,7 +90,10 @@ impl StoreError {
     /// Whether the data dir is unusable as configured (exit 78), rather
     /// than failing.
     pub fn is_config(&self) -> bool {
-        matches!(self, StoreError::NotOwned { .. })
+        matches!(
+            self,
+            StoreError::NotOwned { .. } | StoreError::Exposed { .. }
+        )
     }
 
     /// Whether the file asked for does not exist.

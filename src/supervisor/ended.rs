@@ -2,17 +2,17 @@
 //! `exited`, the end's reason, the exit status when tmux gave it), last
 //! screens and the history above them, bounded by count and age, in memory
 //! and in `ended.json` (the history in a file per session beside it) so a
-//! restart keeps them.
+//! restart keeps them. A `DELETE` removes one before its time.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Scrollback, SessionSummary, Supervisor, SupervisorError};
+use super::{DeleteMode, DeleteOutcome, Scrollback, SessionSummary, Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{EndHistory, FinalScreens, Region, Snapshot, SnapshotFormat};
-use crate::store::ScrollbackFile;
+use crate::store::{EventKind, NewEvent, ScrollbackFile};
 
 /// How many ended sessions are kept, and for how long.
 #[derive(Clone, Copy, Debug)]
@@ -133,6 +133,29 @@ impl Supervisor {
             let _ = written.await;
         }
         self.forget_histories(dropped).await;
+    }
+
+    /// Removes an ended session still kept (`DELETE` on it): its record
+    /// leaves `ended.json`, then its history file goes, and a
+    /// `session_removed` event says so. Nothing of it is served after.
+    pub(super) async fn remove_ended(
+        &self,
+        id: SessionId,
+        mode: DeleteMode,
+    ) -> Result<DeleteOutcome, SupervisorError> {
+        let (written, summary) = self
+            .registry()
+            .remove_ended(id, |file| self.inner.persistence.queue_ended(file))
+            .ok_or_else(|| not_found(id))?;
+        let _ = written.await;
+        self.forget_histories(vec![id]).await;
+        let removed = NewEvent::new(EventKind::SessionRemoved).reason("api_delete");
+        self.record(removed, id, &summary.tmux_name);
+        Ok(DeleteOutcome {
+            session_id: id,
+            mode,
+            tmux_alive: false,
+        })
     }
 
     /// Writes what is kept of an end's history beside `ended.json`, before

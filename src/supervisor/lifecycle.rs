@@ -267,7 +267,12 @@ impl Supervisor {
         id: SessionId,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let (_, name) = self.handle(id).await?;
+        let name = match self.handle(id).await {
+            Ok((_, name)) => name,
+            // Its screens and history may hold secrets: gone on request.
+            Err(SupervisorError::HasEnded(_)) => return self.remove_ended(id, mode).await,
+            Err(e) => return Err(e),
+        };
         match mode {
             DeleteMode::Detach => {
                 let entry = self

@@ -1,6 +1,7 @@
 // With tokens: the page is refused until the token is entered (kept in
 // session storage, never in a URL); a read token gives a read-only page; a
-// login link (`tmuxd open`) works once and never shows the token.
+// login link (`tmuxd open`) works once and never shows the token, and
+// "Forget token" ends the page's credential on the daemon.
 
 import {
   BASE, TOKEN, api, check, createSession, launch, log, rowTexts, waitFor, watchPage,
@@ -123,6 +124,18 @@ async function loginLink(context, id) {
       (await second.textContent('#login-error')).includes('tmuxd open'));
     await second.close();
     log('a login link logged one page in, and was refused the second time');
+
+    // Issue 29, finding 10: "Forget token" ends the credential on the
+    // daemon, not only in the tab; and a page's credential mints no codes.
+    const minted = await api('POST', '/v1/login/code', undefined, credential);
+    check(minted.status === 403, `a page credential cannot mint a login code (${minted.status})`);
+    check((await api('GET', '/v1/whoami', undefined, credential)).status === 200, 'good before forgetting');
+    await first.click('#logout');
+    await first.waitForSelector('#login:not([hidden])');
+    await waitFor('the daemon to refuse the forgotten credential', async () =>
+      (await api('GET', '/v1/whoami', undefined, credential)).status === 401);
+    check(await first.evaluate(() => sessionStorage.getItem('tmuxd.token')) === null, 'the tab forgot it');
+    log('"Forget token" ended the page credential on the daemon');
   } finally {
     if (messages.length) log(messages.join('\n'));
     await first.close();

@@ -14,7 +14,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use serde::Deserialize;
 
-use super::{Access, AuthPolicy, Gate, Peer, unauthorized};
+use super::{Access, AuthPolicy, Gate, Peer, Standing, unauthorized};
 use crate::api::error::ApiError;
 use crate::api::ws::{self, CLOSE_POLICY};
 use crate::metrics::Metrics;
@@ -67,6 +67,7 @@ pub struct PendingSocket {
     gate: Gate,
     peer: Peer,
     budget: Option<ReadBudget>,
+    standing: Option<Standing>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 }
 
@@ -87,11 +88,13 @@ impl<S: Send + Sync> FromRequestParts<S> for PendingSocket {
         let peer = parts.extensions.get::<Peer>().copied();
         let peer = peer.ok_or_else(|| unauthorized("this route needs a token"))?;
         let budget = parts.extensions.get::<ReadBudget>().cloned();
+        let standing = parts.extensions.get::<Standing>().cloned();
         let upgrade = WebSocketUpgrade::from_request_parts(parts, state).await;
         Ok(PendingSocket {
             gate,
             peer,
             budget,
+            standing,
             upgrade,
         })
     }
@@ -119,7 +122,7 @@ impl PendingSocket {
             let reason = e.body_text();
             ApiError::bad_request(format!("expected a WebSocket upgrade: {reason}"))
         })?;
-        let (gate, peer, budget) = (self.gate, self.peer, self.budget);
+        let (gate, peer, budget, standing) = (self.gate, self.peer, self.budget, self.standing);
         if gate == Gate::FirstMessage {
             // Counted from the upgrade on: whatever the client sends first.
             budget.iter().for_each(|b| b.limit(PRE_AUTH_BYTES));
@@ -135,6 +138,9 @@ impl PendingSocket {
                     };
                     let authenticated = first.authenticate(socket).await;
                     budget.iter().for_each(ReadBudget::lift);
+                    if authenticated.is_some() {
+                        standing.iter().for_each(Standing::vouch);
+                    }
                     authenticated
                 }
             };

@@ -114,6 +114,38 @@ fn a_login_code_becomes_a_read_write_credential() {
 }
 
 #[test]
+fn a_page_credential_is_read_write_but_no_token_holder_and_can_end() {
+    let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
+    let code = policy.issue_login_code();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let metrics = Metrics::new();
+    let credential = runtime
+        .block_on(policy.exchange_login_code(&code, STRANGER, &metrics))
+        .unwrap();
+    let page = headers(&[(header::AUTHORIZATION, &format!("Bearer {credential}"))]);
+    let admit = |need, method| admit(&policy, need, STRANGER, method, &page);
+    assert_eq!(admit(Need::Write, &Method::POST).unwrap(), Admission::Page);
+    assert_eq!(admit(Need::Read, &Method::GET).unwrap(), Admission::Page);
+    assert_eq!(
+        admit(Need::Socket, &Method::GET).unwrap(),
+        Admission::Socket(Gate::Verified(Access::ReadWrite))
+    );
+    assert!(policy.end_page_credential(&PageCredential(credential.clone())));
+    assert_eq!(policy.access_for(&credential), None, "ended");
+    let refused = admit(Need::Read, &Method::GET).unwrap_err();
+    assert_eq!(status(refused), StatusCode::UNAUTHORIZED);
+    let token = PageCredential(RW.into());
+    assert!(
+        !policy.end_page_credential(&token),
+        "the token is no page's"
+    );
+    assert_eq!(policy.access_for(RW), Some(Access::ReadWrite));
+}
+
+#[test]
 fn debug_masks_the_tokens() {
     let policy = AuthPolicy::new(Some(RW.into()), Some(RO.into()), HostNames::default());
     let shown = format!("{policy:?}");

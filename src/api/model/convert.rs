@@ -267,6 +267,7 @@ impl From<store::EventKind> for EventKind {
             K::InputDropped => EventKind::InputDropped,
             K::TmuxLost => EventKind::TmuxLost,
             K::SessionRestored => EventKind::SessionRestored,
+            K::SessionRemoved => EventKind::SessionRemoved,
         }
     }
 }

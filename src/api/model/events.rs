@@ -36,6 +36,10 @@ pub enum EventKind {
     TmuxLost,
     /// A session lost with its tmux server was made again under its id.
     SessionRestored,
+    /// An ended session still kept was removed (`DELETE` on it, reason
+    /// `api_delete`) with its last screens and history: nothing of it is
+    /// served any more.
+    SessionRemoved,
 }
 
 /// One event. Kind-specific fields (`state`, `state_since`, `thought`,

@@ -30,6 +30,14 @@ pub struct LoginGrant {
     pub expires_at: DateTime<Utc>,
 }
 
+/// `POST /v1/logout`: whether a credential was ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LogoutResponse {
+    /// True when the presented dashboard credential was ended; false for
+    /// the token or the daemon's own user, which a logout does not end.
+    pub ended: bool,
+}
+
 /// What a credential allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

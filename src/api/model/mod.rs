@@ -28,7 +28,7 @@ pub use health::{
     StorageWrite, VersionInfo,
 };
 pub use hooks::{HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
-pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, WhoAmI};
+pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{
     AdoptRequest, Attention, AttentionReason, CopyModeView, CreateSessionRequest, Cursor,

@@ -33,6 +33,19 @@ impl Registry {
         (written, dropped)
     }
 
+    /// Drops an ended session kept (`DELETE` on it) and queues
+    /// `ended.json` through `write`; its last summary, or `None` when it
+    /// is not kept.
+    pub fn remove_ended<W>(
+        &self,
+        id: SessionId,
+        write: impl FnOnce(EndedFile) -> W,
+    ) -> Option<(W, SessionSummary)> {
+        let mut state = self.lock();
+        let removed = state.retained.remove(&id)?;
+        Some((write(state.to_ended_file()), removed.summary))
+    }
+
     pub fn is_retained(&self, id: SessionId) -> bool {
         self.lock().retained.contains_key(&id)
     }

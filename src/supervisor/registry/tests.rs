@@ -527,3 +527,28 @@ fn ended_sessions_are_written_and_read_back() {
         SupervisorError::HasEnded(_)
     ));
 }
+
+#[test]
+fn a_removed_ended_session_leaves_the_file_and_is_gone() {
+    let r = registry();
+    let retention = Retention {
+        max: 10,
+        max_age: chrono::Duration::days(1),
+    };
+    let now = DateTime::from_timestamp(1_700_000_100, 0).unwrap();
+    for n in [7, 8] {
+        let (id, retained) = crate::supervisor::ended::tests::ended(n, 10);
+        r.retain(id, retained, retention, now, |f| f);
+    }
+    let (file, summary) = r.remove_ended(SessionId(7), |f| f).unwrap();
+    assert_eq!(summary.session_id, SessionId(7));
+    let kept: Vec<&str> = file
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(kept, ["sess_8"]);
+    assert!(!r.is_retained(SessionId(7)));
+    assert!(r.remove_ended(SessionId(7), |f| f).is_none(), "once");
+    assert!(r.remove_ended(SessionId(9), |f| f).is_none(), "never kept");
+}

@@ -254,7 +254,15 @@ function setupControls() {
   $('filter').addEventListener('input', (e) => wall && wall.setFilter(e.target.value));
   $('sort').addEventListener('change', (e) => wall && wall.setSort(e.target.value));
   $('restore-sessions').addEventListener('click', restoreSessions);
-  $('logout').addEventListener('click', () => {
+  $('logout').addEventListener('click', async () => {
+    // Ends the page's credential on the daemon too, so a copy of it (a
+    // stolen sessionStorage, a shared screen) is worth nothing after.
+    // A token pasted in stays valid: only its configuration ends it.
+    try {
+      await request('POST', '/v1/logout');
+    } catch {
+      // Forgotten here all the same.
+    }
     setToken('');
     showLogin('');
   });
