@@ -1,5 +1,5 @@
 //! Notifications: when a session's attention flag is raised and when a
-//! session ends, POST the event to a webhook and/or run a command, as the
+//! session ends (as `notify.on` says), POST the event to a webhook and/or run a command, as the
 //! config says. A per-session cooldown keeps a flapping session from
 //! spamming (exits are always sent) and a global rate limit caps the rest.
 //! The notifier follows the event log, so it sees exactly what clients of
@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use gate::{Gate, Trigger};
+pub use gate::{End, Gate, Trigger};
 
 use crate::config::NotifyConfig;
 use crate::metrics::Metrics;
@@ -92,10 +92,19 @@ async fn save_memory(path: &Path, memory: NotifiedFile) {
     }
 }
 
-/// Whether an event is something to notify of: a newly raised attention
-/// flag (a state event carrying an attention that was not seen before),
-/// a session's end, or the tmux server lost with every session.
+/// Whether an event is something to notify of, of a kind `notify.on`
+/// names: a newly raised attention flag (a state event carrying an
+/// attention that was not seen before), a session's end, or the tmux
+/// server lost with every session.
 fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
+    let found = trigger_in(event, gate)?;
+    let detail = |key: &str| event.detail.get(key).and_then(Value::as_i64);
+    let end = End::of(detail("exit_status"), detail("exit_signal"));
+    gate.wants(found.0, end).then_some(found)
+}
+
+/// What an event would notify of, whatever `notify.on` says.
+fn trigger_in(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
     // A fleet peer's event, fanned in: the peer notifies of its own sessions
     // (a hub would repeat it, and call a peer's lost tmux its own).
     if event.detail.contains_key(crate::fleet::fanin::HOST_KEY) {

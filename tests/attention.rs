@@ -40,7 +40,7 @@ struct Program {
     name: &'static str,
     /// Typed at a shell through tmux itself (as at an attached client), or
     /// (None) the command tmuxd's create runs.
-    typed: Option<&'static str>,
+    typed: Option<String>,
     command: String,
     state: &'static str,
     reason: &'static str,
@@ -100,9 +100,9 @@ fn settle(daemon: &Daemon, programs: &[(&Program, String)]) -> Vec<Value> {
 fn real_programs_get_the_state_a_human_would_give_them() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let typed = |name, line, state, reason| Program {
+    let typed = |name, line: &str, state, reason| Program {
         name,
-        typed: Some(line),
+        typed: Some(line.to_owned()),
         command: common::SHELL.to_owned(),
         state,
         reason,
@@ -122,7 +122,7 @@ fn real_programs_get_the_state_a_human_would_give_them() {
         ),
         Program {
             name: "dash-read",
-            typed: Some("read answer"),
+            typed: Some("read answer".to_owned()),
             command: "env PS1='$ ' dash -i".to_owned(),
             state: "waiting",
             reason: "shell_read",
@@ -145,24 +145,32 @@ fn real_programs_get_the_state_a_human_would_give_them() {
             attention: Some("needs_input"),
         },
     ];
+    let wrong = run_table(&tmux, &daemon, &table);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Starts each program of `table` (typed at a shell, or as the command of
+/// tmuxd's create), waits until each has settled into what it expects,
+/// and says which raised attention it should not have.
+fn run_table(tmux: &TmuxServer, daemon: &Daemon, table: &[Program]) -> Vec<String> {
     let mut ids = Vec::new();
-    for program in &table {
+    for program in table {
         let id = daemon.create_named(program.name, &program.command);
-        if let Some(line) = program.typed {
+        if let Some(line) = &program.typed {
             daemon.wait_until(&id, "idle");
-            tmux.send_keys(program.name, &[line, "Enter"]);
+            tmux.send_keys(program.name, &[line.as_str(), "Enter"]);
         }
         ids.push(id);
     }
     let programs: Vec<(&Program, String)> = table.iter().zip(ids).collect();
-    let summaries = settle(&daemon, &programs);
+    let summaries = settle(daemon, &programs);
     let mut wrong = Vec::new();
     for ((program, id), settled) in programs.iter().zip(&summaries) {
         eprintln!(
             "{}: {} · {} · attention {}",
             program.name, settled["state"], settled["state_reason"], settled["attention"]
         );
-        let raised: Vec<Value> = state_events(&daemon, id)
+        let raised: Vec<Value> = state_events(daemon, id)
             .into_iter()
             .filter(|e| !e["attention"].is_null())
             .collect();
@@ -170,6 +178,57 @@ fn real_programs_get_the_state_a_human_would_give_them() {
             wrong.push(format!("{}: attention rose: {raised:?}", program.name));
         }
     }
+    wrong
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    Typed,
+    Created,
+}
+
+/// Issue 32, item 1: a REPL, vim and less that have only opened wait
+/// without attention whether `tmuxd new -- prog` started them or someone
+/// typed them at a shell (a file whose first line is a question included:
+/// the editor's cursor at its start asks nothing). A question from a
+/// program tmuxd started still needs someone.
+#[test]
+fn a_program_only_opened_waits_without_attention_however_started() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "What should I do today?\n- write the tests\n").unwrap();
+    let vim = format!("vim -n {}", notes.display());
+    // Typed at a shell, or the command of tmuxd's create.
+    let program = |name, how: How, line: &str| Program {
+        name,
+        typed: (how == How::Typed).then(|| line.to_owned()),
+        command: match how {
+            How::Typed => common::SHELL.to_owned(),
+            How::Created => line.to_owned(),
+        },
+        state: "waiting",
+        reason: "terminal_read",
+        attention: None,
+    };
+    let table = [
+        program("new-python", How::Created, "python3"),
+        program("new-vim", How::Created, &vim),
+        program("new-less", How::Created, "less /etc/services"),
+        program("typed-python", How::Typed, "python3"),
+        program("typed-vim", How::Typed, &vim),
+        program("typed-less", How::Typed, "less /etc/services"),
+        Program {
+            attention: Some("needs_input"),
+            ..program(
+                "new-question",
+                How::Created,
+                "bash -c 'read -p \"Proceed? [y/N] \" a; sleep 600'",
+            )
+        },
+    ];
+    let wrong = run_table(&tmux, &daemon, &table);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 

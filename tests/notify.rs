@@ -402,3 +402,40 @@ fn finding_4_notifications_say_what_happened_and_are_signed() {
     assert_eq!(call["message"], format!("build ({id}) exited 3"), "{call}");
     assert_eq!(call["name"], "build");
 }
+
+/// Issue 32, item 2: `notify.on = ["attention", "failed_exit"]` notifies
+/// an end with a non-zero status, not a clean one.
+#[test]
+fn notify_on_failed_exit_skips_a_clean_end() {
+    let tmux = TmuxServer::new();
+    let (url, calls) = webhook(vec![]);
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: format!(
+                "[notify]\nwebhook_url = {url:?}\non = [\"attention\", \"failed_exit\"]\n"
+            ),
+            ..Default::default()
+        },
+    );
+    let clean = daemon.create_named("clean", common::SHELL);
+    let failed = daemon.create_named("failed", common::SHELL);
+    daemon.wait_until(&clean, "idle");
+    daemon.wait_until(&failed, "idle");
+    // A keeper, so the tmux server outlives the two sessions.
+    tmux.new_session("keeper", (80, 24), "sleep 600");
+    tmux.send_keys("clean", &["exit 0", "Enter"]);
+    let ended = daemon.wait_until(&clean, "exited");
+    assert_eq!(ended["exit_status"], 0, "{ended}");
+    tmux.send_keys("failed", &["exit 3", "Enter"]);
+    // The notifier takes events in order: had the clean end been notified,
+    // its call would come first.
+    let call = next(&calls);
+    assert_eq!(call["trigger"], "exited", "{call}");
+    assert_eq!(call["session_id"], failed.as_str(), "{call}");
+    assert_eq!(
+        call["message"],
+        format!("failed ({failed}) exited 3"),
+        "{call}"
+    );
+}

@@ -23,7 +23,7 @@ mod mask;
 mod sections;
 pub use fleet::{FleetConfig, PeerConfig, parse_peer_url};
 pub use mask::mask_urls;
-pub use sections::{FileNotify, NotifyConfig, RuleConfig, RuleState};
+pub use sections::{FileNotify, NotifyConfig, NotifyOn, RuleConfig, RuleState};
 
 /// The process environment, passed in (`std::env::vars().collect()` in main).
 pub type Env = BTreeMap<String, String>;
@@ -36,7 +36,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 52] = [
+const KEYS: [&str; 53] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -52,7 +52,7 @@ const KEYS: [&str; 52] = [
     "state.attention_after_s", "state.idle_after_ms", "state.prompt_settle_ms",
     "state.probe_interval_ms", "state.rules", "state.disabled_presets",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
-    "notify.retries", "notify.timeout_ms", "notify.secret",
+    "notify.retries", "notify.timeout_ms", "notify.secret", "notify.on",
     "restore.on_start",
     "fleet.peers", "fleet.request_timeout_ms", "fleet.heartbeat_ms",
 ];
@@ -706,6 +706,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.retries", notify.retries);
     take!("notify.timeout_ms", notify.timeout_ms);
     take!("notify.secret", notify.secret, optional);
+    take!("notify.on", notify.on);
     take!("restore.on_start", restore.on_start);
     take!("fleet.peers", fleet.peers);
     take!("fleet.request_timeout_ms", fleet.request_timeout_ms);
@@ -968,7 +969,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 52] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 53] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -1024,6 +1025,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 52] {
         ("notify.retries", num(u64::from(c.notify.retries))),
         ("notify.timeout_ms", num(c.notify.timeout_ms)),
         ("notify.secret", c.notify.secret.as_deref().map(text)),
+        ("notify.on", Some(list(&c.notify.on.iter().map(|o| o.as_str().to_owned()).collect::<Vec<_>>()))),
         ("restore.on_start", Some(c.restore.on_start.to_string())),
         ("fleet.peers", Some(fleet::render_peers(&c.fleet.peers))),
         ("fleet.request_timeout_ms", num(c.fleet.request_timeout_ms)),

@@ -48,6 +48,31 @@ impl RuleState {
     }
 }
 
+/// What `notify.on` can name: the kinds of notification tmuxd sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyOn {
+    /// A session's attention flag raised.
+    Attention,
+    /// Every end of a session.
+    Exited,
+    /// An end with a non-zero status or by a signal.
+    FailedExit,
+    /// The tmux server lost with tmuxd's sessions.
+    TmuxLost,
+}
+
+impl NotifyOn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyOn::Attention => "attention",
+            NotifyOn::Exited => "exited",
+            NotifyOn::FailedExit => "failed_exit",
+            NotifyOn::TmuxLost => "tmux_lost",
+        }
+    }
+}
+
 /// `[notify]`: what tmuxd does when a session needs attention or exits.
 /// Its `Debug` masks the secret (a config may be logged).
 #[derive(Clone, PartialEq, Eq)]
@@ -67,6 +92,8 @@ pub struct NotifyConfig {
     pub timeout_ms: u64,
     /// Signs each webhook body: `X-Tmuxd-Signature`, hex HMAC-SHA256.
     pub secret: Option<String>,
+    /// What is notified: everything unless the config narrows it.
+    pub on: Vec<NotifyOn>,
 }
 
 impl Default for NotifyConfig {
@@ -79,6 +106,7 @@ impl Default for NotifyConfig {
             retries: 3,
             timeout_ms: 5000,
             secret: None,
+            on: vec![NotifyOn::Attention, NotifyOn::Exited, NotifyOn::TmuxLost],
         }
     }
 }
@@ -96,6 +124,7 @@ impl std::fmt::Debug for NotifyConfig {
             .field("retries", &self.retries)
             .field("timeout_ms", &self.timeout_ms)
             .field("secret", &self.secret.as_ref().map(|_| "****"))
+            .field("on", &self.on)
             .finish()
     }
 }
@@ -111,6 +140,7 @@ pub struct FileNotify {
     pub retries: Option<u32>,
     pub timeout_ms: Option<u64>,
     pub secret: Option<String>,
+    pub on: Option<Vec<NotifyOn>>,
 }
 
 impl std::fmt::Debug for FileNotify {
@@ -122,6 +152,7 @@ impl std::fmt::Debug for FileNotify {
             )
             .field("command", &self.command)
             .field("secret", &self.secret.as_ref().map(|_| "****"))
+            .field("on", &self.on)
             .finish_non_exhaustive()
     }
 }

@@ -503,6 +503,33 @@ fn a_rule_may_name_its_agent() {
     assert!(parse_file(unknown, Path::new("t.toml")).is_err());
 }
 
+/// Issue 32, item 2: `notify.on` names the kinds notified, and
+/// `tmuxd config` shows them; an unknown kind is refused.
+#[test]
+fn notify_on_names_what_is_notified() {
+    use sections::NotifyOn;
+    let layer = file("[notify]\non = [\"attention\", \"failed_exit\"]\n");
+    let (config, sources) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
+    let loaded = Loaded {
+        config,
+        sources,
+        file: None,
+    };
+    assert_eq!(
+        loaded.config.notify.on,
+        [NotifyOn::Attention, NotifyOn::FailedExit]
+    );
+    assert!(
+        loaded
+            .render()
+            .contains(r#"notify.on = ["attention", "failed_exit"]"#),
+        "{}",
+        loaded.render()
+    );
+    let unknown = "[notify]\non = [\"bell\"]\n";
+    assert!(parse_file(unknown, Path::new("t.toml")).is_err());
+}
+
 #[test]
 fn example_file_parses_to_nothing_set() {
     let parsed = parse_file(EXAMPLE, Path::new("config.example.toml")).unwrap();

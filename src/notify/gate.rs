@@ -1,6 +1,8 @@
-//! Which notifications go out: an attention flag is notified when it is
-//! newly raised, at most once per session per cooldown; an exit once per
-//! session; and no more than `max_per_minute` in all. What was notified
+//! Which notifications go out: only the kinds `notify.on` names; an
+//! attention flag is notified when it is newly raised, at most once per
+//! session per cooldown; an exit once per session (with `failed_exit`
+//! alone, only an exit that failed); and no more than `max_per_minute` in
+//! all. What was notified
 //! per session is kept (`NotifiedFile`) across restarts, so a restart
 //! re-sends nothing. Pure: time is passed in.
 
@@ -8,7 +10,7 @@ use std::collections::VecDeque;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::config::NotifyConfig;
+use crate::config::{NotifyConfig, NotifyOn};
 use crate::store::{NotifiedFile, NotifiedSession};
 
 /// What a notification is about.
@@ -30,10 +32,30 @@ impl Trigger {
     }
 }
 
+/// How a session ended, as far as `notify.on` cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Status 0, or no status at all (killed through tmuxd, tmux lost).
+    Clean,
+    /// A non-zero status, or killed by a signal.
+    Failed,
+}
+
+impl End {
+    /// From an end's `exit_status` and `exit_signal`.
+    pub fn of(status: Option<i64>, signal: Option<i64>) -> End {
+        match (status, signal) {
+            (Some(0), _) | (None, None) => End::Clean,
+            _ => End::Failed,
+        }
+    }
+}
+
 /// Ended sessions remembered (so their end is notified once), newest kept.
 const ENDED_KEPT: usize = 1000;
 
 pub struct Gate {
+    on: Vec<NotifyOn>,
     cooldown: Duration,
     max_per_minute: usize,
     /// When each notification of the last minute went out.
@@ -47,11 +69,26 @@ pub struct Gate {
 impl Gate {
     pub fn new(config: &NotifyConfig, memory: NotifiedFile) -> Self {
         Gate {
+            on: config.on.clone(),
             cooldown: Duration::seconds(i64::try_from(config.cooldown_s).unwrap_or(i64::MAX)),
             max_per_minute: usize::try_from(config.max_per_minute).unwrap_or(usize::MAX),
             sent: VecDeque::new(),
             memory,
             changed: false,
+        }
+    }
+
+    /// Whether `notify.on` asks for this: an attention flag, an end
+    /// (`exited` takes every end, `failed_exit` one that failed), the
+    /// tmux server lost. `end` is read for `Trigger::Exited` only.
+    pub fn wants(&self, trigger: Trigger, end: End) -> bool {
+        let on = |kind| self.on.contains(&kind);
+        match trigger {
+            Trigger::Attention => on(NotifyOn::Attention),
+            Trigger::Exited => {
+                on(NotifyOn::Exited) || (on(NotifyOn::FailedExit) && end == End::Failed)
+            }
+            Trigger::TmuxLost => on(NotifyOn::TmuxLost),
         }
     }
 
@@ -150,6 +187,38 @@ mod tests {
 
     fn at(t0: DateTime<Utc>) -> impl Fn(i64) -> DateTime<Utc> {
         move |n| t0 + Duration::seconds(n)
+    }
+
+    /// Issue 32, item 2: `notify.on` picks the kinds; `failed_exit` takes
+    /// an end with a non-zero status or a signal, not a clean one.
+    #[test]
+    fn notify_on_picks_what_is_notified() {
+        use NotifyOn::*;
+        use Trigger as T;
+        let clean = End::of(Some(0), None);
+        let failed = End::of(Some(3), None);
+        let signalled = End::of(None, Some(9));
+        let killed = End::of(None, None);
+        // (notify.on, trigger, how it ended, notified)
+        let table = [
+            (vec![Attention, Exited, TmuxLost], T::Exited, clean, true),
+            (vec![Attention, Exited, TmuxLost], T::Attention, clean, true),
+            (vec![Attention, FailedExit], T::Exited, failed, true),
+            (vec![Attention, FailedExit], T::Exited, signalled, true),
+            (vec![Attention, FailedExit], T::Exited, clean, false),
+            (vec![Attention, FailedExit], T::Exited, killed, false),
+            (vec![Attention, FailedExit], T::TmuxLost, clean, false),
+            (vec![FailedExit], T::Attention, clean, false),
+            (vec![], T::Exited, failed, false),
+        ];
+        for (on, trigger, end, want) in table {
+            let config = NotifyConfig {
+                on: on.clone(),
+                ..NotifyConfig::default()
+            };
+            let g = Gate::new(&config, NotifiedFile::default());
+            assert_eq!(g.wants(trigger, end), want, "{on:?} {trigger:?} {end:?}");
+        }
     }
 
     #[test]

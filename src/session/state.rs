@@ -12,9 +12,10 @@
 //!
 //! Attention is a flag beside the state that means "this needs you": a
 //! bell, a program's own notification (OSC 9/777/99), a long silence, or a
-//! wait for input that follows work the session did on its own (`driven`).
-//! A program someone opened by typing (an editor, a pager, a REPL) waits
-//! without it. Someone looking acknowledges it (input, the dashboard, a
+//! wait for input that follows work the session did on its own (`Drive`).
+//! A program that has only opened (an editor, a pager, a REPL's banner)
+//! waits without it, whether someone typed it at a shell or tmuxd started
+//! it; one tmuxd started that asks a question needs someone at once. Someone looking acknowledges it (input, the dashboard, a
 //! tmux client attaching): the flag is lowered and the same wait does not
 //! raise it again. It never changes the state. README.md has the table of
 //! states, reasons and their evidence.
@@ -133,6 +134,21 @@ enum Marked {
     Command,
 }
 
+/// Whom a wait that begins now is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drive {
+    /// Someone typed, looked, or saw a prompt since the session last
+    /// worked on its own: they are there.
+    Attended,
+    /// tmuxd started the program and nobody has been seen since. A program
+    /// that has only opened (a REPL's banner, an editor or a pager on a
+    /// file) waits for whoever opens it; a question on its screen, or a
+    /// rule that says it waits, needs someone.
+    Launched,
+    /// It worked on its own for `work_alone`: any wait needs someone.
+    OnItsOwn,
+}
+
 /// Input typed through tmuxd, until the pane answers it with output.
 #[derive(Clone, Copy, Debug)]
 struct PendingInput {
@@ -162,11 +178,14 @@ pub struct Detector {
     /// since when: the first judgement keeps that `since` when it finds the
     /// same state, so a restart does not make every session "for 0s".
     previous: Option<(SessionState, DateTime<Utc>)>,
-    /// The session has worked on its own since someone last typed, looked
-    /// or saw it at a prompt: a wait that begins now needs someone. A
-    /// program started by tmuxd's create is; one typed at a shell becomes
-    /// so after working (`work_alone`) without reading its terminal.
-    driven: bool,
+    /// Whom a wait that begins now is for. Every program, typed at a
+    /// shell or started by tmuxd's create, is on its own only after
+    /// working (`work_alone`) without reading its terminal: starting up
+    /// (an editor loading, a REPL printing its banner) is not that.
+    drive: Drive,
+    /// The last look found a question where the cursor is, or a rule
+    /// saying the program waits.
+    screen_asks: bool,
     /// When the current run of work on its own began (CPU, output, asleep
     /// on something else than the terminal).
     own_work_since: Option<DateTime<Utc>>,
@@ -197,20 +216,23 @@ impl Detector {
             cpu: None,
             scan: Scan::default(),
             previous: None,
-            driven: false,
+            drive: Drive::Attended,
+            screen_asks: false,
             own_work_since: None,
             hook: None,
         }
     }
 
     /// Whether tmuxd started the session's program: a fresh one (no state
-    /// from before) works on its own from the start; after a restart, one
-    /// that was working still is, and a wait that was already up is the
-    /// same wait.
+    /// from before) is `Launched`, nobody typed it; after a restart, one
+    /// that was working is still on its own, and a wait that was already
+    /// up is the same wait.
     pub fn started_by_tmuxd(&mut self, started: bool) {
-        self.driven = match self.previous {
-            Some((state, _)) => state == SessionState::Working,
-            None => started,
+        self.drive = match self.previous {
+            Some((SessionState::Working, _)) => Drive::OnItsOwn,
+            Some(_) => Drive::Attended,
+            None if started => Drive::Launched,
+            None => Drive::Attended,
         };
     }
 
@@ -360,6 +382,8 @@ impl Detector {
         }
         let (state, reason) = self.judge(now, evidence, cpu_busy);
         self.count_own_work(now, state, reason);
+        self.screen_asks =
+            evidence.question || matches!(evidence.rule, Some((SessionState::Waiting, _)));
         self.enter(now, state, reason);
         let quiet = self.quiet_for(now);
         if state == SessionState::Working
@@ -367,7 +391,7 @@ impl Detector {
                 reason,
                 StateReason::ForegroundProcess | StateReason::EventWait
             )
-            && self.driven
+            && self.drive == Drive::OnItsOwn
             && quiet >= self.timing.attention_after
             && self.view.attention.is_none()
         {
@@ -375,7 +399,7 @@ impl Detector {
         }
     }
 
-    /// Work on its own for `work_alone` makes the session `driven`. A
+    /// Work on its own for `work_alone` puts the session `OnItsOwn`. A
     /// program that reads its terminal, redraws on a timer or sits in
     /// poll does not count: a viewer, an editor, a REPL someone opened.
     fn count_own_work(&mut self, now: DateTime<Utc>, state: SessionState, reason: StateReason) {
@@ -393,13 +417,14 @@ impl Detector {
         }
         let since = *self.own_work_since.get_or_insert(now);
         if now - since >= self.work_alone() {
-            self.driven = true;
+            self.drive = Drive::OnItsOwn;
         }
     }
 
-    /// How long a program typed at a shell works on its own before its
-    /// next wait needs someone: longer than an editor, a pager or `man`
-    /// takes to start on a loaded machine (`man bash`: 0.8 s unloaded).
+    /// How long a program works on its own before its next wait needs
+    /// someone: longer than an editor, a pager, `man` or a REPL takes to
+    /// start on a loaded machine (`man bash`: 0.8 s unloaded), however it
+    /// was started.
     fn work_alone(&self) -> Duration {
         self.timing.idle_after * 4
     }
@@ -410,7 +435,7 @@ impl Detector {
         if self.view.attention.take().is_some() {
             self.view.acknowledged_by = Some(by);
         }
-        self.driven = false;
+        self.drive = Drive::Attended;
         self.own_work_since = None;
     }
 
@@ -549,10 +574,25 @@ impl Detector {
         }
         if state == SessionState::Idle {
             // At a prompt: what runs next is what someone types.
-            self.driven = false;
+            self.drive = Drive::Attended;
         }
-        if state == SessionState::Waiting && self.driven && self.view.attention.is_none() {
+        if state == SessionState::Waiting
+            && self.wait_needs_someone()
+            && self.view.attention.is_none()
+        {
             self.raise(now, AttentionReason::NeedsInput);
+        }
+    }
+
+    /// Whether a wait beginning now needs someone: after work on its own,
+    /// or, from a program tmuxd started that nobody has seen yet, when its
+    /// screen asks (a question, a rule that says it waits). A program that
+    /// has only opened waits for whoever opens it.
+    fn wait_needs_someone(&self) -> bool {
+        match self.drive {
+            Drive::OnItsOwn => true,
+            Drive::Launched => self.screen_asks,
+            Drive::Attended => false,
         }
     }
 

@@ -66,6 +66,31 @@ async function run(page) {
   await actions(page);
   await kill(page, id);
   await endedByItself(page);
+  await failedWithSound(page);
+}
+
+/**
+ * Issue 32, item 2: a session that fails (a non-zero status) raises a
+ * notification as attention does; the sound, off by default, beeps once
+ * turned on and stays on after a reload.
+ */
+async function failedWithSound(page) {
+  check(await page.textContent('#sound') === 'Sound off', 'the sound is off by default');
+  await page.click('#sound');
+  await page.waitForSelector('#sound[aria-pressed="true"]');
+  const before = await page.evaluate(() => window.tmuxdDashboard.beeps());
+  const id = await createSession('dash-fail');
+  await page.waitForSelector(tile(id));
+  tmuxSendKeys('dash-fail', ['exit 3', 'Enter']);
+  await waitFor('a notification for the failed exit', async () =>
+    (await page.evaluate(() => window.notificationsShown)).includes('dash-fail exited 3'));
+  await waitFor('a beep for it', async () => (await page.evaluate(() => window.tmuxdDashboard.beeps())) > before);
+  await page.reload();
+  await page.waitForSelector('#sound[aria-pressed="true"]');
+  check(await page.textContent('#sound') === 'Sound on', 'the sound stays on after a reload');
+  await page.click('#sound');
+  await page.waitForSelector('#sound[aria-pressed="false"]');
+  log('a failed exit notified "dash-fail exited 3" and beeped; the sound toggle is remembered');
 }
 
 /** Backspace, arrows, End, Ctrl+C reach the shell as keys. */

@@ -241,8 +241,11 @@ async function scrollback(page, id) {
 /** At phone width: readable text, a compact header, soft keys, and an answer bar. */
 async function phone(page) {
   const asker = await createSession('asker', String.raw`bash --norc -c 'read -p "Deploy to production? [y/N] " a; echo "answered-$a"; exec cat'`);
-  await waitFor('the asker waiting for you', async () =>
-    (await page.$eval(`${tile(asker)} .state`, (s) => s.textContent)) === 'waiting for you');
+  // It asks, and tmuxd started it: it needs you, said once (issue 32, item 2).
+  await waitFor('the asker needing you', async () =>
+    (await page.$eval(`${tile(asker)} .mark`, (s) => s.textContent)) === '!needs you: asks for input');
+  const status = await page.$eval(`${tile(asker)} .status`, (s) => s.innerText);
+  check(!status.includes('waiting for you'), `the tile says it once: ${status}`);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.click(tile(asker));
   await page.waitForSelector('#answer-bar button', { state: 'visible' });

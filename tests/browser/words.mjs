@@ -3,19 +3,19 @@
 // (src/web/assets/words.js), and the pen SGR parameters give (term.js).
 
 import { parseLine } from '../../src/web/assets/term.js';
-import { answerOptions, describe, endWords, stateWords } from '../../src/web/assets/words.js';
+import { answerOptions, describe, endWords, failedExit, labels, stateWords } from '../../src/web/assets/words.js';
 import { check, log } from './lib.mjs';
 
 const STATES = [
   [{ state: 'working', state_reason: 'output_activity' }, 'working · its screen is changing'],
   [{ state: 'working', state_reason: 'prompt_marker' }, 'working · the shell marked a command running'],
   [{ state: 'waiting', state_reason: 'terminal_read', attention: { reason: 'needs_input' } },
-    'waiting for you · needs you: asks for input · a program is reading the terminal'],
+    'needs you: asks for input · a program is reading the terminal'],
   [{ state: 'idle', state_reason: 'shell_prompt', attention: { reason: 'bell' } },
     'at the prompt · needs you: rang the bell · a shell is at its prompt'],
   [{ state: 'idle', state_reason: 'quiet' }, 'quiet · no output for a while'],
   [{ state: 'waiting', state_reason: 'shell_read', attention: { reason: 'notification', text: 'build done' } },
-    'waiting for you · needs you: sent a notification: build done · a script asks for a line (read)'],
+    'needs you: sent a notification: build done · a script asks for a line (read)'],
   [{ state: 'working', state_reason: 'spinner' }, 'working · screen rule "spinner" matched'],
   // The flag of an ended session needs nobody.
   [{ state: 'exited', state_reason: 'process_exit', exit_status: 0, attention: { reason: 'bell' } }, 'exited ok · its program ended'],
@@ -23,6 +23,30 @@ const STATES = [
   [{ state: 'exited', state_reason: 'process_exit', exit_status: null, exit_signal: 9 }, 'killed (signal 9) · its program ended'],
   [{ state: 'exited', state_reason: 'api_kill', exit_status: null }, 'killed · it was killed through tmuxd'],
   [{ state: 'exited', state_reason: 'tmux_server_gone' }, 'tmux lost · the tmux server went away'],
+];
+
+// What a tile says, once (issue 32, item 2): the mark, and the state word
+// unless the mark already says it.
+const LABELS = [
+  [{ state: 'waiting', state_reason: 'terminal_read', attention: { reason: 'needs_input' } },
+    { mark: 'needs you: asks for input', word: '' }],
+  [{ state: 'waiting', state_reason: 'terminal_read', attention: null }, { mark: '', word: 'waiting for you' }],
+  [{ state: 'idle', state_reason: 'shell_prompt', attention: { reason: 'bell' } },
+    { mark: 'needs you: rang the bell', word: 'at the prompt' }],
+  [{ state: 'working', state_reason: 'cpu', attention: { reason: 'long_silence' } },
+    { mark: 'needs you: silent for a long time', word: 'working' }],
+  [{ state: 'exited', state_reason: 'process_exit', exit_status: 3, attention: { reason: 'needs_input' } },
+    { mark: '', word: 'exited 3' }],
+];
+
+// Which ends the dashboard notifies of.
+const FAILED = [
+  [{ state: 'exited', state_reason: 'process_exit', exit_status: 3 }, true],
+  [{ state: 'exited', state_reason: 'process_exit', exit_status: null, exit_signal: 9 }, true],
+  [{ state: 'exited', state_reason: 'process_exit', exit_status: 0 }, false],
+  [{ state: 'exited', state_reason: 'api_kill', exit_status: null }, false],
+  [{ state: 'exited', state_reason: 'tmux_server_gone' }, false],
+  [{ state: 'waiting', state_reason: 'terminal_read', exit_status: 3 }, false],
 ];
 
 const ANSWERS = [
@@ -55,6 +79,13 @@ export async function words() {
   for (const [summary, want] of STATES) {
     const got = describe(summary);
     check(got === want, `${JSON.stringify(summary)}: "${got}", want "${want}"`);
+  }
+  for (const [summary, want] of LABELS) {
+    const got = labels(summary);
+    check(JSON.stringify(got) === JSON.stringify(want), `labels ${JSON.stringify(summary)}: ${JSON.stringify(got)}`);
+  }
+  for (const [summary, want] of FAILED) {
+    check(failedExit(summary) === want, `failedExit ${JSON.stringify(summary)}: want ${want}`);
   }
   check(stateWords({ state: 'exited', exit_status: 0 }).tone === 'ok', 'exited ok is not a failure');
   check(endWords({ state: 'exited', exit_status: 1 }) === 'exited 1', 'exited 1');

@@ -31,9 +31,8 @@ impl SessionActor {
         self.running();
     }
 
-    /// Whether the active pane asks something where its cursor is: the
-    /// text before the cursor, or, with the cursor on a blank row (a TUI
-    /// that parks it below what it drew), the last row with text above it.
+    /// Whether the active pane asks something where its cursor is
+    /// (`question::asks_at_cursor`).
     fn asks_question(&self) -> bool {
         let Some(pane) = self.panes.get(&self.window.active) else {
             return false;
@@ -42,17 +41,7 @@ impl SessionActor {
         let (row, col) = screen.cursor_position();
         let (cols, _) = pane.screen.size();
         let rows: Vec<String> = screen.rows(0, cols).take(usize::from(row) + 1).collect();
-        let Some(cursor_row) = rows.last() else {
-            return false;
-        };
-        let before: String = cursor_row.chars().take(usize::from(col)).collect();
-        if !before.trim().is_empty() {
-            return question::asks(&before);
-        }
-        rows.iter()
-            .rev()
-            .find(|r| !r.trim().is_empty())
-            .is_some_and(|r| question::asks(r))
+        question::asks_at_cursor(&rows, usize::from(col))
     }
 
     fn rule_match(&mut self) -> Option<(crate::session::SessionState, &'static str)> {

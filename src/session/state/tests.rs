@@ -193,15 +193,15 @@ fn cpu_use_is_working_and_stopping_is_noticed() {
 }
 
 /// Finding 4: a REPL and a `[y/N]` question tmuxd started are waiting as
-/// soon as their prompt has settled, and need attention. Keys typed at a
-/// tmux client (their echo) acknowledge it; the wait stays.
+/// soon as their prompt has settled; the question needs attention. Keys
+/// typed at a tmux client (their echo) acknowledge it; the wait stays.
 #[test]
 fn a_program_reading_the_terminal_is_waiting() {
     let d = run_started(&[
         (0, out(b"Proceed? [y/N] "), (Starting, Attaching, None)),
         (
             250,
-            probe(A::TerminalRead),
+            probe_question(A::TerminalRead),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
         (900, out(b"y"), (Waiting, TerminalRead, None)),
@@ -211,10 +211,10 @@ fn a_program_reading_the_terminal_is_waiting() {
     d.step(at(2000), out(b"x"));
     assert_eq!(d.view().acknowledged_by, None, "nothing was up");
     let mut d = run_started(&[
-        (0, out(b">>> "), (Starting, Attaching, None)),
+        (0, out(b"Delete? [y/N] "), (Starting, Attaching, None)),
         (
             250,
-            probe(A::TerminalRead),
+            probe_question(A::TerminalRead),
             (Waiting, TerminalRead, Some(NeedsInput)),
         ),
     ]);
@@ -742,10 +742,11 @@ fn a_restart_does_not_raise_the_same_wait_again() {
 }
 
 /// A long silence needs someone only from a session on its own: a program
-/// someone opened (an idle Node REPL in epoll) is not "silent".
+/// only opened (an idle Node REPL in epoll), typed or started by tmuxd, is
+/// not "silent"; one that slept on something else for `work_alone` is.
 #[test]
 fn a_long_silence_needs_a_session_on_its_own() {
-    for (started, attention) in [(true, Some(LongSilence)), (false, None)] {
+    for started in [true, false] {
         let mut d = Detector::new(at(0), timing(), None);
         d.started_by_tmuxd(started);
         run_from(
@@ -753,8 +754,103 @@ fn a_long_silence_needs_a_session_on_its_own() {
             &[
                 (0, out(b"> "), (Starting, Attaching, None)),
                 (1500, probe(A::EventWait), (Working, EventWait, None)),
-                (10_000, probe(A::EventWait), (Working, EventWait, attention)),
+                (10_000, probe(A::EventWait), (Working, EventWait, None)),
+                (20_000, probe(A::EventWait), (Working, EventWait, None)),
             ],
         );
+        let mut d = Detector::new(at(0), timing(), None);
+        d.started_by_tmuxd(started);
+        let mut d = run_from(d, &[(0, out(b"building"), (Starting, Attaching, None))]);
+        for t in (250..=10_250).step_by(1000) {
+            d.step(at(t), probe_cpu(A::Blocked, 1));
+        }
+        let view = d.view();
+        assert_eq!(
+            (view.state, view.reason, view.attention.map(|a| a.reason)),
+            (Working, ForegroundProcess, Some(LongSilence)),
+            "started: {started}"
+        );
     }
+}
+
+/// Issue 32, item 1: a program that has only started (a REPL's banner,
+/// vim or less opening a file) waits without attention whether tmuxd's
+/// create started it or someone typed it at a shell; a question on the
+/// screen of one tmuxd started needs someone (nobody typed it); after
+/// work on its own any wait does, however it was started.
+#[test]
+fn a_program_only_opened_waits_without_attention_however_started() {
+    // (what it is, how it looks once drawn, whether its screen asks,
+    // attention when started by tmuxd, when typed at a shell)
+    let table = [
+        ("python3 banner", A::TerminalRead, false, None, None),
+        ("vim notes.txt", A::TerminalTimed, false, None, None),
+        ("less /etc/services", A::TerminalRead, false, None, None),
+        (
+            "read -p 'Proceed? [y/N]'",
+            A::TerminalRead,
+            true,
+            Some(NeedsInput),
+            None,
+        ),
+    ];
+    for (program, activity, asks, when_started, when_typed) in table {
+        let look = |activity| {
+            Signal::Probe(Evidence {
+                activity,
+                cpu: Some((42, 3)),
+                rule: None,
+                question: asks,
+            })
+        };
+        // Started by tmuxd: it loads (CPU), draws, then waits; vim waits
+        // with a timeout and redraws for a while before its wait is still.
+        let mut d = Detector::new(at(0), timing(), None);
+        d.started_by_tmuxd(true);
+        d.step(at(0), out(b""));
+        d.step(at(250), probe_cpu(A::Running, 1));
+        d.step(at(900), out(b"drawn"));
+        d.step(at(1150), look(activity));
+        d.step(at(11_500), look(activity));
+        let view = d.view();
+        assert_eq!(
+            (view.state, view.reason, view.attention.map(|a| a.reason)),
+            (Waiting, TerminalRead, when_started),
+            "{program}, started by tmuxd"
+        );
+        // Typed at the shell of a session tmuxd started.
+        let mut d = Detector::new(at(0), timing(), None);
+        d.started_by_tmuxd(true);
+        d.step(at(0), out(b"$ "));
+        d.step(at(250), probe(A::ShellPrompt));
+        d.step(at(1000), out(b"prog\r\n"));
+        d.step(at(1250), probe_cpu(A::Running, 1));
+        d.step(at(1900), out(b"drawn"));
+        d.step(at(2150), look(activity));
+        d.step(at(12_500), look(activity));
+        let view = d.view();
+        assert_eq!(
+            (view.state, view.reason, view.attention.map(|a| a.reason)),
+            (Waiting, TerminalRead, when_typed),
+            "{program}, typed at a shell"
+        );
+    }
+    // Started by tmuxd, it works on its own (a build), then reads its
+    // terminal without a question: that wait needs someone.
+    let mut d = run_started(&[(0, out(b"compiling"), (Starting, Attaching, None))]);
+    for t in (250..=6_250).step_by(1000) {
+        d.step(at(t - 100), out(b"."));
+        d.step(at(t), probe_cpu(A::Running, t as u64));
+    }
+    run_from(
+        d,
+        &[
+            (7_000, out(b"press Enter"), (Working, OutputActivity, None)),
+            (
+                7_250,
+                probe_cpu(A::TerminalRead, 6_250),
+                (Waiting, TerminalRead, Some(NeedsInput)),
+            ),
+        ],
+    );
 }

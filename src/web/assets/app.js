@@ -7,7 +7,7 @@ import { formDialog } from './dialogs.js';
 import { EventFeed } from './events.js';
 import { SessionView } from './session.js';
 import { Wall, ago } from './wall.js';
-import { attentionWords, describe } from './words.js';
+import { describe, endWords } from './words.js';
 
 const LIST_REFRESH_MS = 5000;
 const REFRESH_DEBOUNCE_MS = 150;
@@ -85,7 +85,8 @@ function start() {
   wall = new Wall($('wall'), {
     onOpen: (id) => { location.hash = `#/s/${encodeURIComponent(id)}`; },
     onChange: wallChanged,
-    onAttention: notify,
+    onAttention: (tile) => notify(tile, `${tile.summary.tmux_name} needs attention`),
+    onFailedExit: (tile) => notify(tile, `${tile.summary.tmux_name} ${endWords(tile.summary)}`),
   });
   sessionView = sessionView || new SessionView({
     onLeave: () => { location.hash = '#/'; },
@@ -104,7 +105,7 @@ function start() {
   pollTimer = setInterval(scheduleRefresh, LIST_REFRESH_MS);
   route();
   // A hook for tests: cut the event feed as a network failure would.
-  window.tmuxdDashboard = { dropEvents: () => feed.drop(), lastEventSeq: () => feed.lastSeq };
+  window.tmuxdDashboard = { dropEvents: () => feed.drop(), lastEventSeq: () => feed.lastSeq, beeps: () => beeps };
 }
 
 function stop() {
@@ -185,12 +186,16 @@ function wallChanged() {
   $('empty').hidden = wall.tiles.size > 0 || !$('session').hidden;
 }
 
-function notify(tile) {
-  if (!('Notification' in window) || Notification.permission !== 'granted') return;
+// A session needs attention or failed: a browser notification (once the
+// browser allows it) and, when chosen, a beep; not for the session open
+// in front of the user.
+function notify(tile, title) {
   if (!document.hidden && sessionView.id === tile.id) return;
+  if (soundOn()) beep();
+  if (!('Notification' in window) || Notification.permission !== 'granted') return;
   const s = tile.summary;
-  const note = new Notification(`${s.tmux_name} needs attention`, {
-    body: [attentionWords(s), describe(s), s.current_command, s.thought && s.thought.text]
+  const note = new Notification(title, {
+    body: [describe(s), s.current_command, s.thought && s.thought.text]
       .filter(Boolean)
       .join(' · '),
     tag: `tmuxd-${s.session_id}`,
@@ -200,6 +205,56 @@ function notify(tile) {
     window.focus();
     location.hash = `#/s/${encodeURIComponent(s.session_id)}`;
   });
+}
+
+const SOUND_KEY = 'tmuxd.sound';
+let audio = null;
+let beeps = 0;
+
+function soundOn() {
+  return localStorage.getItem(SOUND_KEY) === 'on';
+}
+
+// A short beep from Web Audio (no file to fetch). Browsers let audio
+// start only after a gesture on the page: the click that turns the sound
+// on, or (after a reload) the first click or key.
+function beep() {
+  beeps += 1;
+  if (!unlockAudio()) return;
+  const osc = audio.createOscillator();
+  const gain = audio.createGain();
+  osc.frequency.value = 880;
+  gain.gain.setValueAtTime(0.2, audio.currentTime);
+  gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.25);
+  osc.connect(gain).connect(audio.destination);
+  osc.start();
+  osc.stop(audio.currentTime + 0.25);
+}
+
+/** The audio context, made (or resumed) now; null without Web Audio. */
+function unlockAudio() {
+  if (!('AudioContext' in window)) return null;
+  audio = audio || new AudioContext();
+  if (audio.state === 'suspended') audio.resume();
+  return audio;
+}
+
+// Sound is opt-in, off until chosen, remembered by this browser.
+function setupSoundButton() {
+  const button = $('sound');
+  const show = () => {
+    button.setAttribute('aria-pressed', String(soundOn()));
+    button.textContent = soundOn() ? 'Sound on' : 'Sound off';
+  };
+  button.addEventListener('click', () => {
+    localStorage.setItem(SOUND_KEY, soundOn() ? 'off' : 'on');
+    if (soundOn()) beep();
+    show();
+  });
+  const unlock = () => { if (soundOn()) unlockAudio(); };
+  document.addEventListener('pointerdown', unlock, { once: true });
+  document.addEventListener('keydown', unlock, { once: true });
+  show();
 }
 
 function setupNotifyButton() {
@@ -283,6 +338,7 @@ function setupControls() {
   window.addEventListener('hashchange', route);
   document.addEventListener('keydown', wallKeys);
   setupNotifyButton();
+  setupSoundButton();
 }
 
 const UNTRACKED_WHY = {

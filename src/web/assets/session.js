@@ -12,7 +12,7 @@ import { confirmDialog } from './dialogs.js';
 import { InputQueue, pasteText, translateKey } from './keys.js';
 import { ScreenFeed } from './screen.js';
 import { ago } from './wall.js';
-import { answerOptions, attentionWords, isEnded, stateWords } from './words.js';
+import { answerOptions, isEnded, labels, stateWords } from './words.js';
 
 const SCROLLBACK_LINES = 2000;
 /** Readable on a phone; below this the screen scrolls sideways instead. */
@@ -142,13 +142,12 @@ export class SessionView {
     if (!this.isEnded && isEnded(summary)) this.ended();
     $('session-name').textContent = `${summary.tmux_name}`;
     const words = stateWords(summary);
-    const attention = attentionWords(summary);
+    const { mark, word } = labels(summary);
     const state = $('session-state');
-    state.className = `state ${words.tone}${attention ? ' attention' : ''}`;
+    state.className = `state ${words.tone}${mark ? ' attention' : ''}`;
     const since = isEnded(summary) ? summary.ended_at : summary.state_since;
     const when = since ? `${ago(since)}${isEnded(summary) ? ' ago' : ''}` : '';
-    state.textContent = [attention ? `! needs you: ${attention}` : '', words.word, when]
-      .filter(Boolean).join(' · ');
+    state.textContent = [mark && `! ${mark}`, word, when].filter(Boolean).join(' · ');
     state.title = words.evidence;
     const bits = [words.evidence, summary.session_id, summary.current_command, summary.cwd].filter(Boolean);
     if (summary.thought && summary.thought.text) bits.push(`“${summary.thought.text}”`);

@@ -7,7 +7,7 @@
 
 import { api } from './api.js';
 import { ScreenFeed } from './screen.js';
-import { attentionWords, describe, isEnded, lastNonEmptyRow, stateWords } from './words.js';
+import { describe, failedExit, isEnded, labels, lastNonEmptyRow, stateWords } from './words.js';
 
 const STATE_ORDER = { waiting: 0, working: 1, starting: 2, idle: 3, exited: 4 };
 /** Rows a thumbnail shows: the last non-empty ones. */
@@ -63,6 +63,8 @@ class Tile {
     this.closeTimer = null;
     this.peekTimer = null;
     this.snapshotLoaded = false;
+    // A session already failed when first seen (a page load) is not news.
+    this.failureSeen = failedExit(summary);
     this.root = el('article', 'tile');
     this.root.tabIndex = 0;
     this.root.dataset.sessionId = summary.session_id;
@@ -120,20 +122,27 @@ class Tile {
     this.summary = { ...this.summary, ...summary };
     if (this.ended && !wasEnded) this.feed.close();
     this.render();
+    // The exit status may come with a later event than the end itself.
+    if (!this.failureSeen && failedExit(this.summary)) {
+      this.failureSeen = true;
+      this.wall.onFailedExit(this);
+    }
     if (this.ended && this.visible) this.loadLastScreen();
   }
 
   render() {
     const s = this.summary;
     const words = stateWords(s);
-    const attention = attentionWords(s);
+    const { mark, word } = labels(s);
     this.nameEl.textContent = s.tmux_name;
     this.nameEl.title = `${s.tmux_name} (${s.session_id})`;
-    this.markEl.hidden = !attention;
-    this.markEl.querySelector('.mark-text').textContent = attention ? `needs you: ${attention}` : '';
+    this.markEl.hidden = !mark;
+    this.markEl.querySelector('.mark-text').textContent = mark;
     this.stateEl.className = `state ${words.tone}`;
     // A down peer's session shows its last known state, marked stale.
-    this.stateEl.textContent = this.summary.stale ? `${words.word} (stale)` : words.word;
+    const stateText = [word, this.summary.stale && '(stale)'].filter(Boolean).join(' ');
+    this.stateEl.textContent = stateText;
+    this.stateEl.hidden = !stateText;
     this.root.title = describe(s);
     this.root.dataset.state = this.ended ? 'ended' : s.state;
     this.root.classList.toggle('attention', this.needsYou);
@@ -234,12 +243,18 @@ class Tile {
 }
 
 export class Wall {
-  /** `onOpen(id)` when a tile is opened; `onChange()` after tiles or states change. */
-  constructor(container, { onOpen, onChange, onAttention }) {
+  /**
+   * `onOpen(id)` when a tile is opened; `onChange()` after tiles or states
+   * change; `onAttention(tile)` when a flag is newly raised;
+   * `onFailedExit(tile)` when a session seen alive ends with a non-zero
+   * status or a signal.
+   */
+  constructor(container, { onOpen, onChange, onAttention, onFailedExit }) {
     this.container = container;
     this.onOpen = onOpen;
     this.onChange = onChange;
     this.onAttention = onAttention;
+    this.onFailedExit = onFailedExit || (() => {});
     this.tiles = new Map();
     this.filter = '';
     this.sortKey = 'activity';
@@ -363,8 +378,9 @@ export class Wall {
   matches(tile) {
     if (!this.filter) return true;
     const s = tile.summary;
+    // The state word too: a tile whose mark stands for it is still found by it.
     const hay = [s.tmux_name, s.session_id, s.current_command, agentName(s.agent), s.cwd, s.title, describe(s),
-      s.thought && s.thought.text]
+      stateWords(s).word, s.thought && s.thought.text]
       .filter(Boolean).join(' ').toLowerCase();
     return hay.includes(this.filter);
   }

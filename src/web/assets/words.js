@@ -82,11 +82,30 @@ export function attentionWords(s) {
   return s.attention.text ? `${words}: ${s.attention.text}` : words;
 }
 
+/**
+ * `{mark, word}`: what a tile or the open session says, once. `mark` is
+ * why the session needs you ('' when nobody is needed); `word` the state
+ * in words, left out when the mark already says it (a wait with the flag
+ * up is "needs you", not also "waiting for you").
+ */
+export function labels(s) {
+  const attention = attentionWords(s);
+  const mark = attention ? `needs you: ${attention}` : '';
+  const { word } = stateWords(s);
+  return { mark, word: mark && s.state === 'waiting' ? '' : word };
+}
+
 /** The state, and what needs you, as one line for a title or a notification. */
 export function describe(s) {
-  const { word, evidence } = stateWords(s);
-  const attention = attentionWords(s);
-  return [word, attention && `needs you: ${attention}`, evidence].filter(Boolean).join(' · ');
+  const { mark, word } = labels(s);
+  return [word, mark, stateWords(s).evidence].filter(Boolean).join(' · ');
+}
+
+/** Whether a session ended badly: a non-zero status, or killed by a signal. */
+export function failedExit(s) {
+  if (!isEnded(s)) return false;
+  if (Number.isInteger(s.exit_status)) return s.exit_status !== 0;
+  return Number.isInteger(s.exit_signal);
 }
 
 /** Index of the last row with something on it, or -1. */
