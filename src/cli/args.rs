@@ -18,10 +18,12 @@ socket, no daemon is running: start one with `tmuxd serve`.
 
 A SESSION is a session id (sess_3) or the exact name of its tmux session (build).
 
+Inside a session tmuxd made, $TMUXD_SOCKET names its daemon's socket (held to the same rules).
+
 Exit status: 0 success (also when whoever reads the output has gone, as `| head` does);
 1 error (no daemon running, the daemon is unreachable, refused or not proved yours, no such
-session); 2 usage (unknown flag, bad value, ambiguous SESSION, a URL without a token; nothing
-was changed); 3 `wait` timed out;
+session); 2 usage (unknown flag, bad value or one the daemon refuses (HTTP 400), ambiguous
+SESSION, a URL without a token; nothing was changed); 3 `wait` timed out;
 78 bad configuration (serve, config, doctor).";
 
 #[derive(Parser, Debug)]
