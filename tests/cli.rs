@@ -431,8 +431,9 @@ fn client_errors_go_to_stderr_with_exit_codes() {
         "{text}"
     );
     shell(&daemon, "k");
+    // A value the daemon refuses is a usage error (issue 32).
     let bad_key = tmuxd(&daemon, &["keys", "k", "Entr"]);
-    assert_eq!(bad_key.status.code(), Some(1));
+    assert_eq!(bad_key.status.code(), Some(2));
     assert!(
         stderr(&bad_key).contains("invalid_keys"),
         "{}",

@@ -126,10 +126,12 @@ const COMMANDS: [&[&str]; 6] = [
     &["open", "--print"],
     &["send", "build", "--enter", "a secret typed"],
     &["watch", "build"],
+    // `--verbose`: without it, `hooks send` says nothing (issue 32).
     &[
         "hooks",
         "send",
         "claude",
+        "--verbose",
         r#"{"hook_event_name":"Stop","cwd":"/secret/project"}"#,
     ],
 ];
@@ -182,7 +184,7 @@ fn an_impostor_at_the_url_gets_nothing_and_runs_nothing() {
             "{args:?}: {said}"
         );
         match args[0] {
-            // Never fails the agent; says why on stderr.
+            // Never fails the agent; says why on stderr (--verbose).
             "hooks" => assert_eq!(out.status.code(), Some(0), "{args:?}"),
             _ => assert_eq!(out.status.code(), Some(1), "{args:?}: {said}"),
         }

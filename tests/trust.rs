@@ -44,7 +44,18 @@ fn tokens_never_reach_the_tmux_server_or_its_sessions() {
     let environ = std::fs::read(format!("/proc/{}/environ", pid.trim())).unwrap();
     let environ = String::from_utf8_lossy(&environ);
     assert!(
-        !environ.contains(token) && !environ.contains(read_token) && !environ.contains("TMUXD_"),
+        !environ.contains(token) && !environ.contains(read_token),
+        "pane environment: {environ}"
+    );
+    // Only the daemon's socket, for `tmuxd hooks send` (issue 32).
+    let ours: Vec<&str> = environ
+        .split('\0')
+        .filter(|v| v.starts_with("TMUXD_"))
+        .collect();
+    let socket = daemon.data_dir.join("tmuxd.sock");
+    assert_eq!(
+        ours,
+        [format!("TMUXD_SOCKET={}", socket.display())],
         "pane environment: {environ}"
     );
 }

@@ -18,10 +18,12 @@ socket, no daemon is running: start one with `tmuxd serve`.
 
 A SESSION is a session id (sess_3) or the exact name of its tmux session (build).
 
+Inside a session tmuxd made, $TMUXD_SOCKET names its daemon's socket (held to the same rules).
+
 Exit status: 0 success (also when whoever reads the output has gone, as `| head` does);
 1 error (no daemon running, the daemon is unreachable, refused or not proved yours, no such
-session); 2 usage (unknown flag, bad value, ambiguous SESSION, a URL without a token; nothing
-was changed); 3 `wait` timed out;
+session); 2 usage (unknown flag, bad value or one the daemon refuses (HTTP 400), ambiguous
+SESSION, a URL without a token; nothing was changed); 3 `wait` timed out;
 78 bad configuration (serve, config, doctor).";
 
 #[derive(Parser, Debug)]
@@ -128,6 +130,8 @@ pub enum Command {
     Attach(AttachArgs),
     /// Print a link that logs a browser into the dashboard (works once, for a minute).
     Open(OpenArgs),
+    /// List the fleet's peers (`[[fleet.peers]]`): status, since when, round trip, sessions.
+    Hosts(HostsArgs),
     /// List or cancel the inputs queued for a session.
     #[command(subcommand)]
     Queue(QueueCommand),
@@ -164,6 +168,7 @@ impl Command {
             Command::Events(a) => &a.connect,
             Command::Attach(a) => &a.connect,
             Command::Open(a) => &a.connect,
+            Command::Hosts(a) => &a.connect,
             Command::Queue(QueueCommand::Rm(a)) => &a.connect,
             Command::Hooks(HooksCommand::Send(a)) => &a.connect,
             Command::Serve(_)
@@ -207,7 +212,7 @@ pub struct NewArgs {
     /// tmux session name (default: the next free number).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Working directory (default: tmux's); a relative path is taken from here.
+    /// Working directory (default: this one); a relative path is taken from here.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Text typed once the session has started, then Enter.
@@ -231,7 +236,9 @@ pub struct NewArgs {
     pub format: Format,
     #[command(flatten)]
     pub connect: Connect,
-    /// The command to run instead of the shell, after `--`.
+    /// The command to run instead of the shell, after `--`: one argument is a shell
+    /// command line (`-- 'htop -d 10'`, as tmux takes it), several are the program and its
+    /// arguments, passed as they are.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -445,12 +452,26 @@ fn parse_until(text: &str) -> Result<Until, String> {
         })
 }
 
+/// What the shell completes for `--until`: its words, and `quiet=` to go on typing.
+fn until_candidates() -> Vec<clap_complete::engine::CompletionCandidate> {
+    use clap_complete::engine::CompletionCandidate;
+    UNTIL_WORDS
+        .iter()
+        .map(|(word, _)| CompletionCandidate::new(*word))
+        .chain(std::iter::once(
+            CompletionCandidate::new("quiet=")
+                .help(Some("quiet=DURATION: no output for this long".into())),
+        ))
+        .collect()
+}
+
 #[derive(Args, Debug)]
 pub struct WaitArgs {
     #[command(flatten)]
     pub target: Target,
     /// What to wait for: idle, working (busy), waiting, attention, exited, change, or quiet=DURATION.
-    #[arg(long, value_name = "STATE", value_parser = parse_until, required_unless_present = "pattern", conflicts_with = "pattern")]
+    #[arg(long, value_name = "STATE", value_parser = parse_until, required_unless_present = "pattern", conflicts_with = "pattern",
+          add = ArgValueCandidates::new(until_candidates))]
     pub until: Option<Until>,
     /// A regex over the screen's lines (like expect): wait until a line matches, print it.
     #[arg(long = "match", value_name = "REGEX")]
@@ -515,6 +536,14 @@ pub struct OpenArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct HostsArgs {
+    #[command(flatten)]
+    pub format: Format,
+    #[command(flatten)]
+    pub connect: Connect,
+}
+
+#[derive(Args, Debug)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum, value_name = "SHELL")]
@@ -565,7 +594,7 @@ pub enum HooksCommand {
     Install(HooksInstallArgs),
     /// Post one hook event for the session of $TMUX_PANE (what the installed hooks run): the
     /// event's JSON on stdin, or as the argument (Codex). Prints nothing, and exits 0 even when
-    /// tmuxd cannot be reached (the reason goes to stderr), so it never holds up the agent.
+    /// tmuxd cannot be reached, so it never holds up the agent (--verbose: say why on stderr).
     Send(HooksSendArgs),
 }
 
@@ -583,7 +612,7 @@ pub struct HooksInstallArgs {
     /// The agent whose configuration to write: claude or codex.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: HookAgent,
-    /// Print the configuration file as it would be written, and write nothing.
+    /// Print which file would change and how it would read, and write nothing.
     #[arg(long)]
     pub print: bool,
 }
@@ -596,6 +625,10 @@ pub struct HooksSendArgs {
     /// The event's JSON (Codex passes it so); read from stdin when left out.
     #[arg(value_name = "EVENT")]
     pub event: Option<String>,
+    /// Say on stderr why an event was not delivered (by hand, to debug; the agent's hooks
+    /// run it without, since Codex shares its terminal with the hook).
+    #[arg(short, long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub connect: Connect,
 }

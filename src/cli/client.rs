@@ -76,11 +76,14 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The documented exit status for this error.
+    /// The documented exit status for this error. A value the daemon
+    /// refuses (400: a bad name, cwd, key or size) is a usage error as
+    /// much as one the CLI catches itself: nothing was changed.
     pub fn exit_code(&self) -> u8 {
         match self {
             ClientError::StdoutClosed => 0,
             ClientError::Usage(_) => 2,
+            ClientError::Api { status, .. } if *status == StatusCode::BAD_REQUEST => 2,
             ClientError::TimedOut(_) => 3,
             _ => 1,
         }
@@ -347,6 +350,16 @@ mod tests {
         );
         assert!(error(StatusCode::FORBIDDEN).to_string().contains("--token"));
         assert!(!error(StatusCode::NOT_FOUND).to_string().contains("TOKEN"));
+    }
+
+    #[test]
+    fn refused_values_exit_2() {
+        // (status, exit code)
+        let table = [(400, 2), (404, 1), (409, 1), (502, 1)];
+        for (status, code) in table {
+            let error = api_error(StatusCode::from_u16(status).unwrap(), b"{}");
+            assert_eq!(error.exit_code(), code, "{status}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::args::EventsArgs;
 use super::client::{Client, ClientError};
-use super::output::{json_line, print, print_json, text, visible};
+use super::output::{json_line, print, text, visible};
 use super::pipe::stdout_closed;
 use crate::api::model::{Event, EventsPage};
 
@@ -14,16 +14,17 @@ pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError
     if args.no_follow {
         let since = args.since.unwrap_or(0);
         let page = every_page(client, since).await?;
-        if args.json {
-            return print_json(&page);
-        }
         if page.truncated {
             eprintln!(
                 "tmuxd: events after {since} were no longer all retained; the oldest kept come first"
             );
         }
         for event in &page.events {
-            print(&event_line(event))?;
+            match args.json {
+                // One event per line, as the followed feed prints them.
+                true => print(&json_event_line(event)?)?,
+                false => print(&event_line(event))?,
+            }
         }
         return Ok(());
     }
@@ -120,6 +121,12 @@ fn print_block(block: &str, json: bool) -> Result<(), ClientError> {
     }
 }
 
+/// An event as one line of JSON (JSONL), as the API sends it.
+fn json_event_line(event: &Event) -> Result<String, ClientError> {
+    let line = serde_json::to_string(event).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    Ok(format!("{line}\n"))
+}
+
 /// `SEQ  AT  KIND  SESSION  NAME  key=value...` with fixed-width leading
 /// columns, made [`visible`] (names, cwds and titles come from sessions).
 fn event_line(event: &Event) -> String {
@@ -166,6 +173,20 @@ mod tests {
         for (next_seq, recent, since) in table {
             assert_eq!(recent_start(next_seq, recent), since, "{next_seq} {recent}");
         }
+    }
+
+    #[test]
+    fn json_events_are_one_line_each() {
+        let event: Event = serde_json::from_value(serde_json::json!({
+            "seq": 7, "at": "2024-05-01T10:00:00.123Z", "kind": "session_state",
+            "session_id": "sess_2", "tmux_name": "a\nb", "state": "idle", "reason": "x"
+        }))
+        .unwrap();
+        let line = json_event_line(&event).unwrap();
+        assert_eq!(line.matches('\n').count(), 1, "{line}");
+        assert!(line.ends_with('\n'));
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["seq"], 7);
     }
 
     #[test]

@@ -246,6 +246,28 @@ fn config_path(agent: HookAgent, env: &Env) -> Result<PathBuf, ClientError> {
 
 pub fn install(args: HooksInstallArgs, env: &Env) -> Result<(), ClientError> {
     let exe = std::env::current_exe()?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let exe = match lasting_binary(&exe, env.get("PATH").map(String::as_str)) {
+        Lasting::Itself => exe,
+        Lasting::Installed(installed) => {
+            eprintln!(
+                "tmuxd: {} is a build in a cargo target dir (`cargo clean` removes it): the hook \
+                 runs the installed {} instead",
+                exe.display(),
+                installed.display()
+            );
+            installed
+        }
+        Lasting::BuildOnly => {
+            eprintln!(
+                "tmuxd: warning: {} is a build in a cargo target dir, and no tmuxd is installed \
+                 on PATH: the hook stops working at `cargo clean`; `cargo install --path .`, \
+                 then run this again",
+                exe.display()
+            );
+            exe
+        }
+    };
     let exe = exe.to_string_lossy().into_owned();
     let path = config_path(args.agent, env)?;
     let shown = path.display().to_string();
@@ -273,6 +295,14 @@ pub fn install(args: HooksInstallArgs, env: &Env) -> Result<(), ClientError> {
     };
     let merged = merged.map_err(|e| std::io::Error::other(e.to_string()))?;
     if args.print {
+        // The file's text alone on stdout (so it can be saved or diffed);
+        // which file, and whether it would change, on stderr.
+        let would = match (&merged, &current) {
+            (None, _) => format!("{shown} already has tmuxd's hooks; it would not change"),
+            (Some(_), None) => format!("would create {shown} (nothing written):"),
+            (Some(_), Some(_)) => format!("would change {shown} (nothing written) to:"),
+        };
+        eprintln!("tmuxd: {would}");
         return print(merged.as_deref().or(current.as_deref()).unwrap_or_default());
     }
     let Some(merged) = merged else {
@@ -287,6 +317,50 @@ pub fn install(args: HooksInstallArgs, env: &Env) -> Result<(), ClientError> {
         .map(|b| format!(" (the old one is {})", b.display()))
         .unwrap_or_default();
     print(&format!("wrote {shown}{backup}: {what}\n"))
+}
+
+/// Which tmuxd a hook should run so that it keeps working.
+#[derive(Debug, PartialEq, Eq)]
+enum Lasting {
+    /// This binary: it is not a cargo build.
+    Itself,
+    /// This binary is a cargo build; this installed one on PATH lasts.
+    Installed(PathBuf),
+    /// This binary is a cargo build, and no other tmuxd is on PATH.
+    BuildOnly,
+}
+
+/// Whether `exe` lives in a cargo target dir, which `cargo clean` empties,
+/// and if so the first `tmuxd` on `path` that does not.
+fn lasting_binary(exe: &Path, path: Option<&str>) -> Lasting {
+    if !in_cargo_target(exe) {
+        return Lasting::Itself;
+    }
+    let installed = std::env::split_paths(path.unwrap_or_default())
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("tmuxd"))
+        .find(|candidate| {
+            let real = std::fs::canonicalize(candidate);
+            let runnable = std::fs::metadata(candidate).is_ok_and(|m| {
+                std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+                    && m.is_file()
+            });
+            runnable && real.is_ok_and(|real| !in_cargo_target(&real))
+        });
+    match installed {
+        Some(installed) => Lasting::Installed(installed),
+        None => Lasting::BuildOnly,
+    }
+}
+
+/// A cargo target dir above `exe`: one cargo marked (`CACHEDIR.TAG`), or a
+/// `target` beside a `Cargo.toml`.
+fn in_cargo_target(exe: &Path) -> bool {
+    exe.ancestors().skip(1).any(|dir| {
+        dir.join("CACHEDIR.TAG").is_file()
+            || (dir.file_name() == Some("target".as_ref())
+                && dir.parent().is_some_and(|p| p.join("Cargo.toml").is_file()))
+    })
 }
 
 /// Copies `path` beside itself, named with the time.
@@ -335,12 +409,17 @@ pub fn slim_event(event: &Value) -> Option<Value> {
     Some(Value::Object(kept))
 }
 
-/// Run by the agent's hook: posts the event and says nothing on stdout
-/// (Claude Code adds a hook's output to the conversation). Problems go to
-/// stderr and the exit status stays 0, so a daemon that is down never
-/// blocks or fails the agent.
+/// Run by the agent's hook: posts the event and says nothing, on stdout
+/// (Claude Code adds a hook's output to the conversation) or stderr (Codex
+/// runs `notify` on the terminal its own screen is drawn on). The exit
+/// status stays 0, so a daemon that is down never blocks or fails the
+/// agent; `--verbose` says why an event went nowhere, for a person
+/// debugging by hand.
 pub async fn send(args: HooksSendArgs, env: &Env, client: Result<Client, ClientError>) {
-    if let Err(problem) = try_send(args, env, client).await {
+    let verbose = args.verbose;
+    if let Err(problem) = try_send(args, env, client).await
+        && verbose
+    {
         eprintln!("tmuxd hooks send: {}", super::output::visible(&problem));
     }
 }

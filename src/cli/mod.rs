@@ -8,7 +8,9 @@ mod complete;
 mod doctor;
 mod duration;
 mod events;
+mod hints;
 mod hooks;
+mod hosts;
 mod input;
 mod install;
 mod logging;
@@ -63,6 +65,7 @@ pub async fn run_client(command: Command, env: &Env) -> Result<(), ClientError> 
             attach::attach(&connect(&args.connect, env)?, args, tmux_bin).await
         }
         Command::Open(args) => open::open(&connect(&args.connect, env)?, args).await,
+        Command::Hosts(args) => hosts::hosts(&connect(&args.connect, env)?, args).await,
         Command::Queue(QueueCommand::Ls(args)) => {
             queue::ls(&connect(&args.connect, env)?, args).await
         }
@@ -124,12 +127,19 @@ fn loaded(env: &Env) -> Option<Loaded> {
     config::load(&Flags::default(), env).ok()
 }
 
+/// The variable a session tmuxd made carries: its daemon's unix socket
+/// (set with `new-session -e`; never a token), so that `hooks send` and
+/// any other command run inside it reach the daemon that made it, wherever
+/// that daemon's data dir is.
+pub const SOCKET_VAR: &str = "TMUXD_SOCKET";
+
 /// The daemon this command talks to (`trust` says why these rules):
 /// over TCP at `--url`/`TMUXD_URL` only, with `--token`/`TMUXD_TOKEN` or
 /// the configured token, which the daemon must prove it holds; else the
-/// daemon's unix socket in the configured data dir, which must be ours
-/// (no token needed). Never TCP because the socket is missing: that says
-/// no daemon runs.
+/// unix socket `TMUXD_SOCKET` names (inside a session tmuxd made), else
+/// the daemon's unix socket in the configured data dir; a socket must be
+/// ours either way (no token needed). Never TCP because the socket is
+/// missing: that says no daemon runs.
 pub(crate) fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientError> {
     let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
     let loaded = loaded(env);
@@ -141,6 +151,17 @@ pub(crate) fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientErro
         let base = base_url(&url)?;
         let token = token.ok_or_else(trust::needs_token)?;
         return Ok(Client::over_tcp(base, token));
+    }
+    if let Some(socket) = env.get(SOCKET_VAR).filter(|s| !s.trim().is_empty()) {
+        let socket = std::path::PathBuf::from(socket);
+        if !socket.is_absolute() {
+            return Err(ClientError::Usage(format!(
+                "{SOCKET_VAR}={} is not an absolute path to a tmuxd socket",
+                output::visible(&socket.to_string_lossy())
+            )));
+        }
+        trust::check_socket(&socket)?;
+        return Ok(Client::over_socket(socket, token));
     }
     let data_dir = match loaded {
         Some(loaded) => loaded.config.data_dir,

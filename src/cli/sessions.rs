@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::args::{AdoptArgs, LsArgs, NewArgs, RmArgs, ShowArgs};
 use super::client::{Client, ClientError, encode};
+use super::hints;
 use super::output::{one_line, print, print_either, table, text, visible};
 use super::resolve::session_id;
 use crate::api::model::{
@@ -16,21 +17,31 @@ use crate::api::model::{
 const THOUGHT_WIDTH: usize = 60;
 
 pub async fn ls(client: &Client, args: LsArgs) -> Result<(), ClientError> {
-    let mut query = Vec::new();
-    if args.all {
-        query.push("include=ended".to_owned());
-    }
+    // Ended sessions are always asked for: without `--all` they are only
+    // counted, so `ls` can say they are there.
+    let mut query = vec!["include=ended".to_owned()];
     if let Some(host) = &args.host {
         query.push(format!("host={}", encode(host)));
     }
-    let path = match query.is_empty() {
-        true => "/v1/sessions".to_owned(),
-        false => format!("/v1/sessions?{}", query.join("&")),
-    };
-    let body: SessionList = client.get(&path).await?;
+    let path = format!("/v1/sessions?{}", query.join("&"));
+    let mut body: SessionList = client.get(&path).await?;
+    let ended = body
+        .sessions
+        .iter()
+        .filter(|s| s.ended_at.is_some())
+        .count();
+    if !args.all {
+        body.sessions.retain(|s| s.ended_at.is_none());
+    }
     print_either(args.format.json, &body, |body| {
         session_table(&body.sessions)
-    })
+    })?;
+    let lost = hints::tmux_lost(client).await;
+    let hidden = if args.all { 0 } else { ended };
+    for line in hints::ls_lines(lost.as_ref(), hidden) {
+        eprintln!("{line}");
+    }
+    Ok(())
 }
 
 pub async fn show(client: &Client, args: ShowArgs) -> Result<(), ClientError> {
@@ -40,14 +51,15 @@ pub async fn show(client: &Client, args: ShowArgs) -> Result<(), ClientError> {
 }
 
 pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
-    let cwd = args
-        .cwd
-        .map(|cwd| std::path::absolute(&cwd).unwrap_or(cwd))
-        .map(|cwd| cwd.to_string_lossy().into_owned());
+    let cwd = match args.cwd {
+        Some(cwd) => Some(std::path::absolute(&cwd).unwrap_or(cwd)),
+        None if same_machine(client) => std::env::current_dir().ok(),
+        None => None,
+    };
     let body = CreateSessionRequest {
         name: args.name,
-        cwd,
-        command: (!args.command.is_empty()).then(|| shell_join(&args.command)),
+        cwd: cwd.map(|cwd| cwd.to_string_lossy().into_owned()),
+        command: command_line(&args.command),
         initial_input: args.input,
         cols: args.size.map(|(cols, _)| cols),
         rows: args.size.map(|(_, rows)| rows),
@@ -57,10 +69,48 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
         }),
         resume_command: args.resume_command,
     };
-    let created = client
+    let mut created: SessionEnvelope = client
         .request(Method::POST, "/v1/sessions", Some(&body))
         .await?;
+    // A person reads the table: tell them if the program ended at once.
+    // Scripts (`-q`, `--json`) get the answer without the wait.
+    if !args.quiet && !args.format.json {
+        let id = created.session.session_id.clone();
+        if let Some((now, warning)) = hints::early_exit(client, &id).await {
+            created.session = now;
+            if let Some(warning) = warning {
+                eprintln!("{warning}");
+            }
+        }
+    }
     print_session(&created, args.quiet, args.format.json)
+}
+
+/// Whether the daemon surely runs on this machine, where this directory
+/// means the same: its unix socket, or TCP to a loopback address.
+fn same_machine(client: &Client) -> bool {
+    if client.socket().is_some() {
+        return true;
+    }
+    let Some(host) = client.base().host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The API's `command`, a shell command line, from the words after `--`:
+/// one word is a command line already (`'htop -d 10'`), as tmux takes a
+/// single argument; several are an argv, each quoted for the shell.
+fn command_line(words: &[String]) -> Option<String> {
+    match words {
+        [] => None,
+        [line] => Some(line.clone()),
+        argv => Some(shell_join(argv)),
+    }
 }
 
 pub async fn adopt(client: &Client, args: AdoptArgs) -> Result<(), ClientError> {
@@ -254,6 +304,21 @@ mod tests {
             shell_join(&words(&["echo", "a b", "it's", ""])),
             r"echo 'a b' 'it'\''s' ''"
         );
+    }
+
+    #[test]
+    fn one_word_is_a_command_line_several_an_argv() {
+        let words = |ws: &[&str]| ws.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        // (words after --, the API's command)
+        let table: [(&[&str], Option<&str>); 4] = [
+            (&[], None),
+            (&["htop -d 10"], Some("htop -d 10")),
+            (&["./ask.sh"], Some("./ask.sh")),
+            (&["printf", "%s\n", "a b"], Some("printf '%s\n' 'a b'")),
+        ];
+        for (given, want) in table {
+            assert_eq!(command_line(&words(given)).as_deref(), want, "{given:?}");
+        }
     }
 
     #[test]

@@ -377,8 +377,11 @@ pub fn running(pane_pid: u32) -> Option<Running> {
         .unwrap_or(pane_pid);
     let read = |pid: u32| {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
         let command = comm.trim_end().to_owned();
+        if is_unexecuted_fork(&command) {
+            return None;
+        }
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
         let argv = command_line(pid)
             .filter(|argv| !argv.is_empty())
             .unwrap_or_else(|| vec![command.clone()]);
@@ -390,6 +393,16 @@ pub fn running(pane_pid: u32) -> Option<Running> {
     };
     // The group's leader may have exited while the group lives on.
     read(leader).or_else(|| read(pane_pid))
+}
+
+/// Whether a pane's process is still the tmux server's fork, before it
+/// runs the pane's program: it has the server's name and the server's
+/// argv (the `tmux new-session ...` that started the server), which are
+/// not what the pane runs. A program that ends at once may never be seen
+/// otherwise; better nothing than the server. (A tmux server of its own is
+/// never a pane's foreground: it leaves the terminal.)
+fn is_unexecuted_fork(comm: &str) -> bool {
+    comm == "tmux: server"
 }
 
 /// Longest command line kept, in bytes: an argv may be huge (a linker's),
@@ -423,6 +436,20 @@ fn parse_command_line(bytes: &[u8], max_bytes: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tmux_server_fork_is_not_a_program() {
+        // (comm, a fork of the server that has not run its program yet)
+        let table = [
+            ("tmux: server", true),
+            ("tmux: client", false),
+            ("tmux", false),
+            ("bash", false),
+        ];
+        for (comm, fork) in table {
+            assert_eq!(is_unexecuted_fork(comm), fork, "{comm}");
+        }
+    }
 
     #[test]
     fn command_lines() {

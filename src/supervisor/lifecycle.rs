@@ -101,6 +101,7 @@ impl Supervisor {
                 command: request.command.as_deref(),
                 keep_exit: true,
                 tag: Some(&tag),
+                env: &self.inner.settings.session_env,
             };
             match self.tmux().new_session(&new).await {
                 Ok(made) => break made,

@@ -73,6 +73,10 @@ pub struct Settings {
     pub retention: Retention,
     /// Waits open at once, per session and in all.
     pub waits: WaitLimits,
+    /// The environment of every session tmuxd makes: its own unix socket
+    /// (`TMUXD_SOCKET`), so `tmuxd hooks send` in an agent there finds
+    /// this daemon whatever its data dir. Never a token.
+    pub session_env: Vec<(String, String)>,
 }
 
 impl Settings {
@@ -118,6 +122,13 @@ impl Settings {
                 per_session: config.http.max_waits_per_session,
                 total: config.http.max_waits,
             },
+            session_env: vec![(
+                crate::cli::SOCKET_VAR.to_owned(),
+                std::path::absolute(config.data_dir.join(crate::daemon::SOCKET_FILE))
+                    .unwrap_or_else(|_| config.data_dir.join(crate::daemon::SOCKET_FILE))
+                    .to_string_lossy()
+                    .into_owned(),
+            )],
         }
     }
 }
@@ -341,7 +352,12 @@ impl Supervisor {
             .await
             .map_err(SupervisorError::gone(id))?;
         resized.map_err(|message| tmux_refused(id, "resize-window", message))?;
-        self.get(id).await
+        // tmux announces the new layout after its reply, so the actor may
+        // not know it yet: the answer says the size tmux just took.
+        let mut summary = self.get(id).await?;
+        summary.actor.cols = cols;
+        summary.actor.rows = rows;
+        Ok(summary)
     }
 
     /// Older lines from tmux's own history, oldest first; for an ended

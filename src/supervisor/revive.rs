@@ -236,6 +236,7 @@ impl Supervisor {
             command: first_command.as_deref(),
             keep_exit: true,
             tag: Some(&tag),
+            env: &self.inner.settings.session_env,
         };
         let made = match self.tmux().new_session(&new).await {
             Ok(made) => made,

@@ -535,14 +535,19 @@ impl Tmux {
     ) -> Result<Vec<String>, TmuxError> {
         let CaptureRange::History { lines } = range;
         let lines = i64::try_from(lines).unwrap_or(i64::MAX);
+        // Through the screen's first row (`-E 0`), which is then dropped:
+        // tmux clamps a line above its history to the first row, so
+        // `-E -1` with no history at all printed that row as history.
+        // (A history line wrapped onto the screen goes with that row.)
         let capture = command::CapturePane {
             target,
             escapes: false,
             join: true,
             start: Some(command::LineBound::Line(-lines)),
-            end: Some(command::LineBound::Line(-1)),
+            end: Some(command::LineBound::Line(0)),
         };
-        let out = self.run_cmd(&capture).await?;
+        let mut out = self.run_cmd(&capture).await?;
+        out.pop();
         let text = |line: &Vec<u8>| String::from_utf8_lossy(line).trim_end().to_owned();
         Ok(out.iter().map(text).collect())
     }

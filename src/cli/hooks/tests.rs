@@ -138,3 +138,47 @@ fn events_are_slimmed_to_what_the_daemon_reads() {
     assert_eq!(slim["message"].as_str().unwrap().len(), MAX_FIELD_BYTES);
     assert_eq!(slim_event(&json!([1])), None);
 }
+
+/// A hook must outlive `cargo clean`: a build in a target dir hands over
+/// to an installed tmuxd on PATH (not another build), or says it cannot.
+#[test]
+fn hooks_run_a_binary_that_outlives_cargo_clean() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let make = |path: &Path| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let checkout = root.path().join("src/app");
+    std::fs::create_dir_all(&checkout).unwrap();
+    std::fs::write(checkout.join("Cargo.toml"), "").unwrap();
+    let build = checkout.join("target/release/tmuxd");
+    make(&build);
+    let other_build = root.path().join("elsewhere/out");
+    std::fs::create_dir_all(&other_build).unwrap();
+    std::fs::write(other_build.join("CACHEDIR.TAG"), "Signature").unwrap();
+    make(&other_build.join("debug/tmuxd"));
+    let installed = root.path().join("bin/tmuxd");
+    make(&installed);
+    let not_runnable = root.path().join("noexec/tmuxd");
+    make(&not_runnable);
+    std::fs::set_permissions(&not_runnable, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let dir = |p: &Path| p.parent().unwrap().display().to_string();
+    let on_path = |dirs: &[&Path]| dirs.iter().map(|d| dir(d)).collect::<Vec<_>>().join(":");
+    // (binary, PATH, hook runs)
+    let table = [
+        (&installed, on_path(&[&build]), Lasting::Itself),
+        (
+            &build,
+            on_path(&[&not_runnable, &other_build.join("debug/tmuxd"), &installed]),
+            Lasting::Installed(installed.clone()),
+        ),
+        (&build, on_path(&[&build]), Lasting::BuildOnly),
+        (&build, String::new(), Lasting::BuildOnly),
+    ];
+    for (exe, path, want) in table {
+        assert_eq!(lasting_binary(exe, Some(&path)), want, "{exe:?} {path}");
+    }
+}

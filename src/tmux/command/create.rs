@@ -19,12 +19,15 @@ pub struct NewSession<'a> {
     pub keep_exit: bool,
     /// Mark the session with this id and list its panes, in the same call.
     pub tag: Option<&'a str>,
+    /// Variables of the session's environment (`-e NAME=VALUE`), which
+    /// every pane of it inherits; tmux expands nothing in them.
+    pub env: &'a [(String, String)],
 }
 
 impl TmuxCommand for NewSession<'_> {
     type Output = ();
 
-    /// `new-session -d -s NAME [-x C -y R] [-c CWD] [-- COMMAND]`: tmux
+    /// `new-session -d -s NAME [-x C -y R] [-c CWD] [-e VAR=VALUE...] [-- COMMAND]`: tmux
     /// expands `-s` and `-c` as formats (`Literal`), not the command.
     fn args(&self) -> Vec<String> {
         let mut args = owned(&["new-session", "-d", "-s"]);
@@ -34,6 +37,9 @@ impl TmuxCommand for NewSession<'_> {
         }
         if let Some(cwd) = self.cwd {
             args.extend(["-c".to_owned(), Literal::new(cwd).arg()]);
+        }
+        for (name, value) in self.env {
+            args.extend(["-e".to_owned(), format!("{name}={value}")]);
         }
         if let Some(command) = self.command {
             args.extend(["--".to_owned(), command.to_owned()]);

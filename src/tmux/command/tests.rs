@@ -284,6 +284,7 @@ fn new_session_passes_hostile_names_and_cwds_as_text() {
         command: Some("echo '#(id)' #{pane_id}"),
         keep_exit: true,
         tag: Some("sess_1"),
+        env: &[("TMUXD_SOCKET".into(), "/d/#{x}".into())],
     };
     assert_eq!(
         command.args(),
@@ -298,6 +299,8 @@ fn new_session_passes_hostile_names_and_cwds_as_text() {
             "24",
             "-c",
             "/r/##(touch m)",
+            "-e",
+            "TMUXD_SOCKET=/d/#{x}",
             "--",
             "echo '#(id)' #{pane_id}",
         ]
