@@ -17,6 +17,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::{SinkExt, StreamExt};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite;
@@ -135,36 +136,31 @@ fn target(path: &str) -> Routed {
 }
 
 /// Every byte but the unreserved ones (RFC 3986: letters, digits, `-._~`)
-/// as `%XX`: the segment stays one segment, whatever it holds.
+/// is encoded: a segment stays one segment, whatever it holds.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 fn percent_encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(byte as char)
-            }
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
+    utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
-/// `%XX` decoding of one path segment; `None` when malformed or not UTF-8.
+/// `%XX` decoding of one path segment; `None` when a `%` is not followed
+/// by two hex digits (the crate would keep it as text) or not UTF-8.
 fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let escapes = text
+        .match_indices('%')
+        .map(|(at, _)| text.get(at + 1..at + 3));
+    let well_formed = escapes
+        .into_iter()
+        .all(|hex| hex.is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())));
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    let decoded = percent_decode_str(text).decode_utf8().ok()?;
+    Some(decoded.into_owned())
 }
 
 /// The layer on every session route: a peer's session goes to the peer,
