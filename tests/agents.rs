@@ -424,8 +424,10 @@ fn a_fake_agent_calling_the_installed_hooks_is_followed() {
         s["state"] == "working" && s["state_reason"] == "hook_prompt_submit"
     });
     std::fs::write(&ask, "").unwrap();
+    // The hook's state and its message (the thought) are two updates: the
+    // summary may show one before the other.
     let waiting = wait_summary(&daemon, &id, "waiting, by the notification", |s| {
-        s["state"] == "waiting"
+        s["state"] == "waiting" && !s["thought"].is_null()
     });
     assert_eq!(waiting["state_reason"], "hook_notification", "{waiting}");
     assert_eq!(waiting["attention"]["reason"], "needs_input", "{waiting}");
