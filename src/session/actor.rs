@@ -307,7 +307,7 @@ impl SessionActor {
             tokio::select! {
                 cmd = inbox.recv() => match cmd {
                     Some(SessionCmd::Shutdown { reply }) => {
-                        client.close().await;
+                        client.hang_up().await;
                         let _ = reply.send(());
                         return;
                     }

@@ -94,10 +94,12 @@ pub enum SessionCmd {
     /// Someone looked at the session (see `Acknowledger`): its attention
     /// flag is lowered. Nothing waits for it.
     Acknowledge { by: Acknowledger },
-    /// End the tmux client cleanly (the session lives on) and stop.
+    /// Let the tmux client go at once (`ControlClient::hang_up`; the
+    /// session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
-    /// As `Shutdown`, after handing the session back to tmux's own ways:
-    /// a session tmuxd kept the exits of no longer keeps dead panes.
+    /// End the tmux client cleanly and stop, after handing the session back
+    /// to tmux's own ways: a session tmuxd kept the exits of no longer
+    /// keeps dead panes.
     Release { reply: oneshot::Sender<()> },
     /// The session has ended for `reason`: report it as exited (waiters
     /// learn the reason), answer with the last summary and screens, stop.
@@ -538,7 +540,7 @@ impl SessionHandle {
         self.ask(|reply| SessionCmd::WatchOutput { reply }).await
     }
 
-    /// Ends the client cleanly and waits for the actor to finish.
+    /// Lets the client go at once and waits for the actor to finish.
     pub async fn shutdown(&self) {
         let _ = self.ask(|reply| SessionCmd::Shutdown { reply }).await;
     }

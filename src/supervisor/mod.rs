@@ -162,6 +162,8 @@ struct Inner {
     attached: tokio::sync::watch::Sender<u64>,
     /// The daemon's tasks: adoptions run in them.
     tasks: TaskTracker,
+    /// Fires when the daemon stops: adoptions still waiting give up.
+    cancel: CancellationToken,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost (`revive`).
@@ -171,7 +173,8 @@ struct Inner {
 impl Supervisor {
     /// Locks and loads the data dir, restores persisted sessions against the
     /// live tmux ones, adopts the rest, and starts the background loops,
-    /// which stop when `cancel` fires.
+    /// which stop when `cancel` fires. Returns once every session is known
+    /// (listed as `starting`); their clients attach in the background.
     pub async fn start(
         tmux: Tmux,
         settings: Settings,
@@ -205,11 +208,12 @@ impl Supervisor {
                 retained: tokio::sync::watch::channel(0).0,
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
+                cancel: cancel.clone(),
                 book: Mutex::new(lost::Book::from_file(restored.restore)),
             }),
         };
         supervisor.sweep_histories();
-        supervisor.discover(background::Adoptions::Await).await;
+        supervisor.discover(background::Adoptions::Startup).await;
         background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
     }

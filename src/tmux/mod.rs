@@ -88,6 +88,8 @@ pub struct Tmux {
     handshake: std::sync::Arc<control::handshake::Handshake>,
     /// Settled-screen checks this server's session actors may still ask.
     checks: std::sync::Arc<budget::CheckBudget>,
+    /// Native control clients connecting at once (`control::pace`).
+    attach_pace: std::sync::Arc<control::pace::AttachPace>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +196,7 @@ impl Tmux {
             child_clients_only: false,
             handshake: Default::default(),
             checks: Default::default(),
+            attach_pace: Default::default(),
         }
     }
 
@@ -238,6 +241,11 @@ impl Tmux {
 
     pub(crate) fn metrics(&self) -> Option<&Metrics> {
         self.metrics.as_ref()
+    }
+
+    /// This server's attaches in flight (`control::pace`).
+    pub(crate) fn attach_pace(&self) -> &control::pace::AttachPace {
+        &self.attach_pace
     }
 
     /// This server's handshake turn (`control::handshake`).
