@@ -131,3 +131,89 @@ fn a_restart_lists_the_persisted_sessions_at_once_and_attaches_them_in_the_backg
     });
     assert_eq!(metric(&second, "tmuxd_control_attach_fallbacks_total"), 0.0);
 }
+
+/// The session summaries by tmux name.
+fn by_name(daemon: &Daemon) -> std::collections::BTreeMap<String, Value> {
+    daemon
+        .sessions()
+        .into_iter()
+        .map(|s| (s["tmux_name"].as_str().unwrap().to_owned(), s))
+        .collect()
+}
+
+fn tmux_clients(tmux: &TmuxServer) -> usize {
+    tmux.run(&["list-clients", "-F", "#{client_name}"])
+        .lines()
+        .count()
+}
+
+#[test]
+fn with_a_budget_quiet_sessions_go_cold_and_a_stream_or_input_makes_them_hot() {
+    let tmux = TmuxServer::new();
+    for name in ["heat-a", "heat-b", "heat-c"] {
+        tmux.new_shell(name);
+    }
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            tmux_config: "live_clients = 1\n".to_owned(),
+            ..DaemonOptions::default()
+        },
+    );
+    // One client at most for the three; the others let theirs go.
+    let cold = wait_for("two sessions cold", || {
+        let sessions = by_name(&daemon);
+        let cold: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| s["live"] == false && s["state"] != "starting")
+            .map(|(name, _)| name.clone())
+            .collect();
+        (cold.len() == 2).then_some(cold)
+    });
+    wait_for("tmux to hold at most one client", || {
+        (tmux_clients(&tmux) <= 1).then_some(())
+    });
+    let id = |name: &str| {
+        by_name(&daemon)[name]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    // A stream makes a cold session hot, and sees what it prints.
+    let streamed = id(&cold[0]);
+    let path = format!("/v1/sessions/{streamed}/stream");
+    let (mut socket, _) = tungstenite::connect(daemon.ws_request(&path)).unwrap();
+    wait_for("the streamed session hot", || {
+        (by_name(&daemon)[&cold[0]]["live"] == true).then_some(())
+    });
+    daemon.type_line(&streamed, "echo streamed-$((6*7))");
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("streamed-42") {
+        if let tungstenite::Message::Binary(frame) = socket.read().unwrap() {
+            seen.extend_from_slice(&frame[8..]);
+        }
+    }
+
+    // Input to a cold session attaches it and lands; its screen follows.
+    let typed = id(&cold[1]);
+    daemon.type_line(&typed, "echo typed-$((6*7))");
+    tmux.wait_for_text(&cold[1], "typed-42");
+    daemon.wait_for_snapshot(&typed, "typed-42");
+
+    // The watched session stays hot while its stream is open; once it
+    // closed, the budget holds again.
+    assert_eq!(by_name(&daemon)[&cold[0]]["live"], true);
+    drop(socket);
+    wait_for("back to one client", || {
+        let live = by_name(&daemon)
+            .values()
+            .filter(|s| s["live"] == true)
+            .count();
+        (live <= 1 && tmux_clients(&tmux) <= 1).then_some(())
+    });
+    // Nothing tmuxd did resized or typed into the sessions.
+    for name in ["heat-a", "heat-b", "heat-c"] {
+        assert_eq!(tmux.size(name), (80, 24));
+    }
+}

@@ -68,8 +68,20 @@ pub enum SessionCmd {
     /// they need not fork: the reply's lines, or tmux's error.
     Ask {
         command: Carried,
+        /// Lent to someone who can fork instead (`Lender`): a cold actor
+        /// declines rather than attach for it.
+        lent: bool,
         reply: oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>,
     },
+    /// Hold a control client (`live`) or let it go, as the heat policy
+    /// decided (`crate::heat`); answers whether the actor holds one now
+    /// (a busy or watched actor keeps it).
+    SetLive {
+        live: bool,
+        reply: oneshot::Sender<bool>,
+    },
+    /// What the heat policy needs to know of the session.
+    Heat { reply: oneshot::Sender<HeatFacts> },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
     Subscribe {
@@ -168,6 +180,21 @@ pub enum Transport {
     Disconnected,
 }
 
+/// What the heat policy (`crate::heat`) needs to know of one session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeatFacts {
+    /// The actor holds a control client now.
+    pub live: bool,
+    /// Output streams, screen feeds or `match` waits are open on it.
+    pub watched: bool,
+    /// tmuxd created it and it has not been idle or waiting since.
+    pub settling: bool,
+    /// Input is being typed or commands wait for tmux.
+    pub busy: bool,
+    /// How long ago it last printed.
+    pub quiet_for: Option<std::time::Duration>,
+}
+
 /// The session summary's fields only the actor knows.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ActorSummary {
@@ -205,6 +232,9 @@ pub struct ActorSummary {
     pub keeps_exit: Option<bool>,
     /// The status of the last command an OSC 133 `D;N` mark reported.
     pub last_command_status: Option<i32>,
+    /// Whether the actor holds a control client now ("hot"; see `heat`).
+    #[serde(default)]
+    pub live: bool,
 }
 
 /// Why an ended session's exit is not known.
@@ -279,6 +309,7 @@ impl ActorSummary {
             exit_unknown: None,
             keeps_exit: None,
             last_command_status: None,
+            live: false,
         }
     }
 }
@@ -514,6 +545,7 @@ impl SessionHandle {
         let carried = Carried::of(command);
         let lines = self.ask(|reply| SessionCmd::Ask {
             command: carried,
+            lent: false,
             reply,
         });
         Ok(lines
@@ -540,6 +572,17 @@ impl SessionHandle {
         self.ask(|reply| SessionCmd::WatchOutput { reply }).await
     }
 
+    /// What the heat policy needs to know of the session.
+    pub async fn heat_facts(&self) -> Result<HeatFacts, ActorGone> {
+        self.ask(|reply| SessionCmd::Heat { reply }).await
+    }
+
+    /// Holds a control client (`live`) or lets it go; whether the actor
+    /// holds one now (a busy or watched actor keeps it).
+    pub async fn set_live(&self, live: bool) -> Result<bool, ActorGone> {
+        self.ask(|reply| SessionCmd::SetLive { live, reply }).await
+    }
+
     /// Lets the client go at once and waits for the actor to finish.
     pub async fn shutdown(&self) {
         let _ = self.ask(|reply| SessionCmd::Shutdown { reply }).await;
@@ -562,7 +605,11 @@ impl SessionHandle {
 /// own; a client that has gone lends nothing.
 impl Lender for SessionHandle {
     async fn run_lent(&self, command: Carried) -> LentAnswer {
-        let asked = self.ask(|reply| SessionCmd::Ask { command, reply });
+        let asked = self.ask(|reply| SessionCmd::Ask {
+            command,
+            lent: true,
+            reply,
+        });
         match asked.await.ok()? {
             Ok(lines) => Some(Ok(lines)),
             Err(CommandError::ClientGone) => None,

@@ -227,6 +227,11 @@ impl Supervisor {
         &self.inner.tmux
     }
 
+    /// Every tracked session's actor (not those still attaching).
+    pub fn session_handles(&self) -> Vec<(SessionId, SessionHandle)> {
+        self.registry().handles()
+    }
+
     pub fn session_count(&self) -> usize {
         self.registry().tracked_count()
     }
