@@ -148,7 +148,7 @@ fn tmux_clients(tmux: &TmuxServer) -> usize {
 }
 
 #[test]
-fn with_a_budget_quiet_sessions_go_cold_and_a_stream_or_input_makes_them_hot() {
+fn with_a_budget_quiet_sessions_go_cold_and_a_stream_input_or_output_makes_them_hot() {
     let tmux = TmuxServer::new();
     for name in ["heat-a", "heat-b", "heat-c"] {
         tmux.new_shell(name);
@@ -212,6 +212,20 @@ fn with_a_budget_quiet_sessions_go_cold_and_a_stream_or_input_makes_them_hot() {
             .count();
         (live <= 1 && tmux_clients(&tmux) <= 1).then_some(())
     });
+    // A cold session that prints (typed from outside tmuxd) becomes hot,
+    // and its screen follows.
+    let quiet = wait_for("a cold session", || {
+        by_name(&daemon)
+            .into_iter()
+            .find(|(_, s)| s["live"] == false)
+            .map(|(name, _)| name)
+    });
+    tmux.send_keys(&quiet, &["echo outside-$((6*7))", "Enter"]);
+    wait_for("the printing session hot", || {
+        (by_name(&daemon)[&quiet]["live"] == true).then_some(())
+    });
+    daemon.wait_for_snapshot(&id(&quiet), "outside-42");
+
     // Nothing tmuxd did resized or typed into the sessions.
     for name in ["heat-a", "heat-b", "heat-c"] {
         assert_eq!(tmux.size(name), (80, 24));

@@ -1,21 +1,27 @@
 //! The owner of which sessions hold a control client (see `policy` for
 //! why and the decision itself): every `LOOK_EVERY` it asks each actor
-//! what the policy needs, decides, and tells the actors whose heat changed
-//! to let their client go or attach again. An actor also attaches again
+//! what the policy needs, asks tmux once which cold sessions printed since
+//! the last look (their windows' activity, `tmux::activity`: a cold
+//! session that prints becomes hot), decides, and tells the actors whose
+//! heat changed to let their client go or attach again. An actor also attaches again
 //! by itself the moment something needs it live (`session::actor::cold`);
 //! this owner only has to cool what is no longer wanted and heat what the
 //! policy wants hot.
 
 pub mod policy;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures::future::join_all;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::session::SessionHandle;
+use crate::id::SessionId;
+use crate::session::{HeatFacts, SessionHandle};
 use crate::supervisor::Supervisor;
+use crate::tmux::activity::WindowActivity;
+use crate::tmux::control::TmuxSessionId;
 pub use policy::{Budget, Facts, Heat, decide};
 
 /// How often the policy is applied.
@@ -52,49 +58,104 @@ pub fn spawn(
 async fn keep(supervisor: Supervisor, budget: Budget, cancel: CancellationToken) {
     let mut ticks = tokio::time::interval(LOOK_EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut owner = Owner {
+        budget,
+        seen: BTreeMap::new(),
+    };
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = ticks.tick() => apply(&supervisor, budget).await,
+            _ = ticks.tick() => owner.apply(&supervisor).await,
         }
     }
 }
 
-/// One look: every tracked session's facts, the decision, the changes.
-async fn apply(supervisor: &Supervisor, budget: Budget) {
-    let handles = supervisor.session_handles();
-    let asked = join_all(handles.iter().map(|(id, handle)| async move {
-        let facts = tokio::time::timeout(ASK, handle.heat_facts()).await;
-        let facts = facts.ok()?.ok()?;
-        Some(Facts {
-            id: *id,
-            live: facts.live,
-            watched: facts.watched,
-            settling: facts.settling,
-            busy: facts.busy,
-            quiet_for: facts.quiet_for,
-        })
-    }))
-    .await;
-    let facts: Vec<Facts> = asked.into_iter().flatten().collect();
-    let decided = decide(&facts, budget);
-    let changes: Vec<(&SessionHandle, bool)> = decided
-        .iter()
-        .zip(&facts)
-        .filter(|((_, heat), facts)| heat.is_hot() != facts.live)
-        .filter_map(|((id, heat), _)| {
-            let (_, handle) = handles.iter().find(|(h, _)| h == id)?;
-            Some((handle, heat.is_hot()))
-        })
-        .collect();
-    if changes.is_empty() {
-        return;
+struct Owner {
+    budget: Budget,
+    /// Each session's window activity at the last look (see `activity`).
+    seen: BTreeMap<TmuxSessionId, u64>,
+}
+
+impl Owner {
+    /// One look: every tracked session's facts, which cold ones printed,
+    /// the decision, the changes.
+    async fn apply(&mut self, supervisor: &Supervisor) {
+        let handles = supervisor.session_handles();
+        let asked = join_all(handles.iter().map(|(id, handle)| async move {
+            let facts = tokio::time::timeout(ASK, handle.heat_facts()).await;
+            Some((*id, handle, facts.ok()?.ok()?))
+        }))
+        .await;
+        let asked: Vec<_> = asked.into_iter().flatten().collect();
+        let printed = self.printed(supervisor, &asked).await;
+        let facts: Vec<Facts> = asked
+            .iter()
+            .map(|(id, _, facts)| Facts {
+                id: *id,
+                live: facts.live,
+                watched: facts.watched,
+                settling: facts.settling,
+                busy: facts.busy,
+                // A cold session tmux saw print is as recent as can be.
+                quiet_for: match printed.contains(&facts.tmux_id) {
+                    true => Some(Duration::ZERO),
+                    false => facts.quiet_for,
+                },
+            })
+            .collect();
+        let changes: Vec<(&SessionHandle, bool)> = decide(&facts, self.budget)
+            .iter()
+            .zip(&asked)
+            .filter(|((_, heat), (_, _, facts))| heat.is_hot() != facts.live)
+            .map(|((_, heat), (_, handle, _))| (*handle, heat.is_hot()))
+            .collect();
+        if changes.is_empty() {
+            return;
+        }
+        tracing::debug!(changes = changes.len(), "heat: sessions changing");
+        join_all(
+            changes
+                .into_iter()
+                .map(|(handle, live)| async move { handle.set_live(live).await }),
+        )
+        .await;
     }
-    tracing::debug!(changes = changes.len(), "heat: sessions changing");
-    join_all(
-        changes
-            .into_iter()
-            .map(|(handle, live)| async move { handle.set_live(live).await }),
-    )
-    .await;
+
+    /// The cold sessions whose windows tmux stamped with newer activity
+    /// than at the last look: one `list-windows -a` for all, over a hot
+    /// session's client when there is one, else forked; none while every
+    /// session is hot.
+    async fn printed(
+        &mut self,
+        supervisor: &Supervisor,
+        asked: &[(SessionId, &SessionHandle, HeatFacts)],
+    ) -> BTreeSet<TmuxSessionId> {
+        if asked.iter().all(|(_, _, facts)| facts.live) {
+            self.seen.clear();
+            return BTreeSet::new();
+        }
+        let lender = asked
+            .iter()
+            .find(|(_, _, facts)| facts.live)
+            .map(|(_, handle, _)| *handle);
+        let activity = match supervisor.tmux().run_routed(&WindowActivity, lender).await {
+            Ok(activity) => activity,
+            Err(e) => {
+                tracing::debug!("heat: reading the windows' activity failed: {e}");
+                return BTreeSet::new();
+            }
+        };
+        let printed = asked
+            .iter()
+            .filter(|(_, _, facts)| !facts.live)
+            .map(|(_, _, facts)| facts.tmux_id)
+            .filter(|tmux_id| {
+                let before = self.seen.get(tmux_id);
+                let now = activity.get(tmux_id);
+                matches!((before, now), (Some(before), Some(now)) if now > before)
+            })
+            .collect();
+        self.seen = activity;
+        printed
+    }
 }

@@ -183,6 +183,8 @@ pub enum Transport {
 /// What the heat policy (`crate::heat`) needs to know of one session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeatFacts {
+    /// tmux's id of the session, to match it in server-wide queries.
+    pub tmux_id: TmuxSessionId,
     /// The actor holds a control client now.
     pub live: bool,
     /// Output streams, screen feeds or `match` waits are open on it.

@@ -2,6 +2,7 @@
 //! exact targets), a clean child environment, timeouts, and typed commands
 //! that parse their own output.
 
+pub mod activity;
 mod budget;
 pub use budget::DEFAULT_PER_SECOND as DEFAULT_SCREEN_CHECKS_PER_S;
 pub mod command;

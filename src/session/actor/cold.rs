@@ -30,6 +30,7 @@ impl SessionActor {
         let seeding = self.panes.values().any(|p| p.seeding.is_some());
         let streams = self.subscribers.iter().any(|s| !s.tx.is_closed());
         HeatFacts {
+            tmux_id: self.tmux_id,
             live: self.live && !self.client_gone,
             watched: streams || self.output_tx.receiver_count() > 0,
             settling: self.keeps_exit == Some(true) && !self.settled,
