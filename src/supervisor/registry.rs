@@ -648,6 +648,15 @@ impl Registry {
                 sessions.insert(id, summary);
             }
         }
+        // Attached while the actors were asked: neither asked nor still
+        // attaching, listed with the summary its commit left.
+        for (id, entry) in &state.sessions {
+            if !sessions.contains_key(id)
+                && let Some(summary) = &entry.last_summary
+            {
+                sessions.insert(*id, summary.clone());
+            }
+        }
         let mut sessions: Vec<SessionSummary> = sessions.into_values().collect();
         if ended {
             let live: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
