@@ -231,3 +231,31 @@ fn with_a_budget_quiet_sessions_go_cold_and_a_stream_input_or_output_makes_them_
         assert_eq!(tmux.size(name), (80, 24));
     }
 }
+
+#[test]
+fn a_cold_session_that_exits_ends_with_its_status() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            tmux_config: "live_clients = 1\n".to_owned(),
+            ..DaemonOptions::default()
+        },
+    );
+    // Always printing, so never settled: it holds the one client.
+    daemon.create_named(
+        "printer",
+        "sh -c 'while true; do echo tick; sleep 0.2; done'",
+    );
+    // Waits for a line without echoing it: once it has settled and gone
+    // cold, the line typed from outside prints nothing, and only its exit
+    // can bring it back.
+    let waiter = daemon.create_named("waiter", "sh -c 'stty -echo; read x; exit 5'");
+    wait_for("the waiting session cold", || {
+        let session = by_name(&daemon)["waiter"].clone();
+        (session["live"] == false).then_some(())
+    });
+    tmux.send_keys("waiter", &["Enter"]);
+    let ended = daemon.wait_until(&waiter, "exited");
+    assert_eq!(ended["exit_status"], 5, "{ended}");
+}

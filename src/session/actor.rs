@@ -196,6 +196,8 @@ struct SessionActor {
     live: bool,
     /// The session has been idle or waiting since the actor started.
     settled: bool,
+    /// When the actor started (see `cold`: a new session settles first).
+    started_at: std::time::Instant,
     /// The latest output before the last cold stretch: a replay from
     /// before it has a gap (output while cold was never seen).
     cold_after_seq: Option<u64>,
@@ -244,6 +246,7 @@ pub(super) async fn start(
         control,
         live: true,
         settled: false,
+        started_at: std::time::Instant::now(),
         cold_after_seq: None,
         running: None,
         agent: None,

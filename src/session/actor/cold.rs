@@ -18,6 +18,11 @@ use crate::session::{CommandError, HeatFacts, SessionCmd};
 use crate::tmux::command::WindowPanes;
 use crate::tmux::control::{ControlClient, ControlError};
 
+/// A session tmuxd created holds its client until it first settles, or
+/// this long (a program that works on and on is hot while it prints anyway,
+/// as the most recently active).
+const SETTLING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl SessionActor {
     /// Nothing waits on the client and nobody wants live output.
     pub(super) fn can_cool(&self) -> bool {
@@ -33,7 +38,9 @@ impl SessionActor {
             tmux_id: self.tmux_id,
             live: self.live && !self.client_gone,
             watched: streams || self.output_tx.receiver_count() > 0,
-            settling: self.keeps_exit == Some(true) && !self.settled,
+            settling: self.keeps_exit == Some(true)
+                && !self.settled
+                && self.started_at.elapsed() < SETTLING_AT_MOST,
             busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
             quiet_for: self
                 .detector
