@@ -34,11 +34,17 @@ const ASK: Duration = Duration::from_millis(500);
 /// Printed within this long counts as recently active.
 pub const RECENT: Duration = Duration::from_secs(30);
 
+/// Printed within this long counts as printing (always hot): longer than
+/// the second tmux stamps activity in, so a session is let go only after a
+/// second with no output, and whatever it prints next gets a later stamp.
+pub const PRINTING: Duration = Duration::from_secs(2);
+
 /// The budget `tmux.live_clients` sets (0: none).
 pub fn budget(live_clients: u32) -> Budget {
     Budget {
         live_clients: (live_clients > 0).then_some(live_clients as usize),
         recent: RECENT,
+        printing: PRINTING,
     }
 }
 
@@ -103,22 +109,31 @@ impl Owner {
                 },
             })
             .collect();
-        let changes: Vec<(&SessionHandle, bool)> = decide(&facts, self.budget)
+        let mut live: BTreeMap<SessionId, bool> = asked
+            .iter()
+            .map(|(id, _, facts)| (*id, facts.live))
+            .collect();
+        let changes: Vec<(SessionId, &SessionHandle, bool)> = decide(&facts, self.budget)
             .iter()
             .zip(&asked)
             .filter(|((_, heat), (_, _, facts))| heat.is_hot() != facts.live)
-            .map(|((_, heat), (_, handle, _))| (*handle, heat.is_hot()))
+            .map(|((id, heat), (_, handle, _))| (*id, *handle, heat.is_hot()))
             .collect();
-        if changes.is_empty() {
-            return;
+        if !changes.is_empty() {
+            tracing::debug!(changes = changes.len(), "heat: sessions changing");
         }
-        tracing::debug!(changes = changes.len(), "heat: sessions changing");
-        join_all(
+        let changed = join_all(
             changes
                 .into_iter()
-                .map(|(handle, live)| async move { handle.set_live(live).await }),
+                .map(|(id, handle, hot)| async move { (id, handle.set_live(hot).await.ok()) }),
         )
         .await;
+        for (id, now) in changed {
+            if let Some(now) = now {
+                live.insert(id, now);
+            }
+        }
+        supervisor.note_live(&live);
     }
 
     /// The cold sessions whose windows tmux stamped with newer activity
@@ -145,15 +160,25 @@ impl Owner {
                 return BTreeSet::new();
             }
         };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         let printed = asked
             .iter()
             .filter(|(_, _, facts)| !facts.live)
-            .map(|(_, _, facts)| facts.tmux_id)
-            .filter(|tmux_id| {
-                let before = self.seen.get(tmux_id);
-                let now = activity.get(tmux_id);
-                matches!((before, now), (Some(before), Some(now)) if now > before)
+            .filter(|(_, _, facts)| {
+                // Newer than the stamp at the last look, and than the
+                // second of the last output the actor saw (a session is
+                // let go only after `PRINTING` without output, so a later
+                // stamp is output it did not see).
+                let seen_out = facts
+                    .quiet_for
+                    .map(|quiet| now.saturating_sub(quiet).as_secs());
+                let before = self.seen.get(&facts.tmux_id).copied().max(seen_out);
+                let stamp = activity.get(&facts.tmux_id);
+                matches!((before, stamp), (Some(before), Some(stamp)) if *stamp > before)
             })
+            .map(|(_, _, facts)| facts.tmux_id)
             .collect();
         self.seen = activity;
         printed

@@ -12,11 +12,15 @@
 //! - tmuxd created it and it has not settled yet (its first seconds are
 //!   when a program prints a question or fails);
 //! - it is busy with tmuxd: input being typed, commands in flight;
+//! - it is printing: output within the last `Budget::printing` (tmux
+//!   stamps a window's activity in whole seconds, so a session let go in
+//!   the second it printed could print again unnoticed in that second);
 //! - it printed recently, and is among the `live_clients` most recent.
 //!
-//! The first three are always hot, budget or not (the budget is what
-//! recent activity may fill up to); everything else is cold. Without a
-//! budget every session is hot, as before there was one.
+//! The first four are always hot, budget or not (the budget is what
+//! recent activity may fill up to; many sessions printing at once can hold
+//! more); everything else is cold. Without a budget every session is hot,
+//! as before there was one.
 
 use std::time::Duration;
 
@@ -46,6 +50,8 @@ pub struct Budget {
     pub live_clients: Option<usize>,
     /// Printed within this long counts as recently active.
     pub recent: Duration,
+    /// Printed within this long counts as printing: always hot.
+    pub printing: Duration,
 }
 
 /// Why a session is hot (for the log and tests), or that it is not.
@@ -56,6 +62,8 @@ pub enum Heat {
     Watched,
     Settling,
     Busy,
+    /// Output within `Budget::printing`.
+    Printing,
     /// Among the most recently active, within the budget.
     Recent,
     Cold,
@@ -79,6 +87,8 @@ pub fn decide(sessions: &[Facts], budget: Budget) -> Vec<(SessionId, Heat)> {
             Some(Heat::Busy)
         } else if s.settling {
             Some(Heat::Settling)
+        } else if s.quiet_for.is_some_and(|q| q < budget.printing) {
+            Some(Heat::Printing)
         } else {
             None
         }
@@ -126,10 +136,13 @@ mod tests {
         }
     }
 
+    const PRINTING: Duration = Duration::from_secs(2);
+
     fn budget(live_clients: usize) -> Budget {
         Budget {
             live_clients: Some(live_clients),
             recent: RECENT,
+            printing: PRINTING,
         }
     }
 
@@ -146,6 +159,7 @@ mod tests {
         let unlimited = Budget {
             live_clients: None,
             recent: RECENT,
+            printing: PRINTING,
         };
         assert_eq!(
             heats(&sessions, unlimited),
@@ -195,7 +209,7 @@ mod tests {
                 settling: true,
                 ..quiet(3, 3600)
             },
-            quiet(4, 1),
+            quiet(4, 5),
         ];
         assert_eq!(
             heats(&sessions, budget(0)),
@@ -216,11 +230,25 @@ mod tests {
                 ..quiet(1, 3600)
             },
             quiet(2, 10),
-            quiet(3, 1),
+            quiet(3, 5),
         ];
         assert_eq!(
             heats(&sessions, budget(2)),
             [(1, Heat::Watched), (2, Heat::Cold), (3, Heat::Recent)]
+        );
+    }
+
+    #[test]
+    fn a_session_printing_now_is_hot_beyond_the_budget() {
+        let sessions = [quiet(1, 0), quiet(2, 1), quiet(3, 2), quiet(4, 3)];
+        assert_eq!(
+            heats(&sessions, budget(1)),
+            [
+                (1, Heat::Printing),
+                (2, Heat::Printing),
+                (3, Heat::Cold),
+                (4, Heat::Cold),
+            ]
         );
     }
 

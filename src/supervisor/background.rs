@@ -51,12 +51,13 @@ pub(super) fn spawn_loops(
 /// every actor's control client hears), when a session too young to adopt
 /// has lived `discovery.min_age_ms`, else a sweep: every
 /// `discovery_interval` while no control client is attached to hear
-/// anything, and every `SAFETY_SWEEP` as a safety net otherwise.
+/// anything (no session, or every one cold), and every `SAFETY_SWEEP` as a
+/// safety net otherwise.
 async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
     let changed = supervisor.inner.sessions_changed.clone();
     let poll = supervisor.inner.settings.discovery_interval;
     loop {
-        let listening = supervisor.session_count() > 0;
+        let listening = supervisor.session_count() > 0 && supervisor.registry().any_live();
         let period = if listening {
             SAFETY_SWEEP.max(poll)
         } else {

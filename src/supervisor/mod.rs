@@ -232,6 +232,12 @@ impl Supervisor {
         self.registry().handles()
     }
 
+    /// Notes which sessions' actors hold a control client (`crate::heat`),
+    /// so commands are lent by those and discovery polls while none does.
+    pub fn note_live(&self, live: &std::collections::BTreeMap<SessionId, bool>) {
+        self.registry().note_live(live);
+    }
+
     pub fn session_count(&self) -> usize {
         self.registry().tracked_count()
     }
