@@ -74,7 +74,7 @@ pub enum SessionCmd {
         reply: oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>,
     },
     /// Hold a control client (`live`) or let it go, as the heat policy
-    /// decided (`crate::heat`); answers whether the actor holds one now
+    /// decided (the heat owner); answers whether the actor holds one now
     /// (a busy or watched actor keeps it).
     SetLive {
         live: bool,
@@ -180,7 +180,7 @@ pub enum Transport {
     Disconnected,
 }
 
-/// What the heat policy (`crate::heat`) needs to know of one session.
+/// What the heat policy (the heat owner) needs to know of one session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeatFacts {
     /// tmux's id of the session, to match it in server-wide queries.

@@ -232,7 +232,7 @@ impl Supervisor {
         self.registry().handles()
     }
 
-    /// Notes which sessions' actors hold a control client (`crate::heat`),
+    /// Notes which sessions' actors hold a control client (the heat owner),
     /// so commands are lent by those and discovery polls while none does.
     pub fn note_live(&self, live: &std::collections::BTreeMap<SessionId, bool>) {
         self.registry().note_live(live);

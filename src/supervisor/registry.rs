@@ -56,7 +56,7 @@ pub struct Entry {
     /// The last summary the actor gave, served when it does not answer in time.
     last_summary: Option<SessionSummary>,
     /// Its actor held a control client at the heat owner's last look
-    /// (`crate::heat`): a command lent to a cold one would be forked.
+    /// (the heat owner): a command lent to a cold one would be forked.
     live: bool,
     /// Recent re-attaches, to stop re-attaching to a session that keeps dropping us.
     reattaches: Vec<Instant>,

@@ -1,6 +1,6 @@
 //! When each session's windows last had output, for every session in one
 //! query: how tmuxd notices that a session without a control client of its
-//! own (a cold one, see `crate::heat`) has printed. tmux stamps a window's
+//! own (a cold one, see the heat owner) has printed. tmux stamps a window's
 //! activity whenever it reads output from one of its panes (whole seconds),
 //! whether or not `monitor-activity` is on; reading it sets nothing.
 

@@ -13,6 +13,9 @@ use super::{
 
 const TAG_VARIABLE: &str = "tmuxd_id";
 
+/// Sessions' marks by tmux name.
+pub type SessionTags = std::collections::BTreeMap<String, String>;
+
 impl Tmux {
     /// Marks many sessions in one tmux call: `(name, id)` pairs. tmux stops
     /// at the first session that is gone, so callers treat it as best effort.
@@ -45,10 +48,7 @@ impl Tmux {
     /// format: nothing of the name is ever a format), so the output says
     /// whose each is. tmux stops at the first session that is gone: the
     /// call fails, and the caller reads those sessions one by one.
-    pub async fn session_tags(
-        &self,
-        names: &[String],
-    ) -> Result<std::collections::BTreeMap<String, String>, TmuxError> {
+    pub async fn session_tags(&self, names: &[String]) -> Result<SessionTags, TmuxError> {
         if names.is_empty() {
             return Ok(Default::default());
         }
@@ -103,8 +103,8 @@ fn read_tag_args(n: usize, name: &str) -> [Vec<String>; 2] {
 }
 
 /// The marks in a batched read's output, by the names asked for.
-fn parse_tags(out: &str, names: &[String]) -> std::collections::BTreeMap<String, String> {
-    let mut tags = std::collections::BTreeMap::new();
+fn parse_tags(out: &str, names: &[String]) -> SessionTags {
+    let mut tags = SessionTags::new();
     let mut current: Option<&String> = None;
     for line in out.lines() {
         if let Some(n) = line

@@ -1,5 +1,5 @@
 //! A session without a control client of its own ("cold", see
-//! `crate::heat`): the actor keeps its screens, log and state and answers
+//! the heat owner): the actor keeps its screens, log and state and answers
 //! from them, and attaches again ("heats") the moment something needs the
 //! session live: a stream or screen feed, input, a resize, a command for
 //! someone who cannot fork instead, a pane's process exiting, or the heat
