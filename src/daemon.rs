@@ -80,6 +80,12 @@ pub async fn serve(
         &tasks,
         cancel.clone(),
     );
+    crate::heat::spawn(
+        &supervisor,
+        crate::heat::budget(config.tmux.live_clients),
+        &tasks,
+        cancel.clone(),
+    );
     supervisor.after_start(config.restore.on_start);
     let fleet = crate::fleet::Fleet::start(
         &config.fleet,

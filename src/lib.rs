@@ -16,6 +16,9 @@
 //! - [`session`]: one actor per session. It owns the session's control
 //!   client and screens, judges its state (`session::state`) and reads its
 //!   exits, agents and rules.
+//! - [`heat`]: which sessions hold a control client of their own (hot)
+//!   and which do without (cold): a pure policy and the task that applies
+//!   it to the actors.
 //! - [`store`]: the data dir's files (registry, events, ended records,
 //!   restore plans), written atomically and privately.
 //! - [`supervisor`]: the registry of sessions. Discovery, create, adopt,
@@ -40,6 +43,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod fleet;
+pub mod heat;
 pub mod id;
 pub mod metrics;
 pub mod notify;

@@ -131,6 +131,7 @@ struct Inner {
     uptime: Gauge<f64, std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
     screen: screen::ScreenMetrics,
+    control: control::ControlMetrics,
 }
 
 /// Metrics are counters, not secrets, but a registry dump says nothing useful.
@@ -177,6 +178,7 @@ impl Metrics {
             uptime: Gauge::default(),
             started: std::time::Instant::now(),
             screen: Default::default(),
+            control: Default::default(),
             registry: Registry::default(),
         };
         register_all(&mut registry, &inner);
@@ -485,6 +487,7 @@ fn register_all(registry: &mut Registry, m: &Inner) {
     register_streams(r, m);
     register_store(r, m);
     m.screen.register(r);
+    m.control.register(r);
     r.register(
         "notification_deliveries",
         "Notifications delivered",
@@ -565,8 +568,10 @@ fn register_store(r: &mut Registry, m: &Inner) {
     );
 }
 
+mod control;
 mod labels;
 mod screen;
+pub use control::AttachVia;
 pub use screen::CheckOutcome;
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ use tungstenite::Message;
 
 /// Every family the daemon reports, as the parser names them (counters
 /// without `_total`).
-const FAMILIES: [&str; 24] = [
+const FAMILIES: [&str; 26] = [
     "tmuxd_sessions",
     "tmuxd_session_ends",
     "tmuxd_events_appended",
@@ -40,6 +40,8 @@ const FAMILIES: [&str; 24] = [
     "tmuxd_uptime_seconds",
     "tmuxd_screen_checks",
     "tmuxd_screen_drift",
+    "tmuxd_control_attaches",
+    "tmuxd_control_attach_fallbacks",
     "tmuxd_build",
 ];
 

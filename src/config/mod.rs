@@ -36,11 +36,11 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 53] = [
+const KEYS: [&str; 54] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
-    "tmux.screen_checks_per_s",
+    "tmux.screen_checks_per_s", "tmux.live_clients",
     "discovery.interval_ms", "discovery.include", "discovery.exclude", "discovery.min_age_ms",
     "reaper.interval_ms",
     "session.replay_bytes", "session.subscriber_queue_bytes", "session.max_scrollback_lines",
@@ -156,6 +156,10 @@ pub struct TmuxConfig {
     /// Settled-screen checks against `capture-pane` a second, all sessions
     /// together; 0 turns them off.
     pub screen_checks_per_s: u32,
+    /// Control clients recent activity may hold (`heat`): sessions that
+    /// are watched, busy or settling hold one whatever this says, the rest
+    /// go without; 0: every session keeps its client.
+    pub live_clients: u32,
 }
 
 /// `[discovery]`: which existing tmux sessions are adopted.
@@ -260,6 +264,7 @@ impl Config {
                 config_file: None,
                 command_timeout_ms: 5000,
                 screen_checks_per_s: crate::tmux::DEFAULT_SCREEN_CHECKS_PER_S,
+                live_clients: 0,
             },
             discovery: DiscoveryConfig {
                 interval_ms: 2000,
@@ -444,6 +449,7 @@ pub struct FileTmux {
     pub config_file: Option<PathBuf>,
     pub command_timeout_ms: Option<u64>,
     pub screen_checks_per_s: Option<u32>,
+    pub live_clients: Option<u32>,
 }
 
 /// `[discovery]`
@@ -667,6 +673,7 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("tmux.config_file", tmux.config_file, optional);
     take!("tmux.command_timeout_ms", tmux.command_timeout_ms);
     take!("tmux.screen_checks_per_s", tmux.screen_checks_per_s);
+    take!("tmux.live_clients", tmux.live_clients);
     take!("discovery.interval_ms", discovery.interval_ms);
     take!("discovery.include", discovery.include);
     take!("discovery.exclude", discovery.exclude);
@@ -784,11 +791,12 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_notify(&c.notify)?;
     fleet::check_fleet(&c.fleet)?;
     #[rustfmt::skip]
-    let ranges: [(&str, u64, RangeInclusive<u64>); 31] = [
+    let ranges: [(&str, u64, RangeInclusive<u64>); 32] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),
         ("checkpoint_interval_s", c.checkpoint_interval_s, 1..=3600),
         ("tmux.command_timeout_ms", c.tmux.command_timeout_ms, 100..=60_000),
         ("tmux.screen_checks_per_s", u64::from(c.tmux.screen_checks_per_s), 0..=1000),
+        ("tmux.live_clients", u64::from(c.tmux.live_clients), 0..=4096),
         ("discovery.interval_ms", c.discovery.interval_ms, 100..=3_600_000),
         ("discovery.min_age_ms", c.discovery.min_age_ms, 0..=60_000),
         ("reaper.interval_ms", c.reaper.interval_ms, 10..=10_000),
@@ -969,7 +977,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 53] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 54] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -992,6 +1000,7 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 53] {
         ("tmux.config_file", c.tmux.config_file.as_deref().map(path)),
         ("tmux.command_timeout_ms", num(c.tmux.command_timeout_ms)),
         ("tmux.screen_checks_per_s", num(u64::from(c.tmux.screen_checks_per_s))),
+        ("tmux.live_clients", num(u64::from(c.tmux.live_clients))),
         ("discovery.interval_ms", num(c.discovery.interval_ms)),
         ("discovery.include", Some(list(&c.discovery.include))),
         ("discovery.exclude", Some(list(&c.discovery.exclude))),

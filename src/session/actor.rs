@@ -12,6 +12,7 @@
 //! rather than fed (see `flood`).
 
 mod agent;
+mod cold;
 mod exits;
 mod flood;
 mod judge;
@@ -189,6 +190,17 @@ struct SessionActor {
     last_look: Option<oneshot::Receiver<exits::LastLook>>,
     /// Settled-screen checks against tmux (see `settle`).
     checks: settle::Checks,
+    /// How the client attaches, for attaching again after a cold stretch.
+    control: crate::tmux::control::ControlOptions,
+    /// The actor holds a client (hot); false while cold (see `cold`).
+    live: bool,
+    /// The session has been idle or waiting since the actor started.
+    settled: bool,
+    /// When the actor started (see `cold`: a new session settles first).
+    started_at: std::time::Instant,
+    /// The latest output before the last cold stretch: a replay from
+    /// before it has a gap (output while cold was never seen).
+    cold_after_seq: Option<u64>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -197,6 +209,7 @@ pub(super) async fn start(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
 ) -> Result<TmuxSessionId, ControlError> {
+    let control = spec.control.clone();
     let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
     let tmux_id = client.attached().session;
     let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
@@ -230,6 +243,11 @@ pub(super) async fn start(
         panes_again_at: None,
         last_look: None,
         checks: settle::Checks::default(),
+        control,
+        live: true,
+        settled: false,
+        started_at: std::time::Instant::now(),
+        cold_after_seq: None,
         running: None,
         agent: None,
         reaped: BTreeSet::new(),
@@ -270,6 +288,15 @@ pub(super) async fn start(
     Ok(tmux_id)
 }
 
+/// How a stretch with a client ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hot {
+    /// The actor stopped.
+    Stopped,
+    /// The client was let go (see `cold`).
+    Cooled,
+}
+
 /// Sleeps until `deadline`, or forever when there is none.
 async fn until(deadline: Option<DateTime<Utc>>) {
     match deadline {
@@ -290,64 +317,159 @@ async fn until_instant(at: Option<std::time::Instant>) {
 }
 
 impl SessionActor {
+    /// Hot with `client` until the heat policy lets it go, then cold until
+    /// something needs the session live again (see `cold`), and so on,
+    /// until the actor stops.
     async fn run(
         mut self,
-        mut client: ControlClient,
+        client: ControlClient,
         mut inbox: mpsc::Receiver<SessionCmd>,
         mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
     ) {
+        let mut client = client;
+        let mut first = None;
         loop {
-            let deadline = self.detector.next_deadline();
-            let reseed_at = self
-                .panes
-                .values()
-                .filter_map(|p| p.flood.reseed_at())
-                .min();
-            let check_at = self.next_check_at();
-            tokio::select! {
-                cmd = inbox.recv() => match cmd {
-                    Some(SessionCmd::Shutdown { reply }) => {
-                        client.close().await;
-                        let _ = reply.send(());
-                        return;
-                    }
-                    Some(SessionCmd::Release { reply }) => {
-                        self.release_exits(&mut client).await;
-                        client.close().await;
-                        let _ = reply.send(());
-                        return;
-                    }
-                    Some(SessionCmd::Finish { reason, reply }) => {
-                        let history = self.take_last_look().await;
-                        let last = self.finish(reason, history);
-                        client.close().await;
-                        let _ = reply.send(last);
-                        return;
-                    }
-                    Some(cmd) => self.serve(cmd, &mut client).await,
-                    None => break,
+            if self.run_hot(client, first, &mut inbox, &mut exits).await == Hot::Stopped {
+                return;
+            }
+            match self.run_cold(&mut inbox, &mut exits).await {
+                Some((heated, cmd)) => (client, first) = (heated, cmd),
+                None => return,
+            }
+        }
+    }
+
+    /// The loop while the actor holds `client`; `first` is served before
+    /// anything else (a command that made a cold actor attach).
+    async fn run_hot(
+        &mut self,
+        mut client: ControlClient,
+        first: Option<SessionCmd>,
+        inbox: &mut mpsc::Receiver<SessionCmd>,
+        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+    ) -> Hot {
+        let mut first = first;
+        loop {
+            let cmd = match first.take() {
+                Some(cmd) => Some(cmd),
+                None => match self.next_hot(&mut client, inbox, exits).await {
+                    Some(cmd) => cmd,
+                    None => continue,
                 },
-                event = client.next_event(), if !self.client_gone => match event {
-                    Some(event) => self.on_event(event, &mut client).await,
-                    None => self.on_client_gone(),
-                },
-                _ = until(deadline) => self.probe(),
-                _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(&mut client).await,
-                _ = until_instant(check_at), if !self.client_gone => self.check_settled(&mut client).await,
-                _ = until_instant(self.panes_again_at), if !self.client_gone => {
-                    self.panes_again_at = None;
-                    self.ask_pids(&mut client).await;
+            };
+            match cmd {
+                Some(SessionCmd::Shutdown { reply }) => {
+                    client.hang_up().await;
+                    let _ = reply.send(());
+                    return Hot::Stopped;
                 }
-                Some((pane, looks)) = exits.recv(), if !self.client_gone => {
-                    self.exited.insert(pane);
-                    self.look_at_exit(pane, looks, &mut client).await
+                Some(SessionCmd::Release { reply }) => {
+                    self.release_exits(&mut client).await;
+                    client.close().await;
+                    let _ = reply.send(());
+                    return Hot::Stopped;
                 }
+                Some(SessionCmd::Finish { reason, reply }) => {
+                    let history = self.take_last_look().await;
+                    let last = self.finish(reason, history);
+                    client.close().await;
+                    let _ = reply.send(last);
+                    return Hot::Stopped;
+                }
+                Some(SessionCmd::SetLive { live: false, reply }) if self.can_cool() => {
+                    self.cool(client).await;
+                    let _ = reply.send(false);
+                    return Hot::Cooled;
+                }
+                Some(SessionCmd::SetLive { reply, .. }) => {
+                    let _ = reply.send(!self.client_gone);
+                }
+                Some(cmd) => self.serve(cmd, &mut client).await,
+                None => break,
             }
         }
         client.close().await;
+        Hot::Stopped
+    }
+
+    /// Waits for the next command, handling client events, timers and
+    /// exits meanwhile: Some(None) once the inbox closed, None when
+    /// something other than a command was handled.
+    async fn next_hot(
+        &mut self,
+        client: &mut ControlClient,
+        inbox: &mut mpsc::Receiver<SessionCmd>,
+        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+    ) -> Option<Option<SessionCmd>> {
+        let deadline = self.detector.next_deadline();
+        let reseed_at = self
+            .panes
+            .values()
+            .filter_map(|p| p.flood.reseed_at())
+            .min();
+        let check_at = self.next_check_at();
+        tokio::select! {
+            cmd = inbox.recv() => return Some(cmd),
+            event = client.next_event(), if !self.client_gone => match event {
+                Some(event) => self.on_event(event, client).await,
+                None => self.on_client_gone(),
+            },
+            _ = until(deadline) => self.probe(),
+            _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(client).await,
+            _ = until_instant(check_at), if !self.client_gone => self.check_settled(client).await,
+            _ = until_instant(self.panes_again_at), if !self.client_gone => {
+                self.panes_again_at = None;
+                self.ask_pids(client).await;
+            }
+            Some((pane, looks)) = exits.recv(), if !self.client_gone => {
+                self.exited.insert(pane);
+                self.look_at_exit(pane, looks, client).await
+            }
+        }
+        None
     }
 
     async fn serve(&mut self, cmd: SessionCmd, client: &mut ControlClient) {
+        let cmd = match self.serve_local(cmd) {
+            Ok(()) => return,
+            Err(cmd) => cmd,
+        };
+        match cmd {
+            SessionCmd::Type { input, reply } => self.type_input(input, reply, client).await,
+            SessionCmd::Resize { cols, rows, reply } => {
+                let resize = ResizeWindow {
+                    target: Target::Session(self.tmux_name.clone()),
+                    cols,
+                    rows,
+                };
+                self.send(client, &resize, Purpose::Reply(reply)).await;
+            }
+            SessionCmd::Ask { command, reply, .. } => {
+                self.send(client, &command, Purpose::Lines(reply)).await;
+            }
+            SessionCmd::Subscribe { since, pane, reply } => {
+                let _ = reply.send(self.subscribe(since, pane));
+            }
+            SessionCmd::WatchOutput { reply } => {
+                let _ = reply.send(self.output_tx.subscribe());
+            }
+            SessionCmd::Snapshot { .. }
+            | SessionCmd::Summary { .. }
+            | SessionCmd::WatchState { .. }
+            | SessionCmd::Hook { .. }
+            | SessionCmd::Acknowledge { .. }
+            | SessionCmd::Heat { .. } => unreachable!("served by serve_local"),
+            SessionCmd::Shutdown { .. }
+            | SessionCmd::Release { .. }
+            | SessionCmd::Finish { .. }
+            | SessionCmd::SetLive { .. } => {
+                unreachable!("handled in run_hot")
+            }
+        }
+    }
+
+    /// Serves what needs no client, hot or cold; gives back the rest.
+    fn serve_local(&mut self, cmd: SessionCmd) -> Result<(), SessionCmd> {
         match cmd {
             SessionCmd::Snapshot {
                 format,
@@ -359,21 +481,6 @@ impl SessionActor {
             SessionCmd::Summary { reply } => {
                 let _ = reply.send(self.summary());
             }
-            SessionCmd::Type { input, reply } => self.type_input(input, reply, client).await,
-            SessionCmd::Resize { cols, rows, reply } => {
-                let resize = ResizeWindow {
-                    target: Target::Session(self.tmux_name.clone()),
-                    cols,
-                    rows,
-                };
-                self.send(client, &resize, Purpose::Reply(reply)).await;
-            }
-            SessionCmd::Ask { command, reply } => {
-                self.send(client, &command, Purpose::Lines(reply)).await;
-            }
-            SessionCmd::Subscribe { since, pane, reply } => {
-                let _ = reply.send(self.subscribe(since, pane));
-            }
             SessionCmd::WatchState { reply } => {
                 let _ = reply.send(self.state_tx.subscribe());
             }
@@ -381,16 +488,13 @@ impl SessionActor {
                 self.signal(Signal::Hook(hook));
                 let _ = reply.send(self.detector.view());
             }
-            SessionCmd::WatchOutput { reply } => {
-                let _ = reply.send(self.output_tx.subscribe());
-            }
             SessionCmd::Acknowledge { by } => self.signal(Signal::Acknowledge(by)),
-            SessionCmd::Shutdown { .. }
-            | SessionCmd::Release { .. }
-            | SessionCmd::Finish { .. } => {
-                unreachable!("handled in run")
+            SessionCmd::Heat { reply } => {
+                let _ = reply.send(self.heat_facts());
             }
+            other => return Err(other),
         }
+        Ok(())
     }
 
     /// The screens by pane id, for composing a snapshot.
@@ -821,8 +925,12 @@ impl SessionActor {
         let queued = Arc::new(AtomicUsize::new(0));
         let overflowed = Arc::new(AtomicBool::new(false));
         let live = LiveOutput::new(rx, queued.clone());
+        // Output from before a cold stretch, and after it, is not the
+        // whole of what the pane wrote: said as a gap, never silently.
+        let across_cold = |since: u64| self.cold_after_seq.is_some_and(|cold| since <= cold);
         let replay = match since {
             Some(since) => match self.ring.since(since) {
+                Replay::Complete(c) if across_cold(since) => Replay::Truncated(only_pane(c, pane)),
                 Replay::Complete(c) => Replay::Complete(only_pane(c, pane)),
                 Replay::Truncated(c) => Replay::Truncated(only_pane(c, pane)),
             },

@@ -68,8 +68,20 @@ pub enum SessionCmd {
     /// they need not fork: the reply's lines, or tmux's error.
     Ask {
         command: Carried,
+        /// Lent to someone who can fork instead (`Lender`): a cold actor
+        /// declines rather than attach for it.
+        lent: bool,
         reply: oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>,
     },
+    /// Hold a control client (`live`) or let it go, as the heat policy
+    /// decided (the heat owner); answers whether the actor holds one now
+    /// (a busy or watched actor keeps it).
+    SetLive {
+        live: bool,
+        reply: oneshot::Sender<bool>,
+    },
+    /// What the heat policy needs to know of the session.
+    Heat { reply: oneshot::Sender<HeatFacts> },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
     Subscribe {
@@ -94,10 +106,12 @@ pub enum SessionCmd {
     /// Someone looked at the session (see `Acknowledger`): its attention
     /// flag is lowered. Nothing waits for it.
     Acknowledge { by: Acknowledger },
-    /// End the tmux client cleanly (the session lives on) and stop.
+    /// Let the tmux client go at once (`ControlClient::hang_up`; the
+    /// session lives on) and stop.
     Shutdown { reply: oneshot::Sender<()> },
-    /// As `Shutdown`, after handing the session back to tmux's own ways:
-    /// a session tmuxd kept the exits of no longer keeps dead panes.
+    /// End the tmux client cleanly and stop, after handing the session back
+    /// to tmux's own ways: a session tmuxd kept the exits of no longer
+    /// keeps dead panes.
     Release { reply: oneshot::Sender<()> },
     /// The session has ended for `reason`: report it as exited (waiters
     /// learn the reason), answer with the last summary and screens, stop.
@@ -166,6 +180,23 @@ pub enum Transport {
     Disconnected,
 }
 
+/// What the heat policy (the heat owner) needs to know of one session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeatFacts {
+    /// tmux's id of the session, to match it in server-wide queries.
+    pub tmux_id: TmuxSessionId,
+    /// The actor holds a control client now.
+    pub live: bool,
+    /// Output streams, screen feeds or `match` waits are open on it.
+    pub watched: bool,
+    /// tmuxd created it and it has not been idle or waiting since.
+    pub settling: bool,
+    /// Input is being typed or commands wait for tmux.
+    pub busy: bool,
+    /// How long ago it last printed.
+    pub quiet_for: Option<std::time::Duration>,
+}
+
 /// The session summary's fields only the actor knows.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ActorSummary {
@@ -203,6 +234,9 @@ pub struct ActorSummary {
     pub keeps_exit: Option<bool>,
     /// The status of the last command an OSC 133 `D;N` mark reported.
     pub last_command_status: Option<i32>,
+    /// Whether the actor holds a control client now ("hot"; see `heat`).
+    #[serde(default)]
+    pub live: bool,
 }
 
 /// Why an ended session's exit is not known.
@@ -277,6 +311,7 @@ impl ActorSummary {
             exit_unknown: None,
             keeps_exit: None,
             last_command_status: None,
+            live: false,
         }
     }
 }
@@ -512,6 +547,7 @@ impl SessionHandle {
         let carried = Carried::of(command);
         let lines = self.ask(|reply| SessionCmd::Ask {
             command: carried,
+            lent: false,
             reply,
         });
         Ok(lines
@@ -538,7 +574,18 @@ impl SessionHandle {
         self.ask(|reply| SessionCmd::WatchOutput { reply }).await
     }
 
-    /// Ends the client cleanly and waits for the actor to finish.
+    /// What the heat policy needs to know of the session.
+    pub async fn heat_facts(&self) -> Result<HeatFacts, ActorGone> {
+        self.ask(|reply| SessionCmd::Heat { reply }).await
+    }
+
+    /// Holds a control client (`live`) or lets it go; whether the actor
+    /// holds one now (a busy or watched actor keeps it).
+    pub async fn set_live(&self, live: bool) -> Result<bool, ActorGone> {
+        self.ask(|reply| SessionCmd::SetLive { live, reply }).await
+    }
+
+    /// Lets the client go at once and waits for the actor to finish.
     pub async fn shutdown(&self) {
         let _ = self.ask(|reply| SessionCmd::Shutdown { reply }).await;
     }
@@ -560,7 +607,11 @@ impl SessionHandle {
 /// own; a client that has gone lends nothing.
 impl Lender for SessionHandle {
     async fn run_lent(&self, command: Carried) -> LentAnswer {
-        let asked = self.ask(|reply| SessionCmd::Ask { command, reply });
+        let asked = self.ask(|reply| SessionCmd::Ask {
+            command,
+            lent: true,
+            reply,
+        });
         match asked.await.ok()? {
             Ok(lines) => Some(Ok(lines)),
             Err(CommandError::ClientGone) => None,

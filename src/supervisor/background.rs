@@ -51,12 +51,13 @@ pub(super) fn spawn_loops(
 /// every actor's control client hears), when a session too young to adopt
 /// has lived `discovery.min_age_ms`, else a sweep: every
 /// `discovery_interval` while no control client is attached to hear
-/// anything, and every `SAFETY_SWEEP` as a safety net otherwise.
+/// anything (no session, or every one cold), and every `SAFETY_SWEEP` as a
+/// safety net otherwise.
 async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
     let changed = supervisor.inner.sessions_changed.clone();
     let poll = supervisor.inner.settings.discovery_interval;
     loop {
-        let listening = supervisor.session_count() > 0;
+        let listening = supervisor.session_count() > 0 && supervisor.registry().any_live();
         let period = if listening {
             SAFETY_SWEEP.max(poll)
         } else {
@@ -75,7 +76,7 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
             _ = recheck => false,
             _ = tokio::time::sleep(period) => listening,
         };
-        let adopted = supervisor.discover(Adoptions::Spawn).await;
+        let adopted = supervisor.discover(Adoptions::Running).await;
         if sweep && !adopted.is_empty() {
             tracing::warn!(
                 adopted = ?adopted,
@@ -85,14 +86,18 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
     }
 }
 
-/// Whether a discovery waits for the sessions it adopts to be attached.
+/// Which sessions a discovery adopts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Adoptions {
-    /// At startup: the daemon serves once every session is attached.
-    Await,
-    /// While running: adoptions attach in their own tasks.
-    Spawn,
+    /// At startup: every session there before the daemon, whatever its age.
+    Startup,
+    /// While running: sessions that have lived `discovery.min_age_ms`.
+    Running,
 }
+
+/// Up to this many new sessions get their panes listed one session at a
+/// time; more, and every pane is listed at once.
+const ONE_BY_ONE: usize = 8;
 
 /// How often discovery looks anyway while control clients listen for changes.
 const SAFETY_SWEEP: std::time::Duration = std::time::Duration::from_secs(30);
@@ -281,14 +286,8 @@ impl Supervisor {
                 }
             };
             let planned = self.plan(&listing, looked_at, adoptions_mode);
-            let mut views = BTreeMap::new();
-            for name in &planned.plan.adopt {
-                // A session gone meanwhile has no view, and is not adopted.
-                if let Ok(panes) = self.session_panes(name).await {
-                    views.extend(session_views(&panes));
-                }
-            }
-            return self.adopt_planned(planned, &views, adoptions_mode).await;
+            let views = self.views_of(&planned.plan.adopt).await;
+            return self.adopt_planned(planned, &views).await;
         }
         let panes = match self.list_panes().await {
             Ok(panes) => panes,
@@ -312,7 +311,33 @@ impl Supervisor {
             }
         };
         let planned = self.plan(&listing, looked_at, adoptions_mode);
-        self.adopt_planned(planned, &live, adoptions_mode).await
+        self.adopt_planned(planned, &live).await
+    }
+
+    /// The views of the sessions named: each session's panes for a few,
+    /// every pane in one listing for many (a thousand forks or commands at
+    /// startup would cost tmux far more than one `list-panes -a`). A
+    /// session gone meanwhile has no view, and is not adopted.
+    async fn views_of(&self, names: &[String]) -> BTreeMap<String, SessionView> {
+        if names.len() > ONE_BY_ONE {
+            return match self.list_panes().await {
+                Ok(panes) => session_views(&panes)
+                    .into_iter()
+                    .filter(|(name, _)| names.contains(name))
+                    .collect(),
+                Err(e) => {
+                    tracing::warn!("discovery: {e}");
+                    BTreeMap::new()
+                }
+            };
+        }
+        let mut views = BTreeMap::new();
+        for name in names {
+            if let Ok(panes) = self.session_panes(name).await {
+                views.extend(session_views(&panes));
+            }
+        }
+        views
     }
 
     /// Adopts what `plan` says, with the sessions' `views`; returns the
@@ -322,7 +347,6 @@ impl Supervisor {
         &self,
         planned: Planned,
         views: &BTreeMap<String, SessionView>,
-        adoptions_mode: Adoptions,
     ) -> Vec<String> {
         let Planned {
             plan,
@@ -332,31 +356,18 @@ impl Supervisor {
         for (id, old, new) in &renamed {
             self.record_rename(*id, old, new);
         }
-        // Reserved now, so the next look does not adopt them again; listed
-        // as `starting` while their clients attach.
-        let adoptions: Vec<_> = plan
-            .adopt
-            .iter()
-            .filter_map(|name| {
-                let view = views.get(name)?.clone();
-                let tmux_id = tmux_ids.get(name).copied();
-                Some((self.reserve_discovered(name, tmux_id)?, view))
-            })
-            .map(|(reservation, view)| {
-                let supervisor = self.clone();
-                async move { supervisor.adopt_discovered(reservation, view).await }
-            })
-            .collect();
-        match adoptions_mode {
-            Adoptions::Await => {
-                futures::future::join_all(adoptions).await;
-            }
-            // An attach may wait seconds for a quiet server: the next
-            // `%sessions-changed` is not kept waiting behind it.
-            Adoptions::Spawn => {
-                for adoption in adoptions {
-                    self.inner.tasks.spawn(adoption);
-                }
+        // Reserved and listed as `starting` now, so the next look does not
+        // adopt them again; attached in tasks of their own, paced (see
+        // `control::pace`): an attach may wait seconds for its turn or a
+        // quiet server, and neither the next `%sessions-changed` nor, at
+        // startup, the daemon's first answer waits behind it.
+        for name in &plan.adopt {
+            let Some(view) = views.get(name) else {
+                continue;
+            };
+            let tmux_id = tmux_ids.get(name).copied();
+            if let Some(reservation) = self.reserve_discovered(name, tmux_id) {
+                self.adopt_discovered(reservation, view.clone());
             }
         }
         self.forget_detached(&plan).await;
@@ -379,11 +390,11 @@ impl Supervisor {
         let now_epoch = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        // At startup the daemon serves once the sessions that were there
-        // before it are attached; only sessions that appear later wait.
+        // At startup every session that was there before the daemon is
+        // adopted at once; only sessions that appear later wait.
         let min_age = match adoptions_mode {
-            Adoptions::Await => std::time::Duration::ZERO,
-            Adoptions::Spawn => self.inner.settings.min_age,
+            Adoptions::Startup => std::time::Duration::ZERO,
+            Adoptions::Running => self.inner.settings.min_age,
         };
         self.registry().plan_discovery(
             listing,

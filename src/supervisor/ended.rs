@@ -344,6 +344,7 @@ pub(super) mod tests {
                 exit_unknown: None,
                 keeps_exit: None,
                 last_command_status: None,
+                live: false,
             },
         };
         let retained = Retained {

@@ -224,16 +224,25 @@ impl Supervisor {
         }
     }
 
-    /// Adopts a session discovery found and reserved.
-    pub(super) async fn adopt_discovered(&self, reservation: Reservation, view: SessionView) {
-        let adopted = self
-            .adopt_with_view(reservation, view, false, "discovered")
-            .await;
-        if let Err(e) = adopted
-            && !self.registry().is_closing()
-        {
-            tracing::warn!("adopting a discovered session failed: {e}");
-        }
+    /// Lists a session discovery found and reserved as `starting` now, and
+    /// adopts it in a task of its own (which a stopping daemon drops).
+    pub(super) fn adopt_discovered(&self, reservation: Reservation, view: SessionView) {
+        let attach = self.adoption(reservation, view, false);
+        let announced = self.announce(&attach);
+        let supervisor = self.clone();
+        let cancel = self.inner.cancel.clone();
+        self.inner.tasks.spawn(async move {
+            let event = NewEvent::new(EventKind::SessionAdopted).reason("discovered");
+            let adopted = tokio::select! {
+                _ = cancel.cancelled() => return,
+                adopted = supervisor.attach_announced(attach, announced, event) => adopted,
+            };
+            if let Err(e) = adopted
+                && !supervisor.registry().is_closing()
+            {
+                tracing::warn!("adopting a discovered session failed: {e}");
+            }
+        });
     }
 
     async fn adopt_with_view(
@@ -243,8 +252,19 @@ impl Supervisor {
         tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
+        let attach = self.adoption(reservation, view, tagged);
+        self.attach(
+            attach,
+            NewEvent::new(EventKind::SessionAdopted).reason(reason),
+        )
+        .await
+    }
+
+    /// What adopting an existing session takes over from a record of it
+    /// kept while it was detached.
+    fn adoption(&self, reservation: Reservation, view: SessionView, tagged: bool) -> Attach {
         let known = self.registry().detached(reservation.tmux_name());
-        let attach = Attach {
+        Attach {
             reservation,
             view,
             created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
@@ -255,12 +275,7 @@ impl Supervisor {
             tagged,
             kept_exit: false,
             previous_state: None,
-        };
-        self.attach(
-            attach,
-            NewEvent::new(EventKind::SessionAdopted).reason(reason),
-        )
-        .await
+        }
     }
 
     pub async fn delete(
@@ -334,6 +349,25 @@ impl Supervisor {
         attach: Attach,
         event: NewEvent,
     ) -> Result<SessionSummary, SupervisorError> {
+        let announced = self.announce(&attach);
+        self.attach_announced(attach, announced, event).await
+    }
+
+    /// Lists the session as `starting` until the guard drops, so a session
+    /// whose attach waits its turn (see `control::pace`) is listed at once.
+    pub(super) fn announce(&self, attach: &Attach) -> Attaching {
+        // Items whose typing had begun are reported, not queued (below).
+        let queued = attach.queue.iter().filter(|i| !i.started).count();
+        self.attaching(&attach.reservation, &attach.view, attach.created_at, queued)
+    }
+
+    /// `attach` for a session already listed as `starting` (`announce`).
+    pub(super) async fn attach_announced(
+        &self,
+        attach: Attach,
+        _announced: Attaching,
+        event: NewEvent,
+    ) -> Result<SessionSummary, SupervisorError> {
         let Attach {
             reservation,
             view,
@@ -350,7 +384,6 @@ impl Supervisor {
         // An item whose typing began before tmuxd stopped may be partly
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
-        let _attaching = self.attaching(&reservation, &view, created_at, queue.len());
         let id = reservation.id();
         let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let spawned = match self

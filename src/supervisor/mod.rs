@@ -173,6 +173,8 @@ struct Inner {
     attached: tokio::sync::watch::Sender<u64>,
     /// The daemon's tasks: adoptions run in them.
     tasks: TaskTracker,
+    /// Fires when the daemon stops: adoptions still waiting give up.
+    cancel: CancellationToken,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost (`revive`).
@@ -182,7 +184,8 @@ struct Inner {
 impl Supervisor {
     /// Locks and loads the data dir, restores persisted sessions against the
     /// live tmux ones, adopts the rest, and starts the background loops,
-    /// which stop when `cancel` fires.
+    /// which stop when `cancel` fires. Returns once every session is known
+    /// (listed as `starting`); their clients attach in the background.
     pub async fn start(
         tmux: Tmux,
         settings: Settings,
@@ -216,11 +219,12 @@ impl Supervisor {
                 retained: tokio::sync::watch::channel(0).0,
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
+                cancel: cancel.clone(),
                 book: Mutex::new(lost::Book::from_file(restored.restore)),
             }),
         };
         supervisor.sweep_histories();
-        supervisor.discover(background::Adoptions::Await).await;
+        supervisor.discover(background::Adoptions::Startup).await;
         background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
     }
@@ -232,6 +236,17 @@ impl Supervisor {
 
     pub fn tmux(&self) -> &Tmux {
         &self.inner.tmux
+    }
+
+    /// Every tracked session's actor (not those still attaching).
+    pub fn session_handles(&self) -> Vec<(SessionId, SessionHandle)> {
+        self.registry().handles()
+    }
+
+    /// Notes which sessions' actors hold a control client (the heat owner),
+    /// so commands are lent by those and discovery polls while none does.
+    pub fn note_live(&self, live: &std::collections::BTreeMap<SessionId, bool>) {
+        self.registry().note_live(live);
     }
 
     pub fn session_count(&self) -> usize {

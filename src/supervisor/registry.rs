@@ -55,6 +55,9 @@ pub struct Entry {
     ending: bool,
     /// The last summary the actor gave, served when it does not answer in time.
     last_summary: Option<SessionSummary>,
+    /// Its actor held a control client at the heat owner's last look
+    /// (the heat owner): a command lent to a cold one would be forked.
+    live: bool,
     /// Recent re-attaches, to stop re-attaching to a session that keeps dropping us.
     reattaches: Vec<Instant>,
     /// The current actor's state and attention, as it publishes them.
@@ -473,6 +476,7 @@ impl Registry {
             actor_id: new.actor_id,
             ending: false,
             last_summary: None,
+            live: true,
             reattaches: Vec::new(),
             view: new.view,
             attention_saved,
@@ -540,11 +544,32 @@ impl Registry {
     /// killed.
     pub fn any_handle_except(&self, except: Option<SessionId>) -> Option<SessionHandle> {
         let state = self.lock();
-        state
-            .sessions
-            .values()
-            .find(|e| Some(e.id) != except && !e.ending)
+        let lenders = || {
+            state
+                .sessions
+                .values()
+                .filter(|e| Some(e.id) != except && !e.ending)
+        };
+        lenders()
+            .find(|e| e.live)
+            .or_else(|| lenders().next())
             .map(|e| e.handle.clone())
+    }
+
+    /// Which sessions' actors hold a client, as the heat owner found them.
+    pub fn note_live(&self, live: &BTreeMap<SessionId, bool>) {
+        let mut state = self.lock();
+        for (id, live) in live {
+            if let Some(entry) = state.sessions.get_mut(id) {
+                entry.live = *live;
+            }
+        }
+    }
+
+    /// Whether some tracked session's actor holds a client (and so hears
+    /// tmux's `%sessions-changed`).
+    pub fn any_live(&self) -> bool {
+        self.lock().sessions.values().any(|e| e.live)
     }
 
     /// Any tracked session's actor.
@@ -646,6 +671,15 @@ impl Registry {
                 && let Some(summary) = state.attaching_summary(id)
             {
                 sessions.insert(id, summary);
+            }
+        }
+        // Attached while the actors were asked: neither asked nor still
+        // attaching, listed with the summary its commit left.
+        for (id, entry) in &state.sessions {
+            if !sessions.contains_key(id)
+                && let Some(summary) = &entry.last_summary
+            {
+                sessions.insert(*id, summary.clone());
             }
         }
         let mut sessions: Vec<SessionSummary> = sessions.into_values().collect();

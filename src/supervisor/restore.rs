@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
+use super::Supervisor;
 use super::lifecycle::{Attach, Carried, EndReason};
 use super::registry::restore_attention;
-use super::{Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{SessionState, StateReason, StateView};
 use crate::store::{Event, EventKind, NewEvent, PersistedSession, RegistryFile};
@@ -137,7 +137,7 @@ impl Supervisor {
         let missing: Vec<SessionId> = plan.missing.iter().map(|s| s.session_id).collect();
         let persisted = plan.reattach.into_iter().map(|s| (s, "registry"));
         let last_states = self.last_states();
-        let mut marks = Vec::new();
+        let mut attaches = Vec::new();
         for (session, id_from) in persisted.chain(tagged) {
             let name = session.tmux_name.clone();
             let id = session.session_id;
@@ -145,16 +145,18 @@ impl Supervisor {
                 .reason("startup_reattach")
                 .detail("id_from", id_from);
             let previous = last_states.get(&id).copied();
-            match self
-                .reattach_persisted(session, &live[&name], event, previous)
-                .await
-            {
-                Ok(()) if tags.get(&name) != Some(&id) => marks.push((name, id)),
-                Ok(()) => {}
-                Err(e) => {
-                    tracing::warn!(tmux_name = %name, "re-attaching after restart failed: {e}")
-                }
-            }
+            let attach = self.persisted_attach(session, &live[&name], previous);
+            // Listed as `starting` from now on; attached below.
+            let announced = self.announce(&attach);
+            let mark = tags.get(&name) != Some(&id);
+            attaches.push(StartupAttach {
+                name,
+                id,
+                mark,
+                attach,
+                announced,
+                event,
+            });
         }
         for (session_id, old, new) in &plan.renamed {
             tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
@@ -166,25 +168,71 @@ impl Supervisor {
                     .detail("new_name", new.as_str()),
             );
         }
-        // One tmux call marks them all. The marks of sessions the registry
-        // knows were not read (setting them is cheaper than reading them);
-        // this also marks those an older tmuxd attached.
-        self.tag_sessions(marks);
-        let _ = self.persist().await;
-        self.lost_at_startup(&missing, found);
+        if found == 0 {
+            // Nothing to attach: whether tmux was lost is known now.
+            let _ = self.persist().await;
+            self.lost_at_startup(&missing, found);
+            return;
+        }
+        // The daemon serves while these attach (paced, see `control::pace`).
+        let supervisor = self.clone();
+        let cancel = self.inner.cancel.clone();
+        self.inner.tasks.spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = supervisor.reattach_all(attaches) => supervisor.lost_at_startup(&missing, found),
+            }
+        });
     }
 
-    async fn reattach_persisted(
+    /// Attaches the persisted sessions found live, each in a task of its
+    /// own; then marks those tmux did not know by id with one tmux call
+    /// (the marks of sessions the registry knows were not read: setting
+    /// them is cheaper than reading them; this also marks those an older
+    /// tmuxd attached).
+    async fn reattach_all(&self, attaches: Vec<StartupAttach>) {
+        let mut running = tokio::task::JoinSet::new();
+        for startup in attaches {
+            let supervisor = self.clone();
+            running.spawn(async move {
+                let StartupAttach {
+                    name,
+                    id,
+                    mark,
+                    attach,
+                    announced,
+                    event,
+                } = startup;
+                match supervisor.attach_announced(attach, announced, event).await {
+                    Ok(_) => mark.then_some((name, id)),
+                    Err(e) => {
+                        tracing::warn!(tmux_name = %name, "re-attaching after restart failed: {e}");
+                        None
+                    }
+                }
+            });
+        }
+        let mut marks = Vec::new();
+        while let Some(done) = running.join_next().await {
+            if let Ok(Some(mark)) = done {
+                marks.push(mark);
+            }
+        }
+        self.tag_sessions(marks);
+        let _ = self.persist().await;
+    }
+
+    /// What re-attaching a persisted session takes over from its record.
+    fn persisted_attach(
         &self,
         session: PersistedSession,
         view: &SessionView,
-        event: NewEvent,
         previous_state: Option<(SessionState, DateTime<Utc>)>,
-    ) -> Result<(), SupervisorError> {
+    ) -> Attach {
         let reservation = self
             .registry()
             .reserve_persisted(session.session_id, &session.tmux_name);
-        let attach = Attach {
+        Attach {
             reservation,
             view: view.clone(),
             created_at: session.created_at,
@@ -192,13 +240,24 @@ impl Supervisor {
             cwd: session.cwd,
             queue: session.queued_inputs,
             attention: session.attention,
-            // Marked by the caller, all at once.
+            // Marked by `reattach_all`, all at once.
             tagged: true,
             kept_exit: false,
             previous_state,
-        };
-        self.attach(attach, event).await.map(drop)
+        }
     }
+}
+
+/// A persisted session found live at startup, listed as `starting` and
+/// waiting for its client.
+struct StartupAttach {
+    name: String,
+    id: SessionId,
+    /// tmux does not carry its id yet.
+    mark: bool,
+    attach: Attach,
+    announced: super::lifecycle::Attaching,
+    event: NewEvent,
 }
 
 /// Folds `session_state` events, oldest first, into each session's last

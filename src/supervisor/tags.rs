@@ -14,8 +14,12 @@ use crate::id::SessionId;
 use crate::store::RegistryFile;
 use crate::tmux::{SessionView, session_views};
 
-/// tmux calls in flight at once while reading marks at startup.
+/// tmux calls in flight at once while reading marks one by one.
 const READ_CONCURRENCY: usize = 8;
+
+/// Sessions whose marks one tmux call reads (two commands each, well
+/// within the size of a command tmux accepts).
+const READ_BATCH: usize = 25;
 
 impl Supervisor {
     /// The ids marked on live sessions that `file` does not name, by tmux
@@ -37,8 +41,24 @@ impl Supervisor {
             .filter(|name| !known.contains(name.as_str()))
             .cloned()
             .collect();
+        // A few calls of `READ_BATCH` sessions each, not a fork per
+        // session: the daemon answers only once they are read.
+        let mut found = BTreeMap::new();
+        let mut one_by_one = Vec::new();
+        for batch in unknown.chunks(READ_BATCH) {
+            match self.tmux().session_tags(batch).await {
+                Ok(tags) => found.extend(tags),
+                Err(e) => {
+                    tracing::debug!("cannot read the sessions' id marks at once: {e}");
+                    one_by_one.extend_from_slice(batch);
+                }
+            }
+        }
+        let found = found
+            .into_iter()
+            .filter_map(|(name, tag)| Some((name, tag_number(&tag)?)));
         // Owned futures: a stream of ones borrowing `self` is not `Send`.
-        let reads = unknown.into_iter().map(|name| {
+        let reads = one_by_one.into_iter().map(|name| {
             let tmux = self.tmux().clone();
             async move {
                 match tmux.session_tag(&name).await {
@@ -50,11 +70,11 @@ impl Supervisor {
                 }
             }
         });
-        let found: Vec<Option<(String, SessionId)>> = futures::stream::iter(reads)
+        let read: Vec<Option<(String, SessionId)>> = futures::stream::iter(reads)
             .buffer_unordered(READ_CONCURRENCY)
             .collect()
             .await;
-        found.into_iter().flatten().collect()
+        found.chain(read.into_iter().flatten()).collect()
     }
 
     /// The view of a session about to be attached, marking it with its id in

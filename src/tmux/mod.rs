@@ -2,6 +2,7 @@
 //! exact targets), a clean child environment, timeouts, and typed commands
 //! that parse their own output.
 
+pub mod activity;
 mod budget;
 pub use budget::DEFAULT_PER_SECOND as DEFAULT_SCREEN_CHECKS_PER_S;
 pub mod command;
@@ -90,6 +91,8 @@ pub struct Tmux {
     handshake: std::sync::Arc<control::handshake::Handshake>,
     /// Settled-screen checks this server's session actors may still ask.
     checks: std::sync::Arc<budget::CheckBudget>,
+    /// Native control clients connecting at once (`control::pace`).
+    attach_pace: std::sync::Arc<control::pace::AttachPace>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +182,7 @@ impl Tmux {
             child_clients_only: false,
             handshake: Default::default(),
             checks: Default::default(),
+            attach_pace: Default::default(),
         }
     }
 
@@ -223,6 +227,11 @@ impl Tmux {
 
     pub(crate) fn metrics(&self) -> Option<&Metrics> {
         self.metrics.as_ref()
+    }
+
+    /// This server's attaches in flight (`control::pace`).
+    pub(crate) fn attach_pace(&self) -> &control::pace::AttachPace {
+        &self.attach_pace
     }
 
     /// This server's handshake turn (`control::handshake`).

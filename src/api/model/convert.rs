@@ -46,6 +46,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             exit_unknown,
             keeps_exit: _,
             last_command_status,
+            live,
         } = actor;
         SessionSummary {
             session_id: session_id.to_string(),
@@ -71,6 +72,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             transport: transport.into(),
             subscribers,
             latest_seq,
+            live,
             queued_inputs,
             thought: thought.map(Thought::from),
             host: None,

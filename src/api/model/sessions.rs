@@ -126,6 +126,12 @@ pub struct SessionSummary {
     pub subscribers: usize,
     /// The latest output sequence number.
     pub latest_seq: u64,
+    /// Whether tmuxd holds a control client for it now ("hot"): every
+    /// byte it writes is seen as written. A cold session (`false`, see
+    /// `tmux.live_clients`) is attached again when streamed, watched,
+    /// typed into or resized; its stream starts at its current screen.
+    #[serde(default)]
+    pub live: bool,
     /// Inputs waiting for the session to be ready.
     pub queued_inputs: usize,
     pub thought: Option<Thought>,

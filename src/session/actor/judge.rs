@@ -86,6 +86,12 @@ impl SessionActor {
     /// Feeds the detector; a notable change goes to waiters and the supervisor.
     pub(super) fn signal(&mut self, signal: Signal<'_>) {
         if let Some(view) = self.detector.step(Utc::now(), signal) {
+            if matches!(
+                view.state,
+                crate::session::SessionState::Idle | crate::session::SessionState::Waiting
+            ) {
+                self.settled = true;
+            }
             self.state_tx.send_replace(view);
             let _ = self.events.send(ActorEvent::State {
                 session_id: self.session_id,

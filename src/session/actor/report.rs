@@ -53,6 +53,7 @@ impl SessionActor {
             ),
             keeps_exit: self.keeps_exit,
             last_command_status: self.detector.last_command_status(),
+            live: self.live && !self.client_gone,
         }
     }
 

@@ -42,7 +42,7 @@ use super::protocol::{Event, Notification, Parser, Reply, parse_notification};
 use super::quote::{argv_arg, command_line};
 use super::spawn::spawn_client;
 use super::transport::{Departure, Transport};
-use crate::metrics::{Metrics, Outcome, Via};
+use crate::metrics::{AttachVia, Metrics, Outcome, Via};
 use crate::tmux::Tmux;
 use crate::tmux::command::{ClientFlag, PaneAction, RefreshClient, TmuxCommand};
 
@@ -168,33 +168,14 @@ impl ControlClient {
         options: ControlOptions,
     ) -> Result<ControlClient, ControlError> {
         if let ClientPath::Native { framing } = tmux.client_path().await {
-            let socket = tmux.socket_path(
-                std::env::var_os("TMUX_TMPDIR").as_deref(),
-                // SAFETY: getuid(2) cannot fail and touches no memory.
-                unsafe { libc::getuid() },
-            );
-            let argv = attach_argv(name, &options.flags);
-            match native::connect(&socket, framing, argv).await {
-                Ok(client) => {
-                    match Self::start(Transport::Native(client), tmux, name, options.clone()).await
-                    {
-                        Err(ControlError::ProtocolRefused { message, .. }) => {
-                            tracing::warn!(
-                                "the tmux server refused tmuxd's own client ({message}); \
-                                 control clients are `tmux -C` children from now on"
-                            );
-                            tmux.demote_client_path(message);
-                        }
-                        attached => return attached,
-                    }
+            if let Some(attached) = Self::attach_native(tmux, name, framing, &options).await {
+                if let (Ok(_), Some(metrics)) = (&attached, tmux.metrics()) {
+                    metrics.control_attached(AttachVia::Native);
                 }
-                Err(ConnectError::NoServer { path, .. }) => {
-                    return Err(ControlError::Attach {
-                        session: name.to_owned(),
-                        message: format!("no server running on {}", path.display()),
-                    });
-                }
-                Err(e) => tracing::warn!("{e}; attaching to {name} with a `tmux -C` child"),
+                return attached;
+            }
+            if let Some(metrics) = tmux.metrics() {
+                metrics.control_attach_fell_back();
             }
         }
         // Until the attach is confirmed, a notification to every control
@@ -204,7 +185,61 @@ impl ControlClient {
             false => tmux.handshake().turn().await,
         };
         let child = spawn_client(tmux, name, &options.flags)?;
-        Self::start(Transport::child(child), tmux, name, options).await
+        let attached = Self::start(Transport::child(child), tmux, name, options).await;
+        if let (Ok(_), Some(metrics)) = (&attached, tmux.metrics()) {
+            metrics.control_attached(AttachVia::Child);
+        }
+        attached
+    }
+
+    /// tmuxd's own client, one of the few in flight on this server (see
+    /// `pace`): attached, or failed for a reason a child client would meet
+    /// too; None when the server does not speak tmuxd's protocol,
+    /// or its socket or the identify failed in a way a `tmux -C` child may
+    /// not. A busy server (a full listen backlog) is waited for, never a
+    /// reason to fork.
+    async fn attach_native(
+        tmux: &Tmux,
+        name: &str,
+        framing: native::Framing,
+        options: &ControlOptions,
+    ) -> Option<Result<ControlClient, ControlError>> {
+        let _turn = tmux.attach_pace().turn().await;
+        let socket = tmux.socket_path(
+            std::env::var_os("TMUX_TMPDIR").as_deref(),
+            // SAFETY: getuid(2) cannot fail and touches no memory.
+            unsafe { libc::getuid() },
+        );
+        let argv = attach_argv(name, &options.flags);
+        let failed = |message: String| {
+            Some(Err(ControlError::Attach {
+                session: name.to_owned(),
+                message,
+            }))
+        };
+        match native::connect(&socket, framing, argv).await {
+            Ok(client) => {
+                match Self::start(Transport::Native(client), tmux, name, options.clone()).await {
+                    Err(ControlError::ProtocolRefused { message, .. }) => {
+                        tracing::warn!(
+                            "the tmux server refused tmuxd's own client ({message}); \
+                             control clients are `tmux -C` children from now on"
+                        );
+                        tmux.demote_client_path(message);
+                        None
+                    }
+                    attached => Some(attached),
+                }
+            }
+            Err(ConnectError::NoServer { path, .. }) => {
+                failed(format!("no server running on {}", path.display()))
+            }
+            Err(e @ ConnectError::Busy { .. }) => failed(e.to_string()),
+            Err(e @ (ConnectError::Unreachable { .. } | ConnectError::Dialogue(_))) => {
+                tracing::warn!("{e}; attaching to {name} with a `tmux -C` child");
+                None
+            }
+        }
     }
 
     /// Waits for the attach on a started transport; closes it on failure.
@@ -631,6 +666,22 @@ impl ControlClient {
             false => Some(self.handshake.turn().await),
         };
         self.close_in_turn().await
+    }
+
+    /// Lets the session go at once, for a daemon that is stopping: a native
+    /// client hangs up, which tmux answers by dropping it whatever output
+    /// it held, with no drain to wait for (a clean detach of a thousand
+    /// clients costs tmux a loop turn over every pane and client for each);
+    /// a child client closes as `close` does (see `spawn` for why it must
+    /// exit).
+    pub async fn hang_up(mut self) -> Departure {
+        match self.transport.is_native() {
+            true => {
+                self.transport.end_input();
+                self.transport.finish(false, Instant::now()).await
+            }
+            false => self.close().await,
+        }
     }
 
     /// `close` for a caller that already holds the handshake turn.

@@ -10,6 +10,7 @@ mod ids;
 mod layout;
 pub mod native;
 mod notification;
+pub mod pace;
 mod path;
 mod protocol;
 pub mod quote;

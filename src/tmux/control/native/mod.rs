@@ -35,8 +35,12 @@ const PASSED_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE"];
 /// word (its `MSG_EXIT`, or the protocol socket closing too).
 const LAST_WORD: Duration = Duration::from_secs(1);
 
-/// How long a full listen backlog is tried again.
-const BACKLOG_PATIENCE: Duration = Duration::from_secs(2);
+/// How long a full listen backlog is tried again: the server speaks the
+/// protocol and is only busy (see `control::pace`), so it is waited for.
+const BACKLOG_PATIENCE: Duration = Duration::from_secs(10);
+/// The first and the longest pause between connects that met a full backlog.
+const BACKLOG_FIRST_PAUSE: Duration = Duration::from_millis(2);
+const BACKLOG_MAX_PAUSE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -46,6 +50,10 @@ pub enum ConnectError {
     /// Something else is wrong with the socket; the child client may fare better.
     #[error("cannot talk to the tmux server at {}: {source}", path.display())]
     Unreachable { path: PathBuf, source: io::Error },
+    /// The server's listen backlog stayed full for `BACKLOG_PATIENCE`: it
+    /// speaks the protocol and is busy; a child client would meet the same.
+    #[error("the tmux server at {} stayed too busy to accept a client: {source}", path.display())]
+    Busy { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Dialogue(#[from] DialogueError),
 }
@@ -82,6 +90,10 @@ pub async fn connect(
         .await
         .map_err(|source| match source.kind() {
             io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ConnectError::NoServer {
+                path: socket.to_owned(),
+                source,
+            },
+            io::ErrorKind::WouldBlock => ConnectError::Busy {
                 path: socket.to_owned(),
                 source,
             },
@@ -251,15 +263,18 @@ impl NativeClient {
 /// Connects; a full listen backlog (many clients connecting at once: tmux
 /// accepts one per loop turn) is tried again for `BACKLOG_PATIENCE`, not
 /// taken as a server tmuxd cannot reach.
+/// Connects, trying a full listen backlog (EAGAIN) again with backoff.
 async fn connect_socket(socket: &Path) -> io::Result<UnixStream> {
     let deadline = tokio::time::Instant::now() + BACKLOG_PATIENCE;
+    let mut pause = BACKLOG_FIRST_PAUSE;
     loop {
         match UnixStream::connect(socket).await {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if tokio::time::Instant::now() >= deadline {
+                if tokio::time::Instant::now() + pause > deadline {
                     return Err(e);
                 }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(BACKLOG_MAX_PAUSE);
             }
             other => return other,
         }

@@ -1,0 +1,193 @@
+//! A session without a control client of its own ("cold", see
+//! the heat owner): the actor keeps its screens, log and state and answers
+//! from them, and attaches again ("heats") the moment something needs the
+//! session live: a stream or screen feed, input, a resize, a command for
+//! someone who cannot fork instead, a pane's process exiting, or the heat
+//! policy. The screens are re-seeded from `capture-pane` at the attach, so
+//! a stream of a cold session starts at its current screen; output written
+//! while cold was never seen, and a replay across it is marked truncated.
+//!
+//! Letting the client go is a clean detach; only an actor with nothing in
+//! flight (no reply awaited, no input being typed, no stream or screen
+//! feed) cools.
+
+use tokio::sync::mpsc;
+
+use super::{SessionActor, until};
+use crate::session::{CommandError, HeatFacts, SessionCmd};
+use crate::tmux::command::WindowPanes;
+use crate::tmux::control::{ControlClient, ControlError};
+
+/// A session tmuxd created holds its client until it first settles, or
+/// this long (a program that works on and on is hot while it prints anyway,
+/// as the most recently active).
+const SETTLING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl SessionActor {
+    /// Nothing waits on the client and nobody wants live output.
+    pub(super) fn can_cool(&self) -> bool {
+        let facts = self.heat_facts();
+        facts.live && !facts.busy && !facts.watched && self.last_look.is_none()
+    }
+
+    /// What the heat policy needs to know (see `HeatFacts`).
+    pub(super) fn heat_facts(&self) -> HeatFacts {
+        let seeding = self.panes.values().any(|p| p.seeding.is_some());
+        let streams = self.subscribers.iter().any(|s| !s.tx.is_closed());
+        HeatFacts {
+            tmux_id: self.tmux_id,
+            live: self.live && !self.client_gone,
+            watched: streams || self.output_tx.receiver_count() > 0,
+            settling: self.keeps_exit == Some(true)
+                && !self.settled
+                && self.started_at.elapsed() < SETTLING_AT_MOST,
+            busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
+            quiet_for: self
+                .detector
+                .last_activity()
+                .map(|at| (chrono::Utc::now() - at).to_std().unwrap_or_default()),
+        }
+    }
+
+    /// Lets the client go (a clean detach); the session lives on.
+    pub(super) async fn cool(&mut self, client: ControlClient) {
+        client.close().await;
+        self.live = false;
+        self.cold_after_seq = Some(self.ring.latest_seq());
+        tracing::debug!(session_id = %self.session_id, "cold: control client let go");
+    }
+
+    /// The loop while cold: answers from memory, and returns a new client
+    /// (with the command that asked for it, to serve first) once something
+    /// needs the session live; None when the actor stops.
+    pub(super) async fn run_cold(
+        &mut self,
+        inbox: &mut mpsc::Receiver<SessionCmd>,
+        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+    ) -> Option<(ControlClient, Option<SessionCmd>)> {
+        loop {
+            let deadline = self.detector.next_deadline();
+            tokio::select! {
+                cmd = inbox.recv() => {
+                    let Err(cmd) = self.serve_local(cmd?) else {
+                        continue;
+                    };
+                    let cmd = match cmd {
+                        SessionCmd::Shutdown { reply } => {
+                            let _ = reply.send(());
+                            return None;
+                        }
+                        SessionCmd::Finish { reason, reply } => {
+                            let _ = reply.send(self.finish(reason, None));
+                            return None;
+                        }
+                        SessionCmd::SetLive { live: false, reply } => {
+                            let _ = reply.send(false);
+                            continue;
+                        }
+                        SessionCmd::Ask { lent: true, reply, .. } => {
+                            // The lender forks instead.
+                            let _ = reply.send(Err(CommandError::ClientGone));
+                            continue;
+                        }
+                        cmd => cmd,
+                    };
+                    match self.heat().await {
+                        Some(client) => return Some((client, Some(cmd))),
+                        None => self.refuse_cold(cmd),
+                    }
+                }
+                _ = until(deadline) => self.probe(),
+                Some((pane, looks)) = exits.recv(), if !self.client_gone => {
+                    self.exited.insert(pane);
+                    if let Some(mut client) = self.heat().await {
+                        self.look_at_exit(pane, looks, &mut client).await;
+                        return Some((client, None));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Attaches again and re-seeds the window; None when it cannot (the
+    /// session has gone, or tmux refuses): reported as the client's exit,
+    /// which the supervisor looks into as for a hot session.
+    async fn heat(&mut self) -> Option<ControlClient> {
+        if self.client_gone {
+            return None;
+        }
+        match self.attach_again().await {
+            Ok(client) => {
+                self.live = true;
+                tracing::debug!(session_id = %self.session_id, "hot: control client attached again");
+                Some(client)
+            }
+            Err(e) => {
+                tracing::info!(session_id = %self.session_id, "attaching a cold session again failed: {e}");
+                self.on_client_gone();
+                None
+            }
+        }
+    }
+
+    async fn attach_again(&mut self) -> Result<ControlClient, ControlError> {
+        let mut client =
+            ControlClient::attach(&self.tmux, &self.tmux_name, self.control.clone()).await?;
+        if client.attached().session != self.tmux_id {
+            let message = format!(
+                "{} is another session now ({})",
+                self.tmux_name,
+                client.attached().session
+            );
+            client.close().await;
+            return Err(ControlError::Attach {
+                session: self.tmux_name.clone(),
+                message,
+            });
+        }
+        let rows = client
+            .run(&WindowPanes {
+                session: self.tmux_name.clone(),
+            })
+            .await;
+        match rows {
+            Ok(rows) if !rows.is_empty() => self.lay_out(rows, &mut client).await,
+            Ok(_) => {}
+            Err(e) => {
+                client.close().await;
+                return Err(e);
+            }
+        }
+        self.ask_pids(&mut client).await;
+        Ok(client)
+    }
+
+    /// Answers a command that needed a client none could be had for.
+    fn refuse_cold(&mut self, cmd: SessionCmd) {
+        match cmd {
+            SessionCmd::Type { reply, .. } | SessionCmd::Resize { reply, .. } => {
+                let _ = reply.send(Err(CommandError::ClientGone));
+            }
+            SessionCmd::Ask { reply, .. } => {
+                let _ = reply.send(Err(CommandError::ClientGone));
+            }
+            SessionCmd::Subscribe { since, pane, reply } => {
+                let _ = reply.send(self.subscribe(since, pane));
+            }
+            SessionCmd::WatchOutput { reply } => {
+                let _ = reply.send(self.output_tx.subscribe());
+            }
+            SessionCmd::Release { reply } => {
+                let _ = reply.send(());
+            }
+            SessionCmd::SetLive { reply, .. } => {
+                let _ = reply.send(false);
+            }
+            other => {
+                if let Err(other) = self.serve_local(other) {
+                    tracing::debug!(session_id = %self.session_id, "cold: dropped {:?}", std::mem::discriminant(&other));
+                }
+            }
+        }
+    }
+}
