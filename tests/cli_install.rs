@@ -144,7 +144,7 @@ fn finding_7_logs_without_colour_and_to_a_file() {
 }
 
 /// Finding 8: the fake tmux simply put first on PATH (no FAKE_TMUX_DIR)
-/// serves a daemon driven by the CLI, as the README tells CI users.
+/// serves a daemon driven by the CLI, as docs/guide.md tells CI users.
 #[test]
 fn finding_8_fake_tmux_on_path_without_setup() {
     let dir = tempfile::tempdir().unwrap();

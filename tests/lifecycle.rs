@@ -17,7 +17,7 @@ fn id_of(daemon: &Daemon, name: &str) -> Option<String> {
 
 /// The id of session `name` once its control client is attached: tmux
 /// before 3.7 can crash when a session closes while a control client is
-/// mid-handshake (README), so tests act from outside only after that.
+/// mid-handshake (docs/architecture.md), so tests act from outside only after that.
 fn attached_id(daemon: &Daemon, name: &str) -> Option<String> {
     daemon
         .sessions()

@@ -126,6 +126,7 @@ async fn tmux_version(state: &AppState) -> Answer {
 pub async fn version() -> Json<VersionInfo> {
     Json(VersionInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),
+        commit: env!("TMUXD_COMMIT").to_owned(),
     })
 }
 

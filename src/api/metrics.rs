@@ -19,7 +19,7 @@ const UNMATCHED: &str = "unmatched";
 /// counted now, from the actors' current summaries, and storage health
 /// read from the storage task's report.
 #[utoipa::path(get, path = "/metrics", tag = "daemon",
-    responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the README's Metrics section)",
+    responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the Metrics section of docs/guide.md)",
         content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let sessions = state.supervisor.list(false).await;

@@ -26,10 +26,14 @@ session); 2 usage (unknown flag, bad value or one the daemon refuses (HTTP 400),
 SESSION, a URL without a token; nothing was changed); 3 `wait` timed out;
 78 bad configuration (serve, config, doctor).";
 
+/// `tmuxd --version`: the crate's version and the commit it was built from
+/// (`build.rs`: a short hash, `-dirty` for a changed tree, or `unknown`).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TMUXD_COMMIT"), ")");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "tmuxd",
-    version,
+    version = VERSION,
     about = "Supervise tmux sessions over HTTP, WebSocket and SSE",
     after_help = AFTER_HELP
 )]

@@ -17,7 +17,7 @@
 //! waits without it, whether someone typed it at a shell or tmuxd started
 //! it; one tmuxd started that asks a question needs someone at once. Someone looking acknowledges it (input, the dashboard, a
 //! tmux client attaching): the flag is lowered and the same wait does not
-//! raise it again. It never changes the state. README.md has the table of
+//! raise it again. It never changes the state. docs/guide.md has the table of
 //! states, reasons and their evidence.
 
 mod hook;

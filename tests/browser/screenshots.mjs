@@ -1,4 +1,4 @@
-// The README's pictures: the wall with sessions working, at the prompt,
+// The pictures in README.md and docs/guide.md: the wall with sessions working, at the prompt,
 // waiting for you, needing attention and ended; one open session; an
 // ended one; and a phone answering a question. Written to
 // $TMUXD_SCREENSHOT_DIR (tests/dashboard.rs passes docs/).

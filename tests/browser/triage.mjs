@@ -135,7 +135,7 @@ async function ended(page, failed, messages) {
   await page.reload();
   await page.waitForSelector(`${tile(id)}.ended`);
   // The session shows `exited` as soon as its pane is dead, its status a
-  // moment later (README, "Ended sessions"): the tile follows.
+  // moment later (docs/guide.md, "Ended sessions"): the tile follows.
   let state = '';
   await waitFor('the ended tile to say "exited 3"', async () => {
     state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);

@@ -94,6 +94,11 @@ pub struct Readiness {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct VersionInfo {
     pub version: String,
+    /// The commit the binary was built from: a short hash, `-dirty` when
+    /// the tree had changes, or `unknown` (built without git). Absent from
+    /// older daemons (a fleet peer may be one).
+    #[serde(default)]
+    pub commit: String,
 }
 
 /// `GET /v1/server`: the tmux the daemon uses, so a client can attach to it.

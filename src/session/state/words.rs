@@ -45,7 +45,7 @@ impl EndReason {
     }
 }
 
-/// Why the session is in its state (README: "States and evidence").
+/// Why the session is in its state (docs/guide.md: "States and evidence").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateReason {
     /// Attached, not judged yet.

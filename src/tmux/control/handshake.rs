@@ -21,7 +21,7 @@
 //! out of bursts (a script creating sessions, someone switching panes, a
 //! program that ends as soon as its session was created).
 //! What remains is an action landing within the few milliseconds of a
-//! handshake after a quiet spell; see the README.
+//! handshake after a quiet spell; see docs/architecture.md.
 //!
 //! All of this is for `tmux -C` children only (the fallback: see
 //! `control::path`). tmuxd's own client (`control::native`) sends the
