@@ -55,13 +55,6 @@ pub async fn serve(
     // client path are the server's.
     let tmux = tmux_from_config(&config).with_metrics(metrics.clone());
     tmux.check_version().await?;
-    if let Ok(version) = tmux.version().await
-        && crate::tmux::has_handshake_crash(&version) != Some(false)
-    {
-        let native = tmux.client_path().await.is_native();
-        let conditions = crate::tmux::crash_conditions(&version, native);
-        tracing::info!(%version, "{conditions}");
-    }
     let supervisor = Supervisor::start(
         tmux,
         Settings::from_config(&config),
@@ -134,14 +127,14 @@ pub async fn serve(
         println!(
             "dashboard: http://{address}/#login={code} (works once, for a minute; `tmuxd open` prints a new one)"
         );
+    } else {
+        println!("dashboard: http://{address}/ (`tmuxd open` prints a login link)");
     }
-    if std::io::stdout().is_terminal() {
-        let exe = std::env::current_exe().unwrap_or_else(|_| "tmuxd".into());
-        println!(
-            "{}",
-            hint::cli_hint(&exe, std::env::var_os("PATH").as_deref())
-        );
-    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| "tmuxd".into());
+    println!(
+        "{}",
+        hint::cli_hint(&exe, std::env::var_os("PATH").as_deref())
+    );
     tracing::info!(%address, data_dir = %config.data_dir.display(), "tmuxd serving");
 
     let stop = cancel.clone();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -325,4 +325,68 @@ fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
         text.contains(&format!("export PATH=\"{dir}:$PATH\"")),
         "{text}"
     );
+}
+
+/// Issue 32, item 9: started as a service would be (stdout a pipe), the
+/// daemon still names its dashboard and `tmuxd open`, and its log starts
+/// with what a user needs, not tmux's bug history (that is `doctor`'s).
+#[test]
+fn serve_to_a_pipe_names_the_dashboard_and_logs_no_tmux_history() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[tmux]\nsocket_name = {:?}\n", tmux.socket),
+    )
+    .unwrap();
+    let log = home.path().join("stderr.log");
+    let mut child = common::tmuxd_command(home.path())
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(home.path().join("data"))
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("CLI (from another shell)"))
+    {
+        match rx.recv_timeout(PATIENCE) {
+            Ok(line) => lines.push(line),
+            Err(_) => break,
+        }
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    let text = lines.join("\n");
+    assert!(
+        text.contains("tmuxd listening on http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("dashboard: http://127.0.0.1:"), "{text}");
+    assert!(text.contains("`tmuxd open`"), "{text}");
+    assert!(
+        !text.contains("#login="),
+        "no login code into a pipe: {text}"
+    );
+    assert!(text.contains("CLI (from another shell)"), "{text}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains("4980"), "{logged}");
 }

@@ -624,22 +624,18 @@ pub fn has_handshake_crash(version: &str) -> Option<bool> {
 }
 
 /// The crashes a client can trigger in this tmux, and which tmuxd avoids,
-/// as `doctor` and the startup log say them. `native`: tmuxd's own client
+/// in one line, as `doctor` says them. `native`: tmuxd's own client
 /// protocol (else a `tmux -C` child).
 pub fn crash_conditions(version: &str, native: bool) -> &'static str {
     match (has_handshake_crash(version), native) {
         (Some(false), _) => "tmux 3.7 and later cannot crash on a control client's handshake",
         (_, true) => {
-            "tmux before 3.7 crashes when a notification reaches a control client between its \
-             first and last identify message (tmux issue 4980): tmuxd's own client sends them in \
-             one write the server reads at once, so no notification can come between; and when a \
-             control client with a `refresh-client -B` subscription loses its session (tmux issue \
-             4916): tmuxd subscribes to nothing"
+            "tmux < 3.7 can crash on a control client's handshake (tmux issue 4980) or a \
+             subscription (4916): tmuxd's own client avoids both"
         }
         (_, false) => {
-            "a tmux -C child leaves the tmux < 3.7 handshake window (tmux issue 4980) open: tmuxd \
-             keeps its own actions out of it and attaches when the server is quiet, but cannot \
-             stop other clients' actions; tmuxd subscribes to nothing (tmux issue 4916)"
+            "tmux < 3.7 can crash on a `tmux -C` child's handshake (tmux issue 4980): tmuxd \
+             attaches when the server is quiet, but cannot stop other clients' actions"
         }
     }
 }
