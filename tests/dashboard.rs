@@ -54,6 +54,10 @@ fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String
     let _one_at_a_time = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
     let log = tempfile::NamedTempFile::new().unwrap();
+    // One file description for both streams: two `reopen`s would each keep
+    // an offset of their own, and a failure on stderr overwrote the log.
+    let out = log.reopen().unwrap();
+    let err = out.try_clone().unwrap();
     let mut child = Command::new("node")
         .arg("dashboard.mjs")
         .arg(scenario)
@@ -64,8 +68,8 @@ fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String
         .envs(daemon.token().map(|t| ("TMUXD_TEST_TOKEN", t)))
         .envs(env.iter().copied())
         .stdin(Stdio::null())
-        .stdout(log.reopen().unwrap())
-        .stderr(log.reopen().unwrap())
+        .stdout(out)
+        .stderr(err)
         .spawn()
         .expect("spawn node");
     // The script's own waits are bounded by PATIENCE each; this bounds the whole.
