@@ -284,6 +284,18 @@ fn browser_triage_wall_ended_scrollback_phone_adopt() {
     );
 }
 
+/// Issue 32, items 7 and 8: an open 90x30 session keeps its cursor in view
+/// at 1280x720 and 1440x900 (fitted to the height too), on a 390x844
+/// phone and when made too big to fit (followed); the filter finds
+/// sessions by their screen text, also one never on screen; the hover
+/// preview is at least 11 px and inside the window.
+#[test]
+fn browser_cursor_in_view_filter_on_screen_text_readable_preview() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario("readable", &daemon, &[]);
+}
+
 /// The page's pure decisions (`src/web/assets/words.js`: states in words,
 /// a question's answers), table-tested in node.
 #[test]
