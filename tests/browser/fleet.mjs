@@ -55,10 +55,10 @@ export async function fleet() {
 
     process.kill(PEER_PID, 'SIGTERM');
     await waitFor('the peer heading says down', async () =>
-      (await page.getAttribute('.host-head[data-host="a"]', 'class')).includes('down'), 30_000);
+      (await page.getAttribute('.host-head[data-host="a"]', 'class')).includes('down'));
     await waitFor('the peer tile marked stale', async () =>
-      (await page.getAttribute(tile(PEER_ID), 'class')).includes('stale'), 30_000);
-    check((await page.textContent(`${tile(PEER_ID)} .state`)).includes('stale'), 'its state says stale');
+      (await page.getAttribute(tile(PEER_ID), 'class')).includes('stale'));
+    await waitUntil('its state to say stale', () => page.textContent(`${tile(PEER_ID)} .state`), (t) => t.includes('stale'));
     log('the peer down, its tile stale');
     check(!messages.some((m) => m.includes('page error')), `no page error: ${messages.join('\n')}`);
   } finally {
