@@ -233,7 +233,7 @@ class Tile {
     }
   }
 
-  /** What the filter searches on the screen: the rows the tile has (never fetched for it). */
+  /** What the filter searches on the screen: the rows the tile has from its feed or a snapshot. */
   screenText() {
     return this.feed.view.searchText();
   }
