@@ -54,6 +54,10 @@ fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String
     let _one_at_a_time = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
     let log = tempfile::NamedTempFile::new().unwrap();
+    // One file description for both streams: two `reopen`s would each keep
+    // an offset of their own, and a failure on stderr overwrote the log.
+    let out = log.reopen().unwrap();
+    let err = out.try_clone().unwrap();
     let mut child = Command::new("node")
         .arg("dashboard.mjs")
         .arg(scenario)
@@ -64,8 +68,8 @@ fn run_scenario(scenario: &str, daemon: &Daemon, env: &[(&str, &str)]) -> String
         .envs(daemon.token().map(|t| ("TMUXD_TEST_TOKEN", t)))
         .envs(env.iter().copied())
         .stdin(Stdio::null())
-        .stdout(log.reopen().unwrap())
-        .stderr(log.reopen().unwrap())
+        .stdout(out)
+        .stderr(err)
         .spawn()
         .expect("spawn node");
     // The script's own waits are bounded by PATIENCE each; this bounds the whole.
@@ -278,6 +282,18 @@ fn browser_triage_wall_ended_scrollback_phone_adopt() {
         asked.iter().any(|l| l == "answered-y"),
         "the answer bar typed y: {asked:?}"
     );
+}
+
+/// Issue 32, items 7 and 8: an open 90x30 session keeps its cursor in view
+/// at 1280x720 and 1440x900 (fitted to the height too), on a 390x844
+/// phone and when made too big to fit (followed); the filter finds
+/// sessions by their screen text, also one never on screen; the hover
+/// preview is at least 11 px and inside the window.
+#[test]
+fn browser_cursor_in_view_filter_on_screen_text_readable_preview() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario("readable", &daemon, &[]);
 }
 
 /// The page's pure decisions (`src/web/assets/words.js`: states in words,

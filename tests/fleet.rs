@@ -537,7 +537,9 @@ fn the_cli_lists_hosts_and_takes_peer_ids() {
 }
 
 /// The dashboard of a hub (`tests/browser/fleet.mjs` in chromium): the
-/// wall grouped by host with each host's status; a peer gone, its tiles stale.
+/// wall grouped by host with each host's status; a peer's session that
+/// needs you above every host's group, ended ones included (issue 32,
+/// item 8); a peer gone, its tiles stale.
 #[test]
 fn the_wall_groups_sessions_by_host() {
     let (tmux_a, tmux_h) = (TmuxServer::new(), TmuxServer::new());
@@ -560,6 +562,7 @@ fn the_wall_groups_sessions_by_host() {
         .env("TMUXD_TEST_SHELL", common::SHELL)
         .env("TMUXD_TEST_PEER_ID", format!("a/{on_a}"))
         .env("TMUXD_TEST_PEER_PID", a.pid().to_string())
+        .env("TMUXD_TEST_TMUX_SOCKET", tmux_a.socket.as_str())
         .env("TMUXD_TEST_LOCAL_ID", &local)
         .output()
         .expect("node (scripts/test installs it)");

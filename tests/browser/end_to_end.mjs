@@ -4,7 +4,7 @@
 
 import {
   BASE, SHELL, api, check, createSession, expectedCells, firstDifference, input, launch, log,
-  renderedCells, rowTexts, tmuxSendKeys, waitFor, waitForRow, watchPage, openDashboard,
+  renderedCells, rowTexts, tmuxSendKeys, waitFor, waitForRow, waitUntil, watchPage, openDashboard,
 } from './lib.mjs';
 
 const SCREEN = '#session-screen';
@@ -47,7 +47,7 @@ async function run(page) {
 
   await page.click(tile(id));
   await page.waitForSelector(`${SCREEN} .term`);
-  check(new URL(page.url()).hash === `#/s/${id}`, `opened ${page.url()}`);
+  await waitUntil('the session\'s address', () => new URL(page.url()).hash, (hash) => hash === `#/s/${id}`);
   await waitFor('the prompt in the open session', async () => (await rowTexts(page, SCREEN)).includes('$'));
 
   await page.keyboard.type('echo dash-ok');
@@ -87,7 +87,7 @@ async function failedWithSound(page) {
   await waitFor('a beep for it', async () => (await page.evaluate(() => window.tmuxdDashboard.beeps())) > before);
   await page.reload();
   await page.waitForSelector('#sound[aria-pressed="true"]');
-  check(await page.textContent('#sound') === 'Sound on', 'the sound stays on after a reload');
+  await waitUntil('the sound to stay on after a reload', () => page.textContent('#sound'), (t) => t === 'Sound on');
   await page.click('#sound');
   await page.waitForSelector('#sound[aria-pressed="false"]');
   log('a failed exit notified "dash-fail exited 3" and beeped; the sound toggle is remembered');
@@ -161,7 +161,7 @@ async function copyAndScrollback(page, id) {
   const { body } = await api('GET', `/v1/sessions/${id}/scrollback?lines=2000`);
   check(history === body.lines.join('\n'), 'the scrollback shown is the daemon\'s');
   await page.click('#scrollback-btn');
-  check(await page.isHidden('#scrollback'), 'Scrollback toggles off');
+  await page.waitForSelector('#scrollback', { state: 'hidden' });
   await page.locator('#session-screen').click();
   log('Copy text and Scrollback show the screen and the history');
 }
@@ -184,7 +184,7 @@ async function rowsEqualSnapshot(page, id) {
       difference = `cursor ${JSON.stringify(got.cursor)} vs ${JSON.stringify(c)}`;
     }
     return !difference;
-  }, 20_000).catch((e) => {
+  }).catch((e) => {
     throw new Error(`${e.message}: ${difference}`);
   });
   log('every rendered cell (text, column, colours, bold/italic/underline/inverse, wide chars) and the cursor equal the snapshot');
@@ -197,21 +197,21 @@ async function bell(page, id, other) {
   // By name `other` comes first; only attention can put `id` before it.
   await page.selectOption('#sort', 'name');
   const firstTile = () => page.$eval('#wall .tile', (t) => t.dataset.sessionId);
-  check(await firstTile() === other, 'sorted by name before the bell');
+  await waitUntil('sorted by name before the bell', firstTile, (first) => first === other);
   // Rung through tmux itself: the daemon clears attention when input arrives
   // through its API, which may land after the bell that input caused.
   tmuxSendKeys('dash-a', [String.raw`printf '\a'`, 'Enter']);
   await page.waitForSelector(`${tile(id)}.attention`);
-  check(await firstTile() === id, 'the session needing attention sorts first');
+  await waitUntil('the session needing attention to sort first', firstTile, (first) => first === id);
   await waitFor('the title count', async () => (await page.title()) === '(1) tmuxd');
-  const shown = await page.evaluate(() => window.notificationsShown);
-  check(shown.includes('dash-a needs attention'), `a notification was shown: ${JSON.stringify(shown)}`);
-  const state = await page.$eval(`${tile(id)} .mark`, (s) => s.textContent);
-  check(state.includes('needs you') && state.includes('bell'), `tile says why: ${state}`);
+  await waitUntil('a notification', () => page.evaluate(() => window.notificationsShown),
+    (shown) => shown.includes('dash-a needs attention'));
+  const state = await waitUntil('the tile to say why', () => page.$eval(`${tile(id)} .mark`, (s) => s.textContent),
+    (text) => text.includes('needs you') && text.includes('bell'));
   await page.selectOption('#sort', 'activity');
   await page.fill('#filter', '0-oth');
   await page.waitForSelector(tile(id), { state: 'hidden' });
-  check(await page.isVisible(tile(other)), 'the filter keeps the matching session');
+  await page.waitForSelector(tile(other), { state: 'visible' });
   await page.fill('#filter', '');
   await page.waitForSelector(tile(id), { state: 'visible' });
   log(`a bell raised attention on the wall (${state}; sorted first; title "(1) tmuxd"; notified); the filter box filters`);
@@ -225,15 +225,12 @@ async function endedByItself(page) {
   await page.waitForSelector(`${tile(id)}.ended`);
   // The end is shown at once; how it ended follows a moment later (the
   // exit status comes with the session's deletion event).
-  const said = await page.waitForFunction(
-    (sel) => document.querySelector(sel)?.textContent === 'exited ok',
-    `${tile(id)} .state`, { timeout: 60_000 },
-  ).then(() => 'exited ok', async () => page.$eval(`${tile(id)} .state`, (s) => s.textContent));
-  check(said === 'exited ok', `the tile says it ended: ${said}`);
-  const state = said;
+  const state = await waitUntil('the tile to say it ended', () => page.$eval(`${tile(id)} .state`, (s) => s.textContent),
+    (text) => text === 'exited ok');
   await page.click(`${tile(id)} .dismiss`);
   await page.waitForSelector(tile(id), { state: 'detached' });
   await page.reload();
+  // The list fills the wall in one go: once any tile is there, all are.
   await page.waitForSelector('#wall .tile');
   check(!(await page.$(tile(id))), 'a dismissed session stays off the wall after a reload');
   log(`a session that exited by itself stayed as "${state}" until dismissed`);
@@ -258,8 +255,9 @@ async function resume(page) {
 /** At phone width: one column, and the on-screen keys type. */
 async function phone(page, id) {
   await page.setViewportSize({ width: 390, height: 844 });
-  const lefts = await page.$$eval('#wall .tile:not([hidden])', (tiles) => tiles.map((t) => Math.round(t.getBoundingClientRect().left)));
-  check(lefts.length >= 2 && new Set(lefts).size === 1, `one column at phone width (tile lefts ${lefts})`);
+  await waitUntil('one column at phone width (the tiles\' lefts)',
+    () => page.$$eval('#wall .tile:not([hidden])', (tiles) => tiles.map((t) => Math.round(t.getBoundingClientRect().left))),
+    (lefts) => lefts.length >= 2 && new Set(lefts).size === 1);
   await page.click(tile(id));
   await page.waitForSelector('#softkeys button[data-key="Escape"]', { state: 'visible' });
   await page.keyboard.type('echo soft');
@@ -316,7 +314,8 @@ async function kill(page, id) {
   await page.waitForSelector(`${tile(id)}.ended`);
   const { body } = await api('GET', '/v1/sessions');
   check(!body.sessions.some((s) => s.session_id === id), 'the daemon no longer lists the killed session');
-  const state = await page.$eval(`${tile(id)} .state`, (s) => s.textContent);
-  check(state === 'killed', `the tile says how it ended: ${state}`);
+  // The end shows at once; how it ended may come with a later event.
+  await waitUntil('the tile to say how it ended', () => page.$eval(`${tile(id)} .state`, (s) => s.textContent),
+    (state) => state === 'killed');
   log('killed the session from the page; its tile says "killed"');
 }

@@ -121,6 +121,26 @@ export async function waitFor(what, probe, timeoutMs = PATIENCE_MS) {
   }
 }
 
+/**
+ * Polls `probe` until `test` holds for what it returns, and returns that;
+ * fails after `timeoutMs` with the last value seen. Every check that
+ * follows an action goes through this or `waitFor`: the page reacts in its
+ * own time (a hashchange, an event, a screen frame), later under load.
+ */
+export async function waitUntil(what, probe, test = Boolean, timeoutMs = PATIENCE_MS) {
+  let last;
+  try {
+    const { value } = await waitFor(what, async () => {
+      last = await probe();
+      return test(last) ? { value: last } : null;
+    }, timeoutMs);
+    return value;
+  } catch (e) {
+    if (e instanceof Failure) throw new Failure(`${e.message}; last seen: ${JSON.stringify(last)}`);
+    throw e;
+  }
+}
+
 /** Types into a session through the test's private tmux server (not through tmuxd). */
 export function tmuxSendKeys(name, keys) {
   check(TMUX_SOCKET, 'TMUXD_TEST_TMUX_SOCKET is set');

@@ -53,7 +53,7 @@ async function fullToken(context, id) {
     await waitFor('the thumbnail (WebSocket auth by first message)', async () =>
       (await rowTexts(page, `${tile(id)} .thumb`)).some((r) => r.startsWith('$')));
     check(!(await page.$eval('body', (b) => b.classList.contains('readonly'))), 'a full token gives a writable page');
-    check(await page.isVisible('#new-session'), 'New session is offered');
+    await page.waitForSelector('#new-session', { state: 'visible' }); // New session is offered
     check(await page.evaluate(() => sessionStorage.getItem('tmuxd.token')) === TOKEN, 'the token is kept in sessionStorage');
 
     await page.reload();
@@ -81,13 +81,13 @@ async function readToken(context, id) {
     await page.click('#login-form button[type=submit]');
     await page.waitForSelector(tile(id));
     await page.waitForSelector('body.readonly');
-    check(await page.isVisible('#readonly-badge'), 'the page says read-only');
-    check(await page.isHidden('#new-session'), 'no New session button');
+    await page.waitForSelector('#readonly-badge', { state: 'visible' }); // the page says read-only
+    await page.waitForSelector('#new-session', { state: 'hidden' }); // no New session button
     await page.click(tile(id));
     await waitFor('the open session screen', async () => (await rowTexts(page, '#session-screen')).includes('$'));
-    check(await page.isHidden('#kill-btn'), 'no Kill button');
-    check(await page.isHidden('#detach-btn'), 'no Detach button');
-    check(await page.isHidden('#queue-form'), 'no queued input');
+    await page.waitForSelector('#kill-btn', { state: 'hidden' }); // no Kill button
+    await page.waitForSelector('#detach-btn', { state: 'hidden' }); // no Detach button
+    await page.waitForSelector('#queue-form', { state: 'hidden' }); // no queued input
     await page.keyboard.type('echo nope');
     await page.keyboard.press('Enter');
     // Any input request would be issued before this one, so it would be seen by now.

@@ -1,6 +1,7 @@
 // One open session as a terminal: its live screen in exact cells at a
-// font size that fits (or the one chosen with A-/A+; never below 10 px:
-// past that the screen scrolls sideways), its history above the screen
+// font size that fits the window's width and height (or the one chosen
+// with A-/A+; never below 10 px: past that the screen scrolls, and the
+// view follows the cursor), its history above the screen
 // (the wheel or the Scrollback button brings it in), text selection and
 // copy, the keyboard forwarded through the input endpoint (text for
 // characters and paste, tmux key names for the rest), an answer bar for a
@@ -20,8 +21,10 @@ const MIN_FONT_PX = 10;
 const MAX_FIT_FONT_PX = 18;
 const MAX_FONT_PX = 32;
 const FONT_KEY = 'tmuxd.fontPx';
-/** Room kept below the screen for the soft keys and the queue row. */
-const BELOW_SCREEN_PX = 120;
+/** The screen's box is never made shorter than this, however little room the window leaves. */
+const MIN_ROOM_PX = 200;
+/** Cells kept in view beside the cursor when the view scrolls sideways to it. */
+const CURSOR_CONTEXT_CELLS = 4;
 const $ = (id) => document.getElementById(id);
 
 export class SessionView {
@@ -39,6 +42,9 @@ export class SessionView {
     this.isEnded = false;
     this.history = null;
     this.answers = '';
+    // Whether the view keeps the cursor in sight: until the user scrolls
+    // it away (into the history); typing brings it back.
+    this.following = true;
     const saved = Number(localStorage.getItem(FONT_KEY));
     this.fontPx = saved >= MIN_FONT_PX && saved <= MAX_FONT_PX ? saved : null;
     this.host = $('session-screen');
@@ -88,6 +94,7 @@ export class SessionView {
     this.host.addEventListener('mouseup', () => {
       if (!window.getSelection().toString()) this.focus();
     });
+    this.host.addEventListener('scroll', () => { this.following = this.cursorInView(); }, { passive: true });
     this.host.addEventListener('wheel', (e) => {
       if (e.deltaY < 0 && this.host.scrollTop === 0 && !this.history) this.loadHistory({ keepView: true });
     }, { passive: true });
@@ -110,11 +117,13 @@ export class SessionView {
     this.historyEl.hidden = true;
     this.historyEl.textContent = '';
     this.history = null;
+    this.following = true;
     this.queue = new InputQueue((body) => api.input(id, body), (e) => this.fail(e));
     this.feed = new ScreenFeed(id, {
       onChange: (frame) => {
         if (frame.type === 'screen') this.fit();
         this.showAnswers();
+        this.followCursor();
       },
       onClosed: (reason) => { $('session-error').textContent = `screen feed closed: ${reason}`; },
     });
@@ -163,6 +172,8 @@ export class SessionView {
     if (reason) $('session-error').textContent = `session ended (${reason})`;
     if (this.feed) this.feed.close();
     $('answer-bar').hidden = true;
+    // The keys and the queue are gone: more room for the screen.
+    this.fit();
   }
 
   /** An ended session has no screen feed: its last screen, as the daemon kept it. */
@@ -184,25 +195,81 @@ export class SessionView {
   }
 
   /**
-   * The font size that fits the screen's columns in the page's width (up
-   * to MAX_FIT_FONT_PX), or the one chosen; never below MIN_FONT_PX, where
-   * the screen scrolls sideways instead. Whole pixels, so cells stay exact.
+   * The font size that fits the screen's columns in the page's width and
+   * its rows in the window's height below the bar (up to
+   * MAX_FIT_FONT_PX), or the one chosen; never below MIN_FONT_PX, where
+   * the screen scrolls instead and the view follows the cursor. Whole
+   * pixels, so cells stay exact.
    */
   fit() {
     if (!this.feed) return;
     const view = this.feed.view;
     if (!view.cols) return;
-    const width = this.host.clientWidth - 2;
-    const fitted = Math.floor(width / (view.cols * view.cellRatio()));
-    const px = this.fontPx || Math.max(MIN_FONT_PX, Math.min(MAX_FIT_FONT_PX, fitted));
+    const room = this.roomForScreen();
+    this.host.style.maxHeight = `${room}px`;
+    // (The host's 1 px border on each side.)
+    const byWidth = Math.floor((this.host.clientWidth - 2) / (view.cols * view.cellRatio()));
+    const byHeight = Math.floor((room - 2) / (view.rows * view.lineRatio()));
+    const px = this.fontPx || Math.max(MIN_FONT_PX, Math.min(MAX_FIT_FONT_PX, byWidth, byHeight));
     for (const el of [view.el, this.historyEl]) el.style.fontSize = `${px}px`;
     $('font-size').textContent = `${px}px`;
-    const top = this.host.getBoundingClientRect().top + window.scrollY;
-    const room = Math.max(200, window.innerHeight - top - BELOW_SCREEN_PX);
-    this.host.style.maxHeight = `${room}px`;
+    this.followCursor();
   }
 
-  /** A-/A+ change the font a pixel at a time; 0 goes back to fitting the width. */
+  /**
+   * The height the screen's box may take: from its top (the page scrolled
+   * to the top) to the window's bottom, less what sits below it (the
+   * answer bar above and the soft keys and queue below are measured, so a
+   * phone's wrapped rows count).
+   */
+  roomForScreen() {
+    const box = this.host.getBoundingClientRect();
+    const section = $('session').getBoundingClientRect();
+    const main = this.host.closest('main');
+    const padding = main ? parseFloat(getComputedStyle(main).paddingBottom) || 0 : 0;
+    const below = section.bottom - box.bottom + padding;
+    const top = box.top + window.scrollY;
+    return Math.max(MIN_ROOM_PX, Math.floor(window.innerHeight - top - below));
+  }
+
+  /** The cursor's cell in the host's scrolled content, in pixels; null before the first screen. */
+  cursorBox() {
+    const view = this.feed && this.feed.view;
+    if (!view || !view.cols || !view.rows || !view.cursor) return null;
+    const term = view.el;
+    const cell = term.offsetWidth / view.cols;
+    const line = term.offsetHeight / view.rows;
+    const top = term.offsetTop + view.cursor.row * line;
+    const left = term.offsetLeft + view.cursor.col * cell;
+    return { top, bottom: top + line, left, right: left + cell, cell };
+  }
+
+  cursorInView() {
+    const box = this.cursorBox();
+    if (!box) return true;
+    const h = this.host;
+    return box.top >= h.scrollTop - 1 && box.bottom <= h.scrollTop + h.clientHeight + 1
+      && box.left >= h.scrollLeft - 1 && box.right <= h.scrollLeft + h.clientWidth + 1;
+  }
+
+  /**
+   * Scrolls the screen's box (never the page) just enough to show the
+   * cursor, when the screen does not fit and the user has not scrolled
+   * away from it.
+   */
+  followCursor() {
+    if (!this.following || !this.feed || !this.feed.view.cursor?.visible) return;
+    const box = this.cursorBox();
+    if (!box) return;
+    const h = this.host;
+    if (box.bottom > h.scrollTop + h.clientHeight) h.scrollTop = Math.ceil(box.bottom - h.clientHeight);
+    else if (box.top < h.scrollTop) h.scrollTop = Math.floor(box.top);
+    const context = CURSOR_CONTEXT_CELLS * box.cell;
+    if (box.right > h.scrollLeft + h.clientWidth) h.scrollLeft = Math.ceil(box.right + context - h.clientWidth);
+    else if (box.left < h.scrollLeft) h.scrollLeft = Math.max(0, Math.floor(box.left - context));
+  }
+
+  /** A-/A+ change the font a pixel at a time; 0 goes back to fitting the window. */
   zoom(step) {
     if (!this.feed) return;
     const current = parseFloat(getComputedStyle(this.feed.view.el).fontSize) || 13;
@@ -227,12 +294,14 @@ export class SessionView {
     this.scrollToScreen();
   }
 
-  /** Typing brings the live screen back into view from the history. */
+  /** Typing brings the live screen back into view from the history, and the view follows the cursor again. */
   scrollToScreen() {
     if (!this.feed) return;
     const term = this.feed.view.el;
     const below = term.offsetTop + term.offsetHeight - this.host.clientHeight;
     if (this.host.scrollTop < below) this.host.scrollTop = below;
+    this.following = true;
+    this.followCursor();
   }
 
   softKey(button) {
@@ -264,6 +333,7 @@ export class SessionView {
     const key = JSON.stringify(options);
     if (key === this.answers) return;
     this.answers = key;
+    const moved = bar.hidden !== !options.length;
     bar.hidden = !options.length;
     const buttons = options.map(({ label, input }) => {
       const button = document.createElement('button');
@@ -277,6 +347,8 @@ export class SessionView {
       return button;
     });
     bar.replaceChildren(...buttons);
+    // The bar sits above the screen: the room below it changed.
+    if (moved) this.fit();
   }
 
   fail(e) {

@@ -258,6 +258,10 @@ export class ScreenView {
     this.cols = 0;
     this.rows = 0;
     this.title = '';
+    /** The last cursor the daemon sent (`{row, col, visible}`); null before the first. */
+    this.cursor = null;
+    /** The screen as lowercase plain text, for the wall's filter; null when stale. */
+    this.searchable = null;
   }
 
   apply(frame) {
@@ -277,6 +281,7 @@ export class ScreenView {
     if (cols === this.cols && rows === this.rows) return;
     this.cols = cols;
     this.rows = rows;
+    this.searchable = null;
     this.el.textContent = '';
     this.rowEls = [];
     this.lines = [];
@@ -296,11 +301,13 @@ export class ScreenView {
   setLine(i, line) {
     if (i >= this.rows || this.lines[i] === line) return;
     this.lines[i] = line;
+    this.searchable = null;
     renderRow(this.rowEls[i], line);
   }
 
   setCursor(cursor) {
     if (!cursor) return;
+    this.cursor = cursor;
     this.cursorEl.classList.toggle('hidden-cursor', !cursor.visible);
     this.cursorEl.style.left = `${cursor.col}ch`;
     this.cursorEl.style.top = `calc(${cursor.row} * var(--lh))`;
@@ -318,10 +325,22 @@ export class ScreenView {
     return lines.join('\n');
   }
 
+  /** The screen's text in lower case, rows joined by newlines (kept until a row changes). */
+  searchText() {
+    if (this.searchable === null) this.searchable = this.texts().join('\n').toLowerCase();
+    return this.searchable;
+  }
+
   /** Width of one cell per pixel of font size, as laid out now (about 0.6 for a monospace font). */
   cellRatio() {
     const px = parseFloat(getComputedStyle(this.el).fontSize);
     return this.cols && px ? this.el.offsetWidth / this.cols / px : 0.6;
+  }
+
+  /** Height of one row per pixel of font size, as laid out now (the stylesheet's 1.2). */
+  lineRatio() {
+    const px = parseFloat(getComputedStyle(this.el).fontSize);
+    return this.rows && px && this.el.offsetHeight ? this.el.offsetHeight / this.rows / px : 1.2;
   }
 
   /**

@@ -1,9 +1,12 @@
 // The wall, for triage: one tile per session with its name on a line of
 // its own (nothing squeezes it), what it is doing in words, a mark (icon
 // and text, not colour alone) when it needs you, and the last non-empty
-// rows of its screen at a readable size (the whole screen on hover).
-// Sessions that need you come first, ended ones last with how they ended.
-// A tile's screen feed is open only while the tile is on screen.
+// rows of its screen at a readable size (the whole screen on hover, at
+// the same size). Sessions that need you come first, ended ones last with
+// how they ended; on a fleet hub the ones that need you, whatever their
+// host, sit in a group of their own above the hosts' groups. The filter
+// searches the screens too. A tile's screen feed is open only while the
+// tile is on screen.
 
 import { api } from './api.js';
 import { ScreenFeed } from './screen.js';
@@ -14,6 +17,8 @@ const STATE_ORDER = { waiting: 0, working: 1, starting: 2, idle: 3, exited: 4 };
 const THUMB_ROWS = 8;
 const HIDDEN_CLOSE_MS = 5000;
 const PEEK_DELAY_MS = 350;
+/** Kept between a peek and the window's edges. */
+const PEEK_MARGIN_PX = 8;
 const DISMISSED_KEY = 'tmuxd.dismissed';
 
 /** `12s`, `5m`, `3h`, `2d` since `iso` (RFC 3339). */
@@ -63,6 +68,7 @@ class Tile {
     this.closeTimer = null;
     this.peekTimer = null;
     this.snapshotLoaded = false;
+    this.searchScreenAsked = false;
     // A session already failed when first seen (a page load) is not news.
     this.failureSeen = failedExit(summary);
     this.root = el('article', 'tile');
@@ -73,8 +79,10 @@ class Tile {
     this.markEl = el('span', 'mark');
     this.markEl.append(el('span', 'mark-icon', '!'), el('span', 'mark-text'));
     this.stateEl = el('span', 'state');
+    // A peer's tile names its host: in the "needs you" group it is away from its host's heading.
+    this.hostEl = el('span', 'host-chip');
     this.sinceEl = el('span', 'since');
-    status.append(this.markEl, this.stateEl, this.sinceEl);
+    status.append(this.markEl, this.stateEl, this.hostEl, this.sinceEl);
     // The slot keeps the tile's size while the thumbnail grows over what is below (peek).
     const slot = el('div', 'thumb-slot');
     this.thumb = el('div', 'thumb');
@@ -143,6 +151,8 @@ class Tile {
     const stateText = [word, this.summary.stale && '(stale)'].filter(Boolean).join(' ');
     this.stateEl.textContent = stateText;
     this.stateEl.hidden = !stateText;
+    this.hostEl.textContent = s.host ? `on ${s.host}` : '';
+    this.hostEl.hidden = !s.host;
     this.root.title = describe(s);
     this.root.dataset.state = this.ended ? 'ended' : s.state;
     this.root.classList.toggle('attention', this.needsYou);
@@ -205,8 +215,33 @@ class Tile {
     }
   }
 
+  /**
+   * The filter searches screens, and a tile never on screen has none: its
+   * screen is read once (a snapshot, not a feed), unless a feed brings it first.
+   */
+  async loadScreenToSearch() {
+    if (this.ended) return this.loadLastScreen();
+    if (this.searchScreenAsked) return;
+    this.searchScreenAsked = true;
+    try {
+      const snap = await api.snapshot(this.id);
+      if (this.feed.view.rows) return;
+      this.feed.view.apply({ ...snap, type: 'screen' });
+      this.showTail();
+    } catch {
+      // Gone meanwhile: the list will say so.
+    }
+  }
+
+  /** What the filter searches on the screen: the rows the tile has from its feed or a snapshot. */
+  screenText() {
+    return this.feed.view.searchText();
+  }
+
   /** Shows the last THUMB_ROWS non-empty rows, at the thumbnail's own font size. */
   showTail() {
+    // A filter over screen text follows the screen as it changes.
+    if (this.wall.filter) this.root.hidden = !this.wall.matches(this);
     if (this.root.classList.contains('peek')) return this.fitWhole();
     const view = this.feed.view;
     const last = lastNonEmptyRow(view.texts());
@@ -214,24 +249,39 @@ class Tile {
     view.el.style.transform = `translateY(calc(${-first} * var(--lh)))`;
   }
 
-  /** The whole screen, scaled to the tile's width, over what is below the thumbnail. */
+  /** The whole screen over the tiles around it (hover). */
   setPeek(on) {
     if (this.root.classList.contains('peek') === on) return;
     this.root.classList.toggle('peek', on);
     if (on) this.fitWhole();
     else {
-      this.thumb.style.height = '';
+      for (const key of ['height', 'width', 'left', 'right']) this.thumb.style[key] = '';
       this.showTail();
     }
   }
 
+  /**
+   * The peek: the screen at the thumbnail's own readable size, never
+   * scaled down (a screen scaled to a tile's width was ~6 px text), as
+   * wide as the screen within the window, moved left to stay inside it;
+   * as many rows as fit below the tile's top, ending at the last
+   * non-empty one, when the whole screen does not fit.
+   */
   fitWhole() {
     const view = this.feed.view;
-    const width = this.thumb.clientWidth;
-    if (!width || !view.el.offsetWidth) return;
-    const scale = Math.min(1, width / view.el.offsetWidth);
-    view.el.style.transform = `scale(${scale})`;
-    this.thumb.style.height = `${Math.ceil(view.el.offsetHeight * scale)}px`;
+    const term = view.el;
+    if (!term.offsetWidth || !view.rows) return;
+    const slot = this.thumb.parentElement.getBoundingClientRect();
+    const windowWidth = document.documentElement.clientWidth;
+    const width = Math.max(slot.width, Math.min(term.offsetWidth, windowWidth - 2 * PEEK_MARGIN_PX));
+    const left = Math.max(PEEK_MARGIN_PX - slot.left, Math.min(0, windowWidth - PEEK_MARGIN_PX - slot.left - width));
+    Object.assign(this.thumb.style, { left: `${left}px`, right: 'auto', width: `${width}px` });
+    const line = term.offsetHeight / view.rows;
+    const fit = Math.max(THUMB_ROWS, Math.floor((window.innerHeight - PEEK_MARGIN_PX - slot.top) / line));
+    const shown = Math.min(view.rows, fit);
+    const first = shown < view.rows ? Math.max(0, lastNonEmptyRow(view.texts()) + 1 - shown) : 0;
+    term.style.transform = first ? `translateY(calc(${-first} * var(--lh)))` : '';
+    this.thumb.style.height = `${Math.ceil(shown * line)}px`;
   }
 
   destroy() {
@@ -263,6 +313,7 @@ export class Wall {
     // host's tiles once any tile is a peer's.
     this.hosts = new Map();
     this.heads = new Map();
+    this.needsHead = el('h2', 'host-head needs-head');
     this.visibility = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         const tile = this.tiles.get(entry.target.dataset.sessionId);
@@ -367,6 +418,8 @@ export class Wall {
 
   setFilter(text) {
     this.filter = text.trim().toLowerCase();
+    // Tiles never on screen have no rows to search: read each one's screen once.
+    if (this.filter) for (const tile of this.tiles.values()) if (!tile.feed.view.rows) tile.loadScreenToSearch();
     this.arrange();
   }
 
@@ -380,9 +433,9 @@ export class Wall {
     const s = tile.summary;
     // The state word too: a tile whose mark stands for it is still found by it.
     const hay = [s.tmux_name, s.session_id, s.current_command, agentName(s.agent), s.cwd, s.title, describe(s),
-      stateWords(s).word, s.thought && s.thought.text]
+      stateWords(s).word, s.thought && s.thought.text, s.host]
       .filter(Boolean).join(' ').toLowerCase();
-    return hay.includes(this.filter);
+    return hay.includes(this.filter) || tile.screenText().includes(this.filter);
   }
 
   /** Takes `GET /v1/hosts`: each peer's status for its heading. */
@@ -412,11 +465,12 @@ export class Wall {
   }
 
   compare(a, b) {
-    // Grouped by host: this daemon's own first, then each peer by name.
+    // Needing you first, whatever the host; the rest grouped by host: this
+    // daemon's own first, then each peer by name; ended ones last.
+    if (a.needsYou !== b.needsYou) return a.needsYou ? -1 : 1;
     const host = (t) => t.summary.host || '';
-    if (host(a) !== host(b)) return host(a).localeCompare(host(b));
-    const rank = (t) => (t.ended ? 2 : t.needsYou ? 0 : 1);
-    if (rank(a) !== rank(b)) return rank(a) - rank(b);
+    if (!a.needsYou && host(a) !== host(b)) return host(a).localeCompare(host(b));
+    if (a.ended !== b.ended) return a.ended ? 1 : -1;
     const byName = () => a.summary.tmux_name.localeCompare(b.summary.tmux_name, undefined, { numeric: true });
     if (a.ended) return Date.parse(b.summary.ended_at || 0) - Date.parse(a.summary.ended_at || 0) || byName();
     if (this.sortKey === 'name') return byName();
@@ -428,7 +482,11 @@ export class Wall {
     return time(b) - time(a) || byName();
   }
 
-  /** Filters and orders the tiles; moves DOM nodes only when the order changed. */
+  /**
+   * Filters and orders the tiles; moves DOM nodes only when the order
+   * changed. On a fleet hub: a "needs you" heading over the sessions that
+   * need you (on any host), then a heading per host over the rest.
+   */
   arrange() {
     const tiles = [...this.tiles.values()];
     for (const tile of tiles) tile.root.hidden = !this.matches(tile);
@@ -441,21 +499,24 @@ export class Wall {
     for (const [name, head] of this.heads) {
       if (!hosts.has(name)) { head.remove(); this.heads.delete(name); }
     }
-    for (const name of hosts) this.head(name);
-    const order = [...[...hosts].sort().map((h) => `@${h}`), ...tiles.map((t) => t.id)];
+    const needy = grouped ? tiles.filter((t) => t.needsYou) : [];
+    const groups = needy.length ? [{ key: '!needs', head: this.needsHead, tiles: needy }] : [];
+    if (needy.length) this.needsHead.textContent = `needs you · ${needy.length}`;
+    else this.needsHead.remove();
+    if (grouped) {
+      for (const name of [...hosts].sort()) {
+        const own = tiles.filter((t) => !t.needsYou && (t.summary.host || '') === name);
+        groups.push({ key: `@${name}`, head: this.head(name), tiles: own });
+      }
+    } else {
+      groups.push({ key: '', head: null, tiles });
+    }
+    const order = groups.flatMap((g) => [g.key, ...g.tiles.map((t) => t.id)]);
     if (order.join() !== this.order.join()) {
       this.order = order;
-      const placed = new Set();
-      for (const tile of tiles) {
-        const host = tile.summary.host || '';
-        if (grouped && !placed.has(host)) {
-          placed.add(host);
-          this.container.append(this.heads.get(host));
-        }
-        this.container.append(tile.root);
-      }
-      for (const name of [...hosts].sort()) {
-        if (!placed.has(name)) this.container.append(this.heads.get(name));
+      for (const group of groups) {
+        if (group.head) this.container.append(group.head);
+        for (const tile of group.tiles) this.container.append(tile.root);
       }
     }
     this.onChange();
@@ -470,7 +531,7 @@ export class Wall {
 
   /** The tiles shown, in order. */
   shown() {
-    // (`order` also holds the host headings, as `@host`: not tiles.)
+    // (`order` also holds the headings' keys, `!needs` and `@host`: not tiles.)
     return this.order.map((id) => this.tiles.get(id)).filter((t) => t && !t.root.hidden);
   }
 
