@@ -172,6 +172,7 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
     }
     let (_, health) = daemon.get("/healthz");
     assert_eq!(health["tmux_lost"], Value::Null, "{health}");
+    assert_eq!(health["status"], "ok", "{health}");
 
     tmux.run(&["kill-server"]);
 
@@ -180,6 +181,10 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
         (health["tmux_lost"]["restorable"] == 2).then_some(health)
     });
     assert!(lost["tmux_lost"]["since"].is_string(), "{lost}");
+    // Still 200 (a restart would not help), but not `ok`: tmux is gone.
+    assert_eq!(lost["status"], "degraded", "{lost}");
+    let reason = lost["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("2 sessions can be restored"), "{lost}");
     let (_, ready) = daemon.get("/readyz");
     assert_eq!(ready["tmux_lost"]["restorable"], 2, "{ready}");
     wait_for("one tmux_lost notification", || {

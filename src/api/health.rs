@@ -11,16 +11,18 @@ use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::AppState;
-use super::model::{Health, Readiness, StorageReport, TmuxLost, VersionInfo};
+use super::model::{Health, Readiness, StorageReport, StorageStatus, TmuxLost, VersionInfo};
 use crate::tmux::{ProbeError, TmuxError};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too, and
 /// `tmux_lost` whether the server was lost with sessions to restore.
-/// `status` is `degraded` while writes to the data dir keep failing
-/// (`storage` says which and why); still 200, as a restart would not help.
+/// `status` is `degraded` (with a `reason`) while tmux is lost with
+/// sessions to restore, or writes to the data dir keep failing (`storage`
+/// says which and why); still 200, as a restart would not help.
 #[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
     responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does; \
-`status` is `degraded` while writes to the data dir keep failing", body = Health)))]
+`status` is `degraded` (with a `reason`) while tmux is lost with sessions to restore or writes to the data \
+dir keep failing", body = Health)))]
 pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     let tmux = match tmux_version(&state).await {
         Ok(version) => version,
@@ -28,13 +30,29 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     };
     let tmux_client = state.supervisor.tmux().client_path().await.describe();
     let storage = StorageReport::from(state.supervisor.storage_report());
+    let tmux_lost = tmux_lost(&state);
+    let reason = match (&tmux_lost, storage.status) {
+        (Some(lost), _) => Some(format!(
+            "the tmux server was lost: {} sessions can be restored (`tmuxd restore`)",
+            lost.restorable
+        )),
+        (None, StorageStatus::Degraded) => {
+            Some("writes to the data dir keep failing (see `storage`)".to_owned())
+        }
+        (None, StorageStatus::Ok) => None,
+    };
+    let status = match reason {
+        Some(_) => StorageStatus::Degraded,
+        None => StorageStatus::Ok,
+    };
     Json(Health {
-        status: storage.status,
+        status,
+        reason,
         tmux,
         tmux_client,
         sessions: state.supervisor.session_count(),
         storage,
-        tmux_lost: tmux_lost(&state),
+        tmux_lost,
     })
 }
 

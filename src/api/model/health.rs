@@ -58,9 +58,13 @@ pub struct StorageReport {
 /// `GET /healthz`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Health {
-    /// `ok`, or `degraded` while writes to the data dir keep failing (still
-    /// 200: a restart would not help).
+    /// `ok`, or `degraded` while tmux is lost with sessions to restore or
+    /// writes to the data dir keep failing (still 200: a restart would not
+    /// help); `reason` says which.
     pub status: StorageStatus,
+    /// Why the status is `degraded`, for a person; absent when `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// `tmux -V`, or `unavailable: <why>`.
     pub tmux: String,
     /// How control clients attach: `native (...)` (tmuxd's own client of
