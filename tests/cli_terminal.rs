@@ -271,6 +271,23 @@ fn finding_3_watch_shows_the_screen_and_resets_the_terminal() {
     }
 }
 
+/// `tmuxd serve` on port 0 for `tmux`'s socket, its config and data in
+/// `home`, with a PATH that does not hold the binary under test.
+fn serve_command(tmux: &TmuxServer, home: &std::path::Path) -> Command {
+    let config = home.join("config.toml");
+    let socket = format!("[tmux]\nsocket_name = {:?}\n", tmux.socket);
+    std::fs::write(&config, socket).unwrap();
+    let mut command = common::tmuxd_command(home);
+    command
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(home.join("data"))
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null());
+    command
+}
+
 /// Issue 20, item 1: started at a terminal (as `scripts/serve` leaves it),
 /// the daemon's banner ends with the dashboard link and how to run the CLI,
 /// whose binary (under target/) is not on PATH.
@@ -278,20 +295,8 @@ fn finding_3_watch_shows_the_screen_and_resets_the_terminal() {
 fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!("[tmux]\nsocket_name = {:?}\n", tmux.socket),
-    )
-    .unwrap();
     let (master, slave) = open_pty();
-    let mut child = common::tmuxd_command(home.path())
-        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(home.path().join("data"))
-        .env("PATH", "/usr/bin:/bin")
-        .stdin(Stdio::null())
+    let mut child = serve_command(&tmux, home.path())
         .stdout(Stdio::from(slave))
         .stderr(Stdio::null())
         .spawn()
@@ -334,20 +339,8 @@ fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
 fn serve_to_a_pipe_names_the_dashboard_and_logs_no_tmux_history() {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!("[tmux]\nsocket_name = {:?}\n", tmux.socket),
-    )
-    .unwrap();
     let log = home.path().join("stderr.log");
-    let mut child = common::tmuxd_command(home.path())
-        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(home.path().join("data"))
-        .env("PATH", "/usr/bin:/bin")
-        .stdin(Stdio::null())
+    let mut child = serve_command(&tmux, home.path())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
