@@ -196,6 +196,20 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
         |daemon: &Daemon, kind: &str| daemon.events().iter().filter(|e| e["kind"] == kind).count();
     assert_eq!(kinds(daemon, "tmux_lost"), 1);
     assert_eq!(daemon.log().matches("the tmux server is gone").count(), 1);
+    // Every end is also a state change to `exited`, as for any other end.
+    let exited = |id: &str| {
+        daemon.events().iter().any(|e| {
+            e["kind"] == "session_state"
+                && e["session_id"] == id
+                && e["state"] == "exited"
+                && e["reason"] == "tmux_server_gone"
+        })
+    };
+    for id in [&agent_id, &job_id] {
+        wait_for("a session_state exited event for each end", || {
+            exited(id.as_str()).then_some(())
+        });
+    }
 
     // Bad requests change nothing.
     let (status, body) = daemon.post(
