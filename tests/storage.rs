@@ -443,7 +443,12 @@ fn a_failing_disk_is_reported_retried_and_loses_no_event() {
     daemon.terminate();
     let last = *seqs_on_disk(data.path()).last().unwrap();
     let daemon = Daemon::start_with(&tmux, options());
-    let (_, page) = daemon.get(&format!("/v1/events?format=json&since={last}"));
+    // The daemon answers before its sessions have attached again (their
+    // events follow): wait for the first one.
+    let page = wait_for("the first event after the restart", || {
+        let (_, page) = daemon.get(&format!("/v1/events?format=json&since={last}"));
+        page["events"][0].is_object().then_some(page)
+    });
     assert_eq!(page["events"][0]["seq"].as_u64(), Some(last + 1), "{page}");
     let (_, body) = daemon.get(&format!("/v1/sessions/{id}"));
     assert_eq!(
