@@ -13,18 +13,21 @@ use serde_json::Value;
 /// More than tmux's listen backlog (`listen(fd, 128)` in `server.c`).
 const SESSIONS: usize = 300;
 
-/// `SESSIONS` detached sessions running `cat` (cheap), made by one tmux
-/// invocation so the test does not spend its time forking.
+/// `SESSIONS` detached sessions running `cat` (cheap), made 50 to a tmux
+/// invocation so the test does not spend its time forking (tmux 3.7
+/// refuses a much longer command line: "command too long").
 fn many_sessions(tmux: &TmuxServer, count: usize) -> Vec<String> {
     let names: Vec<String> = (0..count).map(|n| format!("many-{n}")).collect();
-    let mut args: Vec<&str> = Vec::new();
-    for name in &names {
-        if !args.is_empty() {
-            args.push(";");
+    for chunk in names.chunks(50) {
+        let mut args: Vec<&str> = Vec::new();
+        for name in chunk {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend(["new-session", "-d", "-s", name, "cat"]);
         }
-        args.extend(["new-session", "-d", "-s", name, "cat"]);
+        tmux.run(&args);
     }
-    tmux.run(&args);
     names
 }
 
