@@ -386,7 +386,7 @@ fn a_frozen_peer_times_out_clearly_and_the_rest_answer() {
     let hub = hub(&tmux_h, &[("a", &a), ("b", &b)], hub_dir.path());
     wait_status(&hub, "a", "up");
     wait_status(&hub, "b", "up");
-    b.signal(libc::SIGSTOP);
+    b.freeze();
     // Before the hub notices, a request waits out the timeout; after, it is
     // refused at once. Either way it says which host and why.
     let started = Instant::now();

@@ -508,6 +508,24 @@ impl Daemon {
         unsafe { libc::kill(self.pid() as i32, signal) };
     }
 
+    /// Stops the daemon (SIGSTOP) and returns once every one of its threads
+    /// is stopped: a stop reaches each thread only when it next enters the
+    /// kernel, which on a loaded machine can be after a request it was
+    /// about to answer.
+    pub fn freeze(&self) {
+        self.signal(libc::SIGSTOP);
+        let tasks = format!("/proc/{}/task", self.pid());
+        wait_for("every thread of the daemon to stop", || {
+            let mut states = std::fs::read_dir(&tasks).ok()?.map(|task| {
+                let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
+                // `pid (comm) S ...`: the state follows the last `)`.
+                let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+                Some(state)
+            });
+            states.all(|s| s == Some('T')).then_some(())
+        });
+    }
+
     /// Sends SIGTERM and waits; returns the exit status and how long it took.
     pub fn terminate(&mut self) -> (ExitStatus, Duration) {
         let started = Instant::now();
