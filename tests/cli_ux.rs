@@ -133,7 +133,10 @@ fn new_warns_of_a_program_that_ends_at_once() {
             "--",
             "sh",
             "-c",
-            "echo no-config-$((1+1)); exit 3",
+            // A moment before the end, so tmuxd has attached and seen the
+            // line (a program that ends before the attach leaves no screen:
+            // "it printed nothing").
+            "echo no-config-$((1+1)); sleep 0.5; exit 3",
         ],
     );
     let said = stderr(&out);
