@@ -20,6 +20,14 @@ fn status(refusal: Refusal) -> StatusCode {
 
 const STRANGER: Peer = Peer::Tcp(IpAddr::V4(Ipv4Addr::LOCALHOST));
 
+/// A runtime for the async exchange of a login code (its backoff sleeps).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn without_a_token_only_the_daemons_own_user_gets_in_unless_insecure() {
     let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
@@ -100,10 +108,7 @@ fn a_login_code_becomes_a_read_write_credential() {
     let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
     let code = policy.issue_login_code();
     assert_eq!(policy.access_for(&code), None, "a code is not a credential");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let metrics = Metrics::new();
     let credential = runtime
         .block_on(policy.exchange_login_code(&code, STRANGER, &metrics))
@@ -117,10 +122,7 @@ fn a_login_code_becomes_a_read_write_credential() {
 fn a_page_credential_is_read_write_but_no_token_holder_and_can_end() {
     let policy = AuthPolicy::new(Some(RW.into()), None, HostNames::default());
     let code = policy.issue_login_code();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let metrics = Metrics::new();
     let credential = runtime
         .block_on(policy.exchange_login_code(&code, STRANGER, &metrics))
