@@ -140,6 +140,58 @@ fn an_adopted_session_says_why_its_exit_is_unknown() {
     assert_eq!(ended["exit_unknown"], Value::Null, "{ended}");
 }
 
+/// Adopted sessions that end close to their adoption, some while they are
+/// still being attached (listed `starting`) and some just after: however
+/// the end meets tmuxd, each ended summary says the exit is unknown because
+/// tmuxd did not create the session. (Sessions are adopted once 500 ms old;
+/// these end between 0.6 and 1.8 s.)
+#[test]
+fn adopted_sessions_ending_around_their_attach_say_why_their_exit_is_unknown() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let names: Vec<String> = (0..25).map(|i| format!("brief{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let ms = 600 + 50 * i;
+        tmux.new_session(
+            name,
+            (80, 24),
+            &format!("sleep {}.{:03}", ms / 1000, ms % 1000),
+        );
+    }
+    wait_for("every brief session gone from tmux", || {
+        names.iter().all(|n| !tmux.has_session(n)).then_some(())
+    });
+    // Each one the daemon adopted must end; those it never saw are not its.
+    let adopted = wait_for("the adopted ones ended", || {
+        let events = daemon.events();
+        let ids_of = |kind: &str| -> Vec<String> {
+            events
+                .iter()
+                .filter(|e| e["kind"] == kind && names.iter().any(|n| e["tmux_name"] == n.as_str()))
+                .map(|e| e["session_id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let adopted = ids_of("session_adopted");
+        let deleted = ids_of("session_deleted");
+        adopted
+            .iter()
+            .all(|id| deleted.contains(id))
+            .then_some(adopted)
+    });
+    assert!(
+        !adopted.is_empty(),
+        "none of the brief sessions was adopted"
+    );
+    for id in &adopted {
+        let (status, got) = daemon.get(&format!("/v1/sessions/{id}"));
+        assert_eq!(status, 200, "{got}");
+        let ended = &got["session"];
+        assert_eq!(ended["state"], "exited", "{ended}");
+        assert_eq!(ended["exit_status"], Value::Null, "{ended}");
+        assert_eq!(ended["exit_unknown"], "adopted", "{ended}");
+    }
+}
+
 /// Issue 19, finding 5 (in part): a session whose program exited keeps,
 /// in its ended summary, what it ran and where, not blanks.
 #[test]

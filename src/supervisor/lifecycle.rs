@@ -15,7 +15,9 @@ use super::{
     SupervisorError, check_input_size, check_size,
 };
 use crate::id::SessionId;
-use crate::session::{ActorSpec, ActorSummary, Attention, EndHistory, SessionState, Spawned};
+use crate::session::{
+    ActorSpec, ActorSummary, Attention, EndHistory, ExitUnknown, SessionState, Spawned,
+};
 use crate::session::{StateReason, StateView};
 use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
@@ -409,7 +411,7 @@ impl Supervisor {
                 );
                 return match gone {
                     true => Ok(self
-                        .ended_at_once(id, &name, &view, created_at, event)
+                        .ended_at_once(id, &name, &view, (created_at, kept_exit), event)
                         .await),
                     false => Err(e.into()),
                 };
@@ -491,12 +493,14 @@ impl Supervisor {
     /// A session whose program ended before a client could attach: its
     /// creation and its end are both recorded, it is kept as ended (without
     /// a screen: none was seen), and its creator still gets a summary.
+    /// `kept_exit` is whether tmux keeps its dead pane (tmuxd made it): an
+    /// adopted one that ends mid-attach says so, as it would attached.
     async fn ended_at_once(
         &self,
         id: SessionId,
         name: &str,
         view: &SessionView,
-        created_at: DateTime<Utc>,
+        (created_at, kept_exit): (DateTime<Utc>, bool),
         event: NewEvent,
     ) -> SessionSummary {
         let reason = EndReason::ProcessExit;
@@ -525,7 +529,11 @@ impl Supervisor {
             ended_at: Some(now),
             queued_inputs: 0,
             thought: None,
-            actor: ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows)),
+            actor: ActorSummary {
+                exit_unknown: ExitUnknown::judge(Some(reason), None, Some(kept_exit)),
+                keeps_exit: Some(kept_exit),
+                ..ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows))
+            },
         };
         let retained = super::ended::Retained {
             summary: summary.clone(),

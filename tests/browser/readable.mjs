@@ -154,6 +154,7 @@ async function cursorInView(page, wide, cursor) {
     { width: 390, height: 844, whole: false },
   ];
   const said = [];
+  const fittedAt = {};
   let smaller = 0;
   for (const size of sizes) {
     await page.setViewportSize({ width: size.width, height: size.height });
@@ -162,12 +163,16 @@ async function cursorInView(page, wide, cursor) {
       (p) => p.shown && p.row === cursor.row && p.inHost && p.inWindow && p.px >= 10
         && (!size.whole || (p.wholeScreen && p.px > smaller)));
     if (size.whole) smaller = place.px;
+    fittedAt[`${size.width}x${size.height}`] = place.px;
     said.push(`${size.width}x${size.height} at ${place.px}px${place.wholeScreen ? ' (whole screen)' : ''}`);
   }
 
-  // Made too big to fit (A+), the view follows the cursor.
+  // Made too big to fit (A+), the view follows the cursor. Back at 1280x720 the fit is the one
+  // measured there before (waiting for that size, not just a whole screen: the phone's smaller
+  // text also fits whole for a moment, until the page refits to the larger window).
   await page.setViewportSize({ width: 1280, height: 720 });
-  const fitted = await waitUntil('the fitted size back at 1280x720', () => cursorPlace(page), (p) => p.wholeScreen);
+  const fitted = await waitUntil('the fitted size back at 1280x720', () => cursorPlace(page),
+    (p) => p.wholeScreen && p.px === fittedAt['1280x720']);
   for (let i = 0; i < 6; i++) await page.click('#font-larger');
   const zoomed = await waitUntil('the cursor in view with A+ six times', () => cursorPlace(page),
     (p) => p.px === fitted.px + 6 && !p.wholeScreen && p.shown && p.inHost && p.inWindow);
