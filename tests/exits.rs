@@ -143,15 +143,15 @@ fn an_adopted_session_says_why_its_exit_is_unknown() {
 /// Adopted sessions that end close to their adoption, some while they are
 /// still being attached (listed `starting`) and some just after: however
 /// the end meets tmuxd, each ended summary says the exit is unknown because
-/// tmuxd did not create the session. (Sessions are adopted once 500 ms old;
-/// these end between 0.6 and 1.8 s.)
+/// tmuxd did not create the session. (Sessions are adopted once
+/// `discovery.min_age_ms` old; these end between 0.05 and 1.25 s.)
 #[test]
 fn adopted_sessions_ending_around_their_attach_say_why_their_exit_is_unknown() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let names: Vec<String> = (0..25).map(|i| format!("brief{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        let ms = 600 + 50 * i;
+        let ms = 50 + 50 * i;
         tmux.new_session(
             name,
             (80, 24),

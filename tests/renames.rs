@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
-/// The default `discovery.min_age_ms`.
+/// `discovery.min_age_ms` for the churn test: longer than the default, so a
+/// session made and killed by two forked `tmux` commands on a loaded
+/// machine still dies younger than it.
 const MIN_AGE: Duration = Duration::from_millis(500);
 
 fn listed(daemon: &Daemon, name: &str) -> Option<Value> {
@@ -134,7 +136,13 @@ fn a_session_renamed_from_outside_is_followed_and_never_adopted_again() {
 #[test]
 fn sessions_that_end_young_are_never_attached_and_one_that_lives_is() {
     let tmux = TmuxServer::new();
-    let daemon = Daemon::start(&tmux);
+    let daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            discovery_config: format!("min_age_ms = {}", MIN_AGE.as_millis()),
+            ..Default::default()
+        },
+    );
     // Tracked, so its control client hears every session come and go.
     tmux.new_shell("anchor");
     wait_for("anchor adopted", || attached_id(&daemon, "anchor"));

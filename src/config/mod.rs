@@ -270,7 +270,7 @@ impl Config {
                 interval_ms: 2000,
                 include: vec!["*".to_owned()],
                 exclude: Vec::new(),
-                min_age_ms: 500,
+                min_age_ms: 50,
             },
             reaper: ReaperConfig { interval_ms: 250 },
             session: SessionConfig {

@@ -207,6 +207,8 @@ pub struct DaemonOptions {
     pub bind: Option<String>,
     /// Extra lines inside the generated `[tmux]` table.
     pub tmux_config: String,
+    /// Extra lines inside the generated `[discovery]` table.
+    pub discovery_config: String,
 }
 
 impl DaemonOptions {
@@ -286,11 +288,12 @@ impl Daemon {
             .clone()
             .unwrap_or_else(|| PathBuf::from("tmux"));
         let config = format!(
-            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n{}\n\n[discovery]\ninterval_ms = {}\n",
+            "{}\n[tmux]\nbin = {bin:?}\nsocket_name = {:?}\nconfig_file = \"/dev/null\"\n{}\n\n[discovery]\ninterval_ms = {}\n{}\n",
             options.extra_config,
             tmux.socket,
             options.tmux_config,
-            options.discovery_interval_ms.unwrap_or(200)
+            options.discovery_interval_ms.unwrap_or(200),
+            options.discovery_config,
         );
         std::fs::write(&config_path, config).unwrap();
         let log = dir.path().join("daemon.log");
