@@ -26,12 +26,12 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::model::ErrorCode;
 use super::ws::{CLOSE_TRY_LATER, close};
 use crate::fleet::bounded::{MAX_ANSWER_BYTES, ReadError, read_capped};
 use crate::fleet::fanin::qualify;
 use crate::fleet::{FleetError, HostView, Peer};
 use crate::id::{HostName, SessionId};
+use crate::wire::ErrorCode;
 
 /// `GET /v1/hosts`.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -50,10 +50,10 @@ pub async fn hosts(State(state): State<AppState>) -> Json<HostList> {
 #[utoipa::path(get, path = "/v1/hosts/{host}/server", tag = "fleet", operation_id = "host_server",
     params(("host" = String, Path, example = "gpu1", description = "A `[[fleet.peers]]` name")),
     responses(
-        (status = 200, description = "The peer's `GET /v1/server` (its tmux binary and socket, for `tmuxd attach HOST/...` over ssh)", body = super::model::ServerInfo),
-        (status = 404, description = "`not_found`: no such peer", body = super::model::ErrorBody),
-        (status = 503, description = "`peer_unavailable`", body = super::model::ErrorBody),
-        (status = 504, description = "`peer_timeout`", body = super::model::ErrorBody)))]
+        (status = 200, description = "The peer's `GET /v1/server` (its tmux binary and socket, for `tmuxd attach HOST/...` over ssh)", body = crate::wire::ServerInfo),
+        (status = 404, description = "`not_found`: no such peer", body = crate::wire::ErrorBody),
+        (status = 503, description = "`peer_unavailable`", body = crate::wire::ErrorBody),
+        (status = 504, description = "`peer_timeout`", body = crate::wire::ErrorBody)))]
 pub async fn host_server(
     State(state): State<AppState>,
     axum::extract::Path(host): axum::extract::Path<String>,
@@ -476,7 +476,7 @@ fn from_peer_message(message: tungstenite::Message) -> Option<Message> {
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum Listed {
-    Local(Box<super::model::SessionSummary>),
+    Local(Box<crate::wire::SessionSummary>),
     Peer(Value),
 }
 

@@ -8,7 +8,7 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::session_id;
-use super::model::{ErrorBody, QueueCancelled, QueueList};
+use crate::wire::{ErrorBody, QueueCancelled, QueueList};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
     operation_id = "list_queued_input",

@@ -10,13 +10,13 @@ use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, session_id};
 use super::hosts::{Listed, MergedList};
-use super::model::{
+use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
+use crate::wire::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
     InputResponse, ListInclude, ListQuery, ResizeRequest, RestoreMode, ScrollbackQuery,
     ScrollbackResponse, SessionEnvelope, SessionList, Snapshot, SnapshotQuery, ThoughtRequest,
     ThoughtResponse,
 };
-use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
 type ApiResult<T> = Result<T, ApiError>;
 
@@ -45,7 +45,7 @@ pub async fn list(
     };
     let local = local
         .into_iter()
-        .map(|s| Listed::Local(Box::new(super::model::SessionSummary::from(s))))
+        .map(|s| Listed::Local(Box::new(crate::wire::SessionSummary::from(s))))
         .collect();
     // Peers' sessions come from the hub's copy: a list never fans out.
     super::hosts::merged_list(&state, local, query.host.as_deref()).map(Json)

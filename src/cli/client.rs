@@ -13,7 +13,7 @@ use tokio::sync::OnceCell;
 
 use super::output::visible;
 use super::trust::{self, Place};
-use crate::api::model::ErrorBody;
+use crate::wire::ErrorBody;
 
 /// Where a command says to set the token, in every auth error.
 pub const TOKEN_HINT: &str = "set TMUXD_TOKEN or pass --token";

@@ -10,8 +10,8 @@ use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::{CompleteEnv, Shells};
 
 use super::client::ClientError;
-use crate::api::model::SessionList;
 use crate::config::Env;
+use crate::wire::SessionList;
 
 /// The variable the registration sets when it calls tmuxd for candidates.
 pub const COMPLETE_VAR: &str = "TMUXD_COMPLETE";

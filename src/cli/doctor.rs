@@ -6,10 +6,10 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use crate::api::model::Health;
 use crate::config::Config;
 use crate::daemon::tmux_from_config;
 use crate::store::{DataDir, StoreError};
+use crate::wire::Health;
 
 /// Prints one line per check; true when all pass.
 pub async fn doctor(config: &Config) -> bool {

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use super::args::{HookAgent, HooksInstallArgs, HooksSendArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::print;
-use crate::api::model::HookResponse;
 use crate::config::Env;
+use crate::wire::HookResponse;
 
 /// The Claude Code hook events tmuxd listens to.
 const CLAUDE_EVENTS: [&str; 4] = ["Notification", "Stop", "UserPromptSubmit", "PreToolUse"];

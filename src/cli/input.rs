@@ -7,7 +7,7 @@ use super::client::{Client, ClientError, encode};
 use super::output::{print_either, table};
 use super::resolve::session_id;
 use super::sessions::{print_session, wire_word};
-use crate::api::model::{
+use crate::wire::{
     InputRequest, InputResponse, ResizeRequest, SessionEnvelope, ThoughtRequest, ThoughtResponse,
     When,
 };

@@ -7,8 +7,8 @@
 //! session is `HOST/sess_N` by id and `HOST/NAME` by name.
 
 use super::client::{Client, ClientError};
-use crate::api::model::SessionList;
 use crate::id::FleetId;
+use crate::wire::SessionList;
 
 /// What an argument names, given the sessions.
 #[derive(Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use super::client::{Client, ClientError, encode};
 use super::hints;
 use super::output::{one_line, print, print_either, table, text, visible};
 use super::resolve::session_id;
-use crate::api::model::{
+use crate::wire::{
     AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList, SessionState,
     SessionSummary, UntrackedList, UntrackedSession,
 };
@@ -64,8 +64,8 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
         cols: args.size.map(|(cols, _)| cols),
         rows: args.size.map(|(_, rows)| rows),
         restore: args.restore.map(|what| match what {
-            super::args::RestoreWhat::Shell => crate::api::model::RestoreMode::Shell,
-            super::args::RestoreWhat::Rerun => crate::api::model::RestoreMode::Rerun,
+            super::args::RestoreWhat::Shell => crate::wire::RestoreMode::Shell,
+            super::args::RestoreWhat::Rerun => crate::wire::RestoreMode::Rerun,
         }),
         resume_command: args.resume_command,
     };
