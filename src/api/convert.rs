@@ -3,6 +3,7 @@
 //! fails to compile here until the wire model (and so the OpenAPI
 //! document) says what becomes of it.
 
+use crate::id::FleetId;
 use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
 use crate::store;
 use crate::supervisor;
@@ -51,7 +52,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             live,
         } = actor;
         SessionSummary {
-            session_id: session_id.to_string(),
+            session_id: FleetId::local(session_id),
             tmux_name,
             state: state.into(),
             state_reason: state_reason.as_str().to_owned(),
@@ -189,7 +190,7 @@ impl From<store::Thought> for Thought {
 impl From<supervisor::DeleteOutcome> for DeleteResponse {
     fn from(outcome: supervisor::DeleteOutcome) -> Self {
         DeleteResponse {
-            session_id: outcome.session_id.to_string(),
+            session_id: FleetId::local(outcome.session_id),
             mode: match outcome.mode {
                 supervisor::DeleteMode::Detach => DeleteMode::Detach,
                 supervisor::DeleteMode::Kill => DeleteMode::Kill,
@@ -232,7 +233,7 @@ impl From<session::Snapshot> for Snapshot {
             copy_mode,
         } = screen;
         Snapshot {
-            session_id: session_id.to_string(),
+            session_id: FleetId::local(session_id),
             seq,
             cols,
             rows,

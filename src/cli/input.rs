@@ -85,7 +85,7 @@ pub async fn thought(client: &Client, args: ThoughtArgs) -> Result<(), ClientErr
         } else {
             "no (a newer thought is stored)"
         };
-        let row = [a.session_id.clone(), applied.to_owned()];
+        let row = [a.session_id.to_string(), applied.to_owned()];
         table(["ID", "APPLIED"], &[row])
     })
 }

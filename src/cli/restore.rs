@@ -32,7 +32,7 @@ fn render(outcome: &RestoreResponse) -> String {
     }
     let restored = outcome.restored.iter().map(|s| {
         [
-            s.session_id.clone(),
+            s.session_id.to_string(),
             s.tmux_name.clone(),
             "restored".to_owned(),
         ]

@@ -128,7 +128,7 @@ mod tests {
     fn snapshots_draw_in_place() {
         let mut modes = Modes::default();
         let snapshot = Snapshot {
-            session_id: "sess_1".into(),
+            session_id: "sess_1".parse().unwrap(),
             seq: 0,
             cols: 2,
             rows: 2,

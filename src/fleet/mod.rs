@@ -16,6 +16,7 @@
 //! followed (`transport.rs`); its events and summaries must name its own
 //! sessions (bare `sess_N`), else they are dropped and counted.
 
+pub mod answers;
 pub mod bounded;
 mod cursors;
 pub mod fanin;
@@ -31,7 +32,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -39,6 +39,7 @@ use crate::config::{ConfigError, FleetConfig, PeerConfig};
 use crate::id::{HostName, SessionId};
 use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
+use crate::wire::SessionSummary;
 use transport::Route;
 
 pub use cursors::CURSORS_FILE;
@@ -118,8 +119,9 @@ struct PeerState {
     rtt_ms: Option<f64>,
     version: Option<String>,
     ssh_error: Option<String>,
-    /// Summaries as the hub serves them (qualified ids, `host`).
-    sessions: BTreeMap<SessionId, Value>,
+    /// Summaries as the hub serves them (qualified ids, `host`), by
+    /// their id on the peer.
+    sessions: BTreeMap<SessionId, SessionSummary>,
     cursor: u64,
     /// See [`HostView::refused`].
     refused: u64,
@@ -253,6 +255,29 @@ impl Peer {
     pub fn refuse(&self, metrics: &Metrics) {
         self.state().refused += 1;
         metrics.fleet_refused();
+    }
+
+    /// A summary it sent, qualified; `None` when it names a session not
+    /// its own (counted) or is no summary (logged: a peer of another
+    /// version).
+    fn take_summary(
+        &self,
+        item: &serde_json::Value,
+        asked: Option<SessionId>,
+        metrics: &Metrics,
+    ) -> Option<SessionSummary> {
+        match answers::summary(&self.name, item, asked) {
+            Ok(summary) => Some(summary),
+            Err(foreign @ answers::Unfit::Foreign(_)) => {
+                tracing::debug!(host = %self.name, "{foreign}");
+                self.refuse(metrics);
+                None
+            }
+            Err(unread @ answers::Unfit::Unreadable { .. }) => {
+                tracing::warn!(host = %self.name, "{unread}");
+                None
+            }
+        }
     }
 
     fn set_status(&self, status: HostStatus, error: Option<String>) {
@@ -443,7 +468,7 @@ impl Fleet {
 
     /// The peers' sessions as last known, by host then id; a down peer's
     /// are marked `stale` with the time it went down.
-    pub fn sessions(&self, host: Option<&HostName>) -> Vec<Value> {
+    pub fn sessions(&self, host: Option<&HostName>) -> Vec<SessionSummary> {
         let mut out = Vec::new();
         for peer in self.peers.values() {
             if host.is_some_and(|h| h != &peer.name) {
@@ -451,14 +476,11 @@ impl Fleet {
             }
             let state = peer.state();
             let stale_since = (state.status == HostStatus::Down).then_some(state.since);
-            for summary in state.sessions.values() {
-                let mut summary = summary.clone();
-                if let (Some(since), Value::Object(fields)) = (stale_since, &mut summary) {
-                    fields.insert("stale".to_owned(), Value::Bool(true));
-                    fields.insert("stale_since".to_owned(), serde_json::json!(since));
-                }
-                out.push(summary);
-            }
+            out.extend(state.sessions.values().map(|summary| SessionSummary {
+                stale: stale_since.is_some(),
+                stale_since,
+                ..summary.clone()
+            }));
         }
         out
     }
