@@ -35,7 +35,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{ConfigError, FleetConfig, PeerConfig};
+use crate::config::{ConfigError, FleetConfig, PeerToken};
 use crate::id::{HostName, SessionId};
 use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
@@ -315,39 +315,32 @@ pub struct Fleet {
     pub request_timeout: Duration,
 }
 
-/// A `[[fleet.peers]]` token, from the config or its file.
-fn read_token(index: usize, peer: &PeerConfig) -> Result<String, ConfigError> {
-    match (&peer.token, &peer.token_file) {
-        (Some(token), _) => Ok(token.trim().to_owned()),
-        (None, Some(path)) => {
-            let path = match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-                (Ok(rest), Some(home)) => Path::new(&home).join(rest),
-                _ => path.clone(),
-            };
-            let key = format!("fleet.peers[{index}].token_file");
-            let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Invalid {
-                key: key.clone(),
-                reason: format!("cannot read {}: {e}", path.display()),
-            })?;
-            let token = text.trim().to_owned();
-            if token.is_empty() {
-                return Err(ConfigError::Invalid {
-                    key,
-                    reason: format!("{} is empty", path.display()),
-                });
-            }
-            Ok(token)
-        }
-        (None, None) => Err(ConfigError::Invalid {
-            key: format!("fleet.peers[{index}].token"),
-            reason: "a peer needs token or token_file".to_owned(),
-        }),
+/// A `[[fleet.peers]]` token: as given, or read from its file now.
+fn read_token(index: usize, token: &PeerToken) -> Result<String, ConfigError> {
+    let path = match token {
+        PeerToken::Given(token) => return Ok(token.clone()),
+        PeerToken::File(path) => path,
+    };
+    let key = format!("fleet.peers[{index}].token_file");
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid {
+        key: key.clone(),
+        reason: format!("cannot read {}: {e}", path.display()),
+    })?;
+    let token = text.trim().to_owned();
+    if token.is_empty() {
+        return Err(ConfigError::Invalid {
+            key,
+            reason: format!("{} is empty", path.display()),
+        });
     }
+    Ok(token)
 }
 
 impl Fleet {
     /// Reads the peers' tokens, starts their ssh forwards and followers.
-    /// No peers: an empty fleet, nothing started.
+    /// No peers: an empty fleet, nothing started. The peers were checked
+    /// as the config was read; what can still fail is reading a token
+    /// file and placing an ssh forward's socket.
     pub fn start(
         config: &FleetConfig,
         supervisor: &Supervisor,
@@ -359,21 +352,9 @@ impl Fleet {
         let cursors = cursors::Cursors::load(data_dir, supervisor);
         let mut peers = BTreeMap::new();
         for (index, config_peer) in config.peers.iter().enumerate() {
-            let name: HostName =
-                config_peer
-                    .name
-                    .parse()
-                    .map_err(|e: crate::id::IdError| ConfigError::Invalid {
-                        key: format!("fleet.peers[{index}].name"),
-                        reason: e.to_string(),
-                    })?;
-            let token = read_token(index, config_peer)?;
-            let (host, port) = crate::config::parse_peer_url(&config_peer.url).map_err(|e| {
-                ConfigError::Invalid {
-                    key: format!("fleet.peers[{index}].url"),
-                    reason: e.to_string(),
-                }
-            })?;
+            let name = config_peer.name.clone();
+            let token = read_token(index, &config_peer.token)?;
+            let (host, port) = (&config_peer.host, config_peer.port);
             let (route, tunnel) = match &config_peer.ssh {
                 None => (Route::Tcp, None),
                 Some(destination) => {
@@ -387,7 +368,7 @@ impl Fleet {
                     let tunnel = ssh::Tunnel::new(
                         destination,
                         &config_peer.ssh_args,
-                        &host,
+                        host,
                         port,
                         socket.clone(),
                     );
