@@ -28,7 +28,7 @@ pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
     StorageWrite, VersionInfo,
 };
-pub use hooks::{HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
+pub use hooks::{CODEX_TURN_COMPLETE, ClaudeEvent, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{
