@@ -25,6 +25,10 @@ pub use fleet::{FleetConfig, PeerConfig, PeerToken};
 pub use mask::mask_urls;
 pub use sections::{FileNotify, NotifyConfig, NotifyOn, RuleConfig, RuleState};
 
+/// `tmux.screen_checks_per_s`'s default: settled-screen checks a second
+/// on one tmux server, all sessions together.
+pub const DEFAULT_SCREEN_CHECKS_PER_S: u32 = 20;
+
 /// The process environment, passed in (`std::env::vars().collect()` in main).
 pub type Env = BTreeMap<String, String>;
 
@@ -263,7 +267,7 @@ impl Config {
                 socket_path: None,
                 config_file: None,
                 command_timeout_ms: 5000,
-                screen_checks_per_s: crate::tmux::DEFAULT_SCREEN_CHECKS_PER_S,
+                screen_checks_per_s: DEFAULT_SCREEN_CHECKS_PER_S,
                 live_clients: 0,
             },
             discovery: DiscoveryConfig {
