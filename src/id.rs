@@ -229,7 +229,8 @@ mod tests {
     #[test]
     fn fleet_ids_are_local_or_host_qualified() {
         // (text, Some((host, session number)) / None for an error)
-        let cases: [(&str, Option<(Option<&str>, u64)>); 17] = [
+        type Parts<'a> = Option<(Option<&'a str>, u64)>;
+        let cases: [(&str, Parts); 17] = [
             ("sess_3", Some((None, 3))),
             ("gpu1/sess_3", Some((Some("gpu1"), 3))),
             ("build-2/sess_10", Some((Some("build-2"), 10))),
@@ -254,7 +255,7 @@ mod tests {
                 .as_ref()
                 .map(|id| (id.host.as_ref().map(HostName::as_str), id.session.0));
             assert_eq!(got, want, "{text:?}");
-            if let Some(id) = text.parse::<FleetId>().ok() {
+            if let Ok(id) = text.parse::<FleetId>() {
                 assert_eq!(id.to_string(), text, "one spelling");
             }
         }

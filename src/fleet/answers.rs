@@ -230,7 +230,8 @@ mod tests {
     fn what_is_not_served() {
         // (body, read as, outcome)
         let queue = |id: &str| json!({"session_id": id, "items": []});
-        let cases: [(Value, fn(&Value) -> Result<Value, String>, &str); 7] = [
+        type Read = fn(&Value) -> Result<Value, String>;
+        let cases: [(Value, Read, &str); 7] = [
             (queue("real/sess_1"), served::<QueueList>, "foreign"),
             (
                 queue("../sess_1"),
