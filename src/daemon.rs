@@ -5,7 +5,8 @@ mod connections;
 mod credentials;
 mod hint;
 
-pub use credentials::{SOCKET_FILE, TOKEN_FILE};
+/// Where `supervisor/mod.rs` still finds it; the file names are `store`'s.
+pub use crate::store::SOCKET_FILE;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -18,25 +19,10 @@ use crate::api::{self, AppState, AuthPolicy, HostNames, StreamLimits, TmuxProbe}
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::supervisor::{Settings, Supervisor};
-use crate::tmux::{Socket, Tmux};
+use crate::tmux::Tmux;
 
 /// How long open connections get to finish once shutdown starts.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(1500);
-
-pub fn tmux_from_config(config: &Config) -> Tmux {
-    let socket = match (&config.tmux.socket_name, &config.tmux.socket_path) {
-        (Some(name), _) => Socket::Name(name.clone()),
-        (None, Some(path)) => Socket::Path(path.clone()),
-        (None, None) => Socket::Default,
-    };
-    Tmux::new(
-        config.tmux.bin.clone(),
-        socket,
-        config.tmux.config_file.clone(),
-        Duration::from_millis(config.tmux.command_timeout_ms),
-    )
-    .with_screen_checks(config.tmux.screen_checks_per_s)
-}
 
 /// Serves until `shutdown` completes, then detaches every client cleanly
 /// (sessions stay alive) and flushes state to disk.
@@ -53,7 +39,7 @@ pub async fn serve(
     let metrics = Metrics::new();
     // One `Tmux` (and its clones) for the server: its handshake turn and
     // client path are the server's.
-    let tmux = tmux_from_config(&config).with_metrics(metrics.clone());
+    let tmux = Tmux::from_config(&config.tmux).with_metrics(metrics.clone());
     tmux.check_version().await?;
     let supervisor = Supervisor::start(
         tmux,

@@ -228,19 +228,36 @@ mod tests {
 
     #[test]
     fn fleet_ids_are_local_or_host_qualified() {
-        assert_eq!("sess_3".parse(), Ok(FleetId::local(SessionId(3))));
-        let remote: FleetId = "gpu1/sess_3".parse().unwrap();
-        assert_eq!(remote.host.as_ref().map(HostName::as_str), Some("gpu1"));
-        assert_eq!(remote.session, SessionId(3));
-        assert_eq!(remote.to_string(), "gpu1/sess_3");
-        for bad in [
-            "gpu1/",
-            "/sess_3",
-            "gpu1/sess_3/x",
-            "gpu_1/sess_3",
-            "gpu1/build",
-        ] {
-            assert!(bad.parse::<FleetId>().is_err(), "{bad:?}");
+        // (text, Some((host, session number)) / None for an error)
+        type Parts<'a> = Option<(Option<&'a str>, u64)>;
+        let cases: [(&str, Parts); 17] = [
+            ("sess_3", Some((None, 3))),
+            ("gpu1/sess_3", Some((Some("gpu1"), 3))),
+            ("build-2/sess_10", Some((Some("build-2"), 10))),
+            ("GPU1/sess_0", Some((Some("GPU1"), 0))),
+            ("gpu1/", None),
+            ("/sess_3", None),
+            ("gpu1/sess_3/x", None),
+            ("gpu1//sess_3", None),
+            ("a/b/sess_1", None),
+            ("gpu_1/sess_3", None),
+            ("-gpu/sess_3", None),
+            ("gpu1/build", None),
+            ("gpu1/sess_03", None),
+            ("gpu1%2Fsess_3", None),
+            ("gpu1/../sess_3", None),
+            (" gpu1/sess_3", None),
+            ("", None),
+        ];
+        for (text, want) in cases {
+            let got = text.parse::<FleetId>().ok();
+            let got = got
+                .as_ref()
+                .map(|id| (id.host.as_ref().map(HostName::as_str), id.session.0));
+            assert_eq!(got, want, "{text:?}");
+            if let Ok(id) = text.parse::<FleetId>() {
+                assert_eq!(id.to_string(), text, "one spelling");
+            }
         }
     }
 

@@ -6,6 +6,8 @@
 //!
 //! - [`id`]: session and host ids (`sess_N`, `HOST/sess_N`), parsed once
 //!   at the edge and used as types everywhere inside.
+//! - [`wire`]: every type on the wire (requests, answers, events, error
+//!   codes), shared by the API, the CLI and the fleet; above `id` only.
 //! - [`tmux`]: the boundary with tmux. Typed commands, a forked `tmux`
 //!   per command, and control clients (tmuxd's own protocol client, or a
 //!   `tmux -C` child) with the per-server handshake turn; where a command
@@ -54,3 +56,4 @@ pub mod store;
 pub mod supervisor;
 pub mod tmux;
 pub mod web;
+pub mod wire;

@@ -39,9 +39,9 @@ pub use origin::HostNames;
 pub use socket::{AuthenticatedSocket, PendingSocket, ReadBudget};
 
 use super::error::ApiError;
-use super::model::ErrorCode;
 use crate::metrics::Metrics;
 use crate::secret::{Proofs, constant_time_eq};
+use crate::wire::ErrorCode;
 
 /// Who is at the other end of a connection, as the listener saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

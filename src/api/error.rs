@@ -6,9 +6,9 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::model::{ErrorBody, ErrorCode, ErrorDetail};
 use crate::supervisor::SupervisorError;
 use crate::tmux::TmuxError;
+use crate::wire::{ErrorBody, ErrorCode, ErrorDetail};
 
 #[derive(Debug)]
 pub struct ApiError {

@@ -18,13 +18,13 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{
-    self, EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, ErrorBody, EventsFormat,
-    EventsPage, EventsQuery, ReplayTruncatedNotice,
-};
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::store::Event;
 use crate::supervisor::Supervisor;
+use crate::wire::{
+    EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, ErrorBody, EventsFormat, EventsPage,
+    EventsQuery, ReplayTruncatedNotice,
+};
 
 #[utoipa::path(get, path = "/v1/events", tag = "events",
     params(EventsQuery,
@@ -37,7 +37,7 @@ Otherwise a Server-Sent Events stream that stays open: each event is `id: <seq>`
 when events after `since` are no longer retained, an event named `replay_truncated` comes first with \
 `data: {\"since\": N}` (ReplayTruncatedNotice); a comment line every 15 s keeps the connection alive. \
 Without `since` nor `Last-Event-ID` the stream starts with the next event.",
-            content((EventsPage = "application/json"), (model::ServerSentEvent = "text/event-stream"))),
+            content((EventsPage = "application/json"), (crate::wire::ServerSentEvent = "text/event-stream"))),
         (status = 400, description = "`bad_request`: a bad query or Last-Event-ID; a `limit` out of \
 1..=10000, or without `format=json`", body = ErrorBody)))]
 pub async fn events(
@@ -63,7 +63,11 @@ pub async fn events(
         let page = supervisor.events_page(since, limit, EVENTS_PAGE_BYTES);
         let page = EventsPage {
             next_since: page.events.last().map_or(since, |e| e.seq),
-            events: page.events.into_iter().map(model::Event::from).collect(),
+            events: page
+                .events
+                .into_iter()
+                .map(crate::wire::Event::from)
+                .collect(),
             truncated: page.truncated,
             next_seq: supervisor.next_event_seq(),
             has_more: page.has_more,
@@ -133,7 +137,8 @@ impl Feed {
                     continue;
                 }
                 self.last = event.seq;
-                let data = serde_json::to_string(&model::Event::from(event)).unwrap_or_default();
+                let data =
+                    serde_json::to_string(&crate::wire::Event::from(event)).unwrap_or_default();
                 self.metrics.bytes_sent(StreamKind::Events, data.len());
                 return Some((
                     Ok(SseEvent::default().id(self.last.to_string()).data(data)),

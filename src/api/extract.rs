@@ -12,9 +12,9 @@ use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, Se
 use serde_json::{Map, Value};
 
 use super::error::ApiError;
-use super::model::ErrorCode;
 use crate::id::SessionId;
 use crate::supervisor::SupervisorError;
+use crate::wire::ErrorCode;
 
 /// A session id from a path or a body, parsed once here. Text that is no
 /// `sess_N` names no session: the same 404 as an id never issued.

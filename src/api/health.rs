@@ -11,8 +11,8 @@ use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::AppState;
-use super::model::{Health, Readiness, StorageReport, StorageStatus, TmuxLost, VersionInfo};
 use crate::tmux::{ProbeError, TmuxError};
+use crate::wire::{Health, Readiness, StorageReport, StorageStatus, TmuxLost, VersionInfo};
 
 /// Liveness: the daemon answers; `tmux` says whether tmux does too, and
 /// `tmux_lost` whether the server was lost with sessions to restore.

@@ -13,11 +13,11 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiQuery, from_str_strict};
-use super::model::{
-    Attention, ErrorBody, ErrorCode, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse, SessionState,
-};
 use crate::session::{Agent, interpret_hook};
 use crate::tmux::control::PaneId;
+use crate::wire::{
+    Attention, ErrorBody, ErrorCode, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse, SessionState,
+};
 
 type ApiResult<T> = Result<T, ApiError>;
 

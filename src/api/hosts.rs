@@ -4,20 +4,21 @@
 //! reaches on a peer only what its credential reaches here, and the peer
 //! sees the hub's token for it, which no response carries.
 //!
-//! The path asked of the peer is built from typed parts (the session id,
-//! then each further segment percent-encoded), so nothing a caller puts in
-//! a segment (`..`, `\`, `%2e%2e`, `%2f`) changes which path the peer
-//! serves. Answers are read within a limit; a redirect is an error.
+//! Which route a request is comes from the route axum matched, and the
+//! path asked of the peer is built from typed parts (the session id, a
+//! queued input's number), so nothing a caller puts in a path (`..`, `\`,
+//! `%2e%2e`, `%2f`) changes which path the peer serves. Answers are read
+//! within a limit, as the route's answer type (`fleet::answers`); a
+//! redirect is an error.
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
-use axum::extract::{FromRequest, FromRequestParts, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::{SinkExt, StreamExt};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite;
@@ -26,12 +27,16 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
-use super::model::ErrorCode;
 use super::ws::{CLOSE_TRY_LATER, close};
+use crate::fleet::answers;
 use crate::fleet::bounded::{MAX_ANSWER_BYTES, ReadError, read_capped};
-use crate::fleet::fanin::qualify;
 use crate::fleet::{FleetError, HostView, Peer};
-use crate::id::{HostName, SessionId};
+use crate::id::{FleetId, HostName, SessionId};
+use crate::wire::{
+    DeleteResponse, ErrorBody, ErrorCode, InputResponse, QueueCancelled, QueueList,
+    ScrollbackResponse, ServerInfo, SessionEnvelope, SessionList, SessionSummary, ThoughtResponse,
+    WaitRequest, WaitResponse,
+};
 
 /// `GET /v1/hosts`.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -50,10 +55,10 @@ pub async fn hosts(State(state): State<AppState>) -> Json<HostList> {
 #[utoipa::path(get, path = "/v1/hosts/{host}/server", tag = "fleet", operation_id = "host_server",
     params(("host" = String, Path, example = "gpu1", description = "A `[[fleet.peers]]` name")),
     responses(
-        (status = 200, description = "The peer's `GET /v1/server` (its tmux binary and socket, for `tmuxd attach HOST/...` over ssh)", body = super::model::ServerInfo),
-        (status = 404, description = "`not_found`: no such peer", body = super::model::ErrorBody),
-        (status = 503, description = "`peer_unavailable`", body = super::model::ErrorBody),
-        (status = 504, description = "`peer_timeout`", body = super::model::ErrorBody)))]
+        (status = 200, description = "The peer's `GET /v1/server` (its tmux binary and socket, for `tmuxd attach HOST/...` over ssh)", body = crate::wire::ServerInfo),
+        (status = 404, description = "`not_found`: no such peer", body = crate::wire::ErrorBody),
+        (status = 503, description = "`peer_unavailable`", body = crate::wire::ErrorBody),
+        (status = 504, description = "`peer_timeout`", body = crate::wire::ErrorBody)))]
 pub async fn host_server(
     State(state): State<AppState>,
     axum::extract::Path(host): axum::extract::Path<String>,
@@ -62,8 +67,13 @@ pub async fn host_server(
     let host: HostName = host
         .parse()
         .map_err(|e: crate::id::IdError| ApiError::not_found(e.to_string()))?;
-    let peer = state.fleet.peer(&host)?.clone();
-    forward(state, peer, "/v1/server".to_owned(), request).await
+    let forwarded = Forwarded {
+        peer: state.fleet.peer(&host)?.clone(),
+        path_and_query: "/v1/server".to_owned(),
+        served: answers::serve::<ServerInfo>,
+        waits: false,
+    };
+    forward(state, forwarded, request).await
 }
 
 impl From<FleetError> for ApiError {
@@ -80,108 +90,169 @@ impl From<FleetError> for ApiError {
     }
 }
 
-/// A session route naming a peer's session: the host, the session there,
-/// and the path the peer serves it at.
+/// A session's route, as the proxy forwards it: known from the route axum
+/// matched (its method and path template), never from the request's path
+/// text. Each says what the peer serves it at and what it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SessionRoute {
+    Get,
+    Delete,
+    Snapshot,
+    Scrollback,
+    Queue,
+    CancelQueued,
+    Input,
+    Resize,
+    Wait,
+    Thought,
+    Stream,
+    Screen,
+}
+
+impl SessionRoute {
+    /// The session route `template` is for `method` (HEAD as GET), if it
+    /// is one.
+    fn matched(method: &Method, template: &str) -> Option<SessionRoute> {
+        use SessionRoute::*;
+        let rest = template.strip_prefix("/v1/sessions/{id}")?;
+        let method = match *method {
+            Method::HEAD => Method::GET,
+            ref method => method.clone(),
+        };
+        let route = match (method, rest) {
+            (Method::GET, "") => Get,
+            (Method::DELETE, "") => Delete,
+            (Method::GET, "/snapshot") => Snapshot,
+            (Method::GET, "/scrollback") => Scrollback,
+            (Method::GET, "/input/queue") => Queue,
+            (Method::DELETE, "/input/queue/{n}") => CancelQueued,
+            (Method::POST, "/input") => Input,
+            (Method::POST, "/resize") => Resize,
+            (Method::POST, "/wait") => Wait,
+            (Method::PUT, "/thought") => Thought,
+            (Method::GET, "/stream") => Stream,
+            (Method::GET, "/screen") => Screen,
+            _ => return None,
+        };
+        Some(route)
+    }
+
+    /// Its path on the peer, for `session` there (and the queued input
+    /// `item`): built from typed parts, so nothing a caller writes in the
+    /// path reaches the peer as a path.
+    fn peer_path(self, session: SessionId, item: u64) -> String {
+        use SessionRoute::*;
+        let rest = match self {
+            Get | Delete => "",
+            Snapshot => "/snapshot",
+            Scrollback => "/scrollback",
+            Queue => "/input/queue",
+            CancelQueued => return format!("/v1/sessions/{session}/input/queue/{item}"),
+            Input => "/input",
+            Resize => "/resize",
+            Wait => "/wait",
+            Thought => "/thought",
+            Stream => "/stream",
+            Screen => "/screen",
+        };
+        format!("/v1/sessions/{session}{rest}")
+    }
+
+    /// How the peer's successful answer is read: as this route's answer
+    /// type. `None` for the sockets, whose frames `join` copies.
+    fn served(self) -> Option<Served> {
+        use SessionRoute::*;
+        let served: Served = match self {
+            Get | Resize => answers::serve::<SessionEnvelope>,
+            Delete => answers::serve::<DeleteResponse>,
+            Snapshot => answers::serve::<crate::wire::Snapshot>,
+            Scrollback => answers::serve::<ScrollbackResponse>,
+            Queue => answers::serve::<QueueList>,
+            CancelQueued => answers::serve::<QueueCancelled>,
+            Input => answers::serve::<InputResponse>,
+            Wait => answers::serve::<WaitResponse>,
+            Thought => answers::serve::<ThoughtResponse>,
+            Stream | Screen => return None,
+        };
+        Some(served)
+    }
+}
+
+/// How a forwarded request's successful answer is read and qualified.
+type Served = fn(&HostName, &[u8]) -> Result<Vec<u8>, answers::Unfit>;
+
+/// A request for a peer's session: which peer, its path there, and how
+/// its answer is read.
 #[derive(Debug, PartialEq, Eq)]
-struct Target {
+struct PeerTarget {
     host: HostName,
+    route: SessionRoute,
     path: String,
 }
 
-/// What the proxy layer makes of a session route's path.
-#[derive(Debug, PartialEq, Eq)]
-enum Routed {
-    /// Not a peer's session: this daemon's handlers answer.
-    Here,
-    /// A peer's.
-    Peer(Target),
-    /// A peer's, with a segment no peer path may hold.
-    Refused(String),
-}
-
-/// `/v1/sessions/HOST%2Fsess_N[/rest]` → (`HOST`, `/v1/sessions/sess_N[/rest]`),
-/// the rest rebuilt segment by segment: decoded, refused if empty, `.` or
-/// `..`, and encoded again keeping only unreserved characters.
-fn target(path: &str) -> Routed {
-    let Some(rest) = path.strip_prefix("/v1/sessions/") else {
-        return Routed::Here;
+/// Where a session route's parameters (`id`, percent-decoded by axum, and
+/// `n`) send it: `Ok(None)` for this daemon's own session, or for an id
+/// that names none (its handler says so).
+fn peer_target(
+    route: SessionRoute,
+    id: &str,
+    item: Option<&str>,
+) -> Result<Option<PeerTarget>, ApiError> {
+    let Ok(FleetId {
+        host: Some(host),
+        session,
+    }) = id.parse::<FleetId>()
+    else {
+        return Ok(None);
     };
-    let mut segments = rest.split('/');
-    let first = segments.next().unwrap_or_default();
-    let Some(decoded) = percent_decode(first) else {
-        return Routed::Here;
+    let item = match (route, item) {
+        (SessionRoute::CancelQueued, Some(item)) => item
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("{item:?} is not a queued input number")))?,
+        _ => 0,
     };
-    let Some((host, session)) = decoded.split_once('/') else {
-        return Routed::Here;
-    };
-    let (Ok(host), Ok(session)) = (host.parse::<HostName>(), session.parse::<SessionId>()) else {
-        return Routed::Here;
-    };
-    let mut peer_path = format!("/v1/sessions/{session}");
-    for segment in segments {
-        match percent_decode(segment).as_deref() {
-            None | Some("" | "." | "..") => {
-                return Routed::Refused(format!("`{segment}` is not a path segment a peer serves"));
-            }
-            Some(segment) => {
-                peer_path.push('/');
-                peer_path.push_str(&percent_encode(segment));
-            }
-        }
-    }
-    Routed::Peer(Target {
+    Ok(Some(PeerTarget {
         host,
-        path: peer_path,
-    })
-}
-
-/// Every byte but the unreserved ones (RFC 3986: letters, digits, `-._~`)
-/// is encoded: a segment stays one segment, whatever it holds.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-fn percent_encode(segment: &str) -> String {
-    utf8_percent_encode(segment, SEGMENT).to_string()
-}
-
-/// `%XX` decoding of one path segment; `None` when a `%` is not followed
-/// by two hex digits (the crate would keep it as text) or not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let escapes = text
-        .match_indices('%')
-        .map(|(at, _)| text.get(at + 1..at + 3));
-    let well_formed = escapes
-        .into_iter()
-        .all(|hex| hex.is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())));
-    if !well_formed {
-        return None;
-    }
-    let decoded = percent_decode_str(text).decode_utf8().ok()?;
-    Some(decoded.into_owned())
+        route,
+        path: route.peer_path(session, item),
+    }))
 }
 
 /// The layer on every session route: a peer's session goes to the peer,
 /// anything else to the handler.
 pub async fn proxy(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let target = match target(request.uri().path()) {
-        Routed::Here => return next.run(request).await,
-        Routed::Refused(why) => return ApiError::bad_request(why).into_response(),
-        Routed::Peer(target) => target,
+    let (mut parts, body) = request.into_parts();
+    let route = parts
+        .extensions
+        .get::<MatchedPath>()
+        .and_then(|matched| SessionRoute::matched(&parts.method, matched.as_str()));
+    let params = RawPathParams::from_request_parts(&mut parts, &state).await;
+    let request = Request::from_parts(parts, body);
+    let (Some(route), Ok(params)) = (route, params) else {
+        return next.run(request).await;
     };
-    let is_socket = target.path.ends_with("/stream") || target.path.ends_with("/screen");
+    let param = |name: &str| params.iter().find(|(key, _)| *key == name).map(|(_, v)| v);
+    let target = match peer_target(route, param("id").unwrap_or_default(), param("n")) {
+        Ok(Some(target)) => target,
+        Ok(None) => return next.run(request).await,
+        Err(refused) => return refused.into_response(),
+    };
     let path_and_query = match request.uri().query() {
         Some(query) => format!("{}?{query}", target.path),
         None => target.path,
     };
-    let served = match is_socket {
-        true => socket(state, target.host, path_and_query, request).await,
-        false => match state.fleet.peer(&target.host) {
-            Ok(peer) => forward(state.clone(), peer.clone(), path_and_query, request).await,
-            Err(e) => Err(e.into()),
-        },
+    let served = match (route.served(), state.fleet.peer(&target.host)) {
+        (None, _) => socket(state, target.host, path_and_query, request).await,
+        (Some(served), Ok(peer)) => {
+            let forwarded = Forwarded {
+                peer: peer.clone(),
+                path_and_query,
+                served,
+                waits: route == SessionRoute::Wait,
+            };
+            forward(state.clone(), forwarded, request).await
+        }
+        (Some(_), Err(e)) => Err(e.into()),
     };
     served.unwrap_or_else(IntoResponse::into_response)
 }
@@ -194,13 +265,29 @@ const FORWARDED_HEADERS: [header::HeaderName; 3] = [
     header::HeaderName::from_static("last-event-id"),
 ];
 
+/// A request to forward, and how its answer is read.
+struct Forwarded {
+    peer: std::sync::Arc<Peer>,
+    /// Built by [`peer_target`] (or a constant), with the caller's query.
+    path_and_query: String,
+    served: Served,
+    /// A wait holds its answer up to its own timeout: the hub waits that
+    /// long too.
+    waits: bool,
+}
+
 /// One HTTP request, one hop.
 async fn forward(
     state: AppState,
-    peer: std::sync::Arc<Peer>,
-    path_and_query: String,
+    forwarded: Forwarded,
     request: Request,
 ) -> Result<Response, ApiError> {
+    let Forwarded {
+        peer,
+        path_and_query,
+        served,
+        waits,
+    } = forwarded;
     peer.check_up()?;
     let headers = request.headers().clone();
     let method = request.method().clone();
@@ -215,13 +302,14 @@ async fn forward(
             _ => ApiError::bad_request(format!("cannot read the body: {}", rejection.body_text())),
         })?;
     let mut timeout = state.fleet.request_timeout;
-    if path_and_query.contains("/wait") {
-        // A wait holds its answer up to its own timeout: the hub waits that long too.
+    if waits {
         timeout += std::time::Duration::from_millis(wait_timeout_ms(&body));
     }
+    let head = method == Method::HEAD;
     let method = reqwest::Method::from_bytes(method.as_str().as_bytes())
         .map_err(|_| ApiError::bad_request("unsupported method"))?;
-    let url = peer_url(&peer, &path_and_query)?;
+    let url = reqwest::Url::parse(&peer.url_for(&path_and_query))
+        .map_err(|e| ApiError::bad_request(format!("not a URL a peer serves: {e}")))?;
     let mut outgoing = peer
         .client()
         .request(method, url)
@@ -248,10 +336,6 @@ async fn forward(
     }
     let status =
         StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .cloned();
     let bytes = match read_capped(response, MAX_ANSWER_BYTES).await {
         Ok(bytes) => bytes,
         Err(ReadError::TooLarge(limit)) => {
@@ -260,40 +344,38 @@ async fn forward(
         }
         Err(ReadError::Request(e)) => return Err(send_error(&peer, e, timeout)),
     };
-    let is_json = content_type
-        .as_ref()
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    let bytes = match is_json {
-        true => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(mut value) => {
-                if qualify(&peer.name, &mut value) > 0 {
-                    peer.refuse(&state.metrics);
-                }
-                serde_json::to_vec(&value).unwrap_or_default().into()
-            }
-            Err(_) => bytes,
-        },
-        false => bytes,
+    let mut answer = match head {
+        true => Response::new(Body::empty()),
+        false => {
+            let read = match status.is_success() {
+                true => served(&peer.name, &bytes),
+                false => answers::serve::<ErrorBody>(&peer.name, &bytes),
+            };
+            Response::new(Body::from(
+                read.map_err(|unfit| unfit_answer(&state, &peer, unfit))?,
+            ))
+        }
     };
-    let mut answer = Response::new(Body::from(bytes));
     *answer.status_mut() = status;
-    if let Some(value) = content_type.and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok()) {
-        answer.headers_mut().insert(header::CONTENT_TYPE, value);
-    }
+    answer.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(answer)
 }
 
-/// The peer's URL for a path built by [`target`] (or a constant one):
-/// parsed, and refused unless its path is exactly the one built, so no
-/// normalization (`..`, `\`) can make it another.
-fn peer_url(peer: &Peer, path_and_query: &str) -> Result<reqwest::Url, ApiError> {
-    let path = path_and_query.split('?').next().unwrap_or_default();
-    match reqwest::Url::parse(&peer.url_for(path_and_query)) {
-        Ok(url) if url.path() == path => Ok(url),
-        _ => Err(ApiError::bad_request(format!(
-            "`{path}` is not a path a peer serves"
-        ))),
+/// An answer the hub does not pass on: an error to the caller, and one
+/// naming a session not the peer's own counted.
+fn unfit_answer(state: &AppState, peer: &Peer, unfit: answers::Unfit) -> ApiError {
+    tracing::warn!(host = %peer.name, "{unfit}");
+    if matches!(unfit, answers::Unfit::Foreign(_)) {
+        peer.refuse(&state.metrics);
     }
+    let error = FleetError::BadAnswer {
+        host: peer.name.clone(),
+        error: unfit.to_string(),
+    };
+    error.into()
 }
 
 /// Marks the peer down for `error` and says so to the caller.
@@ -307,9 +389,9 @@ fn misbehaved(peer: &Peer, error: String) -> FleetError {
 
 /// A wait body's `timeout_ms`, else the default wait (30 s).
 fn wait_timeout_ms(body: &[u8]) -> u64 {
-    serde_json::from_slice::<Value>(body)
+    serde_json::from_slice::<WaitRequest>(body)
         .ok()
-        .and_then(|v| v.get("timeout_ms").and_then(Value::as_u64))
+        .and_then(|wait| wait.timeout_ms)
         .unwrap_or(30_000)
         .min(3_600_000)
 }
@@ -471,44 +553,27 @@ fn from_peer_message(message: tungstenite::Message) -> Option<Message> {
     })
 }
 
-/// One listed session: this daemon's, serialized straight from its type,
-/// or a peer's as the hub keeps it.
-#[derive(Serialize)]
-#[serde(untagged)]
-pub enum Listed {
-    Local(Box<super::model::SessionSummary>),
-    Peer(Value),
-}
-
-/// The body of `GET /v1/sessions`.
-#[derive(Serialize)]
-pub struct MergedList {
-    sessions: Vec<Listed>,
-}
-
 /// The merged `GET /v1/sessions`: this daemon's sessions, then each
 /// peer's as last known, or only `host`'s.
 pub fn merged_list(
     state: &AppState,
-    local: Vec<Listed>,
+    mut local: Vec<SessionSummary>,
     host: Option<&str>,
-) -> Result<MergedList, ApiError> {
-    let peers = |host: Option<&HostName>| state.fleet.sessions(host).into_iter().map(Listed::Peer);
+) -> Result<SessionList, ApiError> {
     let sessions = match host {
         None => {
-            let mut all = local;
-            all.extend(peers(None));
-            all
+            local.extend(state.fleet.sessions(None));
+            local
         }
         Some(host) => {
             let host: HostName = host
                 .parse()
                 .map_err(|e: crate::id::IdError| ApiError::bad_request(e.to_string()))?;
             state.fleet.peer(&host)?;
-            peers(Some(&host)).collect()
+            state.fleet.sessions(Some(&host))
         }
     };
-    Ok(MergedList { sessions })
+    Ok(SessionList { sessions })
 }
 
 #[cfg(test)]
@@ -516,79 +581,164 @@ mod tests {
     use super::*;
 
     #[test]
-    fn peer_ids_are_found_in_session_paths() {
-        // (path, host and path on the peer)
+    fn session_routes_are_known_by_their_template() {
+        // (method, matched template, route)
         let cases = [
+            (Method::GET, "/v1/sessions/{id}", Some(SessionRoute::Get)),
+            (Method::HEAD, "/v1/sessions/{id}", Some(SessionRoute::Get)),
             (
-                "/v1/sessions/gpu1%2Fsess_3",
-                Some(("gpu1", "/v1/sessions/sess_3")),
+                Method::DELETE,
+                "/v1/sessions/{id}",
+                Some(SessionRoute::Delete),
             ),
             (
-                "/v1/sessions/gpu1%2fsess_3/snapshot",
-                Some(("gpu1", "/v1/sessions/sess_3/snapshot")),
+                Method::GET,
+                "/v1/sessions/{id}/snapshot",
+                Some(SessionRoute::Snapshot),
             ),
             (
-                "/v1/sessions/build-2%2Fsess_10/input/queue/4",
-                Some(("build-2", "/v1/sessions/sess_10/input/queue/4")),
+                Method::GET,
+                "/v1/sessions/{id}/scrollback",
+                Some(SessionRoute::Scrollback),
             ),
-            ("/v1/sessions/sess_3", None),
-            ("/v1/sessions/sess_3/snapshot", None),
-            ("/v1/sessions/gpu1%2Fbuild", None),
-            ("/v1/sessions/gpu_1%2Fsess_3", None),
-            ("/v1/sessions/gpu1%2", None),
-            ("/v1/sessions", None),
-            ("/v1/events", None),
+            (
+                Method::GET,
+                "/v1/sessions/{id}/input/queue",
+                Some(SessionRoute::Queue),
+            ),
+            (
+                Method::DELETE,
+                "/v1/sessions/{id}/input/queue/{n}",
+                Some(SessionRoute::CancelQueued),
+            ),
+            (
+                Method::POST,
+                "/v1/sessions/{id}/input",
+                Some(SessionRoute::Input),
+            ),
+            (
+                Method::POST,
+                "/v1/sessions/{id}/resize",
+                Some(SessionRoute::Resize),
+            ),
+            (
+                Method::POST,
+                "/v1/sessions/{id}/wait",
+                Some(SessionRoute::Wait),
+            ),
+            (
+                Method::PUT,
+                "/v1/sessions/{id}/thought",
+                Some(SessionRoute::Thought),
+            ),
+            (
+                Method::GET,
+                "/v1/sessions/{id}/stream",
+                Some(SessionRoute::Stream),
+            ),
+            (
+                Method::GET,
+                "/v1/sessions/{id}/screen",
+                Some(SessionRoute::Screen),
+            ),
+            (Method::POST, "/v1/sessions/{id}", None),
+            (Method::GET, "/v1/sessions/{id}/wait", None),
+            (Method::GET, "/v1/sessions", None),
+            (Method::POST, "/v1/sessions/adopt", None),
+            (Method::GET, "/v1/sessions/untracked", None),
+            (Method::GET, "/v1/events", None),
+            (Method::GET, "/v1/hosts/{host}/server", None),
         ];
-        for (path, want) in cases {
-            let got = match target(path) {
-                Routed::Peer(t) => Some((t.host.to_string(), t.path)),
-                Routed::Here => None,
-                Routed::Refused(why) => panic!("{path}: {why}"),
-            };
-            let want = want.map(|(h, p)| (h.to_owned(), p.to_owned()));
-            assert_eq!(got, want, "{path}");
+        for (method, template, want) in cases {
+            let got = SessionRoute::matched(&method, template);
+            assert_eq!(got, want, "{method} {template}");
         }
     }
 
+    /// Every route the API describes for one session reaches a peer's
+    /// session too: a route added without a line above fails here.
     #[test]
-    fn no_segment_changes_which_path_the_peer_serves() {
-        // (path on the hub, path asked of the peer; None: refused)
-        let cases = [
-            ("/v1/sessions/a%2Fsess_1/..", None),
-            ("/v1/sessions/a%2Fsess_1/%2e%2e", None),
-            ("/v1/sessions/a%2Fsess_1/%2E.", None),
-            ("/v1/sessions/a%2Fsess_1/.", None),
-            ("/v1/sessions/a%2Fsess_1/input/queue/", None),
-            ("/v1/sessions/a%2Fsess_1//x", None),
-            ("/v1/sessions/a%2Fsess_1/input/queue/%zz", None),
-            (
-                "/v1/sessions/a%2Fsess_1/input/queue/..%5C..%5Cserver",
-                Some("/v1/sessions/sess_1/input/queue/..%5C..%5Cserver"),
-            ),
-            (
-                "/v1/sessions/a%2Fsess_1/input/queue/..\\..\\server",
-                Some("/v1/sessions/sess_1/input/queue/..%5C..%5Cserver"),
-            ),
-            (
-                "/v1/sessions/a%2Fsess_1/input/queue/%2e%2e%2f%2e%2e%2fserver",
-                Some("/v1/sessions/sess_1/input/queue/..%2F..%2Fserver"),
-            ),
-            (
-                "/v1/sessions/a%2Fsess_1/input/queue/4",
-                Some("/v1/sessions/sess_1/input/queue/4"),
-            ),
-        ];
-        let base = "http://127.0.0.1:7420";
-        for (path, want) in cases {
-            match (target(path), want) {
-                (Routed::Refused(_), None) => {}
-                (Routed::Peer(t), Some(want)) => {
-                    assert_eq!(t.path, want, "{path}");
-                    let url = reqwest::Url::parse(&format!("{base}{}", t.path)).unwrap();
-                    assert_eq!(url.path(), want, "{path}: the URL keeps the path");
-                }
-                (got, want) => panic!("{path}: {got:?}, want {want:?}"),
+    fn every_session_route_is_forwarded() {
+        let document = super::super::openapi::document();
+        let mut seen = 0;
+        for (path, item) in &document.paths.paths {
+            if !path.starts_with("/v1/sessions/{id}") {
+                continue;
             }
+            let methods = [
+                (Method::GET, &item.get),
+                (Method::POST, &item.post),
+                (Method::PUT, &item.put),
+                (Method::DELETE, &item.delete),
+                (Method::PATCH, &item.patch),
+            ];
+            for (method, _) in methods.iter().filter(|(_, op)| op.is_some()) {
+                assert!(
+                    SessionRoute::matched(method, path).is_some(),
+                    "{method} {path} is not forwarded to peers"
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 12, "session routes in the document");
+    }
+
+    #[test]
+    fn peer_paths_are_built_from_the_parsed_id() {
+        // (route, `id` and `n` as axum decoded them, host and path on the
+        // peer; None: this daemon's own; Err: refused)
+        type Want = Result<Option<(&'static str, &'static str)>, ()>;
+        let cases: [(SessionRoute, &str, Option<&str>, Want); 14] = [
+            (
+                SessionRoute::Get,
+                "gpu1/sess_3",
+                None,
+                Ok(Some(("gpu1", "/v1/sessions/sess_3"))),
+            ),
+            (
+                SessionRoute::Snapshot,
+                "gpu1/sess_3",
+                None,
+                Ok(Some(("gpu1", "/v1/sessions/sess_3/snapshot"))),
+            ),
+            (
+                SessionRoute::CancelQueued,
+                "build-2/sess_10",
+                Some("4"),
+                Ok(Some(("build-2", "/v1/sessions/sess_10/input/queue/4"))),
+            ),
+            (
+                SessionRoute::Stream,
+                "a/sess_1",
+                None,
+                Ok(Some(("a", "/v1/sessions/sess_1/stream"))),
+            ),
+            (SessionRoute::CancelQueued, "a/sess_1", Some(".."), Err(())),
+            (
+                SessionRoute::CancelQueued,
+                "a/sess_1",
+                Some("../../server"),
+                Err(()),
+            ),
+            (SessionRoute::CancelQueued, "a/sess_1", Some("%zz"), Err(())),
+            (SessionRoute::CancelQueued, "a/sess_1", Some("-1"), Err(())),
+            (SessionRoute::Get, "sess_3", None, Ok(None)),
+            (SessionRoute::CancelQueued, "sess_3", Some("x"), Ok(None)),
+            (SessionRoute::Get, "gpu1/build", None, Ok(None)),
+            (SessionRoute::Get, "gpu_1/sess_3", None, Ok(None)),
+            (SessionRoute::Get, "gpu1/sess_3/../x", None, Ok(None)),
+            (SessionRoute::Get, "gpu1%2", None, Ok(None)),
+        ];
+        for (route, id, item, want) in cases {
+            let got = match peer_target(route, id, item) {
+                Ok(target) => Ok(target.map(|t| {
+                    assert_eq!(t.route, route);
+                    (t.host.to_string(), t.path)
+                })),
+                Err(_) => Err(()),
+            };
+            let want = want.map(|t| t.map(|(h, p)| (h.to_owned(), p.to_owned())));
+            assert_eq!(got, want, "{route:?} {id} {item:?}");
         }
     }
 

@@ -17,14 +17,14 @@ use super::AppState;
 use super::auth::{CODE_TTL, CREDENTIAL_TTL, PageCredential, Peer, ReadWrite, TokenHolder};
 use super::error::ApiError;
 use super::extract::ApiJson;
-use super::model::{
+use crate::wire::{
     AccessLevel, ErrorCode, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI,
 };
 
 #[utoipa::path(post, path = "/v1/login/code", tag = "daemon",
     responses(
         (status = 200, description = "A one-time login code for the dashboard, good for a minute", body = LoginCode),
-        (status = 403, description = "`forbidden`: a read token, or a dashboard credential (which cannot renew itself)", body = super::model::ErrorBody)))]
+        (status = 403, description = "`forbidden`: a read token, or a dashboard credential (which cannot renew itself)", body = crate::wire::ErrorBody)))]
 pub async fn issue_code(_: TokenHolder, State(state): State<AppState>) -> Json<LoginCode> {
     let code = state.auth.issue_login_code();
     let url = format!("http://{}/#login={code}", state.http_address);
@@ -40,7 +40,7 @@ pub async fn issue_code(_: TokenHolder, State(state): State<AppState>) -> Json<L
     request_body = LoginRequest,
     responses(
         (status = 200, description = "The dashboard's credential: send it as a bearer token", body = LoginGrant),
-        (status = 401, description = "`unauthorized`: the code is wrong, used or expired (each failure slows the next)", body = super::model::ErrorBody)))]
+        (status = 401, description = "`unauthorized`: the code is wrong, used or expired (each failure slows the next)", body = crate::wire::ErrorBody)))]
 pub async fn exchange(
     State(state): State<AppState>,
     Extension(peer): Extension<Peer>,
@@ -65,7 +65,7 @@ pub async fn exchange(
 #[utoipa::path(post, path = "/v1/logout", tag = "daemon",
     responses(
         (status = 200, description = "The presented dashboard credential is ended (`ended`: true); with the token or on the socket nothing is (`ended`: false): a token lasts until the configuration changes", body = LogoutResponse),
-        (status = 403, description = "`forbidden`: a read token", body = super::model::ErrorBody)))]
+        (status = 403, description = "`forbidden`: a read token", body = crate::wire::ErrorBody)))]
 pub async fn logout(
     _: ReadWrite,
     State(state): State<AppState>,

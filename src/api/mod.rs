@@ -2,6 +2,7 @@
 //! errors, and the WebSocket and SSE streams.
 
 mod auth;
+mod convert;
 mod error;
 mod events;
 mod extract;
@@ -10,7 +11,6 @@ mod hooks;
 mod hosts;
 mod login;
 mod metrics;
-pub mod model;
 pub mod openapi;
 mod proof;
 mod queue;
@@ -31,11 +31,11 @@ use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
 use tokio_util::sync::CancellationToken;
 
+use crate::wire::ErrorCode;
 pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, Standing, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
-use model::ErrorCode;
 pub use ws::StreamLimits;
 
 use crate::metrics::Metrics;

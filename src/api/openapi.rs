@@ -18,11 +18,11 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, Secur
 use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
-use super::model;
 use super::{
     events, health, hooks, hosts, login, metrics, proof, queue, restore, screen, server, sessions,
     stream, untracked, wait,
 };
+use crate::wire;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -74,20 +74,20 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         hosts::host_server,
     ),
     components(schemas(
-        model::ErrorCode,
-        model::EventsFormat,
-        model::SnapshotFormat,
-        model::SnapshotPane,
-        model::DeleteMode,
-        model::ListInclude,
-        model::Event,
-        model::EventKind,
-        model::ReplayTruncatedNotice,
-        model::SocketAuth,
-        model::StreamServerMessage,
-        model::StreamClientMessage,
-        model::ScreenMessage,
-        model::RowChange,
+        wire::ErrorCode,
+        wire::EventsFormat,
+        wire::SnapshotFormat,
+        wire::SnapshotPane,
+        wire::DeleteMode,
+        wire::ListInclude,
+        wire::Event,
+        wire::EventKind,
+        wire::ReplayTruncatedNotice,
+        wire::SocketAuth,
+        wire::StreamServerMessage,
+        wire::StreamClientMessage,
+        wire::ScreenMessage,
+        wire::RowChange,
     )),
     modifiers(&BearerAuth, &SharedResponses, &EventPayloads),
     tags(
@@ -134,7 +134,7 @@ fn dashboard() {}
         description = "A file of the dashboard (`app.js`, `style.css`...)")),
     responses(
         (status = 200, description = "The file, with its content type", content_type = "*/*", body = String),
-        (status = 404, description = "`not_found`", body = model::ErrorBody)))]
+        (status = 404, description = "`not_found`", body = wire::ErrorBody)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard_asset() {}
 

@@ -25,7 +25,7 @@ pub struct ProofQuery {
     params(ProofQuery),
     responses(
         (status = 200, description = "HMAC-SHA256 of `tmuxd proof v1\\0` and the nonce under each token the daemon holds", body = Proofs),
-        (status = 400, description = "`bad_request`: the nonce is not 32 to 128 hex digits", body = super::model::ErrorBody)))]
+        (status = 400, description = "`bad_request`: the nonce is not 32 to 128 hex digits", body = crate::wire::ErrorBody)))]
 pub async fn proof(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ProofQuery>,

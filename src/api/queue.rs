@@ -8,7 +8,8 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::session_id;
-use super::model::{ErrorBody, QueueCancelled, QueueList};
+use crate::id::FleetId;
+use crate::wire::{ErrorBody, QueueCancelled, QueueList};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
     operation_id = "list_queued_input",
@@ -20,9 +21,10 @@ pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<QueueList>, ApiError> {
-    let items = state.supervisor.queued(session_id(&id)?)?;
+    let id = session_id(&id)?;
+    let items = state.supervisor.queued(id)?;
     Ok(Json(QueueList {
-        session_id: id,
+        session_id: FleetId::local(id),
         items: items.into_iter().map(Into::into).collect(),
     }))
 }
@@ -45,9 +47,10 @@ pub async fn cancel(
     let n: u64 = n
         .parse()
         .map_err(|_| ApiError::bad_request(format!("{n:?} is not a queued input number")))?;
-    let item = state.supervisor.cancel_queued(session_id(&id)?, n).await?;
+    let id = session_id(&id)?;
+    let item = state.supervisor.cancel_queued(id, n).await?;
     Ok(Json(QueueCancelled {
-        session_id: id,
+        session_id: FleetId::local(id),
         cancelled: item.into(),
     }))
 }

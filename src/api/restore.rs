@@ -8,9 +8,9 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::ApiJson;
-use super::model::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
 use crate::id::SessionId;
 use crate::supervisor::{RestoreCause, SupervisorError};
+use crate::wire::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
 
 #[utoipa::path(post, path = "/v1/sessions/restore", tag = "sessions",
     request_body(content = Option<RestoreRequest>, description = "Which lost sessions; every one when \

@@ -15,11 +15,11 @@ use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{ErrorBody, RowChange, ScreenMessage, ScreenQuery};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::id::SessionId;
 use crate::metrics::StreamKind;
 use crate::session::{Acknowledger, Region, SessionHandle, Snapshot, SnapshotFormat};
+use crate::wire::{ErrorBody, RowChange, ScreenMessage, ScreenQuery};
 
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);

@@ -7,8 +7,8 @@ use axum::Json;
 use axum::extract::State;
 
 use super::AppState;
-use super::model::{ServerInfo, ServerSocket};
 use crate::tmux::Socket;
+use crate::wire::{ServerInfo, ServerSocket};
 
 #[utoipa::path(get, path = "/v1/server", tag = "daemon",
     responses((status = 200, description = "The tmux binary and server socket the daemon uses", body = ServerInfo)))]

@@ -9,14 +9,14 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, session_id};
-use super::hosts::{Listed, MergedList};
-use super::model::{
+use crate::id::FleetId;
+use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
+use crate::wire::{
     AdoptRequest, CreateSessionRequest, DeleteQuery, DeleteResponse, ErrorBody, InputRequest,
     InputResponse, ListInclude, ListQuery, ResizeRequest, RestoreMode, ScrollbackQuery,
     ScrollbackResponse, SessionEnvelope, SessionList, Snapshot, SnapshotQuery, ThoughtRequest,
     ThoughtResponse,
 };
-use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 
 type ApiResult<T> = Result<T, ApiError>;
 
@@ -37,7 +37,7 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> ApiResult<Json<MergedList>> {
+) -> ApiResult<Json<SessionList>> {
     let ended = query.include == Some(ListInclude::Ended);
     let local = match query.host {
         Some(_) => Vec::new(),
@@ -45,7 +45,7 @@ pub async fn list(
     };
     let local = local
         .into_iter()
-        .map(|s| Listed::Local(Box::new(super::model::SessionSummary::from(s))))
+        .map(crate::wire::SessionSummary::from)
         .collect();
     // Peers' sessions come from the hub's copy: a list never fans out.
     super::hosts::merged_list(&state, local, query.host.as_deref()).map(Json)
@@ -198,12 +198,10 @@ pub async fn thought(
         tokens_out: body.tokens_out,
         updated_at: body.updated_at,
     };
-    let (thought, applied) = state
-        .supervisor
-        .put_thought(session_id(&id)?, update)
-        .await?;
+    let id = session_id(&id)?;
+    let (thought, applied) = state.supervisor.put_thought(id, update).await?;
     Ok(Json(ThoughtResponse {
-        session_id: id,
+        session_id: FleetId::local(id),
         thought: thought.into(),
         applied,
     }))
@@ -267,9 +265,10 @@ pub async fn scrollback(
     ApiQuery(query): ApiQuery<ScrollbackQuery>,
 ) -> ApiResult<Json<ScrollbackResponse>> {
     let lines = query.lines.unwrap_or(DEFAULT_SCROLLBACK_LINES);
-    let scrollback = state.supervisor.scrollback(session_id(&id)?, lines).await?;
+    let id = session_id(&id)?;
+    let scrollback = state.supervisor.scrollback(id, lines).await?;
     Ok(Json(ScrollbackResponse {
-        session_id: id,
+        session_id: FleetId::local(id),
         lines: scrollback.lines,
         ended: scrollback.ended,
         missing: scrollback.missing.map(|m| m.as_str().to_owned()),

@@ -15,11 +15,11 @@ use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
-use super::model::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::id::SessionId;
 use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
+use crate::wire::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/stream", tag = "streams",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), StreamQuery),

@@ -6,7 +6,7 @@ use axum::extract::State;
 
 use super::AppState;
 use super::error::ApiError;
-use super::model::{ErrorBody, UntrackedList};
+use crate::wire::{ErrorBody, UntrackedList};
 
 #[utoipa::path(get, path = "/v1/sessions/untracked", tag = "sessions",
     responses(

@@ -8,8 +8,8 @@ use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, session_id};
-use super::model::{ErrorBody, ErrorCode, Until, WaitRequest, WaitResponse};
 use crate::supervisor::{self, MAX_WAIT_MS};
+use crate::wire::{ErrorBody, ErrorCode, Until, WaitRequest, WaitResponse};
 
 /// Wait this long when the client does not say.
 const DEFAULT_WAIT_MS: u64 = 30_000;

@@ -418,14 +418,14 @@ pub struct ScrollbackArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Until {
     /// A state, attention, exited or change.
-    State(crate::api::model::Until),
+    State(crate::wire::Until),
     /// No output for this long.
     Quiet(std::time::Duration),
 }
 
 /// The words `--until` takes, as the API names them.
-const UNTIL_WORDS: [(&str, crate::api::model::Until); 7] = {
-    use crate::api::model::Until as U;
+const UNTIL_WORDS: [(&str, crate::wire::Until); 7] = {
+    use crate::wire::Until as U;
     [
         ("idle", U::Idle),
         ("working", U::Working),
@@ -691,7 +691,7 @@ mod tests {
 
     #[test]
     fn until_words() {
-        use crate::api::model::Until as U;
+        use crate::wire::Until as U;
         assert_eq!(parse_until("waiting"), Ok(Until::State(U::Waiting)));
         assert_eq!(parse_until("busy"), Ok(Until::State(U::Busy)));
         assert_eq!(

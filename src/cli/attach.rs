@@ -18,7 +18,7 @@ use super::args::AttachArgs;
 use super::client::{Client, ClientError, encode};
 use super::output::visible;
 use super::resolve::session_id;
-use crate::api::model::{ServerInfo, SessionEnvelope};
+use crate::wire::{ServerInfo, SessionEnvelope};
 
 /// The tmux a peer's host runs: its own, found in its PATH.
 const REMOTE_TMUX: &str = "tmux";

@@ -13,7 +13,7 @@ use tokio::sync::OnceCell;
 
 use super::output::visible;
 use super::trust::{self, Place};
-use crate::api::model::ErrorBody;
+use crate::wire::ErrorBody;
 
 /// Where a command says to set the token, in every auth error.
 pub const TOKEN_HINT: &str = "set TMUXD_TOKEN or pass --token";
@@ -286,16 +286,17 @@ pub fn api_error(status: StatusCode, body: &[u8]) -> ClientError {
     }
 }
 
+/// Every byte but the unreserved ones (RFC 3986: letters, digits, `-._~`)
+/// is encoded: a value stays one path segment or query value.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes user input for a URL path segment or query value.
 pub fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::{CompleteEnv, Shells};
 
 use super::client::ClientError;
-use crate::api::model::SessionList;
 use crate::config::Env;
+use crate::wire::SessionList;
 
 /// The variable the registration sets when it calls tmuxd for candidates.
 pub const COMPLETE_VAR: &str = "TMUXD_COMPLETE";
@@ -57,21 +57,16 @@ pub fn sessions() -> Vec<CompletionCandidate> {
     };
     let mut candidates = Vec::new();
     let plain = |text: &str| !text.chars().any(char::is_control);
-    for s in list
-        .sessions
-        .iter()
-        .filter(|s| plain(&s.session_id) && plain(&s.tmux_name))
-    {
+    for s in list.sessions.iter().filter(|s| plain(&s.tmux_name)) {
+        let id = s.session_id.to_string();
         let state = serde_json::to_value(s.state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
         candidates.push(
-            CompletionCandidate::new(&s.session_id)
-                .help(Some(format!("{} ({state})", s.tmux_name).into())),
+            CompletionCandidate::new(&id).help(Some(format!("{} ({state})", s.tmux_name).into())),
         );
-        candidates
-            .push(CompletionCandidate::new(&s.tmux_name).help(Some(s.session_id.clone().into())));
+        candidates.push(CompletionCandidate::new(&s.tmux_name).help(Some(id.into())));
     }
     candidates
 }

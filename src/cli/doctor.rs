@@ -6,10 +6,9 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use crate::api::model::Health;
 use crate::config::Config;
-use crate::daemon::tmux_from_config;
 use crate::store::{DataDir, StoreError};
+use crate::wire::Health;
 
 /// Prints one line per check; true when all pass.
 pub async fn doctor(config: &Config) -> bool {
@@ -63,7 +62,7 @@ pub async fn doctor(config: &Config) -> bool {
         },
         Err(e) => report(false, "bind", format!("{}: {e}", config.bind)),
     }
-    let generated = config.data_dir.join(crate::daemon::TOKEN_FILE);
+    let generated = config.data_dir.join(crate::store::TOKEN_FILE);
     let (ok, auth) = match (&config.auth.token, config.auth.insecure_no_auth) {
         (Some(_), _) => (true, "TCP needs the configured token; the daemon's own user needs none on its unix socket".to_owned()),
         (None, true) => (false, "auth.insecure_no_auth: every local user and any program that can reach the port gets every shell".to_owned()),
@@ -96,7 +95,7 @@ async fn who_listens(bind: SocketAddr) -> Option<Health> {
 /// the configured binary and tmux config, never the user's server). Also
 /// says how control clients attach.
 async fn tmux_round_trip(config: &Config) -> Result<(String, String), String> {
-    let configured = tmux_from_config(config);
+    let configured = crate::tmux::Tmux::from_config(&config.tmux);
     let bin = configured.bin().display().to_string();
     let version = configured.version().await.map_err(|e| e.to_string())?;
     match configured.check_create().await {

@@ -8,7 +8,7 @@ use super::args::EventsArgs;
 use super::client::{Client, ClientError};
 use super::output::{json_line, print, text, visible};
 use super::pipe::stdout_closed;
-use crate::api::model::{Event, EventsPage};
+use crate::wire::{Event, EventsPage};
 
 pub async fn events(client: &Client, args: EventsArgs) -> Result<(), ClientError> {
     if args.no_follow {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::client::{Client, ClientError, encode};
 use super::output::visible;
-use crate::api::model::{SessionSummary, Snapshot, TmuxLost, Until, WaitRequest, WaitResponse};
+use crate::wire::{SessionSummary, Snapshot, TmuxLost, Until, WaitRequest, WaitResponse};
 
 /// How long `new` watches the program it started: one that ends sooner
 /// was most likely not found, or failed on its arguments.
@@ -72,7 +72,7 @@ pub async fn early_exit(client: &Client, id: &str) -> Option<(SessionSummary, Op
         }
         Err(ClientError::Api { status, .. }) if status == StatusCode::REQUEST_TIMEOUT => {
             let path = format!("/v1/sessions/{}", encode(id));
-            let now: crate::api::model::SessionEnvelope = client.get(&path).await.ok()?;
+            let now: crate::wire::SessionEnvelope = client.get(&path).await.ok()?;
             Some((now.session, None))
         }
         Err(_) => None,

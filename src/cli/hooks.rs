@@ -15,11 +15,14 @@ use serde_json::{Map, Value, json};
 use super::args::{HookAgent, HooksInstallArgs, HooksSendArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::print;
-use crate::api::model::HookResponse;
 use crate::config::Env;
+use crate::wire::{ClaudeEvent, HookResponse};
 
-/// The Claude Code hook events tmuxd listens to.
-const CLAUDE_EVENTS: [&str; 4] = ["Notification", "Stop", "UserPromptSubmit", "PreToolUse"];
+/// "Notification, Stop, ...": the events `install` installs.
+fn claude_event_names() -> String {
+    let names: Vec<&str> = ClaudeEvent::ALL.map(ClaudeEvent::name).to_vec();
+    names.join(", ")
+}
 
 /// Seconds Claude Code gives the hook command (its default is 60): tmuxd
 /// answers in milliseconds, and an agent must not hang on a daemon that is
@@ -104,12 +107,12 @@ pub fn merge_claude(
         .as_object_mut()
         .ok_or_else(|| shape("hooks", "an object"))?;
     let mut changed = false;
-    for event in CLAUDE_EVENTS {
+    for event in ClaudeEvent::ALL {
         let groups = hooks
-            .entry(event)
+            .entry(event.name())
             .or_insert_with(|| json!([]))
             .as_array_mut()
-            .ok_or_else(|| shape(&format!("hooks.{event}"), "a list"))?;
+            .ok_or_else(|| shape(&format!("hooks.{}", event.name()), "a list"))?;
         changed |= place_command(groups, event, command);
     }
     if !changed {
@@ -121,7 +124,7 @@ pub fn merge_claude(
 
 /// Puts `command` in an event's matcher groups: updates tmuxd's own hook
 /// (another path to tmuxd) or adds a group for it. Whether it changed.
-fn place_command(groups: &mut Vec<Value>, event: &str, command: &str) -> bool {
+fn place_command(groups: &mut Vec<Value>, event: ClaudeEvent, command: &str) -> bool {
     let words = |v: &Value| {
         v.get("command")
             .and_then(Value::as_str)
@@ -151,7 +154,7 @@ fn place_command(groups: &mut Vec<Value>, event: &str, command: &str) -> bool {
         return changed;
     }
     let mut group = Map::new();
-    if event == "PreToolUse" {
+    if event == ClaudeEvent::PreToolUse {
         group.insert("matcher".into(), json!("*"));
     }
     group.insert(
@@ -282,7 +285,7 @@ pub fn install(args: HooksInstallArgs, env: &Env) -> Result<(), ClientError> {
             let merged = merge_claude(current.as_deref(), &command, &shown);
             (
                 merged,
-                format!("{} hooks run `{command}`", CLAUDE_EVENTS.join(", ")),
+                format!("{} hooks run `{command}`", claude_event_names()),
             )
         }
         HookAgent::Codex => {

@@ -7,7 +7,7 @@ use super::client::{Client, ClientError, encode};
 use super::output::{print_either, table};
 use super::resolve::session_id;
 use super::sessions::{print_session, wire_word};
-use crate::api::model::{
+use crate::wire::{
     InputRequest, InputResponse, ResizeRequest, SessionEnvelope, ThoughtRequest, ThoughtResponse,
     When,
 };
@@ -85,7 +85,7 @@ pub async fn thought(client: &Client, args: ThoughtArgs) -> Result<(), ClientErr
         } else {
             "no (a newer thought is stored)"
         };
-        let row = [a.session_id.clone(), applied.to_owned()];
+        let row = [a.session_id.to_string(), applied.to_owned()];
         table(["ID", "APPLIED"], &[row])
     })
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-/// What each state means, in the words of `api::model::SessionState`.
+/// What each state means, in the words of `wire::SessionState`.
 const STATES: [(&str, &str); 5] = [
     ("starting", "attached, not judged yet"),
     ("idle", "a shell at its prompt"),

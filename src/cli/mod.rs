@@ -175,7 +175,7 @@ pub(crate) fn connect(connect: &Connect, env: &Env) -> Result<Client, ClientErro
             )));
         }
     };
-    let socket = data_dir.join(crate::daemon::SOCKET_FILE);
+    let socket = data_dir.join(crate::store::SOCKET_FILE);
     trust::check_socket(&socket)?;
     Ok(Client::over_socket(socket, token))
 }

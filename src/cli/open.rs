@@ -13,7 +13,7 @@ use reqwest::{Method, Url};
 use super::args::OpenArgs;
 use super::client::{Client, ClientError};
 use super::output::{print, visible};
-use crate::api::model::LoginCode;
+use crate::wire::LoginCode;
 
 pub async fn open(client: &Client, args: OpenArgs) -> Result<(), ClientError> {
     let login: LoginCode = client

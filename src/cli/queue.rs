@@ -7,7 +7,7 @@ use super::client::{Client, ClientError, encode};
 use super::output::{one_line, print_either, table};
 use super::resolve::session_id;
 use super::sessions::wire_word;
-use crate::api::model::{QueueCancelled, QueueList};
+use crate::wire::{QueueCancelled, QueueList};
 
 /// Longest text shown in a table cell.
 const TEXT_WIDTH: usize = 60;

@@ -7,8 +7,8 @@
 //! session is `HOST/sess_N` by id and `HOST/NAME` by name.
 
 use super::client::{Client, ClientError};
-use crate::api::model::SessionList;
 use crate::id::FleetId;
+use crate::wire::SessionList;
 
 /// What an argument names, given the sessions.
 #[derive(Debug, PartialEq, Eq)]
@@ -85,7 +85,7 @@ pub async fn session_id(client: &Client, arg: &str) -> Result<String, ClientErro
         .into_iter()
         .map(|s| Known {
             ended: s.ended_at.is_some(),
-            id: s.session_id,
+            id: s.session_id.to_string(),
             name: match s.host {
                 Some(host) => format!("{host}/{}", s.tmux_name),
                 None => s.tmux_name,

@@ -6,7 +6,7 @@ use reqwest::Method;
 use super::args::RestoreArgs;
 use super::client::{Client, ClientError};
 use super::output::{print_either, table};
-use crate::api::model::{RestoreRequest, RestoreResponse};
+use crate::wire::{RestoreRequest, RestoreResponse};
 
 /// Prints what was restored and what not; exits non-zero (1) when any
 /// session could not be restored.
@@ -32,7 +32,7 @@ fn render(outcome: &RestoreResponse) -> String {
     }
     let restored = outcome.restored.iter().map(|s| {
         [
-            s.session_id.clone(),
+            s.session_id.to_string(),
             s.tmux_name.clone(),
             "restored".to_owned(),
         ]

@@ -4,7 +4,7 @@ use super::args::{Pane, ScrollbackArgs, SnapArgs};
 use super::client::{Client, ClientError, encode};
 use super::output::{print_either, visible};
 use super::resolve::session_id;
-use crate::api::model::{ScrollbackResponse, Snapshot};
+use crate::wire::{ScrollbackResponse, Snapshot};
 
 pub async fn snap(client: &Client, args: SnapArgs) -> Result<(), ClientError> {
     let id = session_id(client, &args.target.session).await?;

@@ -8,7 +8,7 @@ use super::client::{Client, ClientError, encode};
 use super::hints;
 use super::output::{one_line, print, print_either, table, text, visible};
 use super::resolve::session_id;
-use crate::api::model::{
+use crate::wire::{
     AdoptRequest, CreateSessionRequest, DeleteResponse, SessionEnvelope, SessionList, SessionState,
     SessionSummary, UntrackedList, UntrackedSession,
 };
@@ -64,8 +64,8 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
         cols: args.size.map(|(cols, _)| cols),
         rows: args.size.map(|(_, rows)| rows),
         restore: args.restore.map(|what| match what {
-            super::args::RestoreWhat::Shell => crate::api::model::RestoreMode::Shell,
-            super::args::RestoreWhat::Rerun => crate::api::model::RestoreMode::Rerun,
+            super::args::RestoreWhat::Shell => crate::wire::RestoreMode::Shell,
+            super::args::RestoreWhat::Rerun => crate::wire::RestoreMode::Rerun,
         }),
         resume_command: args.resume_command,
     };
@@ -75,7 +75,7 @@ pub async fn new(client: &Client, args: NewArgs) -> Result<(), ClientError> {
     // A person reads the table: tell them if the program ended at once.
     // Scripts (`-q`, `--json`) get the answer without the wait.
     if !args.quiet && !args.format.json {
-        let id = created.session.session_id.clone();
+        let id = created.session.session_id.to_string();
         if let Some((now, warning)) = hints::early_exit(client, &id).await {
             created.session = now;
             if let Some(warning) = warning {
@@ -158,7 +158,11 @@ pub async fn rm(client: &Client, args: RmArgs) -> Result<(), ClientError> {
     let outcome: DeleteResponse = client.request(Method::DELETE, &path, None::<&()>).await?;
     print_either(args.format.json, &outcome, |o| {
         let tmux = if o.tmux_alive { "running" } else { "gone" };
-        let row = [o.session_id.clone(), wire_word(&o.mode), tmux.to_owned()];
+        let row = [
+            o.session_id.to_string(),
+            wire_word(&o.mode),
+            tmux.to_owned(),
+        ];
         table(["ID", "MODE", "TMUX SESSION"], &[row])
     })
 }
@@ -166,7 +170,10 @@ pub async fn rm(client: &Client, args: RmArgs) -> Result<(), ClientError> {
 /// `{"session": summary}` as JSON, as a one-row table, or just its id.
 pub fn print_session(body: &SessionEnvelope, quiet: bool, json: bool) -> Result<(), ClientError> {
     if quiet {
-        return print(&format!("{}\n", visible(&body.session.session_id)));
+        return print(&format!(
+            "{}\n",
+            visible(&body.session.session_id.to_string())
+        ));
     }
     print_either(json, body, |body| {
         session_table(std::slice::from_ref(&body.session))
@@ -187,7 +194,7 @@ pub fn session_table(sessions: &[SessionSummary]) -> String {
         .iter()
         .map(|s| {
             [
-                s.session_id.clone(),
+                s.session_id.to_string(),
                 s.tmux_name.clone(),
                 state(s),
                 s.state_reason.clone(),
@@ -209,7 +216,10 @@ pub fn session_table(sessions: &[SessionSummary]) -> String {
         .iter()
         .zip(rows)
         .map(|(s, row)| {
-            let host = s.host.clone().unwrap_or_else(|| "-".to_owned());
+            let host = s
+                .host
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), ToString::to_string);
             let [a, b, c, d, e, f, g, h, i] = row;
             [host, a, b, c, d, e, f, g, h, i]
         })

@@ -2,7 +2,7 @@
 //! output may set a scroll region, hide the cursor, switch to the alternate
 //! screen or turn on mouse reporting; all of it is reset on exit.
 
-use crate::api::model::Snapshot;
+use crate::wire::Snapshot;
 
 /// Sequences that enter (`h`) or leave (`l`) the alternate screen.
 const ALT_MODES: [&[u8]; 3] = [b"\x1b[?1049", b"\x1b[?1047", b"\x1b[?47"];
@@ -128,12 +128,12 @@ mod tests {
     fn snapshots_draw_in_place() {
         let mut modes = Modes::default();
         let snapshot = Snapshot {
-            session_id: "sess_1".into(),
+            session_id: "sess_1".parse().unwrap(),
             seq: 0,
             cols: 2,
             rows: 2,
             pane: None,
-            cursor: crate::api::model::Cursor {
+            cursor: crate::wire::Cursor {
                 row: 1,
                 col: 4,
                 visible: false,

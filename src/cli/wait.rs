@@ -12,7 +12,7 @@ use super::duration::WaitLimit;
 use super::output::{print, print_json, visible};
 use super::resolve::session_id;
 use super::sessions::{print_session, wire_word};
-use crate::api::model::{self, SessionEnvelope, WaitRequest, WaitResponse};
+use crate::wire::{SessionEnvelope, WaitRequest, WaitResponse};
 
 /// The longest `timeout_ms` the API takes in one request.
 const API_MAX_WAIT: Duration = Duration::from_secs(3600);
@@ -65,7 +65,7 @@ fn condition(args: &WaitArgs) -> (WaitRequest, String) {
         ),
         (None, Some(Until::Quiet(quiet))) => (
             WaitRequest {
-                until: Some(model::Until::Quiet),
+                until: Some(crate::wire::Until::Quiet),
                 quiet_ms: Some(quiet.as_millis() as u64),
                 ..WaitRequest::default()
             },

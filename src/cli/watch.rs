@@ -18,7 +18,7 @@ use super::output::{json_line, print, visible, write_stdout};
 use super::pipe::stdout_closed;
 use super::resolve::session_id;
 use super::terminal::{Modes, draw_snapshot, plain_snapshot};
-use crate::api::model::Snapshot;
+use crate::wire::Snapshot;
 
 /// What is written.
 #[derive(Clone, Copy, PartialEq, Eq)]

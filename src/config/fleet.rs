@@ -1,5 +1,7 @@
-//! `[fleet]`: the peers whose sessions this tmuxd also serves, and the
-//! checks `validate` runs on them.
+//! `[fleet]`: the peers whose sessions this tmuxd also serves. A
+//! `[[fleet.peers]]` table is checked once, as the file is read, into a
+//! [`PeerConfig`] whose parts are typed: the fleet builds its peers from
+//! that and checks nothing again.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -32,10 +34,37 @@ impl Default for FleetConfig {
     }
 }
 
-/// One `[[fleet.peers]]` table; `Debug` masks the token.
+/// One `[[fleet.peers]]` table, checked; `Debug` masks the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PeerConfig {
+    /// The host label its sessions carry (`NAME/sess_N`).
+    pub name: HostName,
+    /// As configured, for `/v1/hosts` and `tmuxd config`.
+    pub url: String,
+    /// `url`'s host (an IPv6 address in brackets) and port.
+    pub host: String,
+    pub port: u16,
+    pub token: PeerToken,
+    /// `user@host`: tmuxd runs and supervises `ssh -N -L` to reach `url`.
+    pub ssh: Option<String>,
+    /// Extra `ssh` arguments placed before the destination.
+    pub ssh_args: Vec<String>,
+}
+
+/// Where a peer's token is.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PeerToken {
+    /// In the config, trimmed.
+    Given(String),
+    /// In this file (a leading `~` expanded from the environment's
+    /// HOME), read when the daemon starts.
+    File(PathBuf),
+}
+
+/// One `[[fleet.peers]]` table as the file has it.
 #[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PeerConfig {
+pub struct PeerTable {
     /// The host label its sessions carry (`NAME/sess_N`).
     pub name: String,
     /// The peer's tmuxd, `http://ADDR:PORT`. With `ssh`, the address as
@@ -57,9 +86,9 @@ pub struct PeerConfig {
     pub ssh_args: Vec<String>,
 }
 
-impl fmt::Debug for PeerConfig {
+impl fmt::Debug for PeerTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PeerConfig")
+        f.debug_struct("PeerTable")
             .field("name", &self.name)
             .field("url", &self.url)
             .field("token", &self.token.as_ref().map(|_| super::MASK))
@@ -70,11 +99,32 @@ impl fmt::Debug for PeerConfig {
     }
 }
 
+impl fmt::Debug for PeerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerToken::Given(_) => f.write_str(super::MASK),
+            PeerToken::File(path) => f.debug_tuple("File").field(path).finish(),
+        }
+    }
+}
+
+impl fmt::Debug for PeerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerConfig")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("token", &self.token)
+            .field("ssh", &self.ssh)
+            .field("ssh_args", &self.ssh_args)
+            .finish()
+    }
+}
+
 /// `[fleet]` in a layer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileFleet {
-    pub peers: Option<Vec<PeerConfig>>,
+    pub peers: Option<Vec<PeerTable>>,
     pub request_timeout_ms: Option<u64>,
     pub heartbeat_ms: Option<u64>,
 }
@@ -122,24 +172,24 @@ pub fn parse_peer_url(url: &str) -> Result<(String, u16), PeerUrlError> {
     Ok((host.to_owned(), port))
 }
 
-/// Names unique and valid, URLs plain `http://HOST:PORT`, one token source,
-/// and `ssh` a `[user@]host` destination.
-pub fn check_fleet(fleet: &FleetConfig) -> Result<(), ConfigError> {
+/// The tables checked: names unique and valid, URLs plain
+/// `http://HOST:PORT`, one token source, and `ssh` a `[user@]host`
+/// destination.
+pub fn check_peers(tables: Vec<PeerTable>) -> Result<Vec<PeerConfig>, ConfigError> {
     let mut names = BTreeSet::new();
-    for (i, peer) in fleet.peers.iter().enumerate() {
+    let mut peers = Vec::with_capacity(tables.len());
+    for (i, table) in tables.into_iter().enumerate() {
         let key = |field: &str| format!("fleet.peers[{i}].{field}");
-        let name: HostName = peer
+        let name: HostName = table
             .name
             .parse()
             .map_err(|e: crate::id::IdError| invalid(&key("name"), e.to_string()))?;
-        if !names.insert(name) {
-            return Err(invalid(
-                &key("name"),
-                format!("`{}` is used twice", peer.name),
-            ));
+        if !names.insert(name.clone()) {
+            return Err(invalid(&key("name"), format!("`{name}` is used twice")));
         }
-        parse_peer_url(&peer.url).map_err(|e| invalid(&key("url"), e.to_string()))?;
-        match (&peer.token, &peer.token_file) {
+        let (host, port) =
+            parse_peer_url(&table.url).map_err(|e| invalid(&key("url"), e.to_string()))?;
+        let token = match (table.token, table.token_file) {
             (Some(_), Some(_)) => {
                 return Err(invalid(&key("token"), "give token or token_file, not both"));
             }
@@ -147,20 +197,30 @@ pub fn check_fleet(fleet: &FleetConfig) -> Result<(), ConfigError> {
             (Some(token), None) if token.trim().is_empty() => {
                 return Err(invalid(&key("token"), "must not be empty"));
             }
-            _ => {}
-        }
-        if let Some(ssh) = &peer.ssh {
+            (Some(token), None) => PeerToken::Given(token.trim().to_owned()),
+            (None, Some(path)) => PeerToken::File(path),
+        };
+        if let Some(ssh) = &table.ssh {
             let bad =
                 ssh.is_empty() || ssh.starts_with('-') || ssh.contains(|c: char| c.is_whitespace());
             if bad {
                 return Err(invalid(&key("ssh"), format!("`{ssh}` is not [user@]host")));
             }
         }
-        if !peer.ssh_args.is_empty() && peer.ssh.is_none() {
+        if !table.ssh_args.is_empty() && table.ssh.is_none() {
             return Err(invalid(&key("ssh_args"), "needs ssh"));
         }
+        peers.push(PeerConfig {
+            name,
+            url: table.url,
+            host,
+            port,
+            token,
+            ssh: table.ssh,
+            ssh_args: table.ssh_args,
+        });
     }
-    Ok(())
+    Ok(peers)
 }
 
 /// `fleet.peers` as `tmuxd config` prints it, tokens masked.
@@ -170,14 +230,14 @@ pub fn render_peers(peers: &[PeerConfig]) -> String {
         .iter()
         .map(|p| {
             let mut fields = vec![
-                format!("name = {}", text(&p.name)),
+                format!("name = {}", text(p.name.as_str())),
                 format!("url = {}", text(&super::mask_urls(&p.url))),
             ];
-            if p.token.is_some() {
-                fields.push(format!("token = {}", text(super::MASK)));
-            }
-            if let Some(file) = &p.token_file {
-                fields.push(format!("token_file = {}", text(&file.to_string_lossy())));
+            match &p.token {
+                PeerToken::Given(_) => fields.push(format!("token = {}", text(super::MASK))),
+                PeerToken::File(file) => {
+                    fields.push(format!("token_file = {}", text(&file.to_string_lossy())));
+                }
             }
             if let Some(ssh) = &p.ssh {
                 fields.push(format!("ssh = {}", text(ssh)));
@@ -196,8 +256,8 @@ pub fn render_peers(peers: &[PeerConfig]) -> String {
 mod tests {
     use super::*;
 
-    fn peer(name: &str, url: &str) -> PeerConfig {
-        PeerConfig {
+    fn peer(name: &str, url: &str) -> PeerTable {
+        PeerTable {
             name: name.to_owned(),
             url: url.to_owned(),
             token: Some("t".repeat(32)),
@@ -207,9 +267,9 @@ mod tests {
         }
     }
 
-    fn key_of(fleet: &FleetConfig) -> Option<String> {
-        match check_fleet(fleet) {
-            Ok(()) => None,
+    fn key_of(peers: Vec<PeerTable>) -> Option<String> {
+        match check_peers(peers) {
+            Ok(_) => None,
             Err(ConfigError::Invalid { key, .. }) => Some(key),
             Err(e) => panic!("{e}"),
         }
@@ -238,12 +298,8 @@ mod tests {
 
     #[test]
     fn bad_peers_name_their_key() {
-        let fleet = |peers| FleetConfig {
-            peers,
-            ..FleetConfig::default()
-        };
-        assert_eq!(key_of(&fleet(vec![peer("gpu1", "http://a:1")])), None);
-        let cases: [(Vec<PeerConfig>, &str); 7] = [
+        assert_eq!(key_of(vec![peer("gpu1", "http://a:1")]), None);
+        let cases: [(Vec<PeerTable>, &str); 7] = [
             (vec![peer("gpu_1", "http://a:1")], "fleet.peers[0].name"),
             (
                 vec![peer("a", "http://a:1"), peer("a", "http://b:1")],
@@ -251,28 +307,28 @@ mod tests {
             ),
             (vec![peer("a", "https://a:1")], "fleet.peers[0].url"),
             (
-                vec![PeerConfig {
+                vec![PeerTable {
                     token: None,
                     ..peer("a", "http://a:1")
                 }],
                 "fleet.peers[0].token",
             ),
             (
-                vec![PeerConfig {
+                vec![PeerTable {
                     token_file: Some("/x".into()),
                     ..peer("a", "http://a:1")
                 }],
                 "fleet.peers[0].token",
             ),
             (
-                vec![PeerConfig {
+                vec![PeerTable {
                     ssh: Some("-oProxyCommand=x".into()),
                     ..peer("a", "http://a:1")
                 }],
                 "fleet.peers[0].ssh",
             ),
             (
-                vec![PeerConfig {
+                vec![PeerTable {
                     ssh_args: vec!["-p2222".into()],
                     ..peer("a", "http://a:1")
                 }],
@@ -280,13 +336,16 @@ mod tests {
             ),
         ];
         for (peers, key) in cases {
-            assert_eq!(key_of(&fleet(peers)).as_deref(), Some(key));
+            assert_eq!(key_of(peers).as_deref(), Some(key));
         }
     }
 
     #[test]
     fn rendered_peers_hide_tokens() {
-        let text = render_peers(&[peer("gpu1", "http://a:1")]);
+        let peers = check_peers(vec![peer("gpu1", "http://a:1")]).unwrap();
+        assert_eq!(peers[0].token, PeerToken::Given("t".repeat(32)));
+        assert!(!format!("{peers:?}").contains("tttt"));
+        let text = render_peers(&peers);
         assert!(!text.contains("tttt"), "{text}");
         assert!(text.contains("name = \"gpu1\""), "{text}");
     }

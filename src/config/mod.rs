@@ -21,9 +21,13 @@ use serde::{Deserialize, Deserializer};
 mod fleet;
 mod mask;
 mod sections;
-pub use fleet::{FleetConfig, PeerConfig, parse_peer_url};
+pub use fleet::{FleetConfig, PeerConfig, PeerToken};
 pub use mask::mask_urls;
 pub use sections::{FileNotify, NotifyConfig, NotifyOn, RuleConfig, RuleState};
+
+/// `tmux.screen_checks_per_s`'s default: settled-screen checks a second
+/// on one tmux server, all sessions together.
+pub const DEFAULT_SCREEN_CHECKS_PER_S: u32 = 20;
 
 /// The process environment, passed in (`std::env::vars().collect()` in main).
 pub type Env = BTreeMap<String, String>;
@@ -263,7 +267,7 @@ impl Config {
                 socket_path: None,
                 config_file: None,
                 command_timeout_ms: 5000,
-                screen_checks_per_s: crate::tmux::DEFAULT_SCREEN_CHECKS_PER_S,
+                screen_checks_per_s: DEFAULT_SCREEN_CHECKS_PER_S,
                 live_clients: 0,
             },
             discovery: DiscoveryConfig {
@@ -583,19 +587,23 @@ fn read_chosen(choice: &FileChoice) -> Result<Option<String>, ConfigError> {
 
 /// Replaces a leading `~` component in the file's path values with HOME.
 fn expand_home(layer: &mut FileConfig, env: &Env) -> Result<(), ConfigError> {
-    let paths = [
-        ("data_dir", &mut layer.data_dir),
-        ("log_file", &mut layer.log_file),
-        ("tmux.bin", &mut layer.tmux.bin),
-        ("tmux.socket_path", &mut layer.tmux.socket_path),
-        ("tmux.config_file", &mut layer.tmux.config_file),
+    let mut paths = vec![
+        ("data_dir".to_owned(), &mut layer.data_dir),
+        ("log_file".to_owned(), &mut layer.log_file),
+        ("tmux.bin".to_owned(), &mut layer.tmux.bin),
+        ("tmux.socket_path".to_owned(), &mut layer.tmux.socket_path),
+        ("tmux.config_file".to_owned(), &mut layer.tmux.config_file),
     ];
+    let peers = layer.fleet.peers.iter_mut().flatten().enumerate();
+    for (i, peer) in peers {
+        paths.push((format!("fleet.peers[{i}].token_file"), &mut peer.token_file));
+    }
     for (key, path) in paths {
         let Some(rest) = path.as_deref().and_then(|p| p.strip_prefix("~").ok()) else {
             continue;
         };
         let home = env_value(env, "HOME")
-            .ok_or_else(|| invalid(key, "cannot expand `~`: HOME is not set"))?;
+            .ok_or_else(|| invalid(&key, "cannot expand `~`: HOME is not set"))?;
         let expanded = Path::new(home).join(rest);
         *path = Some(expanded);
     }
@@ -715,7 +723,6 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.secret", notify.secret, optional);
     take!("notify.on", notify.on);
     take!("restore.on_start", restore.on_start);
-    take!("fleet.peers", fleet.peers);
     take!("fleet.request_timeout_ms", fleet.request_timeout_ms);
     take!("fleet.heartbeat_ms", fleet.heartbeat_ms);
 }
@@ -730,6 +737,11 @@ fn resolve(
     let mut sources: Sources = KEYS.iter().map(|&key| (key, Source::Default)).collect();
     if let Some(mut file) = file {
         expand_home(&mut file, env)?;
+        // Only the file has peers; checked here, once, into their types.
+        if let Some(tables) = file.fleet.peers.take() {
+            config.fleet.peers = fleet::check_peers(tables)?;
+            sources.insert("fleet.peers", Source::File);
+        }
         overlay(&mut config, &mut sources, file, Source::File);
     }
     overlay(&mut config, &mut sources, env_layer(env)?, Source::Env);
@@ -789,7 +801,6 @@ pub fn validate(config: &Config) -> Result<(), ConfigError> {
     sections::check_rules(&c.state.rules)?;
     sections::check_disabled_presets(&c.state.disabled_presets)?;
     sections::check_notify(&c.notify)?;
-    fleet::check_fleet(&c.fleet)?;
     #[rustfmt::skip]
     let ranges: [(&str, u64, RangeInclusive<u64>); 32] = [
         ("max_sessions", c.max_sessions as u64, 1..=4096),

@@ -340,6 +340,28 @@ fn home_is_expanded_in_file_paths_only() {
     );
 }
 
+/// A peer's token file is found from the HOME tmuxd was given, not the
+/// process's own: the daemon under test runs with a cleared environment.
+#[test]
+fn peer_token_files_expand_home_from_the_given_environment() {
+    let text = "[[fleet.peers]]\nname = \"gpu1\"\nurl = \"http://127.0.0.1:7420\"\ntoken_file = \"~/gpu1.token\"\n";
+    let (config, sources) = resolve(Some(file(text)), &home(), &Flags::default()).unwrap();
+    let peer = &config.fleet.peers[0];
+    assert_eq!(peer.name.as_str(), "gpu1");
+    assert_eq!((peer.host.as_str(), peer.port), ("127.0.0.1", 7420));
+    let want = Path::new("/home/u/gpu1.token").to_owned();
+    assert_eq!(peer.token, crate::config::PeerToken::File(want));
+    assert_eq!(sources["fleet.peers"], Source::File);
+    let (key, reason) = invalid_parts(resolve(Some(file(text)), &Env::new(), &Flags::default()));
+    assert_eq!(
+        (key.as_str(), reason.as_str()),
+        (
+            "fleet.peers[0].token_file",
+            "cannot expand `~`: HOME is not set"
+        )
+    );
+}
+
 #[test]
 fn file_choice_prefers_flag_then_env_then_home() {
     let explicit = |path: &str| {

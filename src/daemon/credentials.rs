@@ -17,12 +17,7 @@ use tokio::net::UnixListener;
 
 use crate::api::random_hex;
 use crate::config::MIN_TOKEN_CHARS;
-use crate::store::write_atomic;
-
-/// The generated token's file name in the data dir.
-pub const TOKEN_FILE: &str = "token";
-/// The unix socket's file name in the data dir.
-pub const SOCKET_FILE: &str = "tmuxd.sock";
+use crate::store::{SOCKET_FILE, TOKEN_FILE, write_atomic};
 
 /// Bytes of randomness in a generated token (hex-encoded: 64 characters).
 const TOKEN_BYTES: usize = 32;

@@ -1,10 +1,11 @@
-//! A peer's events and summaries as the hub serves them: ids qualified with
-//! the host, and the peer's own numbering kept beside the hub's.
+//! A peer's events as the hub records them: ids qualified with the host,
+//! and the peer's own numbering kept beside the hub's.
 //!
 //! A peer speaks only for its own sessions: a `session_id` it sends must be
 //! a bare `sess_N`, which becomes `host/sess_N`. Anything else
 //! (`other/sess_1` would be another host's session on the hub) is never
-//! passed on: such an event is dropped, such an id in an answer is nulled.
+//! passed on: such an event is dropped and counted. (Its answers:
+//! `answers.rs`.)
 
 use serde_json::{Map, Value};
 
@@ -101,38 +102,6 @@ pub fn qualify_id(host: &HostName, id: &SessionId) -> String {
     format!("{host}/{id}")
 }
 
-/// Rewrites a peer's JSON answer for the hub's clients: every
-/// `session_id` becomes `host/sess_N`, and each object that has one also
-/// gets `host`; a `session_id` that is not a bare `sess_N` becomes `null`.
-/// Depth-first through objects and arrays; returns how many were nulled.
-pub fn qualify(host: &HostName, value: &mut Value) -> usize {
-    match value {
-        Value::Object(fields) => {
-            let mut foreign = 0;
-            if let Some(id) = fields.get_mut("session_id") {
-                let bare = id.as_str().and_then(|id| id.parse::<SessionId>().ok());
-                match bare {
-                    Some(session) => *id = Value::from(qualify_id(host, &session)),
-                    None if id.is_null() => {}
-                    None => {
-                        *id = Value::Null;
-                        foreign += 1;
-                    }
-                }
-                fields.insert(HOST_KEY.to_owned(), Value::from(host.as_str()));
-            }
-            foreign
-                + fields
-                    .iter_mut()
-                    .filter(|(key, _)| *key != "session_id")
-                    .map(|(_, child)| qualify(host, child))
-                    .sum::<usize>()
-        }
-        Value::Array(items) => items.iter_mut().map(|item| qualify(host, item)).sum(),
-        _ => 0,
-    }
-}
-
 /// The hub's cursor for each peer, as found in its own retained events.
 pub fn cursors_in<'a>(
     events: impl IntoIterator<Item = &'a crate::store::Event>,
@@ -213,21 +182,5 @@ mod tests {
             };
             assert_eq!(got, want, "{data}");
         }
-    }
-
-    #[test]
-    fn answers_are_qualified_at_any_depth() {
-        let mut value = json!({
-            "session": {"session_id": "sess_1", "state": "idle"},
-            "sessions": [{"session_id": "sess_2"}, {"session_id": "real/sess_1"}],
-            "session_id": "not-an-id"
-        });
-        assert_eq!(qualify(&gpu1(), &mut value), 2);
-        assert_eq!(value["session"]["session_id"], json!("gpu1/sess_1"));
-        assert_eq!(value["session"]["host"], json!("gpu1"));
-        assert_eq!(value["sessions"][0]["session_id"], json!("gpu1/sess_2"));
-        assert_eq!(value["sessions"][1]["session_id"], Value::Null);
-        assert_eq!(value["sessions"][1]["host"], json!("gpu1"));
-        assert_eq!(value["session_id"], Value::Null);
     }
 }

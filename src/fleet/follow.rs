@@ -8,19 +8,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION};
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::{MAX_ANSWER_BYTES, MAX_CHECK_BYTES, MAX_EVENT_BYTES, ReadError, read_capped};
 use super::cursors::Cursors;
-use super::fanin::{FanIn, fan_in, qualify};
+use super::fanin::{FanIn, fan_in};
 use super::sse::{SseMessage, SseParser, SseTooLarge};
 use super::{HostStatus, Peer};
-use crate::id::SessionId;
+use crate::id::{FleetId, SessionId};
 use crate::metrics::Metrics;
 use crate::secret::{PROOF_PATH, Proofs, new_nonce};
 use crate::supervisor::Supervisor;
+use crate::wire::{SessionSummary, VersionInfo};
 
 const MIN_BACKOFF: Duration = Duration::from_millis(200);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -243,8 +243,8 @@ impl Follower {
             let local = event
                 .session_id
                 .as_deref()
-                .and_then(|id| id.rsplit_once('/'))
-                .and_then(|(_, id)| id.parse::<SessionId>().ok());
+                .and_then(|id| id.parse::<FleetId>().ok())
+                .map(|id| id.session);
             self.supervisor.record_event(event);
             if let Some(local) = local {
                 let _ = dirty.send(local);
@@ -302,11 +302,9 @@ async fn version(peer: &Peer, timeout: Duration) -> Result<Option<String>, PeerE
     let body = read_capped(response, MAX_CHECK_BYTES)
         .await
         .map_err(|e| PeerError::read(Step::Check, e))?;
-    let body: Value = serde_json::from_slice(&body).map_err(|_| PeerError::NotJson(Step::Check))?;
-    Ok(body
-        .get("version")
-        .and_then(Value::as_str)
-        .map(str::to_owned))
+    let body: VersionInfo =
+        serde_json::from_slice(&body).map_err(|_| PeerError::NotJson(Step::Check))?;
+    Ok(Some(body.version))
 }
 
 /// Proves the peer every `every`; the first failure is sent and ends the task.
@@ -331,11 +329,12 @@ async fn heartbeat(
 }
 
 /// The peer's live sessions, keyed by their id there; an item whose id is
-/// not a bare `sess_N` is dropped and counted.
+/// not a bare `sess_N` is dropped and counted, one that is no summary
+/// dropped.
 async fn list(
     follower: &Follower,
     timeout: Duration,
-) -> Result<BTreeMap<SessionId, Value>, PeerError> {
+) -> Result<BTreeMap<SessionId, SessionSummary>, PeerError> {
     let response = follower
         .get("/v1/sessions")
         .timeout(timeout)
@@ -348,24 +347,21 @@ async fn list(
     let body = read_capped(response, MAX_ANSWER_BYTES)
         .await
         .map_err(|e| PeerError::read(Step::List, e))?;
-    let mut body: Value =
-        serde_json::from_slice(&body).map_err(|_| PeerError::NotJson(Step::List))?;
-    let items = body
-        .get_mut("sessions")
-        .and_then(Value::as_array_mut)
-        .ok_or(PeerError::NoSessions)?;
-    let (peer, metrics) = (&follower.peer, &follower.metrics);
+    /// Items read one by one: one that is not a summary costs only itself.
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        sessions: Vec<serde_json::Value>,
+    }
+    let listed: Listed = serde_json::from_slice(&body).map_err(|e| match e.is_data() {
+        true => PeerError::NoSessions,
+        false => PeerError::NotJson(Step::List),
+    })?;
+    let peer = &follower.peer;
     let mut sessions = BTreeMap::new();
-    for mut item in items.drain(..) {
-        let id = item.get("session_id").and_then(Value::as_str);
-        let Some(id) = id.and_then(|id| id.parse::<SessionId>().ok()) else {
-            peer.refuse(metrics);
-            continue;
-        };
-        if qualify(&peer.name, &mut item) > 0 {
-            peer.refuse(metrics);
+    for item in &listed.sessions {
+        if let Some(summary) = peer.take_summary(item, None, &follower.metrics) {
+            sessions.insert(summary.session_id.session, summary);
         }
-        sessions.insert(id, item);
     }
     Ok(sessions)
 }
@@ -407,22 +403,21 @@ async fn refresh(
                 }
                 Err(ReadError::Request(_)) => continue,
             };
-            let Ok(mut body) = serde_json::from_slice::<Value>(&body) else {
-                continue;
-            };
-            let Some(mut summary) = body.get_mut("session").map(Value::take) else {
-                continue;
-            };
-            let named = summary.get("session_id").and_then(Value::as_str);
-            if named != Some(id.to_string().as_str()) || qualify(&peer.name, &mut summary) > 0 {
-                peer.refuse(&metrics);
-                continue;
+            /// The summary read on its own, as in a list.
+            #[derive(serde::Deserialize)]
+            struct Envelope {
+                session: serde_json::Value,
             }
-            let ended = summary.get("ended_at").is_some_and(|at| !at.is_null());
+            let Ok(body) = serde_json::from_slice::<Envelope>(&body) else {
+                continue;
+            };
+            let Some(summary) = peer.take_summary(&body.session, Some(id), &metrics) else {
+                continue;
+            };
             let mut state = peer.state();
-            match ended {
-                true => state.sessions.remove(&id),
-                false => state.sessions.insert(id, summary),
+            match summary.ended_at {
+                Some(_) => state.sessions.remove(&id),
+                None => state.sessions.insert(id, summary),
             };
         }
     }

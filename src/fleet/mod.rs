@@ -16,6 +16,7 @@
 //! followed (`transport.rs`); its events and summaries must name its own
 //! sessions (bare `sess_N`), else they are dropped and counted.
 
+pub mod answers;
 pub mod bounded;
 mod cursors;
 pub mod fanin;
@@ -31,14 +32,14 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{ConfigError, FleetConfig, PeerConfig};
+use crate::config::{ConfigError, FleetConfig, PeerToken};
 use crate::id::{HostName, SessionId};
 use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
+use crate::wire::SessionSummary;
 use transport::Route;
 
 pub use cursors::CURSORS_FILE;
@@ -118,8 +119,9 @@ struct PeerState {
     rtt_ms: Option<f64>,
     version: Option<String>,
     ssh_error: Option<String>,
-    /// Summaries as the hub serves them (qualified ids, `host`).
-    sessions: BTreeMap<SessionId, Value>,
+    /// Summaries as the hub serves them (qualified ids, `host`), by
+    /// their id on the peer.
+    sessions: BTreeMap<SessionId, SessionSummary>,
     cursor: u64,
     /// See [`HostView::refused`].
     refused: u64,
@@ -255,6 +257,29 @@ impl Peer {
         metrics.fleet_refused();
     }
 
+    /// A summary it sent, qualified; `None` when it names a session not
+    /// its own (counted) or is no summary (logged: a peer of another
+    /// version).
+    fn take_summary(
+        &self,
+        item: &serde_json::Value,
+        asked: Option<SessionId>,
+        metrics: &Metrics,
+    ) -> Option<SessionSummary> {
+        match answers::summary(&self.name, item, asked) {
+            Ok(summary) => Some(summary),
+            Err(foreign @ answers::Unfit::Foreign(_)) => {
+                tracing::debug!(host = %self.name, "{foreign}");
+                self.refuse(metrics);
+                None
+            }
+            Err(unread @ answers::Unfit::Unreadable { .. }) => {
+                tracing::warn!(host = %self.name, "{unread}");
+                None
+            }
+        }
+    }
+
     fn set_status(&self, status: HostStatus, error: Option<String>) {
         let mut state = self.state();
         if state.status != status {
@@ -290,39 +315,32 @@ pub struct Fleet {
     pub request_timeout: Duration,
 }
 
-/// A `[[fleet.peers]]` token, from the config or its file.
-fn read_token(index: usize, peer: &PeerConfig) -> Result<String, ConfigError> {
-    match (&peer.token, &peer.token_file) {
-        (Some(token), _) => Ok(token.trim().to_owned()),
-        (None, Some(path)) => {
-            let path = match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-                (Ok(rest), Some(home)) => Path::new(&home).join(rest),
-                _ => path.clone(),
-            };
-            let key = format!("fleet.peers[{index}].token_file");
-            let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Invalid {
-                key: key.clone(),
-                reason: format!("cannot read {}: {e}", path.display()),
-            })?;
-            let token = text.trim().to_owned();
-            if token.is_empty() {
-                return Err(ConfigError::Invalid {
-                    key,
-                    reason: format!("{} is empty", path.display()),
-                });
-            }
-            Ok(token)
-        }
-        (None, None) => Err(ConfigError::Invalid {
-            key: format!("fleet.peers[{index}].token"),
-            reason: "a peer needs token or token_file".to_owned(),
-        }),
+/// A `[[fleet.peers]]` token: as given, or read from its file now.
+fn read_token(index: usize, token: &PeerToken) -> Result<String, ConfigError> {
+    let path = match token {
+        PeerToken::Given(token) => return Ok(token.clone()),
+        PeerToken::File(path) => path,
+    };
+    let key = format!("fleet.peers[{index}].token_file");
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid {
+        key: key.clone(),
+        reason: format!("cannot read {}: {e}", path.display()),
+    })?;
+    let token = text.trim().to_owned();
+    if token.is_empty() {
+        return Err(ConfigError::Invalid {
+            key,
+            reason: format!("{} is empty", path.display()),
+        });
     }
+    Ok(token)
 }
 
 impl Fleet {
     /// Reads the peers' tokens, starts their ssh forwards and followers.
-    /// No peers: an empty fleet, nothing started.
+    /// No peers: an empty fleet, nothing started. The peers were checked
+    /// as the config was read; what can still fail is reading a token
+    /// file and placing an ssh forward's socket.
     pub fn start(
         config: &FleetConfig,
         supervisor: &Supervisor,
@@ -334,21 +352,9 @@ impl Fleet {
         let cursors = cursors::Cursors::load(data_dir, supervisor);
         let mut peers = BTreeMap::new();
         for (index, config_peer) in config.peers.iter().enumerate() {
-            let name: HostName =
-                config_peer
-                    .name
-                    .parse()
-                    .map_err(|e: crate::id::IdError| ConfigError::Invalid {
-                        key: format!("fleet.peers[{index}].name"),
-                        reason: e.to_string(),
-                    })?;
-            let token = read_token(index, config_peer)?;
-            let (host, port) = crate::config::parse_peer_url(&config_peer.url).map_err(|e| {
-                ConfigError::Invalid {
-                    key: format!("fleet.peers[{index}].url"),
-                    reason: e.to_string(),
-                }
-            })?;
+            let name = config_peer.name.clone();
+            let token = read_token(index, &config_peer.token)?;
+            let (host, port) = (&config_peer.host, config_peer.port);
             let (route, tunnel) = match &config_peer.ssh {
                 None => (Route::Tcp, None),
                 Some(destination) => {
@@ -362,7 +368,7 @@ impl Fleet {
                     let tunnel = ssh::Tunnel::new(
                         destination,
                         &config_peer.ssh_args,
-                        &host,
+                        host,
                         port,
                         socket.clone(),
                     );
@@ -443,7 +449,7 @@ impl Fleet {
 
     /// The peers' sessions as last known, by host then id; a down peer's
     /// are marked `stale` with the time it went down.
-    pub fn sessions(&self, host: Option<&HostName>) -> Vec<Value> {
+    pub fn sessions(&self, host: Option<&HostName>) -> Vec<SessionSummary> {
         let mut out = Vec::new();
         for peer in self.peers.values() {
             if host.is_some_and(|h| h != &peer.name) {
@@ -451,14 +457,11 @@ impl Fleet {
             }
             let state = peer.state();
             let stale_since = (state.status == HostStatus::Down).then_some(state.since);
-            for summary in state.sessions.values() {
-                let mut summary = summary.clone();
-                if let (Some(since), Value::Object(fields)) = (stale_since, &mut summary) {
-                    fields.insert("stale".to_owned(), Value::Bool(true));
-                    fields.insert("stale_since".to_owned(), serde_json::json!(since));
-                }
-                out.push(summary);
-            }
+            out.extend(state.sessions.values().map(|summary| SessionSummary {
+                stale: stale_since.is_some(),
+                stale_since,
+                ..summary.clone()
+            }));
         }
         out
     }

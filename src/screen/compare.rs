@@ -102,7 +102,7 @@ fn trimmed(mut row: Vec<Shown>) -> Vec<Shown> {
 
 /// Row `row` of tmuxd's screen as shown (a wide character once).
 fn model_row(screen: &Screen, row: u16) -> Vec<Shown> {
-    let (_, cols) = screen.size();
+    let (cols, _) = screen.size();
     let mut out = Vec::new();
     let mut text = String::new();
     for cell in (0..cols).filter_map(|col| screen.cell(row, col)) {
@@ -185,7 +185,7 @@ pub fn compare(model: &Screen, rows: &[Vec<u8>], cursor: TmuxCursor) -> Option<D
     if model.alternate_screen() != cursor.alternate || model.hide_cursor() == cursor.visible {
         return Some(DriftCause::Mode);
     }
-    let (height, _) = model.size();
+    let (_, height) = model.size();
     let mut mine: Vec<Vec<Shown>> = (0..height).map(|r| model_row(model, r)).collect();
     let mut theirs = capture_rows(rows);
     for rows in [&mut mine, &mut theirs] {

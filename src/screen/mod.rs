@@ -46,9 +46,9 @@ impl Screen {
         self.parser.advance(&mut performer, bytes);
     }
 
-    /// `(rows, cols)`, in the order `vt100` used.
+    /// `(cols, rows)`, as `new` and `resize` take them.
     pub fn size(&self) -> (u16, u16) {
-        (self.term.rows(), self.term.cols())
+        (self.term.cols(), self.term.rows())
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {

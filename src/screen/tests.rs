@@ -10,7 +10,7 @@ fn screen(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
 }
 
 fn text(screen: &Screen) -> Vec<String> {
-    let (_, cols) = screen.size();
+    let (cols, _) = screen.size();
     screen.rows(0, cols).collect()
 }
 

@@ -41,9 +41,9 @@ impl PaneScreen {
         self.screen.bells() - before
     }
 
+    /// `(cols, rows)`.
     pub fn size(&self) -> (u16, u16) {
-        let (rows, cols) = self.screen.size();
-        (cols, rows)
+        self.screen.size()
     }
 
     pub fn resize(&mut self, cols: u16, rows: u16) {

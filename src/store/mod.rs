@@ -2,7 +2,8 @@
 //! files (registry, thoughts, counters), the append-only event log, and the
 //! health of writing them.
 //!
-//! Nothing here knows about tmux or session actors; the supervisor decides
+//! Nothing here knows about session actors or talks to tmux (the restore
+//! plan's shape, `tmux::Blueprint`, is tmux's); the supervisor decides
 //! what to write and when, this module makes sure nothing on disk is ever
 //! half-written and that a damaged file never stops the daemon from starting.
 
@@ -20,6 +21,12 @@ mod restore;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// The token the daemon generates when none is configured, in the data
+/// dir; the CLI of the daemon's user reads it.
+pub const TOKEN_FILE: &str = "token";
+/// The unix socket the daemon's own user reaches it through, in the data dir.
+pub const SOCKET_FILE: &str = "tmuxd.sock";
+
 pub use counters::{Counters, CountersFile, salvage_damaged_files};
 pub use ended::{
     EndedFile, EndedRecord, SCROLLBACK_FILE_MAX_BYTES, ScrollbackFile, ScrollbackFiles,
@@ -35,9 +42,7 @@ pub use registry::{
     InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
     ThoughtsFile,
 };
-pub use restore::{
-    Blueprint, Origin, PaneBlueprint, RestoreFile, RestoreMode, RestoreRecord, WindowBlueprint,
-};
+pub use restore::{Origin, RestoreFile, RestoreMode, RestoreRecord};
 
 /// Everything that can go wrong reading or writing the data directory.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::id::SessionId;
-use crate::store::{Blueprint, Origin, RestoreFile, RestoreMode, RestoreRecord};
+use crate::store::{Origin, RestoreFile, RestoreMode, RestoreRecord};
+use crate::tmux::Blueprint;
 use crate::tmux::command::restore::read_start_command;
 
 /// The sessions' restore records, by id number.
@@ -226,7 +227,7 @@ fn upgrade_start_commands(record: &mut RestoreRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{PaneBlueprint, WindowBlueprint};
+    use crate::tmux::{PaneBlueprint, WindowBlueprint};
 
     fn blueprint(cwd: &str) -> Blueprint {
         Blueprint {

@@ -362,7 +362,7 @@ fn shell_line(words: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
+    use crate::tmux::{Blueprint, PaneBlueprint, WindowBlueprint};
 
     fn record(origin: Origin, mode: RestoreMode, resume: Option<&str>) -> RestoreRecord {
         let pane = |start: Option<&[&str]>| PaneBlueprint {

@@ -70,12 +70,9 @@ impl CheckBudget {
 
 impl Default for CheckBudget {
     fn default() -> Self {
-        CheckBudget::new(DEFAULT_PER_SECOND)
+        CheckBudget::new(crate::config::DEFAULT_SCREEN_CHECKS_PER_S)
     }
 }
-
-/// `tmux.screen_checks_per_s`'s default.
-pub const DEFAULT_PER_SECOND: u32 = 20;
 
 #[cfg(test)]
 mod tests {

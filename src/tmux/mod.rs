@@ -3,8 +3,8 @@
 //! that parse their own output.
 
 pub mod activity;
+mod blueprint;
 mod budget;
-pub use budget::DEFAULT_PER_SECOND as DEFAULT_SCREEN_CHECKS_PER_S;
 pub mod command;
 pub mod control;
 mod format;
@@ -23,6 +23,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::metrics::{Metrics, Outcome, Via};
+pub use blueprint::{Blueprint, PaneBlueprint, WindowBlueprint};
 pub use command::NewSession;
 pub use keys::{KeyError, validate_key};
 pub use names::{NameError, validate_session_name};
@@ -165,6 +166,23 @@ pub enum CaptureRange {
 }
 
 impl Tmux {
+    /// The tmux `[tmux]` names: its binary, socket, config file, command
+    /// timeout and settled-screen check rate.
+    pub fn from_config(config: &crate::config::TmuxConfig) -> Tmux {
+        let socket = match (&config.socket_name, &config.socket_path) {
+            (Some(name), _) => Socket::Name(name.clone()),
+            (None, Some(path)) => Socket::Path(path.clone()),
+            (None, None) => Socket::Default,
+        };
+        Tmux::new(
+            config.bin.clone(),
+            socket,
+            config.config_file.clone(),
+            Duration::from_millis(config.command_timeout_ms),
+        )
+        .with_screen_checks(config.screen_checks_per_s)
+    }
+
     pub fn new(
         bin: PathBuf,
         socket: Socket,

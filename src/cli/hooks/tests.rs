@@ -16,9 +16,11 @@ fn commands(settings: &Value, event: &str) -> Vec<String> {
 fn claude_settings_are_created() {
     let text = merge_claude(None, CMD, "s.json").unwrap().unwrap();
     let settings: Value = serde_json::from_str(&text).unwrap();
-    for event in CLAUDE_EVENTS {
-        assert_eq!(commands(&settings, event), [CMD], "{event}");
+    for event in ClaudeEvent::ALL {
+        assert_eq!(commands(&settings, event.name()), [CMD], "{event:?}");
     }
+    let installed = settings["hooks"].as_object().unwrap().len();
+    assert_eq!(installed, ClaudeEvent::ALL.len(), "{settings}");
     assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], "*");
     assert_eq!(settings["hooks"]["Stop"][0].get("matcher"), None);
     assert_eq!(

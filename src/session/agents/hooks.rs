@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::Agent;
 use crate::session::SessionState;
 use crate::session::state::Hook;
+use crate::wire::{CODEX_TURN_COMPLETE, ClaudeEvent};
 
 /// A hook event as read: its name, the state it says (none for events
 /// that say nothing about the session's state), and the agent's message.
@@ -62,25 +63,21 @@ pub fn interpret(agent: Agent, event: &Value) -> Result<HookEvent, HookError> {
             attention,
         })
     };
+    use ClaudeEvent::{Notification, PreToolUse, Stop, UserPromptSubmit};
     use SessionState::{Idle, Waiting, Working};
-    let (hook, message) = match (agent, name) {
+    let claude = ClaudeEvent::named(name).filter(|_| agent == Agent::Claude);
+    let (hook, message) = match (agent, claude) {
         // A login that went through asks nothing of anyone.
-        (Agent::Claude, "Notification")
-            if text("notification_type").as_deref() == Some("auth_success") =>
-        {
+        (_, Some(Notification)) if text("notification_type").as_deref() == Some("auth_success") => {
             (None, text("message"))
         }
         // "Claude needs your permission to use Bash", "Claude is waiting
         // for your input".
-        (Agent::Claude, "Notification") => {
-            (said(Waiting, "hook_notification", true), text("message"))
-        }
-        (Agent::Claude, "Stop") => (said(Idle, "hook_stop", false), None),
-        (Agent::Claude, "UserPromptSubmit") => (said(Working, "hook_prompt_submit", false), None),
-        (Agent::Claude, "PreToolUse" | "PostToolUse") => {
-            (said(Working, "hook_tool_use", false), None)
-        }
-        (Agent::Codex, "agent-turn-complete") => (
+        (_, Some(Notification)) => (said(Waiting, "hook_notification", true), text("message")),
+        (_, Some(Stop)) => (said(Idle, "hook_stop", false), None),
+        (_, Some(UserPromptSubmit)) => (said(Working, "hook_prompt_submit", false), None),
+        (_, Some(PreToolUse)) => (said(Working, "hook_tool_use", false), None),
+        (Agent::Codex, None) if name == CODEX_TURN_COMPLETE => (
             said(Idle, "hook_turn_complete", false),
             text("last-assistant-message"),
         ),
@@ -126,6 +123,9 @@ mod tests {
                 Some((Waiting, "hook_notification", true)), Some("Claude is waiting for your input")),
             (Agent::Claude, claude("Notification", json!({"message": "Logged in", "notification_type": "auth_success"})), None, Some("Logged in")),
             (Agent::Claude, claude("SubagentStop", json!({})), None, None),
+            // Not installed by `tmuxd hooks install` (see `ClaudeEvent`), so not read.
+            (Agent::Claude, claude("PostToolUse", json!({"tool_name": "Bash"})), None, None),
+            (Agent::Codex, json!({"type": "Stop"}), None, None),
             (Agent::Codex, json!({"type": "agent-turn-complete", "turn-id": "1", "input-messages": ["fix it"],
                 "last-assistant-message": "Fixed the test."}), Some((Idle, "hook_turn_complete", false)), Some("Fixed the test.")),
             (Agent::Codex, json!({"type": "something-new"}), None, None),

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::{ParseError, TmuxCommand, expect_empty, owned};
-use crate::store::{Blueprint, PaneBlueprint, WindowBlueprint};
 use crate::tmux::control::parse_layout;
 use crate::tmux::format::{Literal, free_text, read_free_text};
+use crate::tmux::{Blueprint, PaneBlueprint, WindowBlueprint};
 
 /// One row a pane, fields tab-separated; the free-text ones (cwd, window
 /// name, start command) escaped by tmux so that no tab or newline in them

@@ -3,16 +3,19 @@
 //! fails to compile here until the wire model (and so the OpenAPI
 //! document) says what becomes of it.
 
-use super::events::{Event, EventKind};
-use super::health::{StorageFailure, StorageReport, StorageStatus, StorageWrite};
-use super::sessions::{
+use crate::id::FleetId;
+use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
+use crate::store;
+use crate::supervisor;
+use crate::wire::{
     Attention, AttentionReason, CopyModeView, Cursor, DeleteMode, DeleteResponse, InputResponse,
     MatchedLine, PaneRect, QueueItem, SessionState, SessionSummary, Snapshot, SnapshotFormat,
     SnapshotPane, Thought, Transport, WaitResponse, When,
 };
-use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
-use crate::store;
-use crate::supervisor;
+use crate::wire::{
+    Event, EventKind, StorageFailure, StorageReport, StorageStatus, StorageWrite, UntrackedReason,
+    UntrackedSession,
+};
 
 impl From<supervisor::SessionSummary> for SessionSummary {
     fn from(summary: supervisor::SessionSummary) -> Self {
@@ -49,7 +52,7 @@ impl From<supervisor::SessionSummary> for SessionSummary {
             live,
         } = actor;
         SessionSummary {
-            session_id: session_id.to_string(),
+            session_id: FleetId::local(session_id),
             tmux_name,
             state: state.into(),
             state_reason: state_reason.as_str().to_owned(),
@@ -187,7 +190,7 @@ impl From<store::Thought> for Thought {
 impl From<supervisor::DeleteOutcome> for DeleteResponse {
     fn from(outcome: supervisor::DeleteOutcome) -> Self {
         DeleteResponse {
-            session_id: outcome.session_id.to_string(),
+            session_id: FleetId::local(outcome.session_id),
             mode: match outcome.mode {
                 supervisor::DeleteMode::Detach => DeleteMode::Detach,
                 supervisor::DeleteMode::Kill => DeleteMode::Kill,
@@ -230,7 +233,7 @@ impl From<session::Snapshot> for Snapshot {
             copy_mode,
         } = screen;
         Snapshot {
-            session_id: session_id.to_string(),
+            session_id: FleetId::local(session_id),
             seq,
             cols,
             rows,
@@ -377,6 +380,26 @@ impl From<store::Failure> for StorageFailure {
             error,
             since,
             attempts,
+        }
+    }
+}
+
+impl From<supervisor::Untracked> for UntrackedSession {
+    fn from(u: supervisor::Untracked) -> Self {
+        use supervisor::UntrackedWhy;
+        let created = i64::try_from(u.created).unwrap_or(0);
+        UntrackedSession {
+            tmux_name: u.tmux_name,
+            windows: u.windows,
+            attached_clients: u.attached_clients,
+            created_at: chrono::DateTime::from_timestamp(created, 0).unwrap_or_default(),
+            session_id: u.session_id.map(|id| id.to_string()),
+            reason: match u.why {
+                UntrackedWhy::Detached => UntrackedReason::Detached,
+                UntrackedWhy::Excluded => UntrackedReason::Excluded,
+                UntrackedWhy::InvalidName => UntrackedReason::InvalidName,
+                UntrackedWhy::Pending => UntrackedReason::Pending,
+            },
         }
     }
 }

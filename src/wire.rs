@@ -2,12 +2,13 @@
 //! parameters, responses, events, WebSocket and SSE messages, and error
 //! codes. The handlers build these (never `json!`), the CLI reads them
 //! (never `body["x"]`), and `GET /v1/openapi.json` is generated from them,
-//! so the three cannot drift apart. Conversions from the supervisor's and
-//! the actors' own types are in `convert.rs`; they name every field, so a
-//! field added inside the daemon fails to compile until the wire says what
-//! becomes of it.
+//! so the three cannot drift apart. It depends on no other module of
+//! tmuxd but [`crate::id`], so the fleet (a client of its peers) reads
+//! the same types. Conversions from the supervisor's and the actors' own
+//! types are in `api/convert.rs`; they name every field, so a field added
+//! inside the daemon fails to compile until the wire says what becomes of
+//! it.
 
-mod convert;
 mod error;
 mod events;
 mod health;
@@ -27,7 +28,7 @@ pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
     StorageWrite, VersionInfo,
 };
-pub use hooks::{HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
+pub use hooks::{CODEX_TURN_COMPLETE, ClaudeEvent, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{

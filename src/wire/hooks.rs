@@ -6,6 +6,49 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::sessions::{Attention, SessionState};
 
+/// The Claude Code hook events tmuxd reads (`hook_event_name`): the ones
+/// `tmuxd hooks install claude` installs, and the only ones the daemon
+/// reads a state from. One list, so the two cannot drift apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaudeEvent {
+    /// "Claude needs your permission", "waiting for your input".
+    Notification,
+    /// The turn ended.
+    Stop,
+    UserPromptSubmit,
+    /// A tool is about to run (the installer matches every tool: `*`).
+    PreToolUse,
+}
+
+impl ClaudeEvent {
+    pub const ALL: [ClaudeEvent; 4] = [
+        ClaudeEvent::Notification,
+        ClaudeEvent::Stop,
+        ClaudeEvent::UserPromptSubmit,
+        ClaudeEvent::PreToolUse,
+    ];
+
+    /// Its name in Claude Code's settings and hook input.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaudeEvent::Notification => "Notification",
+            ClaudeEvent::Stop => "Stop",
+            ClaudeEvent::UserPromptSubmit => "UserPromptSubmit",
+            ClaudeEvent::PreToolUse => "PreToolUse",
+        }
+    }
+
+    /// The event named `name`; `None` for one tmuxd does not read.
+    pub fn named(name: &str) -> Option<ClaudeEvent> {
+        ClaudeEvent::ALL
+            .into_iter()
+            .find(|event| event.name() == name)
+    }
+}
+
+/// The Codex `notify` event tmuxd reads (its `type`): a turn completed.
+pub const CODEX_TURN_COMPLETE: &str = "agent-turn-complete";
+
 /// Largest hook event accepted: events carry a tool's input (a file an
 /// agent writes), which tmuxd does not need; `tmuxd hooks send` keeps only
 /// the fields it reads.

@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::id::{FleetId, HostName};
+
 /// What a session is doing (docs/guide.md: "States and evidence").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -70,9 +72,9 @@ pub struct Thought {
 /// A session as clients see it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SessionSummary {
-    /// `sess_<n>`, never reused.
-    #[schema(example = "sess_3")]
-    pub session_id: String,
+    /// `sess_<n>`, never reused; a fleet peer's is `HOST/sess_<n>`.
+    #[schema(value_type = String, example = "sess_3")]
+    pub session_id: FleetId,
     pub tmux_name: String,
     pub state: SessionState,
     /// Why: `attaching`, `shell_prompt`, `prompt_marker`, `quiet`,
@@ -138,8 +140,8 @@ pub struct SessionSummary {
     /// The fleet peer the session lives on (`session_id` is then
     /// `HOST/sess_N`); absent for this tmuxd's own sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "gpu1")]
-    pub host: Option<String>,
+    #[schema(value_type = Option<String>, example = "gpu1")]
+    pub host: Option<HostName>,
     /// Its peer is down: this is the last summary the hub had.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
@@ -251,7 +253,8 @@ pub struct DeleteQuery {
 /// The answer to a delete.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct DeleteResponse {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     pub mode: DeleteMode,
     /// Whether the tmux session still runs.
     pub tmux_alive: bool,
@@ -384,7 +387,8 @@ pub struct QueueItem {
 /// `GET /v1/sessions/{id}/input/queue`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct QueueList {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     /// Oldest first: the order they will be typed in.
     pub items: Vec<QueueItem>,
 }
@@ -392,7 +396,8 @@ pub struct QueueList {
 /// `DELETE /v1/sessions/{id}/input/queue/{n}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct QueueCancelled {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     pub cancelled: QueueItem,
 }
 
@@ -417,7 +422,8 @@ pub struct ThoughtRequest {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ThoughtResponse {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     /// The thought now stored (the newer of the two).
     pub thought: Thought,
     /// False when a newer thought was stored already.
@@ -473,7 +479,8 @@ pub struct PaneRect {
 /// `GET /v1/sessions/{id}/snapshot`: the parsed screen, from memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Snapshot {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     /// The latest output chunk folded into this screen.
     pub seq: u64,
     pub cols: u16,
@@ -522,7 +529,8 @@ pub struct ScrollbackQuery {
 /// `GET /v1/sessions/{id}/scrollback`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ScrollbackResponse {
-    pub session_id: String,
+    #[schema(value_type = String)]
+    pub session_id: FleetId,
     /// History above the screen, oldest first; for an ended session the
     /// last of the lines its end kept (`session.ended_scrollback_lines`).
     pub lines: Vec<String>,

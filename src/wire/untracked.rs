@@ -40,23 +40,3 @@ pub struct UntrackedList {
     /// In tmux's order.
     pub sessions: Vec<UntrackedSession>,
 }
-
-impl From<crate::supervisor::Untracked> for UntrackedSession {
-    fn from(u: crate::supervisor::Untracked) -> Self {
-        use crate::supervisor::UntrackedWhy;
-        let created = i64::try_from(u.created).unwrap_or(0);
-        UntrackedSession {
-            tmux_name: u.tmux_name,
-            windows: u.windows,
-            attached_clients: u.attached_clients,
-            created_at: DateTime::from_timestamp(created, 0).unwrap_or_default(),
-            session_id: u.session_id.map(|id| id.to_string()),
-            reason: match u.why {
-                UntrackedWhy::Detached => UntrackedReason::Detached,
-                UntrackedWhy::Excluded => UntrackedReason::Excluded,
-                UntrackedWhy::InvalidName => UntrackedReason::InvalidName,
-                UntrackedWhy::Pending => UntrackedReason::Pending,
-            },
-        }
-    }
-}
