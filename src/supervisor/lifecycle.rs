@@ -159,14 +159,13 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        self.book().created(
+        self.inner.restore.created(
             summary.session_id,
             &summary.tmux_name,
             request.restore,
             request.resume_command.clone(),
             request.command.clone(),
         );
-        self.persist_restore();
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
             let typed = match self.typist(summary.session_id) {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
@@ -303,7 +302,7 @@ impl Supervisor {
                     id,
                     entry.tmux_name(),
                 );
-                self.forget_restore(id);
+                self.inner.restore.forget(id);
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {

@@ -8,13 +8,12 @@ mod ended;
 mod hooks;
 mod input;
 mod lifecycle;
-mod lost;
 mod persist;
 mod plan;
 mod queue;
+mod reattach;
 mod registry;
 mod restore;
-mod revive;
 mod status_timers;
 mod tags;
 mod types;
@@ -22,8 +21,8 @@ mod untracked;
 mod wait;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
@@ -34,7 +33,7 @@ pub use ended::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
-pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
+pub use restore::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
@@ -177,8 +176,8 @@ struct Inner {
     cancel: CancellationToken,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
-    /// What it takes to restore each session if tmux is lost (`revive`).
-    book: Mutex<lost::Book>,
+    /// What it takes to restore each session if tmux is lost, and `restore.json`.
+    restore: restore::Restore,
 }
 
 impl Supervisor {
@@ -205,6 +204,7 @@ impl Supervisor {
             .collect();
         let registry = Registry::restored(restored.registry, thoughts, restored.ended);
         let waits = wait::Waits::new(settings.waits, metrics.clone());
+        let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 waits,
@@ -220,7 +220,7 @@ impl Supervisor {
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
-                book: Mutex::new(lost::Book::from_file(restored.restore)),
+                restore,
             }),
         };
         supervisor.sweep_histories();

@@ -192,8 +192,15 @@ impl Persistence {
         ScrollbackFiles::new(self.store.dir.path())
     }
 
-    pub fn queue_restore(&self, file: RestoreFile) -> oneshot::Receiver<()> {
-        self.queue(|done| Job::Restore(file, done))
+    /// What queues `restore.json` writes, for the restore owner to call
+    /// under its lock.
+    pub fn restore_writer(&self) -> super::restore::RestoreWriter {
+        let jobs = self.jobs.clone();
+        Box::new(move |file: RestoreFile| {
+            let (done, written) = oneshot::channel();
+            let _ = jobs.send(Job::Restore(file, done));
+            written
+        })
     }
 
     fn queue(&self, job: impl FnOnce(oneshot::Sender<()>) -> Job) -> oneshot::Receiver<()> {
