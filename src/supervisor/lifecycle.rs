@@ -445,6 +445,8 @@ impl Supervisor {
         let gone = || SupervisorError::Gone(id.to_string());
         match self.registry().commit(reservation, new, actor) {
             Commit::Tracked { summary, renamed } => {
+                // Adopted again under its old id: it is live, not ended.
+                drop(self.inner.endings.remove(id));
                 if let Some((old, new)) = renamed {
                     self.record_rename(id, &old, &new);
                 }
@@ -534,7 +536,7 @@ impl Supervisor {
                 ..ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows))
             },
         };
-        let retained = super::ended::Retained {
+        let retained = super::endings::Retained {
             summary: summary.clone(),
             screens: None,
             ended_at: now,

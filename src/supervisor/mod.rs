@@ -3,8 +3,7 @@
 //! discovery, the reaper and checkpoints in the background.
 
 mod background;
-mod end;
-mod ended;
+mod endings;
 mod hooks;
 mod input;
 mod lifecycle;
@@ -29,7 +28,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use ended::{NoHistory, Retention};
+pub use endings::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
@@ -164,9 +163,8 @@ struct Inner {
     sessions_changed: Arc<Notify>,
     /// Woken when a control client attached (see `status_timers`).
     client_attached: Arc<Notify>,
-    /// Counts sessions retained after their end; waiters on an ending
-    /// session watch it for the record to appear.
-    retained: tokio::sync::watch::Sender<u64>,
+    /// The ended sessions kept readable, and `ended.json`.
+    endings: endings::Endings,
     /// Counts attaches that finished (either way); requests for a session
     /// still attaching watch it.
     attached: tokio::sync::watch::Sender<u64>,
@@ -202,7 +200,12 @@ impl Supervisor {
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        let registry = Registry::restored(restored.registry, thoughts, restored.ended);
+        let endings = endings::Endings::new(
+            restored.ended,
+            settings.retention,
+            persistence.ended_writer(),
+        );
+        let registry = Registry::restored(restored.registry, thoughts, endings.ids());
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
@@ -216,7 +219,7 @@ impl Supervisor {
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
                 client_attached: Arc::new(Notify::new()),
-                retained: tokio::sync::watch::channel(0).0,
+                endings,
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
@@ -277,7 +280,7 @@ impl Supervisor {
             }
         }
         self.until_retained(id).await;
-        match self.registry().is_retained(id) {
+        match self.inner.endings.is_kept(id) {
             true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
@@ -294,7 +297,15 @@ impl Supervisor {
                 (id, answer.ok().and_then(Result::ok))
             }))
             .await;
-        self.registry().list(answers, ended)
+        let mut sessions = self.registry().list(answers);
+        if ended {
+            let live: std::collections::BTreeSet<SessionId> =
+                sessions.iter().map(|s| s.session_id).collect();
+            let ended = self.inner.endings.summaries().into_iter();
+            sessions.extend(ended.filter(|s| !live.contains(&s.session_id)));
+            sessions.sort_by_key(|s| s.session_id);
+        }
+        sessions
     }
 
     /// A live session's summary, or the last one of an ended session

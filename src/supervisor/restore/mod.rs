@@ -20,13 +20,13 @@ use tokio::sync::oneshot;
 pub use book::BookError;
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 
+use super::persist::Writer;
 use crate::id::SessionId;
 use crate::store::{Blueprint, RestoreFile, RestoreMode, RestoreRecord};
 use book::Book;
 
-/// Queues a whole new version of `restore.json`; the receiver fires once
-/// the storage task tried it.
-pub type RestoreWriter = Box<dyn Fn(RestoreFile) -> oneshot::Receiver<()> + Send + Sync>;
+/// Queues a whole new version of `restore.json`.
+pub type RestoreWriter = Writer<RestoreFile>;
 
 pub struct Restore {
     book: Mutex<Book>,
