@@ -20,8 +20,8 @@ use tokio::sync::{oneshot, watch};
 
 pub use retention::{History, NoHistory, Retained, Retention};
 
-use super::SessionSummary;
 use super::persist::Writer;
+use super::types::SessionSummary;
 use crate::id::SessionId;
 use crate::session::{Region, Snapshot, SnapshotFormat};
 use crate::store::EndedFile;

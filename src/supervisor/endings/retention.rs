@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::id::SessionId;
 use crate::session::{EndHistory, FinalScreens};
 use crate::store::{EndedFile, EndedRecord};
-use crate::supervisor::SessionSummary;
+use crate::supervisor::types::SessionSummary;
 
 /// How many ended sessions are kept, and for how long.
 #[derive(Clone, Copy, Debug)]

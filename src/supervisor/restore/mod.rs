@@ -17,7 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
-pub use book::BookError;
+use book::BookError;
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 
 use super::persist::Writer;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::BookError;
+use super::book::BookError;
 use crate::id::SessionId;
 use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
 use crate::supervisor::lifecycle::{Attach, EndReason, default_view};
