@@ -92,7 +92,12 @@ impl Supervisor {
     /// Who types into a session, and the lock that keeps each request's
     /// pieces together and requests in order.
     pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
-        let (tmux_name, handle, turn) = self.registry().typist(id)?;
+        let (tmux_name, handle, turn) = self.registry().typist(id).map_err(|e| match e {
+            SupervisorError::NotFound(_) if self.inner.endings.is_kept(id) => {
+                SupervisorError::HasEnded(id.to_string())
+            }
+            e => e,
+        })?;
         Ok(Typist {
             session_id: id,
             tmux_name,
