@@ -22,7 +22,8 @@ pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 
 use super::persist::Writer;
 use crate::id::SessionId;
-use crate::store::{Blueprint, RestoreFile, RestoreMode, RestoreRecord};
+use crate::store::{RestoreFile, RestoreMode, RestoreRecord};
+use crate::tmux::Blueprint;
 use book::Book;
 
 /// Queues a whole new version of `restore.json`.
