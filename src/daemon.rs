@@ -5,9 +5,6 @@ mod connections;
 mod credentials;
 mod hint;
 
-/// Where `supervisor/mod.rs` still finds it; the file names are `store`'s.
-pub use crate::store::SOCKET_FILE;
-
 use std::io::IsTerminal;
 use std::time::Duration;
 

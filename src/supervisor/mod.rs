@@ -122,8 +122,8 @@ impl Settings {
             },
             session_env: vec![(
                 crate::cli::SOCKET_VAR.to_owned(),
-                std::path::absolute(config.data_dir.join(crate::daemon::SOCKET_FILE))
-                    .unwrap_or_else(|_| config.data_dir.join(crate::daemon::SOCKET_FILE))
+                std::path::absolute(config.data_dir.join(crate::store::SOCKET_FILE))
+                    .unwrap_or_else(|_| config.data_dir.join(crate::store::SOCKET_FILE))
                     .to_string_lossy()
                     .into_owned(),
             )],
