@@ -66,12 +66,7 @@ fn owner_killed_mid_flood_lets_tmux_drop_the_client() {
         .parse()
         .unwrap();
     let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            &helper_test_name(),
-            "--ignored",
-            "--nocapture",
-        ])
+        .args(["--exact", &helper_test_name(), "--ignored", "--nocapture"])
         .env(HELPER, format!("{}\tflood", socket.trim()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
