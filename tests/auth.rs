@@ -1,8 +1,8 @@
 //! Who may reach what: every route, with every kind of credential, with and
 //! without WebSocket upgrade headers, against the real daemon over HTTP.
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};

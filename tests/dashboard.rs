@@ -4,7 +4,7 @@
 //! private tmux server. `scripts/test` installs Chromium and the npm
 //! packages; without them these tests fail, naming what is missing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -368,7 +368,7 @@ fn browser_fifty_sessions_heap_and_daemon_cpu() {
 
 /// Regenerates docs/dashboard.png, dashboard-session.png, dashboard-ended.png
 /// and dashboard-phone.png:
-/// `cargo test --test dashboard -- --ignored screenshots`.
+/// `cargo test --test tests -- --ignored dashboard::screenshots`.
 #[test]
 #[ignore = "writes docs/*.png; run by hand"]
 fn screenshots() {

@@ -6,7 +6,7 @@
 //! crash. Settings: tests/py/schemathesis.toml and tests/py/fuzz_hooks.py;
 //! `TMUXD_FUZZ_EXAMPLES` and `TMUXD_FUZZ_SEED` override the defaults.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,9 +1,9 @@
 //! `GET /v1/openapi.json` against the checked-in `docs/openapi.json`, and
 //! against the router: every route is described, with its parameters,
 //! bodies and errors. Regenerate the copy after an API change with
-//! `TMUXD_WRITE_OPENAPI=1 cargo test --test openapi`.
+//! `TMUXD_WRITE_OPENAPI=1 cargo test --test tests -- openapi::`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -73,7 +73,7 @@ fn the_checked_in_document_is_what_the_daemon_serves() {
     assert!(
         copy == text,
         "docs/openapi.json differs from what the daemon serves; regenerate it with \
-         TMUXD_WRITE_OPENAPI=1 cargo test --test openapi"
+         TMUXD_WRITE_OPENAPI=1 cargo test --test tests -- openapi::"
     );
 }
 

@@ -1,7 +1,7 @@
 //! `GET /v1/openapi.json`: the API described from its own types and
 //! handlers (`utoipa`), so the document cannot drift from the code. A copy
 //! is checked in as `docs/openapi.json` and a test keeps the two equal
-//! (`TMUXD_WRITE_OPENAPI=1 cargo test --test openapi` rewrites it).
+//! (`TMUXD_WRITE_OPENAPI=1 cargo test --test tests -- openapi::` rewrites it).
 //!
 //! Responses every route shares (the guard's 401 and 403, the body and
 //! query extractors' 400 and 413, 405 for a method a path lacks) are added
