@@ -20,8 +20,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::model;
 use super::{
-    events, health, hooks, hosts, login, metrics, proof, queue, restore, screen, server, sessions,
-    stream, untracked, wait,
+    events, health, hooks, hosts, login, metrics, proof, push, queue, restore, screen, server,
+    sessions, stream, untracked, wait,
 };
 
 #[derive(OpenApi)]
@@ -72,6 +72,10 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         screen::screen,
         hosts::hosts,
         hosts::host_server,
+        push::info,
+        push::subscribe,
+        push::unsubscribe,
+        push::answer,
     ),
     components(schemas(
         model::ErrorCode,
@@ -95,6 +99,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         (name = "events", description = "The event log, live or as a page"),
         (name = "streams", description = "WebSockets: raw output and rendered screens"),
         (name = "daemon", description = "Health, version, metrics and this document"),
+        (name = "push", description = "Web Push: the key a page subscribes with, its subscriptions, and the answers a notification's actions send"),
         (name = "dashboard", description = "The browser dashboard's page and files"),
         (name = "fleet", description = "The peers whose sessions this daemon also serves: a peer's session is `HOST/sess_N` (encode the slash as `%2F` in paths) on every session route, forwarded to its peer in one hop; the hub's 503 `peer_unavailable` and 504 `peer_timeout` say which host and why"),
     )
