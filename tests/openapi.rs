@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 38] = [
+const OPERATIONS: [&str; 39] = [
     "get /healthz",
     "get /v1/hosts",
     "get /v1/hosts/{host}/server",
@@ -28,6 +28,7 @@ const OPERATIONS: [&str; 38] = [
     "get /v1/openapi.json",
     "get /",
     "get /assets/{name}",
+    "get /sw.js",
     "get /v1/sessions",
     "get /v1/sessions/untracked",
     "post /v1/sessions",

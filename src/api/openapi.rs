@@ -51,6 +51,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         openapi,
         dashboard,
         dashboard_asset,
+        service_worker,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -142,6 +143,12 @@ fn dashboard() {}
         (status = 404, description = "`not_found`", body = model::ErrorBody)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard_asset() {}
+
+/// Documents `src/web`'s service worker; the route itself lives there.
+#[utoipa::path(get, path = "/sw.js", tag = "dashboard", security(()),
+    responses((status = 200, description = "The dashboard's service worker: the app shell offline, and Web Push notifications", content_type = "text/javascript", body = String)))]
+#[allow(dead_code, reason = "documents a route served by src/web")]
+fn service_worker() {}
 
 /// The bearer scheme, required by every operation that does not opt out
 /// (`security(())` marks the open ones).
