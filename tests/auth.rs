@@ -67,7 +67,9 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             "POST",
             "/v1/push/subscriptions",
             Need::Write,
-            Some(json!({ "endpoint": "http://push.example/x", "keys": { "p256dh": "AA", "auth": "AA" } })),
+            Some(
+                json!({ "endpoint": "http://push.example/x", "keys": { "p256dh": "AA", "auth": "AA" } }),
+            ),
             (400, 400),
         ),
         route(
