@@ -277,7 +277,7 @@ function setupNotifyButton() {
     const granted = supported && Notification.permission === 'granted';
     button.hidden = !supported || Notification.permission === 'denied';
     button.textContent = granted ? (pushed ? 'Push on' : 'Notifications on') : 'Notify';
-    button.disabled = granted && (pushed || !pushSupported() || access !== 'full');
+    button.disabled = granted && (pushed || !pushSupported());
   };
   button.addEventListener('click', async () => {
     if (Notification.permission !== 'granted') await Notification.requestPermission();
