@@ -385,6 +385,21 @@ fn screenshots() {
     );
 }
 
+/// docs/push-phone.png, the guide's phone flow:
+/// `cargo test --test dashboard -- --ignored push_screenshot`.
+#[test]
+#[ignore = "writes docs/push-phone.png; run by hand"]
+fn push_screenshot() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    run_scenario(
+        "push",
+        &daemon,
+        &[("TMUXD_SCREENSHOT_DIR", docs.to_str().unwrap())],
+    );
+}
+
 /// Issue 33: the page subscribes to Web Push (to a fake push service the
 /// scenario runs: chromium's own needs Google's), tmuxd's push opens with
 /// the subscription's keys, shows through the service worker with the

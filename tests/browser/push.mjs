@@ -104,6 +104,14 @@ export async function push() {
     check(info.status === 200 && info.body.subscriptions === 1, `one subscription: ${JSON.stringify(info.body)}`);
 
     const id = await createSession('asker', ASKER);
+    const pictures = process.env.TMUXD_SCREENSHOT_DIR;
+    if (pictures) {
+      // The guide's phone flow: the wall at 390x844 with push on and the
+      // question waiting.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForSelector(`#wall .tile[data-session-id="${id}"] .mark`);
+      await page.screenshot({ path: `${pictures}/push-phone.png` });
+    }
     const delivered = await waitFor('a push at the fake push service', () => service.received[0]);
     check(delivered.path === '/push/chromium', delivered.path);
     check(delivered.headers['content-encoding'] === 'aes128gcm', JSON.stringify(delivered.headers));
@@ -120,9 +128,23 @@ export async function push() {
     await cdp.send('ServiceWorker.enable');
     const registration = await waitFor('the worker registration', () =>
       registrations.find((r) => !r.isDeleted && r.scopeURL === `${BASE}/`));
-    await cdp.send('ServiceWorker.deliverPushMessage', {
+    // Chromium drops a notification from getNotifications() when asked
+    // before its display is done (it syncs its list with what is shown):
+    // the test asks only once showNotification has resolved.
+    await worker.evaluate(() => {
+      const show = self.registration.showNotification.bind(self.registration);
+      self.tmuxdShown = 0;
+      self.registration.showNotification = async (...args) => {
+        await show(...args);
+        self.tmuxdShown += 1;
+      };
+    });
+    const deliver = () => cdp.send('ServiceWorker.deliverPushMessage', {
       origin: BASE, registrationId: registration.registrationId, data: plaintext,
     });
+    const shownCount = () => worker.evaluate(() => self.tmuxdShown);
+    await deliver();
+    await waitUntil('the notification shown', shownCount, (n) => n === 1);
     const shown = await waitUntil('the notification', () => worker.evaluate(async () =>
       (await self.registration.getNotifications()).map((n) => ({
         title: n.title, body: n.body, tag: n.tag, actions: n.actions.map((a) => a.title),
@@ -148,12 +170,12 @@ export async function push() {
     // The same push again (a second phone, a late delivery), its `y`
     // tapped with the attention already acknowledged: a 409, nothing
     // typed, and a notification that says so.
-    await cdp.send('ServiceWorker.deliverPushMessage', {
-      origin: BASE, registrationId: registration.registrationId, data: plaintext,
-    });
+    await deliver();
+    await waitUntil('the notification shown again', shownCount, (n) => n === 2);
     await waitUntil('the notification again', () => worker.evaluate(async () =>
       (await self.registration.getNotifications()).length), (n) => n === 1);
     await tap('a0');
+    await waitUntil('the notice shown', shownCount, (n) => n === 3);
     const said = await waitUntil('a notification saying nothing was typed', () => worker.evaluate(async () =>
       (await self.registration.getNotifications()).map((n) => `${n.title}: ${n.body}`)),
     (ns) => ns.some((n) => n.startsWith('tmuxd: nothing typed')));

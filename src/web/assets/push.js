@@ -42,6 +42,13 @@ export async function enablePush() {
   await storeCredential(token());
 }
 
+/** Whether this browser gets pushes: then they notify, not the page. */
+export async function pushActive() {
+  if (!pushSupported() || Notification.permission !== 'granted') return false;
+  const registration = await navigator.serviceWorker.getRegistration();
+  return !!(registration && await registration.pushManager.getSubscription());
+}
+
 /** After a login: the subscription is this credential's now. */
 export async function renewPush() {
   if (!pushSupported() || Notification.permission !== 'granted') return;

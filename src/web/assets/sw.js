@@ -74,7 +74,6 @@ function show(message) {
   return self.registration.showNotification(String(message.title || 'tmuxd'), {
     body: String(message.body || ''),
     tag: String(message.tag || 'tmuxd'),
-    renotify: true,
     icon: '/assets/icon-192.png',
     badge: '/assets/icon-192.png',
     data: {
