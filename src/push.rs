@@ -43,7 +43,8 @@ struct Inner {
     subscriptions: Mutex<Subscriptions>,
     /// Held while the file is written, so the last change is the one on disk.
     saving: tokio::sync::Mutex<()>,
-    poster: http::Poster,
+    /// Made at the first push: it reads the system's certificates.
+    poster: std::sync::OnceLock<http::Poster>,
 }
 
 /// How one push went.
@@ -68,7 +69,7 @@ impl Push {
                 path,
                 subscriptions: Mutex::new(subscriptions),
                 saving: tokio::sync::Mutex::new(()),
-                poster: http::Poster::new(),
+                poster: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -203,12 +204,8 @@ impl Push {
             // delivered (RFC 8030 section 5.4: base64url, 32 characters).
             ("topic", topic(tag)),
         ];
-        match self
-            .inner
-            .poster
-            .post(url.as_str(), &headers, body, timeout)
-            .await
-        {
+        let poster = self.inner.poster.get_or_init(http::Poster::new);
+        match poster.post(url.as_str(), &headers, body, timeout).await {
             Ok(status) if status.is_success() => Sent::Delivered,
             Ok(status) if status == 404 || status == 410 => {
                 tracing::info!(%service, %status, "push subscription gone; removed");

@@ -36,6 +36,12 @@ fn owner(page: Option<Extension<PageCredential>>) -> Owner {
     }
 }
 
+/// The subscriptions file could not be written: logged, and a 500.
+fn not_saved(error: crate::store::StoreError) -> ApiError {
+    tracing::warn!("saving push subscriptions: {error}");
+    ApiError::new(ErrorCode::Internal, "could not save the push subscriptions")
+}
+
 /// What a credential's logout ends: its push subscriptions.
 pub async fn forget_page(state: &AppState, page: &PageCredential) {
     if let Some(push) = &state.push {
@@ -76,10 +82,7 @@ pub async fn subscribe(
         chrono::Utc::now(),
     )
     .map_err(|e| ApiError::bad_request(format!("subscription refused: {e}")))?;
-    push.subscribe(subscription).await.map_err(|e| {
-        tracing::warn!("saving push subscriptions: {e}");
-        ApiError::new(ErrorCode::Internal, "could not save the subscription")
-    })?;
+    push.subscribe(subscription).await.map_err(not_saved)?;
     Ok((
         StatusCode::CREATED,
         Json(SubscribeResponse {
@@ -104,10 +107,7 @@ pub async fn unsubscribe(
     let removed = push
         .unsubscribe(&body.endpoint, &owner(page))
         .await
-        .map_err(|e| {
-            tracing::warn!("saving push subscriptions: {e}");
-            ApiError::new(ErrorCode::Internal, "could not save the subscriptions")
-        })?;
+        .map_err(not_saved)?;
     Ok(Json(UnsubscribeResponse { removed }))
 }
 

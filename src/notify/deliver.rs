@@ -27,7 +27,9 @@ pub struct Targets {
     page_url: String,
     /// This machine's name, as pushes and ntfy say it.
     host: String,
-    poster: Poster,
+    /// ntfy's client, made at its first publish (it reads the system's
+    /// certificates).
+    poster: std::sync::Arc<std::sync::OnceLock<Poster>>,
 }
 
 impl Targets {
@@ -36,7 +38,7 @@ impl Targets {
             push: targets.push,
             page_url: targets.page_url,
             host: crate::push::host_name(),
-            poster: Poster::new(),
+            poster: Default::default(),
         }
     }
 }
@@ -101,7 +103,8 @@ impl Delivery {
     /// Whether ntfy took it; `None` without `notify.ntfy`.
     async fn publish_ntfy(&self, message: &Message) -> Option<bool> {
         let ntfy = self.ntfy.as_ref()?;
-        let (poster, page) = (&self.targets.poster, &self.targets.page_url);
+        let poster = self.targets.poster.get_or_init(Poster::new);
+        let page = &self.targets.page_url;
         Some(super::ntfy::publish(poster, ntfy, message, page, self.timeout).await)
     }
 

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ece::{EceError, ReceiverKeys};
-use crate::store::{Loaded, StoreError, load_json, write_atomic};
+use crate::store::{StoreError, load_or_default, write_atomic};
 
 /// The file's name in the data dir.
 pub const SUBSCRIPTIONS_FILE: &str = "push-subscriptions.json";
@@ -128,18 +128,7 @@ impl Subscriptions {
     /// Reads the file; a missing one is empty, a corrupt one is moved
     /// aside (and logged) and read as empty.
     pub fn load(path: &Path) -> Subscriptions {
-        match load_json(path) {
-            Ok(Loaded::Found(file)) => file,
-            Ok(Loaded::Missing) => Subscriptions::default(),
-            Ok(Loaded::Corrupt { moved_to, error }) => {
-                tracing::warn!(moved_to = %moved_to.display(), "{}: unreadable ({error}); moved aside", path.display());
-                Subscriptions::default()
-            }
-            Err(e) => {
-                tracing::warn!("{e}");
-                Subscriptions::default()
-            }
-        }
+        load_or_default(path)
     }
 
     pub fn save(&self, path: &Path) -> Result<(), StoreError> {

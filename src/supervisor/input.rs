@@ -46,13 +46,7 @@ impl Supervisor {
                 "nothing to send: give text, keys or submit".into(),
             ));
         }
-        if text.is_some_and(|t| t.contains('\0')) {
-            return Err(SupervisorError::BadRequest(
-                "text contains a NUL byte".into(),
-            ));
-        }
-        check_input_size("text", text.map_or(0, str::len))?;
-        check_keys(&input.keys)?;
+        check_typed(text, &input.keys)?;
         let queued = match input.when {
             When::Now => None,
             When::Idle => Some(InputWhen::Idle),
@@ -105,13 +99,7 @@ impl Supervisor {
                 "nothing to answer: give text or keys".into(),
             ));
         }
-        if text.is_some_and(|t| t.contains('\0')) {
-            return Err(SupervisorError::BadRequest(
-                "text contains a NUL byte".into(),
-            ));
-        }
-        check_input_size("text", text.map_or(0, str::len))?;
-        check_keys(keys)?;
+        check_typed(text, keys)?;
         let typist = self.typist(id)?;
         let _turn = typist.turn.lock().await;
         let input = crate::session::Input {
@@ -195,6 +183,18 @@ impl Supervisor {
         }
         Ok((current, applied))
     }
+}
+
+/// Refuses text with a NUL or past the size limit, and keys `check_keys`
+/// refuses, before anything is typed.
+fn check_typed(text: Option<&str>, keys: &[String]) -> Result<(), SupervisorError> {
+    if text.is_some_and(|t| t.contains('\0')) {
+        return Err(SupervisorError::BadRequest(
+            "text contains a NUL byte".into(),
+        ));
+    }
+    check_input_size("text", text.map_or(0, str::len))?;
+    check_keys(keys)
 }
 
 /// Refuses too many keys, a name too long, or one tmux does not know,
