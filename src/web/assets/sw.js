@@ -126,15 +126,21 @@ async function sendAnswer(data, answer) {
   });
 }
 
+// Opens this dashboard at `url`: never another origin, whatever a push says.
 async function openPage(url) {
-  const target = new URL(url || '/', self.location.origin).href;
+  let target = new URL(url || '/', self.location.origin);
+  if (target.origin !== self.location.origin) target = new URL('/', self.location.origin);
   const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   for (const client of windows) {
     if (new URL(client.url).origin !== self.location.origin) continue;
     await client.focus();
-    return client.navigate(target);
+    try {
+      return await client.navigate(target.href);
+    } catch {
+      break; // A window this worker does not control: a new one instead.
+    }
   }
-  return self.clients.openWindow(target);
+  return self.clients.openWindow(target.href);
 }
 
 // The credential the page left for answers (push.js writes it).
