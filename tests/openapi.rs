@@ -12,7 +12,7 @@ use common::{Daemon, TmuxServer, python};
 use serde_json::Value;
 
 /// Every operation the router serves (src/api/mod.rs and src/web).
-const OPERATIONS: [&str; 34] = [
+const OPERATIONS: [&str; 39] = [
     "get /healthz",
     "get /v1/hosts",
     "get /v1/hosts/{host}/server",
@@ -28,6 +28,7 @@ const OPERATIONS: [&str; 34] = [
     "get /v1/openapi.json",
     "get /",
     "get /assets/{name}",
+    "get /sw.js",
     "get /v1/sessions",
     "get /v1/sessions/untracked",
     "post /v1/sessions",
@@ -47,6 +48,10 @@ const OPERATIONS: [&str; 34] = [
     "get /v1/events",
     "get /v1/sessions/{id}/stream",
     "get /v1/sessions/{id}/screen",
+    "get /v1/push",
+    "post /v1/push/subscriptions",
+    "post /v1/push/unsubscribe",
+    "post /v1/sessions/{id}/answer",
 ];
 
 fn checked_in() -> PathBuf {

@@ -19,8 +19,8 @@ use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    events, health, hooks, hosts, login, metrics, proof, queue, restore, screen, server, sessions,
-    stream, untracked, wait,
+    events, health, hooks, hosts, login, metrics, proof, push, queue, restore, screen, server,
+    sessions, stream, untracked, wait,
 };
 use crate::wire;
 
@@ -51,6 +51,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         openapi,
         dashboard,
         dashboard_asset,
+        service_worker,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -72,6 +73,10 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         screen::screen,
         hosts::hosts,
         hosts::host_server,
+        push::info,
+        push::subscribe,
+        push::unsubscribe,
+        push::answer,
     ),
     components(schemas(
         wire::ErrorCode,
@@ -95,6 +100,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         (name = "events", description = "The event log, live or as a page"),
         (name = "streams", description = "WebSockets: raw output and rendered screens"),
         (name = "daemon", description = "Health, version, metrics and this document"),
+        (name = "push", description = "Web Push: the key a page subscribes with, its subscriptions, and the answers a notification's actions send"),
         (name = "dashboard", description = "The browser dashboard's page and files"),
         (name = "fleet", description = "The peers whose sessions this daemon also serves: a peer's session is `HOST/sess_N` (encode the slash as `%2F` in paths) on every session route, forwarded to its peer in one hop; the hub's 503 `peer_unavailable` and 504 `peer_timeout` say which host and why"),
     )
@@ -137,6 +143,12 @@ fn dashboard() {}
         (status = 404, description = "`not_found`", body = wire::ErrorBody)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard_asset() {}
+
+/// Documents `src/web`'s service worker; the route itself lives there.
+#[utoipa::path(get, path = "/sw.js", tag = "dashboard", security(()),
+    responses((status = 200, description = "The dashboard's service worker: the app shell offline, and Web Push notifications", content_type = "text/javascript", body = String)))]
+#[allow(dead_code, reason = "documents a route served by src/web")]
+fn service_worker() {}
 
 /// The bearer scheme, required by every operation that does not opt out
 /// (`security(())` marks the open ones).
