@@ -5,7 +5,7 @@
 //! the attention it answers is up; a gone subscription is removed; a
 //! restart pushes nothing again; ntfy gets an Open link to the session.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

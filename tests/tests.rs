@@ -40,6 +40,7 @@ mod logs;
 mod metrics;
 mod notify;
 mod openapi;
+mod push;
 mod renames;
 mod restore;
 mod safety;

@@ -107,6 +107,7 @@ enum SessionRoute {
     Thought,
     Stream,
     Screen,
+    Answer,
 }
 
 impl SessionRoute {
@@ -132,6 +133,7 @@ impl SessionRoute {
             (Method::PUT, "/thought") => Thought,
             (Method::GET, "/stream") => Stream,
             (Method::GET, "/screen") => Screen,
+            (Method::POST, "/answer") => Answer,
             _ => return None,
         };
         Some(route)
@@ -154,6 +156,7 @@ impl SessionRoute {
             Thought => "/thought",
             Stream => "/stream",
             Screen => "/screen",
+            Answer => "/answer",
         };
         format!("/v1/sessions/{session}{rest}")
     }
@@ -172,6 +175,7 @@ impl SessionRoute {
             Input => answers::serve::<InputResponse>,
             Wait => answers::serve::<WaitResponse>,
             Thought => answers::serve::<ThoughtResponse>,
+            Answer => answers::serve::<crate::push::wire::AnswerResponse>,
             Stream | Screen => return None,
         };
         Some(served)
@@ -641,6 +645,11 @@ mod tests {
                 "/v1/sessions/{id}/screen",
                 Some(SessionRoute::Screen),
             ),
+            (
+                Method::POST,
+                "/v1/sessions/{id}/answer",
+                Some(SessionRoute::Answer),
+            ),
             (Method::POST, "/v1/sessions/{id}", None),
             (Method::GET, "/v1/sessions/{id}/wait", None),
             (Method::GET, "/v1/sessions", None),
@@ -680,7 +689,7 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 12, "session routes in the document");
+        assert_eq!(seen, 13, "session routes in the document");
     }
 
     #[test]
