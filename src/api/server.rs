@@ -30,5 +30,6 @@ pub async fn server(State(state): State<AppState>) -> Json<ServerInfo> {
             path: path.to_string_lossy().into_owned(),
         },
         version,
+        default_cwd: Some(state.supervisor.default_cwd().to_owned()),
     })
 }
