@@ -5,9 +5,6 @@ mod connections;
 mod credentials;
 mod hint;
 
-/// Where `supervisor/mod.rs` still finds it; the file names are `store`'s.
-pub use crate::store::SOCKET_FILE;
-
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -51,9 +48,25 @@ pub async fn serve(
     )
     .await
     .with_context(|| format!("cannot start with data dir {}", config.data_dir.display()))?;
+    let push = match config.notify.web_push {
+        true => Some(
+            crate::push::Push::open(&config.data_dir, config.notify.push_contact.clone())
+                .context("cannot start Web Push")?,
+        ),
+        false => None,
+    };
+    let page_url = config
+        .notify
+        .page_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"));
     crate::notify::spawn(
         &supervisor,
         config.notify.clone(),
+        crate::notify::Targets {
+            push: push.clone(),
+            page_url,
+        },
         &config.data_dir,
         metrics.clone(),
         &tasks,
@@ -100,6 +113,7 @@ pub async fn serve(
         metrics: metrics.clone(),
         http_address: address,
         fleet,
+        push,
     };
     let app = api::router(state, config.http.max_body_bytes);
     let limits = connections::Limits::from_config(&config.http);

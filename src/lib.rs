@@ -26,7 +26,8 @@
 //! - [`supervisor`]: the registry of sessions. Discovery, create, adopt,
 //!   end and restore, the input queue and waits, and persistence through
 //!   `store`.
-//! - [`notify`]: webhooks and commands for attention and ends.
+//! - [`notify`]: webhooks, commands, ntfy and Web Push for attention and
+//!   ends; [`push`]: Web Push itself (encryption, VAPID, subscriptions).
 //! - [`fleet`]: the peers a hub serves beside its own sessions. A follower
 //!   per peer keeps a copy of its summaries from its event stream and fans
 //!   its events into the hub's log (the cursor is the largest `host_seq`
@@ -49,6 +50,7 @@ pub mod heat;
 pub mod id;
 pub mod metrics;
 pub mod notify;
+pub mod push;
 pub mod screen;
 pub mod secret;
 pub mod session;

@@ -1,6 +1,7 @@
 //! Notifications: when a session's attention flag is raised and when a
-//! session ends (as `notify.on` says), POST the event to a webhook and/or run a command, as the
-//! config says. A per-session cooldown keeps a flapping session from
+//! session ends (as `notify.on` says), POST the event to a webhook, run a
+//! command, publish to ntfy and push to the browsers that subscribed
+//! (Web Push), as the config says; every target behind the one gate. A per-session cooldown keeps a flapping session from
 //! spamming (exits are always sent) and a global rate limit caps the rest.
 //! The notifier follows the event log, so it sees exactly what clients of
 //! `/v1/events` see, with the same `seq`. What it notified is kept in
@@ -9,6 +10,7 @@
 mod deliver;
 mod gate;
 mod message;
+mod ntfy;
 mod sign;
 
 use std::path::Path;
@@ -18,24 +20,41 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use gate::{End, Gate, Trigger};
+pub use message::{Context, message};
 
 use crate::config::NotifyConfig;
 use crate::metrics::Metrics;
+use crate::push::Push;
 use crate::store::{Event, EventKind, NotifiedFile};
 use crate::supervisor::Supervisor;
+
+/// Where notifications go besides the config's webhook and command.
+#[derive(Clone, Default)]
+pub struct Targets {
+    /// Web Push to the subscribed browsers.
+    pub push: Option<Push>,
+    /// The dashboard's address as a phone reaches it (ntfy's links).
+    pub page_url: String,
+}
 
 /// Starts following the event log, unless nothing is configured to notify.
 pub fn spawn(
     supervisor: &Supervisor,
     config: NotifyConfig,
+    targets: Targets,
     data_dir: &Path,
     metrics: Metrics,
     tasks: &TaskTracker,
     cancel: CancellationToken,
 ) {
-    if config.webhook_url.is_none() && config.command.is_none() {
+    let configured = config.webhook_url.is_some()
+        || config.command.is_some()
+        || config.ntfy.is_some()
+        || targets.push.is_some();
+    if !configured {
         return;
     }
+    let targets = deliver::Targets::new(targets);
     let memory_path = NotifiedFile::path(data_dir);
     let memory = NotifiedFile::load(&memory_path);
     let since = supervisor.next_event_seq().saturating_sub(1);
@@ -72,7 +91,7 @@ pub fn spawn(
             let Some((trigger, _)) = admitted else {
                 continue;
             };
-            let delivery = deliver::Delivery::new(&config, trigger, &event);
+            let delivery = deliver::Delivery::new(&config, &targets, trigger, &event);
             let (supervisor, cancel, metrics) = (supervisor.clone(), cancel.clone(), metrics.clone());
             tracker.spawn(async move {
                 let context = message::Context::gather(&supervisor, &event).await;

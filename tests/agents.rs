@@ -4,7 +4,7 @@
 //! `tmuxd hooks install` on a temporary HOME, and a fake agent that calls
 //! the installed hook command exactly as Claude Code runs its hooks.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

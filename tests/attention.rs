@@ -6,7 +6,7 @@
 //! text; opening the session in the dashboard, a tmux client attaching
 //! and input acknowledge it, and the event says which.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::time::{Duration, Instant};

@@ -1,8 +1,8 @@
 //! Who may reach what: every route, with every kind of credential, with and
 //! without WebSocket upgrade headers, against the real daemon over HTTP.
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use serde_json::{Value, json};
@@ -61,6 +61,24 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
         route("GET", "/version", Need::Open, None, (200, 200)),
         route("GET", "/", Need::Open, None, (200, 200)),
         route("GET", "/assets/app.js", Need::Open, None, (200, 200)),
+        route("GET", "/sw.js", Need::Open, None, (200, 200)),
+        route("GET", "/v1/push", Need::Read, None, (200, 200)),
+        route(
+            "POST",
+            "/v1/push/subscriptions",
+            Need::Write,
+            Some(
+                json!({ "endpoint": "http://push.example/x", "keys": { "p256dh": "AA", "auth": "AA" } }),
+            ),
+            (400, 400),
+        ),
+        route(
+            "POST",
+            "/v1/push/unsubscribe",
+            Need::Write,
+            Some(json!({ "endpoint": "https://push.example/x" })),
+            (200, 200),
+        ),
         route("GET", "/v1/server", Need::Read, None, (200, 200)),
         route("GET", "/v1/whoami", Need::Read, None, (200, 200)),
         route("GET", "/v1/hosts", Need::Read, None, (200, 200)),
@@ -189,6 +207,13 @@ fn routes(id: &str, marker: &str) -> Vec<Route> {
             Need::Write,
             None,
             (404, 404),
+        ),
+        route(
+            "POST",
+            "/v1/sessions/{id}/answer",
+            Need::Write,
+            Some(json!({ "since": "2020-01-01T00:00:00Z", "text": "y", "keys": ["Enter"] })),
+            (409, 409),
         ),
         route(
             "DELETE",

@@ -1,7 +1,7 @@
 //! Bad input gets a clear 4xx JSON error and changes nothing: neither the
 //! daemon's list nor tmux's sessions nor the registry on disk.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, DaemonOptions, TmuxServer};
 use reqwest::{Method, StatusCode};

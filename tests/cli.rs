@@ -3,7 +3,7 @@
 //! durations, `--url`/`--token`), config errors and `tmuxd config`.
 //! Numbered tests follow the findings of issue 11.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

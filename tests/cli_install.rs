@@ -2,7 +2,7 @@
 //! and man pages, the systemd unit, logs, the fake tmux put on PATH as is,
 //! and `doctor` doing a real round trip with tmux.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! closed pipes, `watch` starting with the screen and resetting the
 //! terminal (finding 3), on a real pty.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, Read};
 use std::os::fd::{FromRawFd, OwnedFd};

@@ -6,7 +6,7 @@
 //! visible. The impostor here is another uid (`nobody`, through `setpriv`),
 //! as on a shared machine. Each test failed on the CLI before this.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! Each test is the real CLI, with a cleared environment, against a real
 //! daemon on real tmux (a private socket).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,8 +2,8 @@
 //! connections are capped, open health checks do not fork per request, and
 //! shutdown is prompt whatever is connected.
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

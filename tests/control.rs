@@ -3,7 +3,7 @@
 //! pause/continue, exits, hostile quoting, and a clean detach that leaves
 //! the session (and a human's client) exactly as it was.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

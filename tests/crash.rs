@@ -8,7 +8,7 @@
 //! exact (a pane's screen can show early typing twice: the terminal's echo,
 //! then the shell's redisplay). `TMUXD_CRASH_SEED` seeds the storm.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};

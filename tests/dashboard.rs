@@ -4,7 +4,7 @@
 //! private tmux server. `scripts/test` installs Chromium and the npm
 //! packages; without them these tests fail, naming what is missing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -377,7 +377,7 @@ fn browser_fifty_sessions_heap_and_daemon_cpu() {
 
 /// Regenerates docs/dashboard.png, dashboard-session.png, dashboard-ended.png
 /// and dashboard-phone.png:
-/// `cargo test --test dashboard -- --ignored screenshots`.
+/// `cargo test --test tests -- --ignored dashboard::screenshots`.
 #[test]
 #[ignore = "writes docs/*.png; run by hand"]
 fn screenshots() {
@@ -392,4 +392,41 @@ fn screenshots() {
             ("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str()),
         ],
     );
+}
+
+/// docs/push-phone.png, the guide's phone flow:
+/// `cargo test --test dashboard -- --ignored push_screenshot`.
+#[test]
+#[ignore = "writes docs/push-phone.png; run by hand"]
+fn push_screenshot() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    run_scenario(
+        "push",
+        &daemon,
+        &[("TMUXD_SCREENSHOT_DIR", docs.to_str().unwrap())],
+    );
+}
+
+/// Issue 33: the page subscribes to Web Push (to a fake push service the
+/// scenario runs: chromium's own needs Google's), tmuxd's push opens with
+/// the subscription's keys, shows through the service worker with the
+/// question's answers, its `y` types into tmux, and the same `y` again
+/// types nothing.
+#[test]
+fn browser_push_subscribe_show_answer_once() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    run_scenario("push", &daemon, &[]);
+    let screen = tmux.capture("asker");
+    let answered: Vec<&String> = screen.iter().filter(|l| l.contains("answered-")).collect();
+    assert_eq!(answered.len(), 1, "answered once: {screen:?}");
+    assert!(answered[0].contains("answered-y"), "{screen:?}");
+    let typed_after = screen
+        .iter()
+        .skip_while(|l| !l.contains("answered-y"))
+        .skip(1)
+        .any(|l| !l.trim().is_empty());
+    assert!(!typed_after, "the stale answer typed: {screen:?}");
 }

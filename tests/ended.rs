@@ -3,7 +3,7 @@
 //! ended sessions survive a restart; `wait --match` / `quiet`; the input
 //! queue listed and cancelled. Real tmux, the real daemon and CLI.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! session's exit is unknown, and its summary says why. Real tmux, the real
 //! daemon.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! speaks control mode, so sessions are created, listed, typed into,
 //! streamed, resized, killed, reaped, detached and adopted end to end.
 
-mod common;
+use crate::common;
 #[path = "fake_tmux/protocol.rs"]
 mod protocol;
 

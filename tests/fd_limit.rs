@@ -3,7 +3,7 @@
 //! because it lowers this process's open-file limit while it starts the
 //! daemon (the daemon inherits it), which no other test may see.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;

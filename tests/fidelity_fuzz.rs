@@ -17,9 +17,8 @@
 //! (seed, index, bytes); each one found became a named case in
 //! `src/screen/tests.rs`.
 
-mod common;
-#[path = "common/fidelity/mod.rs"]
-mod fidelity;
+use crate::common;
+use crate::fidelity;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -4,12 +4,11 @@
 //! itself showed at that moment. No tmux needed to check them.
 //!
 //! Regenerate with real tmux (see `docs/fidelity.md`):
-//! `TMUXD_RECORD_FIXTURES=all cargo test --test fidelity_golden -- --ignored --nocapture`
+//! `TMUXD_RECORD_FIXTURES=all cargo test --test tests -- --ignored fidelity_golden:: --nocapture`
 //! (or a comma-separated list of case names instead of `all`).
 
-mod common;
-#[path = "common/fidelity/mod.rs"]
-mod fidelity;
+use crate::common;
+use crate::fidelity;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,9 +2,8 @@
 //! daemon over HTTP. Once output settles, tmuxd's snapshot must equal tmux's
 //! own `capture-pane` of the same pane: text, cursor, colours and attributes.
 
-mod common;
-#[path = "common/fidelity/mod.rs"]
-mod fidelity;
+use crate::common;
+use crate::fidelity;
 
 use std::time::{Duration, Instant};
 

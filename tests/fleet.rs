@@ -3,7 +3,7 @@
 //! the hub, events fanned in without loss or repeat across peer and hub
 //! restarts, a frozen peer. (`fleet_netns.rs` cuts real links.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! within a memory and CPU bound, marks each peer down with the reason,
 //! and drops (and counts) the foreign events.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

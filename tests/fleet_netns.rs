@@ -8,7 +8,7 @@
 //! fails, never skips, when it cannot set up. Namespaces get names unique
 //! to the run and are deleted on every exit path (`Net`'s Drop).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

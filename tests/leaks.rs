@@ -1,7 +1,7 @@
 //! Many create/exit cycles leave no zombie children and no growth in open
 //! fds or threads.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, TmuxServer, wait_for};
 use serde_json::json;

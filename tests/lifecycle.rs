@@ -1,6 +1,6 @@
 //! Discovery, sessions ending outside tmuxd, restarts and the data dir.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! payloads, the replay memory and its pages, duplicate JSON keys, key
 //! counts, races with a session's end, thoughts dated in the future.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, TmuxServer};
 use reqwest::{Method, StatusCode};

@@ -2,7 +2,7 @@
 //! detection, wait, queued input and thoughts. Real tmux, the real daemon,
 //! real WebSocket clients.
 
-mod common;
+use crate::common;
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

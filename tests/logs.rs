@@ -1,8 +1,8 @@
 //! Secrets never reach the log: the daemon at trace level, with a token
 //! sent by bearer header and by a WebSocket's first message, logs neither.
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::json;

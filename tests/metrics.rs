@@ -3,8 +3,8 @@
 //! conventions, carries no session id, and moves as the test drives the
 //! daemon (sessions, input, streams, failed writes, deletes).
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use std::collections::BTreeMap;
 use std::io::Write;

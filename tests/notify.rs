@@ -4,7 +4,7 @@
 //! The notify command gets the event in its environment and no TMUXD_*
 //! secret.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -2,7 +2,7 @@
 //! tracked session (never adopts it again), and a session made outside
 //! tmuxd is adopted only once it has lived `discovery.min_age_ms`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! their names and ids, with their windows, layouts, sizes and cwds; a
 //! command runs again only where the session's creator said so.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! SIGTERM and SIGKILL of the daemon leave every tmux session alive, at its
 //! size, with nothing typed into it.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, TmuxServer, wait_for};
 use reqwest::StatusCode;

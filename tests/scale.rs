@@ -4,7 +4,7 @@
 //! attach, and a stop that lets every session live. Sizes the 2-core CI
 //! can afford; `scripts/bench` measures 1,000.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
 use reqwest::StatusCode;

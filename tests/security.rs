@@ -5,8 +5,8 @@
 //! read a WebSocket's first message up to 64 MiB, and answered guesses as
 //! fast as they came.
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

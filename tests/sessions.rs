@@ -1,7 +1,7 @@
 //! Creating, driving and reading sessions end to end: real tmux on a
 //! private socket, the real daemon over HTTP.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, SHELL, TmuxServer, wait_for};
 use reqwest::StatusCode;

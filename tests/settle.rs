@@ -3,7 +3,7 @@
 //! unchanged screen is never checked; a pane a person scrolls in copy mode
 //! is left alone.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, TmuxServer, wait_for};
 

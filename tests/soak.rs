@@ -6,8 +6,8 @@
 //! (`TMUXD_SOAK=full`: 200 held, 1,000 create/exit, 200 WebSocket and 200
 //! SSE connect/drop cycles).
 
-mod common;
-mod wire;
+use crate::common;
+use crate::wire;
 
 use std::time::Instant;
 

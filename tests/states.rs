@@ -3,7 +3,7 @@
 //! question (waiting, within a second of going quiet), the bell as a flag
 //! beside the state, and screen rules from the config.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! back, whatever happens to the files; a failing disk is reported, retried,
 //! and loses no event for live listeners or, once it recovers, on disk.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -1,7 +1,7 @@
 //! The event feed over SSE (resume across restarts), the screen stream,
 //! stream limits and WebSocket auth.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::time::Duration;

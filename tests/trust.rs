@@ -3,7 +3,7 @@
 //! names tmux expands, input sizes, races with a session's end, queued
 //! input across a crash, and capacity under churn.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

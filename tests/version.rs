@@ -1,7 +1,7 @@
 //! `tmuxd --version` and `GET /version` name the commit the binary was
 //! built from (`build.rs`).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

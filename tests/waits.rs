@@ -3,7 +3,7 @@
 //! and in all, and a regex too big to compile is refused quickly, off the
 //! server's workers.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -423,6 +423,13 @@ impl AuthPolicy {
     }
 }
 
+impl PageCredential {
+    /// The credential's bytes, for a fingerprint (never to print).
+    pub fn secret(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for ReadWrite {
     type Rejection = ApiError;
 

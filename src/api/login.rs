@@ -90,7 +90,11 @@ pub async fn logout(
     State(state): State<AppState>,
     page: Option<Extension<PageCredential>>,
 ) -> Json<LogoutResponse> {
-    let ended = page.is_some_and(|Extension(page)| state.auth.end_page_credential(&page));
+    let Some(Extension(page)) = page else {
+        return Json(LogoutResponse { ended: false });
+    };
+    let ended = state.auth.end_page_credential(&page);
+    super::push::forget_page(&state, &page).await;
     Json(LogoutResponse { ended })
 }
 

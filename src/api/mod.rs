@@ -13,6 +13,7 @@ mod login;
 mod metrics;
 pub mod openapi;
 mod proof;
+mod push;
 mod queue;
 mod restore;
 mod screen;
@@ -55,6 +56,8 @@ pub struct AppState {
     pub http_address: std::net::SocketAddr,
     /// The fleet peers whose sessions this daemon also serves.
     pub fleet: crate::fleet::Fleet,
+    /// Web Push, unless `notify.web_push` is off.
+    pub push: Option<crate::push::Push>,
 }
 
 /// Every route, grouped by what it needs; each group's guard decides who
@@ -91,6 +94,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/openapi.json", get(openapi::openapi))
         .route("/v1/hosts", get(hosts::hosts))
         .route("/v1/hosts/{host}/server", get(hosts::host_server))
+        .route("/v1/push", get(push::info))
         .route_layer(fleet())
         .route_layer(guard(Need::Read));
     let write = Router::new()
@@ -106,6 +110,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/login/code", post(login::issue_code))
         .route("/v1/logout", post(login::logout))
         .route("/v1/hooks/{agent}", post(hooks::hook))
+        .route("/v1/push/subscriptions", post(push::subscribe))
+        .route("/v1/push/unsubscribe", post(push::unsubscribe))
+        .route("/v1/sessions/{id}/answer", post(push::answer))
         .route_layer(fleet())
         .route_layer(guard(Need::Write));
     // The only routes that take an upgrade without a bearer header; their

@@ -1,7 +1,7 @@
 //! `GET /v1/openapi.json`: the API described from its own types and
 //! handlers (`utoipa`), so the document cannot drift from the code. A copy
 //! is checked in as `docs/openapi.json` and a test keeps the two equal
-//! (`TMUXD_WRITE_OPENAPI=1 cargo test --test openapi` rewrites it).
+//! (`TMUXD_WRITE_OPENAPI=1 cargo test --test tests -- openapi::` rewrites it).
 //!
 //! Responses every route shares (the guard's 401 and 403, the body and
 //! query extractors' 400 and 413, 405 for a method a path lacks) are added
@@ -19,8 +19,8 @@ use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    events, health, hooks, hosts, login, metrics, proof, queue, restore, screen, server, sessions,
-    stream, untracked, wait,
+    events, health, hooks, hosts, login, metrics, proof, push, queue, restore, screen, server,
+    sessions, stream, untracked, wait,
 };
 use crate::wire;
 
@@ -53,6 +53,7 @@ errors, streams, the event log, limits)."
         openapi,
         dashboard,
         dashboard_asset,
+        service_worker,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -74,6 +75,10 @@ errors, streams, the event log, limits)."
         screen::screen,
         hosts::hosts,
         hosts::host_server,
+        push::info,
+        push::subscribe,
+        push::unsubscribe,
+        push::answer,
     ),
     components(schemas(
         wire::ErrorCode,
@@ -98,6 +103,7 @@ errors, streams, the event log, limits)."
         (name = "streams", description = "WebSockets: raw output and rendered screens"),
         (name = "hooks", description = "Coding agents' hook events: evidence of what a session's agent is doing"),
         (name = "daemon", description = "Health, version, metrics and this document"),
+        (name = "push", description = "Web Push: the key a page subscribes with, its subscriptions, and the answers a notification's actions send"),
         (name = "dashboard", description = "The browser dashboard's page and files"),
         (name = "fleet", description = "The peers whose sessions this daemon also serves: a peer's session is `HOST/sess_N` (encode the slash as `%2F` in paths) on every session route, forwarded to its peer in one hop; the hub's 503 `peer_unavailable` and 504 `peer_timeout` say which host and why"),
     )
@@ -150,6 +156,15 @@ fn dashboard() {}
         (status = 404, description = "`not_found`", body = wire::ErrorBody)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard_asset() {}
+
+/// The dashboard's service worker.
+///
+/// No token needed, like the page: the app shell offline, and Web Push
+/// notifications.
+#[utoipa::path(get, path = "/sw.js", tag = "dashboard", security(()),
+    responses((status = 200, description = "The dashboard's service worker: the app shell offline, and Web Push notifications", content_type = "text/javascript", body = String)))]
+#[allow(dead_code, reason = "documents a route served by src/web")]
+fn service_worker() {}
 
 /// The bearer scheme, required by every operation that does not opt out
 /// (`security(())` marks the open ones).

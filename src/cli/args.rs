@@ -535,6 +535,15 @@ pub struct OpenArgs {
     /// Only print the link; do not start a browser.
     #[arg(long)]
     pub print: bool,
+    /// Also print the link as a QR code, to open it on a phone's camera
+    /// (it works once, for a minute). Starts no browser.
+    #[arg(long)]
+    pub qr: bool,
+    /// The dashboard's address as the browser reaches it (a phone: a
+    /// Tailscale name, a VPN address, an SSH tunnel's), instead of the
+    /// address the CLI used: `--base https://box.tailnet.ts.net:7420`.
+    #[arg(long, value_name = "URL")]
+    pub base: Option<String>,
     #[command(flatten)]
     pub connect: Connect,
 }

@@ -23,7 +23,7 @@ mod mask;
 mod sections;
 pub use fleet::{FleetConfig, PeerConfig, PeerToken};
 pub use mask::mask_urls;
-pub use sections::{FileNotify, NotifyConfig, NotifyOn, RuleConfig, RuleState};
+pub use sections::{FileNotify, NotifyConfig, NotifyOn, NtfyConfig, RuleConfig, RuleState};
 
 /// `tmux.screen_checks_per_s`'s default: settled-screen checks a second
 /// on one tmux server, all sessions together.
@@ -40,7 +40,7 @@ const MASK: &str = "****";
 
 /// Every key, in the order `tmuxd config` prints them.
 #[rustfmt::skip]
-const KEYS: [&str; 54] = [
+const KEYS: [&str; 58] = [
     "bind", "data_dir", "log", "log_file", "max_sessions", "checkpoint_interval_s",
     "auth.token", "auth.read_token", "auth.insecure_no_auth",
     "tmux.bin", "tmux.socket_name", "tmux.socket_path", "tmux.config_file", "tmux.command_timeout_ms",
@@ -57,6 +57,7 @@ const KEYS: [&str; 54] = [
     "state.probe_interval_ms", "state.rules", "state.disabled_presets",
     "notify.webhook_url", "notify.command", "notify.cooldown_s", "notify.max_per_minute",
     "notify.retries", "notify.timeout_ms", "notify.secret", "notify.on",
+    "notify.web_push", "notify.push_contact", "notify.page_url", "notify.ntfy",
     "restore.on_start",
     "fleet.peers", "fleet.request_timeout_ms", "fleet.heartbeat_ms",
 ];
@@ -722,6 +723,10 @@ fn overlay(config: &mut Config, sources: &mut Sources, layer: FileConfig, source
     take!("notify.timeout_ms", notify.timeout_ms);
     take!("notify.secret", notify.secret, optional);
     take!("notify.on", notify.on);
+    take!("notify.web_push", notify.web_push);
+    take!("notify.push_contact", notify.push_contact);
+    take!("notify.page_url", notify.page_url, optional);
+    take!("notify.ntfy", notify.ntfy, optional);
     take!("restore.on_start", restore.on_start);
     take!("fleet.request_timeout_ms", fleet.request_timeout_ms);
     take!("fleet.heartbeat_ms", fleet.heartbeat_ms);
@@ -988,7 +993,7 @@ fn origin(key: &str, source: Source) -> String {
 
 /// Every key with its value as TOML, `None` when unset; tokens masked (and
 /// in `render`, every credential: see `mask`).
-fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 54] {
+fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 58] {
     let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
     let path = |p: &Path| text(&p.to_string_lossy());
     let list = |items: &[String]| toml::Value::from(items.to_vec()).to_string();
@@ -1046,6 +1051,10 @@ fn rendered_values(c: &Config) -> [(&'static str, Option<String>); 54] {
         ("notify.timeout_ms", num(c.notify.timeout_ms)),
         ("notify.secret", c.notify.secret.as_deref().map(text)),
         ("notify.on", Some(list(&c.notify.on.iter().map(|o| o.as_str().to_owned()).collect::<Vec<_>>()))),
+        ("notify.web_push", Some(c.notify.web_push.to_string())),
+        ("notify.push_contact", Some(text(&c.notify.push_contact))),
+        ("notify.page_url", c.notify.page_url.as_deref().map(text)),
+        ("notify.ntfy", c.notify.ntfy.as_ref().map(sections::render_ntfy)),
         ("restore.on_start", Some(c.restore.on_start.to_string())),
         ("fleet.peers", Some(fleet::render_peers(&c.fleet.peers))),
         ("fleet.request_timeout_ms", num(c.fleet.request_timeout_ms)),

@@ -94,6 +94,50 @@ pub struct NotifyConfig {
     pub secret: Option<String>,
     /// What is notified: everything unless the config narrows it.
     pub on: Vec<NotifyOn>,
+    /// Pushes to the browsers that turned notifications on (Web Push).
+    pub web_push: bool,
+    /// The VAPID contact (`mailto:` or `https:`) push services may use.
+    pub push_contact: String,
+    /// The dashboard's address as a phone reaches it, for links in ntfy
+    /// notifications (default: the bind address).
+    pub page_url: Option<String>,
+    /// An ntfy server and topic to publish to.
+    pub ntfy: Option<NtfyConfig>,
+}
+
+/// `notify.ntfy = { url, topic, token }`. Its `Debug` masks the token.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NtfyConfig {
+    /// The server, `https://ntfy.sh` or your own.
+    pub url: String,
+    pub topic: String,
+    /// An access token (`tk_...`), sent as a bearer header.
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+impl std::fmt::Debug for NtfyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NtfyConfig")
+            .field("url", &super::mask_urls(&self.url))
+            .field("topic", &self.topic)
+            .field("token", &self.token.as_ref().map(|_| "****"))
+            .finish()
+    }
+}
+
+/// `{ url = "...", topic = "...", token = "****" }`.
+pub fn render_ntfy(ntfy: &NtfyConfig) -> String {
+    let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let mut fields = vec![
+        format!("url = {}", text(&super::mask_urls(&ntfy.url))),
+        format!("topic = {}", text(&ntfy.topic)),
+    ];
+    if ntfy.token.is_some() {
+        fields.push(format!("token = {}", text(super::MASK)));
+    }
+    format!("{{ {} }}", fields.join(", "))
 }
 
 impl Default for NotifyConfig {
@@ -107,6 +151,10 @@ impl Default for NotifyConfig {
             timeout_ms: 5000,
             secret: None,
             on: vec![NotifyOn::Attention, NotifyOn::Exited, NotifyOn::TmuxLost],
+            web_push: true,
+            push_contact: "mailto:tmuxd@localhost".to_owned(),
+            page_url: None,
+            ntfy: None,
         }
     }
 }
@@ -125,6 +173,10 @@ impl std::fmt::Debug for NotifyConfig {
             .field("timeout_ms", &self.timeout_ms)
             .field("secret", &self.secret.as_ref().map(|_| "****"))
             .field("on", &self.on)
+            .field("web_push", &self.web_push)
+            .field("push_contact", &self.push_contact)
+            .field("page_url", &self.page_url)
+            .field("ntfy", &self.ntfy)
             .finish()
     }
 }
@@ -141,6 +193,10 @@ pub struct FileNotify {
     pub timeout_ms: Option<u64>,
     pub secret: Option<String>,
     pub on: Option<Vec<NotifyOn>>,
+    pub web_push: Option<bool>,
+    pub push_contact: Option<String>,
+    pub page_url: Option<String>,
+    pub ntfy: Option<NtfyConfig>,
 }
 
 impl std::fmt::Debug for FileNotify {
@@ -153,6 +209,7 @@ impl std::fmt::Debug for FileNotify {
             .field("command", &self.command)
             .field("secret", &self.secret.as_ref().map(|_| "****"))
             .field("on", &self.on)
+            .field("ntfy", &self.ntfy)
             .finish_non_exhaustive()
     }
 }
@@ -212,6 +269,63 @@ pub fn check_notify(notify: &NotifyConfig) -> Result<(), ConfigError> {
         if parsed.scheme() != "http" {
             let reason = "must be an http:// URL (tmuxd is built without TLS; use a local relay)";
             return Err(invalid("notify.webhook_url", reason));
+        }
+    }
+    let contact = &notify.push_contact;
+    let contact_ok = (contact.starts_with("mailto:") && contact.len() > 7)
+        || reqwest::Url::parse(contact).is_ok_and(|u| u.scheme() == "https");
+    if !contact_ok || contact.len() > 256 || contact.chars().any(char::is_control) {
+        return Err(invalid(
+            "notify.push_contact",
+            format!("{contact:?} must be a mailto: address or an https:// URL"),
+        ));
+    }
+    if let Some(page) = &notify.page_url {
+        let parsed = reqwest::Url::parse(page).ok();
+        if !parsed.is_some_and(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.username().is_empty()
+                && u.password().is_none()
+        }) {
+            let shown = super::mask_urls(page);
+            return Err(invalid(
+                "notify.page_url",
+                format!("{shown:?} must be an http:// or https:// URL without credentials"),
+            ));
+        }
+    }
+    if let Some(ntfy) = &notify.ntfy {
+        let parsed = reqwest::Url::parse(&ntfy.url).ok();
+        if !parsed.is_some_and(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.username().is_empty()
+                && u.password().is_none()
+        }) {
+            let shown = super::mask_urls(&ntfy.url);
+            return Err(invalid(
+                "notify.ntfy",
+                format!(
+                    "url {shown:?} must be an http:// or https:// URL without credentials (put a token in `token`)"
+                ),
+            ));
+        }
+        let topic_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        if ntfy.topic.is_empty() || ntfy.topic.len() > 64 || !ntfy.topic.chars().all(topic_char) {
+            return Err(invalid(
+                "notify.ntfy",
+                format!(
+                    "topic {:?} must be 1 to 64 of A-Z, a-z, 0-9, - and _",
+                    ntfy.topic
+                ),
+            ));
+        }
+        if ntfy.token.as_ref().is_some_and(|t| {
+            t.is_empty() || t.len() > 256 || !t.chars().all(|c| c.is_ascii_graphic())
+        }) {
+            return Err(invalid(
+                "notify.ntfy",
+                "token must be 1 to 256 printable ASCII characters",
+            ));
         }
     }
     if let Some(command) = &notify.command

@@ -276,6 +276,14 @@ fn validate_checks_ranges_and_combinations() {
         ("[notify]\nmax_per_minute = 0", Some(("notify.max_per_minute", "got 0"))),
         ("[notify]\nsecret = \"short\"", Some(("notify.secret", "at least 24 characters, got 5"))),
         ("[notify]\nsecret = \"abcdefghijklmnopqrstuvwx\"", None),
+        ("[notify]\npush_contact = \"me@example.net\"", Some(("notify.push_contact", "must be a mailto: address"))),
+        ("[notify]\npush_contact = \"http://example.net\"", Some(("notify.push_contact", "or an https:// URL"))),
+        ("[notify]\npush_contact = \"https://example.net/about\"", None),
+        ("[notify]\npage_url = \"box:7420\"", Some(("notify.page_url", "must be an http:// or https:// URL"))),
+        ("[notify]\nntfy = { url = \"ftp://ntfy.sh\", topic = \"t\" }", Some(("notify.ntfy", "must be an http:// or https:// URL"))),
+        ("[notify]\nntfy = { url = \"https://ntfy.sh\", topic = \"a/b\" }", Some(("notify.ntfy", "topic \"a/b\" must be"))),
+        ("[notify]\nntfy = { url = \"https://ntfy.sh\", topic = \"t\", token = \"\" }", Some(("notify.ntfy", "token must be"))),
+        ("[notify]\nntfy = { url = \"https://ntfy.sh\", topic = \"my-topic_1\", token = \"tk_abc\" }", None),
         ("log = \" \"", Some(("log", "must not be empty"))),
         ("log = \"foo=bar=baz\"", Some(("log", "`foo=bar=baz` is not a log filter"))),
         ("log = \"tmuxd=loud\"", Some(("log", "not a log filter"))),
@@ -464,6 +472,30 @@ fn the_notify_secret_is_masked() {
     assert!(!format!("{loaded:?}").contains("s3cret"));
 }
 
+/// Issue 33: the ntfy token is masked like every other secret.
+#[test]
+fn the_ntfy_token_is_masked() {
+    let layer = file(
+        "[notify]\nntfy = { url = \"https://ntfy.sh\", topic = \"t\", token = \"tk_s3cret\" }\n",
+    );
+    assert!(!format!("{layer:?}").contains("s3cret"));
+    let (config, sources) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
+    let loaded = Loaded {
+        config,
+        sources,
+        file: None,
+    };
+    let text = loaded.render();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(
+        text.contains(
+            "notify.ntfy = { url = \"https://ntfy.sh\", topic = \"t\", token = \"****\" }"
+        ),
+        "{text}"
+    );
+    assert!(!format!("{loaded:?}").contains("s3cret"));
+}
+
 #[test]
 fn render_masks_tokens_and_names_sources() {
     let env = env(&[
@@ -581,5 +613,7 @@ fn example_file_lists_every_key_with_its_default() {
     config.notify.webhook_url = None;
     config.notify.command = None;
     config.notify.secret = None;
+    config.notify.page_url = None;
+    config.notify.ntfy = None;
     assert_eq!(config, Config::defaults(&home()));
 }

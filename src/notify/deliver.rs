@@ -1,7 +1,7 @@
 //! Sending one notification: the webhook POST (retried with doubling
-//! delays, never redirected) and the command (its environment scrubbed of
-//! tmuxd's own variables, then given the event), each bounded by the
-//! timeout.
+//! delays, never redirected), the command (its environment scrubbed of
+//! tmuxd's own variables, then given the event), the ntfy publish and a
+//! Web Push to every subscribed browser, each bounded by the timeout.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -11,12 +11,37 @@ use tokio_util::sync::CancellationToken;
 
 use super::Trigger;
 use super::message::{Context, message};
-use crate::config::{NotifyConfig, mask_urls};
+use crate::config::{NotifyConfig, NtfyConfig, mask_urls};
 use crate::metrics::Metrics;
+use crate::push::http::Poster;
+use crate::push::{Message, Push, Sent};
 use crate::store::Event;
 
 /// The first retry's delay; each next one doubles it.
 const FIRST_RETRY: Duration = Duration::from_secs(1);
+
+/// The targets besides the webhook and command, shared by every delivery.
+#[derive(Clone)]
+pub struct Targets {
+    push: Option<Push>,
+    page_url: String,
+    /// This machine's name, as pushes and ntfy say it.
+    host: String,
+    /// ntfy's client, made at its first publish (it reads the system's
+    /// certificates).
+    poster: std::sync::Arc<std::sync::OnceLock<Poster>>,
+}
+
+impl Targets {
+    pub fn new(targets: super::Targets) -> Targets {
+        Targets {
+            push: targets.push,
+            page_url: targets.page_url,
+            host: crate::push::host_name(),
+            poster: Default::default(),
+        }
+    }
+}
 
 pub struct Delivery {
     webhook: Option<String>,
@@ -29,10 +54,12 @@ pub struct Delivery {
     secret: Option<String>,
     /// The session, as `run` found it.
     context: Context,
+    ntfy: Option<NtfyConfig>,
+    targets: Targets,
 }
 
 impl Delivery {
-    pub fn new(config: &NotifyConfig, trigger: Trigger, event: &Event) -> Self {
+    pub fn new(config: &NotifyConfig, targets: &Targets, trigger: Trigger, event: &Event) -> Self {
         Delivery {
             webhook: config.webhook_url.clone(),
             command: config.command.clone(),
@@ -42,6 +69,8 @@ impl Delivery {
             event: event.clone(),
             secret: config.secret.clone(),
             context: Context::default(),
+            ntfy: config.ntfy.clone(),
+            targets: targets.clone(),
         }
     }
 
@@ -51,15 +80,39 @@ impl Delivery {
         self
     }
 
-    /// Sends to the webhook and runs the command, each counted in the
-    /// metrics as delivered or failed (when configured).
+    /// Sends to every target configured, each counted in the metrics as
+    /// delivered or failed (a push per browser).
     pub async fn run(self, cancel: CancellationToken, metrics: Metrics) {
-        let (posted, ran) = tokio::join!(self.post(&cancel), self.run_command());
-        for outcome in [posted, ran].into_iter().flatten() {
+        let message = Message::new(self.trigger, &self.event, &self.context, &self.targets.host);
+        let (posted, ran, published, pushed) = tokio::join!(
+            self.post(&cancel),
+            self.run_command(),
+            self.publish_ntfy(&message),
+            self.push(&message),
+        );
+        let pushed = pushed.into_iter().filter(|sent| *sent != Sent::Gone);
+        let pushed = pushed.map(|sent| Some(sent == Sent::Delivered));
+        for outcome in [posted, ran, published].into_iter().chain(pushed).flatten() {
             match outcome {
                 true => metrics.notification_delivered(),
                 false => metrics.notification_failed(),
             }
+        }
+    }
+
+    /// Whether ntfy took it; `None` without `notify.ntfy`.
+    async fn publish_ntfy(&self, message: &Message) -> Option<bool> {
+        let ntfy = self.ntfy.as_ref()?;
+        let poster = self.targets.poster.get_or_init(Poster::new);
+        let page = &self.targets.page_url;
+        Some(super::ntfy::publish(poster, ntfy, message, page, self.timeout).await)
+    }
+
+    /// How the push to each subscribed browser went.
+    async fn push(&self, message: &Message) -> Vec<Sent> {
+        match &self.targets.push {
+            Some(push) => push.send(message, self.timeout).await,
+            None => Vec::new(),
         }
     }
 

@@ -436,6 +436,20 @@ impl SessionActor {
         };
         match cmd {
             SessionCmd::Type { input, reply } => self.type_input(input, reply, client).await,
+            SessionCmd::Answer {
+                since,
+                input,
+                reply,
+            } => {
+                if self.detector.view().attention.map(|a| a.since) != Some(since) {
+                    let _ = reply.send(None);
+                    return;
+                }
+                self.signal(Signal::Acknowledge(Acknowledger::PushAction));
+                let (typed, typing) = oneshot::channel();
+                let _ = reply.send(Some(typing));
+                self.type_input(input, typed, client).await;
+            }
             SessionCmd::Resize { cols, rows, reply } => {
                 let resize = ResizeWindow {
                     target: Target::Session(self.tmux_name.clone()),

@@ -58,6 +58,14 @@ pub enum SessionCmd {
         input: Input,
         reply: oneshot::Sender<Result<(), CommandError>>,
     },
+    /// Types `input` only if the attention flag up is the one raised at
+    /// `since` (acknowledging it as `PushAction` first); `None` when the
+    /// session has moved on and nothing was typed, else how typing went.
+    Answer {
+        since: chrono::DateTime<chrono::Utc>,
+        input: Input,
+        reply: oneshot::Sender<Option<oneshot::Receiver<Result<(), CommandError>>>>,
+    },
     /// Resizes the session's current window.
     Resize {
         cols: u16,
@@ -527,6 +535,27 @@ impl SessionHandle {
     /// Types `input` into the active pane; `Err` carries tmux's refusal.
     pub async fn type_input(&self, input: Input) -> Result<Result<(), CommandError>, ActorGone> {
         self.ask(|reply| SessionCmd::Type { input, reply }).await
+    }
+
+    /// Types `input` if the attention raised at `since` is still up, in one
+    /// step of the actor so nothing can come between the check and the
+    /// typing; `Ok(None)` when it is not (nothing typed).
+    pub async fn answer(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        input: Input,
+    ) -> Result<Option<Result<(), CommandError>>, ActorGone> {
+        let typed = self
+            .ask(|reply| SessionCmd::Answer {
+                since,
+                input,
+                reply,
+            })
+            .await?;
+        match typed {
+            None => Ok(None),
+            Some(typed) => Ok(Some(typed.await.map_err(|_| ActorGone)?)),
+        }
     }
 
     pub async fn resize(

@@ -161,6 +161,24 @@ pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>, StoreErr
     }
 }
 
+/// `load_json` for a file that may start empty: a missing one is the
+/// default, a corrupt one is moved aside (and logged) and read as the
+/// default, an unreadable one is logged and read as the default.
+pub fn load_or_default<T: DeserializeOwned + Default>(path: &Path) -> T {
+    match load_json(path) {
+        Ok(Loaded::Found(file)) => file,
+        Ok(Loaded::Missing) => T::default(),
+        Ok(Loaded::Corrupt { moved_to, error }) => {
+            tracing::warn!(moved_to = %moved_to.display(), "{}: unreadable ({error}); moved aside", path.display());
+            T::default()
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            T::default()
+        }
+    }
+}
+
 /// Replaces `path` with `bytes` so that a crash at any point leaves either the
 /// old content or the new, never a mix: temp file in the same directory
 /// (mode 0600), write, fsync, rename, fsync the directory. If anything before

@@ -35,7 +35,7 @@ pub use events::{
     CUT_KEY, Event, EventKind, EventLog, EventPage, Found, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES,
     NewEvent, RING_BYTES, cut_str,
 };
-pub use files::{DataDir, Loaded, NotJson, write_atomic};
+pub use files::{DataDir, Loaded, NotJson, load_or_default, write_atomic};
 pub use health::{Failure, StorageHealth, Write};
 pub use notified::{NOTIFIED_FILE, NotifiedFile, NotifiedSession};
 pub use registry::{

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::registry::format_version;
-use super::{Loaded, StoreError, files};
+use super::{StoreError, files};
 
 /// The file's name in the data dir.
 pub const NOTIFIED_FILE: &str = "notified.json";
@@ -60,18 +60,7 @@ impl NotifiedFile {
     /// Reads the file; a missing one is empty, a corrupt one is moved aside
     /// (and reported in the log) and read as empty.
     pub fn load(path: &Path) -> NotifiedFile {
-        match files::load_json(path) {
-            Ok(Loaded::Found(file)) => file,
-            Ok(Loaded::Missing) => NotifiedFile::default(),
-            Ok(Loaded::Corrupt { moved_to, error }) => {
-                tracing::warn!(moved_to = %moved_to.display(), "{}: unreadable ({error}); moved aside", path.display());
-                NotifiedFile::default()
-            }
-            Err(e) => {
-                tracing::warn!("{e}");
-                NotifiedFile::default()
-            }
-        }
+        files::load_or_default(path)
     }
 
     /// Replaces the file atomically (`write_atomic`).

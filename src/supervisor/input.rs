@@ -46,13 +46,7 @@ impl Supervisor {
                 "nothing to send: give text, keys or submit".into(),
             ));
         }
-        if text.is_some_and(|t| t.contains('\0')) {
-            return Err(SupervisorError::BadRequest(
-                "text contains a NUL byte".into(),
-            ));
-        }
-        check_input_size("text", text.map_or(0, str::len))?;
-        check_keys(&input.keys)?;
+        check_typed(text, &input.keys)?;
         let queued = match input.when {
             When::Now => None,
             When::Idle => Some(InputWhen::Idle),
@@ -89,10 +83,51 @@ impl Supervisor {
             .await
     }
 
+    /// Types an answer (text, then keys) into a session only while the
+    /// attention raised at `since` is still up (a push notification's
+    /// action); `Conflict` when the session has moved on, nothing typed.
+    pub async fn answer(
+        &self,
+        id: SessionId,
+        since: DateTime<Utc>,
+        text: Option<&str>,
+        keys: &[String],
+    ) -> Result<(), SupervisorError> {
+        let text = text.filter(|t| !t.is_empty());
+        if text.is_none() && keys.is_empty() {
+            return Err(SupervisorError::BadRequest(
+                "nothing to answer: give text or keys".into(),
+            ));
+        }
+        check_typed(text, keys)?;
+        let typist = self.typist(id)?;
+        let _turn = typist.turn.lock().await;
+        let input = crate::session::Input {
+            text: text.map(str::to_owned),
+            bytes: None,
+            keys: keys.to_vec(),
+        };
+        match typist.handle.answer(since, input).await {
+            Err(gone) => Err(SupervisorError::gone(id)(gone)),
+            Ok(None) => Err(SupervisorError::Conflict(format!(
+                "{id} has moved on: the attention this answer was for is no longer up \
+                 (someone answered or looked, or it asks something else now); nothing was typed"
+            ))),
+            Ok(Some(typed)) => {
+                typed.map_err(|message| super::tmux_refused(id, "send-keys", message))
+            }
+        }
+    }
+
     /// Who types into a session, and the lock that keeps each request's
     /// pieces together and requests in order.
     pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
-        let (tmux_name, handle, turn) = self.registry().typist(id)?;
+        let (tmux_name, handle, turn) = self.registry().typist(id).map_err(|e| match e {
+            SupervisorError::NotFound(_) if self.inner.endings.is_kept(id) => {
+                SupervisorError::HasEnded(id.to_string())
+            }
+            e => e,
+        })?;
         Ok(Typist {
             session_id: id,
             tmux_name,
@@ -153,6 +188,18 @@ impl Supervisor {
         }
         Ok((current, applied))
     }
+}
+
+/// Refuses text with a NUL or past the size limit, and keys `check_keys`
+/// refuses, before anything is typed.
+fn check_typed(text: Option<&str>, keys: &[String]) -> Result<(), SupervisorError> {
+    if text.is_some_and(|t| t.contains('\0')) {
+        return Err(SupervisorError::BadRequest(
+            "text contains a NUL byte".into(),
+        ));
+    }
+    check_input_size("text", text.map_or(0, str::len))?;
+    check_keys(keys)
 }
 
 /// Refuses too many keys, a name too long, or one tmux does not know,

@@ -159,14 +159,13 @@ impl Supervisor {
                 return Err(e);
             }
         };
-        self.book().created(
+        self.inner.restore.created(
             summary.session_id,
             &summary.tmux_name,
             request.restore,
             request.resume_command.clone(),
             request.command.clone(),
         );
-        self.persist_restore();
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
             let typed = match self.typist(summary.session_id) {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
@@ -303,7 +302,7 @@ impl Supervisor {
                     id,
                     entry.tmux_name(),
                 );
-                self.forget_restore(id);
+                self.inner.restore.forget(id);
                 let _ = self.persist().await;
             }
             DeleteMode::Kill => {
@@ -446,6 +445,8 @@ impl Supervisor {
         let gone = || SupervisorError::Gone(id.to_string());
         match self.registry().commit(reservation, new, actor) {
             Commit::Tracked { summary, renamed } => {
+                // Adopted again under its old id: it is live, not ended.
+                drop(self.inner.endings.remove(id));
                 if let Some((old, new)) = renamed {
                     self.record_rename(id, &old, &new);
                 }
@@ -535,7 +536,7 @@ impl Supervisor {
                 ..ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows))
             },
         };
-        let retained = super::ended::Retained {
+        let retained = super::endings::Retained {
             summary: summary.clone(),
             screens: None,
             ended_at: now,

@@ -3,18 +3,16 @@
 //! discovery, the reaper and checkpoints in the background.
 
 mod background;
-mod end;
-mod ended;
+mod endings;
 mod hooks;
 mod input;
 mod lifecycle;
-mod lost;
 mod persist;
 mod plan;
 mod queue;
+mod reattach;
 mod registry;
 mod restore;
-mod revive;
 mod status_timers;
 mod tags;
 mod types;
@@ -22,19 +20,19 @@ mod untracked;
 mod wait;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use ended::{NoHistory, Retention};
+pub use endings::{NoHistory, Retention};
 pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
-pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
+pub use restore::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
@@ -128,8 +126,8 @@ impl Settings {
             },
             session_env: vec![(
                 crate::cli::SOCKET_VAR.to_owned(),
-                std::path::absolute(config.data_dir.join(crate::daemon::SOCKET_FILE))
-                    .unwrap_or_else(|_| config.data_dir.join(crate::daemon::SOCKET_FILE))
+                std::path::absolute(config.data_dir.join(crate::store::SOCKET_FILE))
+                    .unwrap_or_else(|_| config.data_dir.join(crate::store::SOCKET_FILE))
                     .to_string_lossy()
                     .into_owned(),
             )],
@@ -179,9 +177,8 @@ struct Inner {
     sessions_changed: Arc<Notify>,
     /// Woken when a control client attached (see `status_timers`).
     client_attached: Arc<Notify>,
-    /// Counts sessions retained after their end; waiters on an ending
-    /// session watch it for the record to appear.
-    retained: tokio::sync::watch::Sender<u64>,
+    /// The ended sessions kept readable, and `ended.json`.
+    endings: endings::Endings,
     /// Counts attaches that finished (either way); requests for a session
     /// still attaching watch it.
     attached: tokio::sync::watch::Sender<u64>,
@@ -191,8 +188,8 @@ struct Inner {
     cancel: CancellationToken,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
-    /// What it takes to restore each session if tmux is lost (`revive`).
-    book: Mutex<lost::Book>,
+    /// What it takes to restore each session if tmux is lost, and `restore.json`.
+    restore: restore::Restore,
 }
 
 impl Supervisor {
@@ -217,8 +214,14 @@ impl Supervisor {
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        let registry = Registry::restored(restored.registry, thoughts, restored.ended);
+        let endings = endings::Endings::new(
+            restored.ended,
+            settings.retention,
+            persistence.ended_writer(),
+        );
+        let registry = Registry::restored(restored.registry, thoughts, endings.ids());
         let waits = wait::Waits::new(settings.waits, metrics.clone());
+        let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 waits,
@@ -230,11 +233,11 @@ impl Supervisor {
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
                 client_attached: Arc::new(Notify::new()),
-                retained: tokio::sync::watch::channel(0).0,
+                endings,
                 attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
-                book: Mutex::new(lost::Book::from_file(restored.restore)),
+                restore,
             }),
         };
         supervisor.sweep_histories();
@@ -296,7 +299,7 @@ impl Supervisor {
             }
         }
         self.until_retained(id).await;
-        match self.registry().is_retained(id) {
+        match self.inner.endings.is_kept(id) {
             true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
@@ -313,7 +316,15 @@ impl Supervisor {
                 (id, answer.ok().and_then(Result::ok))
             }))
             .await;
-        self.registry().list(answers, ended)
+        let mut sessions = self.registry().list(answers);
+        if ended {
+            let live: std::collections::BTreeSet<SessionId> =
+                sessions.iter().map(|s| s.session_id).collect();
+            let ended = self.inner.endings.summaries().into_iter();
+            sessions.extend(ended.filter(|s| !live.contains(&s.session_id)));
+            sessions.sort_by_key(|s| s.session_id);
+        }
+        sessions
     }
 
     /// A live session's summary, or the last one of an ended session

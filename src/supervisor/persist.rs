@@ -33,6 +33,11 @@ const RETRY_FIRST: Duration = Duration::from_millis(100);
 /// ...up to this.
 const RETRY_MAX: Duration = Duration::from_secs(5);
 
+/// Queues a whole new version of one file; the receiver fires once the
+/// storage task tried it. An owner calls it under its own lock, so its
+/// writes queue in the order its states existed.
+pub type Writer<F> = Box<dyn Fn(F) -> oneshot::Receiver<()> + Send + Sync>;
+
 /// Work for the storage task.
 enum Job {
     /// A whole new version of `registry.json`; `done` fires after one try.
@@ -182,18 +187,31 @@ impl Persistence {
         self.queue(|done| Job::Thoughts(file, done))
     }
 
-    pub fn queue_ended(&self, file: EndedFile) -> oneshot::Receiver<()> {
-        self.queue(|done| Job::Ended(file, done))
-    }
-
     /// The ended sessions' scrollback files, each written once at the
     /// end (not through the storage task: no newer version replaces it).
     pub fn scrollback_files(&self) -> ScrollbackFiles {
         ScrollbackFiles::new(self.store.dir.path())
     }
 
-    pub fn queue_restore(&self, file: RestoreFile) -> oneshot::Receiver<()> {
-        self.queue(|done| Job::Restore(file, done))
+    /// What queues `restore.json` writes, for the restore owner to call
+    /// under its lock.
+    pub fn restore_writer(&self) -> Writer<RestoreFile> {
+        self.writer(Job::Restore)
+    }
+
+    /// What queues `ended.json` writes, for the endings owner to call
+    /// under its lock.
+    pub fn ended_writer(&self) -> Writer<EndedFile> {
+        self.writer(Job::Ended)
+    }
+
+    fn writer<F: 'static>(&self, job: fn(F, oneshot::Sender<()>) -> Job) -> Writer<F> {
+        let jobs = self.jobs.clone();
+        Box::new(move |file| {
+            let (done, written) = oneshot::channel();
+            let _ = jobs.send(job(file, done));
+            written
+        })
     }
 
     fn queue(&self, job: impl FnOnce(oneshot::Sender<()>) -> Job) -> oneshot::Receiver<()> {

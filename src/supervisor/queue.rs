@@ -70,11 +70,12 @@ pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) ->
     event
 }
 
-/// What a refused queue change means for a client.
-fn refusal(id: SessionId, refused: QueueRefusal) -> SupervisorError {
+/// What a refused queue change means for a client (`ended`: the session
+/// ended and is kept readable).
+fn refusal(id: SessionId, refused: QueueRefusal, ended: bool) -> SupervisorError {
     match refused {
-        QueueRefusal::Unknown => SupervisorError::NotFound(id.to_string()),
-        QueueRefusal::Ended => SupervisorError::HasEnded(id.to_string()),
+        QueueRefusal::Untracked if ended => SupervisorError::HasEnded(id.to_string()),
+        QueueRefusal::Untracked => SupervisorError::NotFound(id.to_string()),
         QueueRefusal::Full => SupervisorError::QueueFull {
             session_id: id.to_string(),
             max: MAX_QUEUED_INPUTS,
@@ -108,7 +109,7 @@ impl Supervisor {
         let ready_now = self
             .registry()
             .enqueue(id, text, submit, when, Utc::now())
-            .map_err(|refused| refusal(id, refused))?;
+            .map_err(|refused| refusal(id, refused, self.inner.endings.is_kept(id)))?;
         let _ = self.persist().await;
         // Already ready: no transition will come, so deliver now.
         if ready_now && self.deliver_next(id).await {
@@ -128,6 +129,7 @@ impl Supervisor {
     pub fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
         match self.registry().queued(id) {
             Some(items) => Ok(items.iter().map(item_view).collect()),
+            None if self.inner.endings.is_kept(id) => Ok(Vec::new()),
             None => Err(SupervisorError::NotFound(id.to_string())),
         }
     }
@@ -145,7 +147,7 @@ impl Supervisor {
                     QueueRefusal::Started => SupervisorError::Conflict(format!(
                         "queued input {n} of {id} is being typed"
                     )),
-                    refused => refusal(id, refused),
+                    refused => refusal(id, refused, self.inner.endings.is_kept(id)),
                 })?;
         let _ = self.persist().await;
         self.inner.persistence.record(

@@ -17,20 +17,18 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
-use super::ended::{History, NoHistory, Retained, Retention, prune};
 use super::plan::{DiscoveryPlan, Known, Listed, NameFilter, TrackedRef, lived_at_least};
 use super::types::{MAX_QUEUED_INPUTS, SessionSummary, SupervisorError};
 use super::untracked::Tracked;
 use crate::id::SessionId;
 use crate::session::{ActorSummary, Attention, SessionHandle, SessionState, StateView};
 use crate::store::{
-    EndedFile, EndedRecord, InputWhen, PersistedAttention, PersistedSession, QueuedInput,
-    RegistryFile, Thought, ThoughtsFile,
+    InputWhen, PersistedAttention, PersistedSession, QueuedInput, RegistryFile, Thought,
+    ThoughtsFile,
 };
 use crate::tmux::control::TmuxSessionId;
 
 mod discovery;
-mod ended;
 mod queue;
 #[cfg(test)]
 mod tests;
@@ -228,7 +226,7 @@ pub enum Lookup {
     Live(SessionHandle, String),
     /// Its control client is attaching: ask again once attaches change.
     Attaching,
-    /// Not tracked (maybe ended and kept: `is_retained`).
+    /// Not tracked (maybe ended and kept: the endings owner knows).
     Untracked,
 }
 
@@ -291,8 +289,6 @@ struct State {
     /// When tracking of each name last ended: a discovery that listed tmux's
     /// sessions before then saw it alive and must not adopt it anew.
     ended: BTreeMap<String, Instant>,
-    /// Sessions that ended, kept readable for the retention window.
-    retained: BTreeMap<SessionId, Retained>,
     /// Sessions whose end is being recorded: no longer tracked, not yet retained.
     finishing: BTreeSet<SessionId>,
     /// Names discovery left alone because `max_sessions` was reached (said
@@ -317,18 +313,21 @@ impl Registry {
     }
 
     /// As startup found the data dir: the registry file to merge once tmux
-    /// answers, the thoughts, and the ended sessions still kept.
+    /// answers, the thoughts, and the ids of the ended sessions still kept
+    /// (never issued again).
     pub fn restored(
         pending: RegistryFile,
         thoughts: BTreeMap<SessionId, Thought>,
-        ended: EndedFile,
+        ended: impl IntoIterator<Item = SessionId>,
     ) -> Self {
         let registry = Registry::new(pending.next_session_counter);
         {
             let mut state = registry.lock();
             state.restore_pending = Some(pending);
             state.thoughts = thoughts;
-            state.load_ended(ended);
+            for id in ended {
+                state.advance_past(id);
+            }
         }
         registry
     }
@@ -462,8 +461,6 @@ impl Registry {
         }
         let name = std::mem::take(&mut reservation.tmux_name);
         state.detached.remove(&name);
-        // Adopted again under its old id: it is live, not ended.
-        state.retained.remove(&id);
         let attention_saved = new.view.borrow().attention.map(persist_attention);
         let entry = Entry {
             id,
@@ -650,13 +647,8 @@ impl Registry {
     }
 
     /// The list of sessions from the actors' answers (`None`: no answer in
-    /// time, the last summary is served): tracked, attaching, and with
-    /// `ended` the ended ones kept; by id.
-    pub fn list(
-        &self,
-        answers: Vec<(SessionId, Option<ActorSummary>)>,
-        ended: bool,
-    ) -> Vec<SessionSummary> {
+    /// time, the last summary is served): tracked and attaching; by id.
+    pub fn list(&self, answers: Vec<(SessionId, Option<ActorSummary>)>) -> Vec<SessionSummary> {
         let mut state = self.lock();
         let mut sessions: BTreeMap<SessionId, SessionSummary> = answers
             .into_iter()
@@ -682,19 +674,7 @@ impl Registry {
                 sessions.insert(*id, summary.clone());
             }
         }
-        let mut sessions: Vec<SessionSummary> = sessions.into_values().collect();
-        if ended {
-            let live: BTreeSet<SessionId> = sessions.iter().map(|s| s.session_id).collect();
-            sessions.extend(
-                state
-                    .retained
-                    .values()
-                    .filter(|r| !live.contains(&r.summary.session_id))
-                    .map(|r| r.summary.clone()),
-            );
-            sessions.sort_by_key(|s| s.session_id);
-        }
-        sessions
+        sessions.into_values().collect()
     }
 
     // Changes to tracked sessions.
@@ -992,22 +972,6 @@ impl State {
         let mut summary = self.attaching.get(&id)?.clone();
         summary.thought = self.thoughts.get(&id).cloned();
         Some(summary)
-    }
-
-    /// Why session `id` is not tracked: it ended (and is kept readable),
-    /// or there is no such session.
-    fn untracked_refusal(&self, id: SessionId) -> QueueRefusal {
-        match self.retained.contains_key(&id) {
-            true => QueueRefusal::Ended,
-            false => QueueRefusal::Unknown,
-        }
-    }
-
-    fn untracked_error(&self, id: SessionId) -> SupervisorError {
-        match self.untracked_refusal(id) {
-            QueueRefusal::Ended => SupervisorError::HasEnded(id.to_string()),
-            _ => SupervisorError::NotFound(id.to_string()),
-        }
     }
 
     fn to_thoughts_file(&self) -> ThoughtsFile {

@@ -147,7 +147,7 @@ pub struct Scrollback {
     /// Served from an ended session's record.
     pub ended: bool,
     /// Why an ended session has no history kept.
-    pub missing: Option<super::ended::NoHistory>,
+    pub missing: Option<super::endings::NoHistory>,
 }
 
 /// `PUT /v1/sessions/{id}/thought`.

@@ -1,6 +1,9 @@
 //! The browser dashboard: plain HTML, CSS and ES modules from `assets/`,
 //! compiled into the binary (no build step, nothing fetched at run time),
 //! served at `/` and `/assets/...` with a strict Content-Security-Policy.
+//! An installable web app: a manifest, icons, and a service worker at
+//! `/sw.js` (its scope is the path it is served from, so the root) that
+//! keeps the app shell for offline starts and shows Web Push notifications.
 //! These routes need no token: the page asks for one and sends it with
 //! every API call it makes. A missing asset is answered the way the router
 //! that mounts these routes answers what is not found (`routes`), so this
@@ -51,19 +54,27 @@ const ASSETS: &[Asset] = &[
     asset!("wall.js", JS),
     asset!("words.js", JS),
     asset!("dialogs.js", JS),
+    asset!("push.js", JS),
+    asset!("sw.js", JS),
+    asset!("manifest.webmanifest", "application/manifest+json"),
+    asset!("icon-192.png", "image/png"),
+    asset!("icon-512.png", "image/png"),
 ];
 
 /// The dashboard's routes; `missing` answers an asset that is not
 /// embedded (given what to say).
 pub fn routes<S: Clone + Send + Sync + 'static>(missing: fn(String) -> Response) -> Router<S> {
-    Router::new().route("/", get(index)).route(
-        "/assets/{*name}",
-        get(
-            move |Path(name): Path<String>, headers: HeaderMap| async move {
-                asset(&name, &headers).unwrap_or_else(|| missing(format!("no asset {name:?}")))
-            },
-        ),
-    )
+    Router::new()
+        .route("/", get(index))
+        .route("/sw.js", get(service_worker))
+        .route(
+            "/assets/{*name}",
+            get(
+                move |Path(name): Path<String>, headers: HeaderMap| async move {
+                    asset(&name, &headers).unwrap_or_else(|| missing(format!("no asset {name:?}")))
+                },
+            ),
+        )
 }
 
 async fn index(headers: HeaderMap) -> Response {
@@ -71,6 +82,10 @@ async fn index(headers: HeaderMap) -> Response {
         find("index.html").expect("index.html is embedded"),
         &headers,
     )
+}
+
+async fn service_worker(headers: HeaderMap) -> Response {
+    serve(find("sw.js").expect("sw.js is embedded"), &headers)
 }
 
 fn asset(name: &str, headers: &HeaderMap) -> Option<Response> {
@@ -130,7 +145,11 @@ mod tests {
     fn every_module_the_page_imports_is_embedded() {
         let mut sources: Vec<&str> = ASSETS
             .iter()
-            .filter(|a| a.name.ends_with(".js") || a.name.ends_with(".html"))
+            .filter(|a| {
+                [".js", ".html", ".webmanifest"]
+                    .iter()
+                    .any(|end| a.name.ends_with(end))
+            })
             .map(|a| std::str::from_utf8(a.body).unwrap())
             .collect();
         sources.push(std::str::from_utf8(find("style.css").unwrap().body).unwrap());

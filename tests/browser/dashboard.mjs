@@ -8,6 +8,7 @@ import { crossOrigin } from './cross_origin.mjs';
 import { endToEnd } from './end_to_end.mjs';
 import { fleet } from './fleet.mjs';
 import { measureFifty } from './measure.mjs';
+import { push } from './push.mjs';
 import { readable } from './readable.mjs';
 import { screenshots } from './screenshots.mjs';
 import { tokens } from './tokens.mjs';
@@ -15,7 +16,7 @@ import { triage } from './triage.mjs';
 import { words } from './words.mjs';
 
 const SCENARIOS = {
-  'end-to-end': endToEnd, fleet, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words, readable,
+  'end-to-end': endToEnd, fleet, tokens, 'measure-fifty': measureFifty, screenshots, 'cross-origin': crossOrigin, triage, words, readable, push,
 };
 
 const name = process.argv[2];

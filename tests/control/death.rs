@@ -48,6 +48,13 @@ async fn helper_attach_read_then_hang() {
     }
 }
 
+/// The helper's name as the test harness lists it: its module path
+/// without the crate's name.
+fn helper_test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    format!("{module}::helper_attach_read_then_hang")
+}
+
 #[test]
 fn owner_killed_mid_flood_lets_tmux_drop_the_client() {
     let server = TmuxServer::new();
@@ -59,12 +66,7 @@ fn owner_killed_mid_flood_lets_tmux_drop_the_client() {
         .parse()
         .unwrap();
     let mut helper = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "death::helper_attach_read_then_hang",
-            "--ignored",
-            "--nocapture",
-        ])
+        .args(["--exact", &helper_test_name(), "--ignored", "--nocapture"])
         .env(HELPER, format!("{}\tflood", socket.trim()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -171,6 +171,11 @@ impl SessionActor {
             SessionCmd::Ask { reply, .. } => {
                 let _ = reply.send(Err(CommandError::ClientGone));
             }
+            SessionCmd::Answer { reply, .. } => {
+                let (typed, typing) = tokio::sync::oneshot::channel();
+                let _ = typed.send(Err(CommandError::ClientGone));
+                let _ = reply.send(Some(typing));
+            }
             SessionCmd::Subscribe { since, pane, reply } => {
                 let _ = reply.send(self.subscribe(since, pane));
             }

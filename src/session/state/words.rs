@@ -179,6 +179,10 @@ pub enum Acknowledger {
     TmuxClient,
     /// Input: through tmuxd, or typed at an attached tmux client.
     Input,
+    /// An answer from a push notification's action (`POST
+    /// /v1/sessions/{id}/answer`), typed only while the attention it
+    /// answers is still up.
+    PushAction,
 }
 
 /// Bytes of a notification's text kept: enough for a line, and small

@@ -22,10 +22,9 @@ pub struct Reported {
 /// A queue change that was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub enum QueueRefusal {
-    /// No such session.
-    Unknown,
-    /// The session has ended (and is kept readable).
-    Ended,
+    /// No such session tracked (it may have ended: the endings owner
+    /// knows).
+    Untracked,
     Full,
     NoSuchItem,
     /// Its typing has begun.
@@ -44,8 +43,7 @@ impl Registry {
         now: DateTime<Utc>,
     ) -> Result<bool, QueueRefusal> {
         let mut state = self.lock();
-        let untracked = state.untracked_refusal(id);
-        let entry = state.sessions.get_mut(&id).ok_or(untracked)?;
+        let entry = state.sessions.get_mut(&id).ok_or(QueueRefusal::Untracked)?;
         if entry.queue.len() >= MAX_QUEUED_INPUTS {
             return Err(QueueRefusal::Full);
         }
@@ -61,15 +59,11 @@ impl Registry {
         Ok(entry.front_ready())
     }
 
-    /// The items queued for a session, oldest first; none for an ended
-    /// session still kept (its queue was dropped at the end).
+    /// The items queued for a tracked session, oldest first.
     pub fn queued(&self, id: SessionId) -> Option<Vec<QueuedInput>> {
         let state = self.lock();
-        match state.sessions.get(&id) {
-            Some(entry) => Some(entry.queue.iter().cloned().collect()),
-            None if state.retained.contains_key(&id) => Some(Vec::new()),
-            None => None,
-        }
+        let entry = state.sessions.get(&id)?;
+        Some(entry.queue.iter().cloned().collect())
     }
 
     /// Takes item `n` out of the queue, unless its typing has begun; with
@@ -80,8 +74,7 @@ impl Registry {
         n: u64,
     ) -> Result<(QueuedInput, String), QueueRefusal> {
         let mut state = self.lock();
-        let untracked = state.untracked_refusal(id);
-        let entry = state.sessions.get_mut(&id).ok_or(untracked)?;
+        let entry = state.sessions.get_mut(&id).ok_or(QueueRefusal::Untracked)?;
         let at = entry
             .queue
             .iter()
@@ -160,7 +153,7 @@ impl Registry {
         let entry = state
             .sessions
             .get(&id)
-            .ok_or_else(|| state.untracked_error(id))?;
+            .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
         Ok((
             entry.tmux_name.clone(),
             entry.handle.clone(),

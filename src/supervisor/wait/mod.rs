@@ -92,7 +92,7 @@ impl Supervisor {
     }
 
     async fn wait_for(&self, id: SessionId, until: &Until) -> Result<WaitOutcome, SupervisorError> {
-        let mut retained = self.inner.retained.subscribe();
+        let mut retained = self.inner.endings.watch_settled();
         let mut first: Option<StateView> = None;
         let mut gone: Option<SessionHandle> = None;
         loop {

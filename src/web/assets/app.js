@@ -4,6 +4,9 @@
 
 import { api, probeAccess, redeemLoginLink, request, setToken, token } from './api.js';
 import { formDialog } from './dialogs.js';
+import {
+  enablePush, forgetPush, pushActive, pushSupported, registerWorker, renewPush, storedCredential,
+} from './push.js';
 import { EventFeed } from './events.js';
 import { SessionView } from './session.js';
 import { Wall, ago } from './wall.js';
@@ -19,6 +22,9 @@ let feed = null;
 let sessionView = null;
 let refreshTimer = null;
 let pollTimer = null;
+// This browser gets Web Push: its notifications come from there (with the
+// page closed too), so the page shows none of its own, which would repeat them.
+let pushed = false;
 
 function banner(text) {
   $('banner').textContent = text || '';
@@ -33,10 +39,14 @@ function setAccess(value) {
 }
 
 async function boot() {
+  registerWorker();
   const linked = location.hash.startsWith('#login=');
   if (linked && !(await redeemLoginLink())) {
     return showLogin('that login link was used or has expired: run `tmuxd open` for a new one');
   }
+  // A home-screen launch starts with empty tab storage: the credential
+  // left for notifications' answers still logs it in, until it expires.
+  if (!token()) setToken(await storedCredential());
   let found;
   try {
     found = await probeAccess();
@@ -44,9 +54,15 @@ async function boot() {
     banner(`tmuxd refused the page: ${e.message}`);
     return;
   }
-  if (found === 'login') return showLogin('');
+  if (found === 'login') {
+    setToken('');
+    return showLogin('');
+  }
   setAccess(found);
   start();
+  if (linked) renewPush().catch((e) => banner(`notifications: ${e.message}`));
+  pushed = await pushActive().catch(() => false);
+  showNotifyButton();
 }
 
 function showLogin(error) {
@@ -192,7 +208,7 @@ function wallChanged() {
 function notify(tile, title) {
   if (!document.hidden && sessionView.id === tile.id) return;
   if (soundOn()) beep();
-  if (!('Notification' in window) || Notification.permission !== 'granted') return;
+  if (pushed || !('Notification' in window) || Notification.permission !== 'granted') return;
   const s = tile.summary;
   const note = new Notification(title, {
     body: [describe(s), s.current_command, s.thought && s.thought.text]
@@ -257,16 +273,31 @@ function setupSoundButton() {
   show();
 }
 
+// Notify: the browser's permission, then (where the browser has Web Push
+// and the page is a secure context) a push subscription, so notifications
+// come with the page closed, to a phone too.
+function showNotifyButton() {
+  const button = $('notify');
+  const supported = 'Notification' in window;
+  const granted = supported && Notification.permission === 'granted';
+  button.hidden = !supported || Notification.permission === 'denied';
+  button.textContent = granted ? (pushed ? 'Push on' : 'Notifications on') : 'Notify';
+  button.disabled = granted && (pushed || !pushSupported());
+}
+
 function setupNotifyButton() {
   const button = $('notify');
-  const show = () => {
-    const supported = 'Notification' in window;
-    button.hidden = !supported || Notification.permission === 'denied';
-    button.textContent = supported && Notification.permission === 'granted' ? 'Notifications on' : 'Notify';
-    button.disabled = supported && Notification.permission === 'granted';
-  };
+  const show = showNotifyButton;
   button.addEventListener('click', async () => {
-    await Notification.requestPermission();
+    if (Notification.permission !== 'granted') await Notification.requestPermission();
+    if (Notification.permission === 'granted' && pushSupported() && access === 'full') {
+      try {
+        await enablePush();
+        pushed = true;
+      } catch (e) {
+        banner(`push notifications: ${e.message}`);
+      }
+    }
     show();
   });
   show();
@@ -313,6 +344,12 @@ function setupControls() {
     // Ends the page's credential on the daemon too, so a copy of it (a
     // stolen sessionStorage, a shared screen) is worth nothing after.
     // A token pasted in stays valid: only its configuration ends it.
+    pushed = false;
+    try {
+      await forgetPush();
+    } catch {
+      // The daemon forgets this credential's subscriptions at logout too.
+    }
     try {
       await request('POST', '/v1/logout');
     } catch {

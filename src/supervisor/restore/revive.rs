@@ -1,18 +1,17 @@
 //! When tmux is lost anyway: keeping each tracked session's blueprint
-//! fresh from what its actor reports (see `lost::Book`), noticing the loss
+//! fresh from what its actor reports (see `Restore`), noticing the loss
 //! (a warning, `tmux_lost` in health and in the event log, which notifies),
 //! and restoring the lost sessions under their names and ids.
 
 use std::path::Path;
-use std::sync::MutexGuard;
 
 use chrono::{DateTime, Utc};
 
-use super::lifecycle::{Attach, EndReason, default_view};
-use super::lost::{Book, BookError};
-use super::{SessionSummary, Supervisor, SupervisorError};
+use super::book::BookError;
 use crate::id::SessionId;
 use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
+use crate::supervisor::lifecycle::{Attach, EndReason, default_view};
+use crate::supervisor::{SessionSummary, Supervisor, SupervisorError};
 use crate::tmux::NewSession;
 use crate::tmux::command::restore::{
     Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
@@ -59,75 +58,46 @@ pub struct TmuxLost {
 }
 
 impl Supervisor {
-    /// The restore records (its own lock, never held with the registry's
-    /// nor across an `.await`).
-    pub(super) fn book(&self) -> MutexGuard<'_, Book> {
-        self.inner.book.lock().expect("restore book lock poisoned")
-    }
-
     /// Whether the tmux server was lost with sessions still to restore.
     pub fn tmux_lost(&self) -> Option<TmuxLost> {
-        self.book()
+        self.inner
+            .restore
             .lost()
             .map(|(since, restorable)| TmuxLost { since, restorable })
-    }
-
-    /// Queues a write of `restore.json` as the book is now (nobody waits
-    /// for it: a failing disk is retried, and shows in health).
-    pub(super) fn persist_restore(&self) {
-        let file = self.book().to_file();
-        drop(self.inner.persistence.queue_restore(file));
     }
 
     /// A session's windows and panes, from its current actor: kept for a
     /// restore (written when they changed). A shell pane's command line is
     /// read from /proc here, no fork.
-    pub(super) fn on_panes(&self, id: SessionId, actor_id: u64, rows: Vec<PanePlanRow>) {
+    pub(in crate::supervisor) fn on_panes(
+        &self,
+        id: SessionId,
+        actor_id: u64,
+        rows: Vec<PanePlanRow>,
+    ) {
         let Some(name) = self.registry().current_name(id, actor_id) else {
             return;
         };
         let Some(blueprint) = blueprint_of(&rows, proc_command_line) else {
             return;
         };
-        if self.book().observed(id, &name, blueprint) {
-            self.persist_restore();
-        }
+        self.inner.restore.observed(id, &name, blueprint);
     }
 
     /// Tracking of a session ended: lost with the server (kept to be
     /// restored), or for good (forgotten).
-    pub(super) fn tracking_ended(&self, id: SessionId, reason: EndReason) {
-        let changed = {
-            let mut book = self.book();
-            match reason {
-                EndReason::TmuxServerGone => {
-                    book.lose(id, Utc::now());
-                    true
-                }
-                _ => book.forget(id),
-            }
-        };
-        if changed {
-            self.persist_restore();
-        }
-    }
-
-    /// A session detached is not tmuxd's to restore any more.
-    pub(super) fn forget_restore(&self, id: SessionId) {
-        if self.book().forget(id) {
-            self.persist_restore();
-        }
+    pub(in crate::supervisor) fn tracking_ended(&self, id: SessionId, reason: EndReason) {
+        let server_gone = reason == EndReason::TmuxServerGone;
+        self.inner
+            .restore
+            .tracking_ended(id, server_gone, Utc::now());
     }
 
     /// Says once that the server is lost, when every session went with it
     /// (`tracked` are still tracked): a warning in the log and a `tmux_lost`
     /// event (which the notifier follows).
-    pub(super) fn announce_loss(&self, reason: EndReason, tracked: usize) {
-        let lost = {
-            let mut book = self.book();
-            book.announce(tracked).then(|| book.lost()).flatten()
-        };
-        let Some((since, restorable)) = lost else {
+    pub(in crate::supervisor) fn announce_loss(&self, reason: EndReason, tracked: usize) {
+        let Some((since, restorable)) = self.inner.restore.announce(tracked) else {
             return;
         };
         tracing::warn!(
@@ -141,17 +111,16 @@ impl Supervisor {
                 .detail("since", serde_json::json!(since))
                 .detail("restorable", serde_json::json!(restorable)),
         );
-        self.persist_restore();
     }
 
     /// Startup found the persisted sessions in `missing` gone, and `found`
     /// alive: with none alive, tmux was lost while tmuxd was away (said by
     /// `after_start`, once the notifier listens).
-    pub(super) fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
-        self.book().after_startup(missing, found, Utc::now());
+    pub(in crate::supervisor) fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
         let tracked = self.registry().tracked_ids();
-        self.book().prune(|id| tracked.contains(&id));
-        self.persist_restore();
+        self.inner
+            .restore
+            .after_startup(missing, found, |id| tracked.contains(&id), Utc::now());
     }
 
     /// Once the daemon is up (the notifier listening): says that tmux was
@@ -188,7 +157,7 @@ impl Supervisor {
                 "session_ids is empty; leave it out to restore every lost session".into(),
             ));
         }
-        let wanted = self.book().to_restore(ids).map_err(|e| match e {
+        let wanted = self.inner.restore.to_restore(ids).map_err(|e| match e {
             BookError::NotLost(id) => SupervisorError::NotRestorable(id),
         })?;
         let mut outcome = RestoreOutcome::default();
@@ -205,8 +174,7 @@ impl Supervisor {
                 }
             }
         }
-        let file = self.book().to_file();
-        let _ = self.inner.persistence.queue_restore(file).await;
+        let _ = self.inner.restore.write_now().await;
         Ok(outcome)
     }
 
@@ -285,7 +253,7 @@ impl Supervisor {
             );
         match self.attach(attach, event).await {
             Ok(summary) => {
-                self.book().restored(id);
+                self.inner.restore.restored(id);
                 Ok(summary)
             }
             Err(e) => {

@@ -1,8 +1,7 @@
 //! What tmuxd keeps to bring sessions back when their tmux server is lost
-//! (crash, `kill-server`, reboot), and whether it is lost: plain data
-//! behind its own lock, every transition a method with table tests. The
-//! choreography (reading blueprints, announcing, restoring) is in
-//! `revive`.
+//! (crash, `kill-server`, reboot), and whether it is lost: plain data,
+//! every transition a method with table tests. The owner (`Restore`) keeps
+//! it behind its lock; the choreography is in `revive`.
 
 use std::collections::BTreeMap;
 
