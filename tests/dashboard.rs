@@ -250,10 +250,19 @@ fn token_options() -> DaemonOptions {
 fn browser_wall_open_type_render_bell_resume_phone_kill() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
+    let home = std::fs::canonicalize(daemon.home()).unwrap();
+    assert_eq!(
+        home,
+        daemon.home(),
+        "the page shows HOME as given, tmux the real path"
+    );
     run_scenario(
         "end-to-end",
         &daemon,
-        &[("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str())],
+        &[
+            ("TMUXD_TEST_TMUX_SOCKET", tmux.socket.as_str()),
+            ("TMUXD_TEST_HOME", home.to_str().unwrap()),
+        ],
     );
     assert!(
         !tmux.has_session("dash-a"),

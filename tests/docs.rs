@@ -1,7 +1,7 @@
 //! Keeps the documentation true: every `tmuxd ...` command in a fenced
 //! block of README.md and docs/*.md parses with the CLI, and every relative
 //! link points to a file that exists (and to a heading there, when it names
-//! one). No daemon, no tmux.
+//! one), also where docs/openapi.json names one. No daemon, no tmux.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -239,6 +239,22 @@ fn links(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// Whether `path` exists and, for a Markdown file, has the heading
+/// `anchor`; else what is missing.
+fn points_to(path: &Path, anchor: Option<&str>) -> Result<(), &'static str> {
+    if !path.exists() {
+        return Err("no such file");
+    }
+    let is_markdown = path.extension().is_some_and(|ext| ext == "md");
+    if let (Some(anchor), true) = (anchor, is_markdown) {
+        let there = std::fs::read_to_string(path).unwrap();
+        if !anchors(&there).contains(anchor) {
+            return Err("no such heading");
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn every_relative_link_points_to_a_file_and_heading() {
     let mut checked = 0;
@@ -260,21 +276,44 @@ fn every_relative_link_points_to_a_file_and_heading() {
             } else {
                 doc.parent().unwrap().join(file)
             };
-            if !path.exists() {
-                broken.push(format!("{name}:{number}: {target}: no such file"));
-                continue;
-            }
-            let is_markdown = path.extension().is_some_and(|ext| ext == "md");
-            if let (Some(anchor), true) = (anchor, is_markdown) {
-                let there = std::fs::read_to_string(&path).unwrap();
-                if !anchors(&there).contains(anchor) {
-                    broken.push(format!("{name}:{number}: {target}: no such heading"));
-                }
+            if let Err(missing) = points_to(&path, anchor) {
+                broken.push(format!("{name}:{number}: {target}: {missing}"));
             }
         }
     }
     println!("{checked} relative links checked");
     assert!(checked > 0, "no relative link found in the docs");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// `docs/FILE.md#heading` references in the OpenAPI document's
+/// descriptions (it says what each route does, and points to the guide
+/// for the rest): each file and heading exists.
+#[test]
+fn the_openapi_documents_references_point_to_a_file_and_heading() {
+    let text = std::fs::read_to_string(root().join("docs/openapi.json")).unwrap();
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for part in text.split("docs/").skip(1) {
+        let reference: String = part
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "._#-".contains(*c))
+            .collect();
+        let reference = reference.trim_end_matches('.');
+        let (file, anchor) = match reference.split_once('#') {
+            Some((file, anchor)) => (file, Some(anchor)),
+            None => (reference, None),
+        };
+        if file.is_empty() {
+            continue;
+        }
+        checked += 1;
+        if let Err(missing) = points_to(&root().join("docs").join(file), anchor) {
+            broken.push(format!("docs/{reference}: {missing}"));
+        }
+    }
+    println!("{checked} references in docs/openapi.json checked");
+    assert!(checked > 0, "no docs/ reference found in docs/openapi.json");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 

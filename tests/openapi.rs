@@ -219,6 +219,42 @@ fn the_event_stream_payloads_are_described() {
     assert!(names.iter().any(|n| n == "replay_truncated"));
 }
 
+/// docs/api.md points here for what each route does: every operation
+/// says it, a one-line summary and a description (the handler's doc
+/// comment), and no route is left to the old list in docs/api.md.
+#[test]
+fn every_operation_says_what_it_does() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let doc: Value = serde_json::from_str(&served(&daemon)).unwrap();
+    let mut described = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let summary = operation["summary"].as_str().unwrap_or_default();
+            assert!(
+                !summary.is_empty() && !summary.contains('\n'),
+                "{method} {path}: a one-line summary, not {summary:?}"
+            );
+            let description = operation["description"].as_str().unwrap_or_default();
+            assert!(
+                description.len() > summary.len(),
+                "{method} {path}: a description beyond its summary"
+            );
+            described += 1;
+        }
+    }
+    assert_eq!(described, OPERATIONS.len());
+    let wait = &doc["paths"]["/v1/sessions/{id}/wait"]["post"]["description"];
+    for limit in ["3600000", "1024", "512 KiB", "http.max_waits", "409"] {
+        assert!(wait.as_str().unwrap().contains(limit), "the wait's {limit}");
+    }
+    let api = std::fs::read_to_string(checked_in().with_file_name("api.md")).unwrap();
+    assert!(
+        !api.contains("- **GET** `/v1/sessions"),
+        "docs/api.md lists routes again; say it in the handler's doc comment"
+    );
+}
+
 /// Every `$ref` in the document, wherever it sits.
 fn collect_refs(value: &Value, refs: &mut Vec<String>) {
     match value {

@@ -578,3 +578,32 @@ fn tabs_and_newlines_in_cwds_change_nothing_on_rerun() {
     assert!(shifted.is_empty(), "a command ran from a cwd: {shifted:?}");
     assert_eq!(lines_in(&ran), 2);
 }
+
+/// A pane whose directory is gone by the restore starts in the daemon's
+/// `default_cwd` (its HOME), as a session created without one does, not
+/// wherever tmuxd itself runs.
+#[test]
+fn a_pane_whose_directory_is_gone_is_restored_in_the_default_cwd() {
+    let root = tempfile::tempdir().unwrap();
+    let gone = dir(&root.path().canonicalize().unwrap(), "gone");
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let made = daemon.create(&json!({ "name": "moved", "cwd": gone, "command": SHELL }));
+    let id = made["session_id"].as_str().unwrap();
+    wait_for("tmuxd to keep the cwd", || {
+        (kept_cwds(&daemon.data_dir, id) == [gone.clone()]).then_some(())
+    });
+    tmux.run(&["kill-server"]);
+    std::fs::remove_dir(&gone).unwrap();
+    wait_for("health to say tmux is lost", || {
+        let (_, health) = daemon.get("/healthz");
+        (health["tmux_lost"]["restorable"] == 1).then_some(())
+    });
+    let (status, body) = daemon.post("/v1/sessions/restore", &json!({}));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["restored"].as_array().map(Vec::len), Some(1), "{body}");
+    let home = daemon.home().canonicalize().unwrap();
+    wait_for("the pane in the daemon's HOME", || {
+        (pane_cwds(&tmux, "moved") == [home.to_str().unwrap()]).then_some(())
+    });
+}

@@ -26,6 +26,15 @@ use crate::wire::{
     EventsQuery, ReplayTruncatedNotice,
 };
 
+/// The event log: live (Server-Sent Events), or a page of it.
+///
+/// Server-Sent Events, `id:` = the event's seq: replays the retained events
+/// after `since` (or `Last-Event-ID`), then live; without either, live only.
+/// `format=json` returns one page `{"events", "truncated", "next_seq",
+/// "has_more", "next_since"}` and ends: at most `limit` events (default
+/// 1000, 1 to 10000, else 400) and at most 1 MiB of their JSON (one event at
+/// least); while `has_more`, the next page is `since=next_since`. The kinds
+/// and their fields: `docs/api.md#events`.
 #[utoipa::path(get, path = "/v1/events", tag = "events",
     params(EventsQuery,
         ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this seq (when `since` is absent)")),

@@ -14,11 +14,15 @@ use super::AppState;
 use crate::tmux::{ProbeError, TmuxError};
 use crate::wire::{Health, Readiness, StorageReport, StorageStatus, TmuxLost, VersionInfo};
 
-/// Liveness: the daemon answers; `tmux` says whether tmux does too, and
-/// `tmux_lost` whether the server was lost with sessions to restore.
-/// `status` is `degraded` (with a `reason`) while tmux is lost with
-/// sessions to restore, or writes to the data dir keep failing (`storage`
-/// says which and why); still 200, as a restart would not help.
+/// Liveness: the daemon answers.
+///
+/// `status` is `ok`, or `degraded` with a `reason` while tmux is lost with
+/// sessions to restore or a write to the data dir keeps failing (still 200,
+/// as a restart would not help). Also `tmux` (`tmux -V`, or why it failed),
+/// `tmux_client` (how control clients attach), `sessions`, `storage`, and
+/// `tmux_lost`: `null`, or `{"since", "restorable"}` while the tmux server
+/// is lost with sessions to restore. Health and readiness share one
+/// `tmux -V`, run at most once a second however many ask.
 #[utoipa::path(get, path = "/healthz", tag = "daemon", security(()),
     responses((status = 200, description = "The daemon answers; `tmux` says whether tmux does; \
 `status` is `degraded` (with a `reason`) while tmux is lost with sessions to restore or writes to the data \
@@ -56,11 +60,14 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Health> {
     })
 }
 
-/// Ready when tmux can be run and makes a session tmuxd can attach to
-/// (`Tmux::check_create`, on a private server). Degraded storage keeps the daemon ready: it
-/// serves every request and event from memory and writes them once the disk
-/// recovers, so an orchestrator should keep routing to it (and alert on
-/// `storage`).
+/// Readiness: tmux can run and make a session tmuxd attaches to.
+///
+/// 503 if tmux cannot run, or cannot make a session tmuxd attaches to:
+/// checked once on a private `-L tmuxd-probe-*` server; a success stands, a
+/// failure is tried again after 5 s. Degraded storage keeps the daemon ready
+/// (200 with `storage`): it serves every request and event from memory and
+/// writes them once the disk recovers, so an orchestrator should keep
+/// routing to it (and alert on `storage`). `tmux_lost` as in `/healthz`.
 #[utoipa::path(get, path = "/readyz", tag = "daemon",
     responses(
         (status = 200, description = "tmux can be run and makes sessions tmuxd can attach to", body = Readiness),
@@ -139,6 +146,10 @@ async fn tmux_version(state: &AppState) -> Answer {
     state.tmux_probe.get(run).await
 }
 
+/// The daemon's version and commit.
+///
+/// Open, like `/healthz`: `{"version", "commit"}`, the commit the binary
+/// was built from (`tmuxd --version` says the same).
 #[utoipa::path(get, path = "/version", tag = "daemon", security(()),
     responses((status = 200, description = "The daemon's version", body = VersionInfo)))]
 pub async fn version() -> Json<VersionInfo> {

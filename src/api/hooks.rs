@@ -21,6 +21,17 @@ use crate::wire::{
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// Take a coding agent's hook event.
+///
+/// For the session that owns tmux pane `%N` (`?pane=%N`, the hook's
+/// `$TMUX_PANE`; or `tmux_pane` in the body), as evidence of what it is
+/// doing. `agent` is `claude` or `codex`; the body is the agent's own JSON,
+/// at most 64 KiB (else 413), any content type. Answers `{"session_id",
+/// "event", "applied", "state", "state_reason", "attention"}`; an event
+/// tmuxd reads no state from is taken and changes nothing (`applied`:
+/// false). 404 for another agent or a pane no tracked session owns; 400 for
+/// no pane, a pane not `%N`, or JSON that is not the agent's event.
+/// `tmuxd hooks send` posts it (`docs/guide.md#coding-agents-and-hooks`).
 #[utoipa::path(post, path = "/v1/hooks/{agent}", tag = "hooks",
     params(("agent" = String, Path, example = "claude", description = "`claude` or `codex`"), HookQuery),
     request_body(content = Object, description = "The agent's hook event JSON: Claude Code's hook input (`hook_event_name`: `Notification` → waiting with attention, its `message` the session's thought; `Stop` → idle; `UserPromptSubmit`, `PreToolUse` → working), or Codex's `notify` argument (`type`: `agent-turn-complete` → idle). At most 64 KiB."),

@@ -44,6 +44,12 @@ pub struct HostList {
     pub hosts: Vec<HostView>,
 }
 
+/// The fleet's peers.
+///
+/// `{"hosts": [{"name", "url", "transport", "ssh", "status", "since",
+/// "last_error", "rtt_ms", "version", "sessions", "cursor", "ssh_error"}]}`:
+/// each `[[fleet.peers]]` peer; `status` is `connecting`, `up` or `down`
+/// (`docs/guide.md#fleet-many-machines`).
 #[utoipa::path(get, path = "/v1/hosts", tag = "fleet", operation_id = "list_hosts",
     responses((status = 200, description = "Each `[[fleet.peers]]` peer: status (`up`, `down`, `connecting`), since when, the last error, the last check's round trip, its version and session count", body = HostList)))]
 pub async fn hosts(State(state): State<AppState>) -> Json<HostList> {
@@ -52,6 +58,9 @@ pub async fn hosts(State(state): State<AppState>) -> Json<HostList> {
     })
 }
 
+/// A peer's tmux.
+///
+/// That peer's `GET /v1/server`: what `tmuxd attach HOST/...` runs over ssh.
 #[utoipa::path(get, path = "/v1/hosts/{host}/server", tag = "fleet", operation_id = "host_server",
     params(("host" = String, Path, example = "gpu1", description = "A `[[fleet.peers]]` name")),
     responses(

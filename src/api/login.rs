@@ -21,6 +21,12 @@ use crate::wire::{
     AccessLevel, ErrorCode, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI,
 };
 
+/// Mint a one-time login code for the dashboard.
+///
+/// With the read-write token or on the unix socket: `{"code", "url",
+/// "expires_at"}`, a code good once, for 60 s, and the link with it in the
+/// fragment (`http://ADDR/#login=CODE`): what `tmuxd open` prints. A
+/// dashboard credential gets 403: a page cannot renew itself.
 #[utoipa::path(post, path = "/v1/login/code", tag = "daemon",
     responses(
         (status = 200, description = "A one-time login code for the dashboard, good for a minute", body = LoginCode),
@@ -36,6 +42,12 @@ pub async fn issue_code(_: TokenHolder, State(state): State<AppState>) -> Json<L
     })
 }
 
+/// Trade a login code for the dashboard's credential.
+///
+/// Open: `{"code"}` → `{"token", "access", "expires_at"}`, the dashboard's
+/// own credential (read-write, 24 h, held in memory: a restart ends it);
+/// send it as a bearer token. 401 for a wrong, used or expired code; each
+/// failure slows the next from that address (`docs/api.md#auth`).
 #[utoipa::path(post, path = "/v1/login", tag = "daemon", security(()),
     request_body = LoginRequest,
     responses(
@@ -62,6 +74,13 @@ pub async fn exchange(
     }))
 }
 
+/// End the presented dashboard credential.
+///
+/// Read-write callers: ends the dashboard credential presented
+/// (`{"ended": true}`; from then on it gets 401); with the token or on the
+/// socket nothing is ended (`{"ended": false}`): a token lasts until the
+/// configuration changes. What the dashboard's "Forget token" calls. Streams
+/// already open stay open until they close.
 #[utoipa::path(post, path = "/v1/logout", tag = "daemon",
     responses(
         (status = 200, description = "The presented dashboard credential is ended (`ended`: true); with the token or on the socket nothing is (`ended`: false): a token lasts until the configuration changes", body = LogoutResponse),
@@ -79,6 +98,10 @@ pub async fn logout(
     Json(LogoutResponse { ended })
 }
 
+/// What the presented credential may do.
+///
+/// `{"access": "read"|"write"}`, so a client need not probe with a failing
+/// request.
 #[utoipa::path(get, path = "/v1/whoami", tag = "daemon",
     responses((status = 200, description = "What the presented credential may do", body = WhoAmI)))]
 pub async fn whoami(write: Option<Extension<ReadWrite>>) -> Json<WhoAmI> {

@@ -15,9 +15,12 @@ use crate::metrics::{CONTENT_TYPE, Metrics, StorageHealth};
 /// The label of requests that matched no route.
 const UNMATCHED: &str = "unmatched";
 
+/// Metrics (OpenMetrics text).
+///
 /// The registry as OpenMetrics text; session states and queued inputs are
-/// counted now, from the actors' current summaries, and storage health
-/// read from the storage task's report.
+/// counted at the time of the request, from the actors' current summaries,
+/// and storage health read from the storage task's report. The metrics:
+/// `docs/guide.md#metrics`.
 #[utoipa::path(get, path = "/metrics", tag = "daemon",
     responses((status = 200, description = "Prometheus metrics in the OpenMetrics text format (see the Metrics section of docs/guide.md)",
         content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]

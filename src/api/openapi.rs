@@ -35,7 +35,9 @@ Every route but /healthz, /version, /v1/login, /v1/auth/proof and the dashboard 
 in its data dir, or a dashboard credential from /v1/login), except for the daemon's own user on \
 its unix socket; the read token allows GET only. A browser request must come from the daemon's \
 own origin (scheme, host and port), and the Host must be loopback, an IP address or in \
-`http.allowed_hosts`; anything else gets 403."
+`http.allowed_hosts`; anything else gets 403. Each operation's description says what it does, \
+its limits and its special answers; docs/api.md says what belongs to no one operation (auth, \
+errors, streams, the event log, limits)."
     ),
     paths(
         health::healthz,
@@ -99,6 +101,7 @@ own origin (scheme, host and port), and the Host must be loopback, an IP address
         (name = "sessions", description = "Create, adopt, drive and read sessions"),
         (name = "events", description = "The event log, live or as a page"),
         (name = "streams", description = "WebSockets: raw output and rendered screens"),
+        (name = "hooks", description = "Coding agents' hook events: evidence of what a session's agent is doing"),
         (name = "daemon", description = "Health, version, metrics and this document"),
         (name = "push", description = "Web Push: the key a page subscribes with, its subscriptions, and the answers a notification's actions send"),
         (name = "dashboard", description = "The browser dashboard's page and files"),
@@ -120,6 +123,10 @@ pub fn document_json() -> String {
     text
 }
 
+/// This document (OpenAPI 3.1).
+///
+/// Generated from the handlers and wire types; a copy is checked in as
+/// `docs/openapi.json`.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "daemon",
     responses((status = 200, description = "This document (OpenAPI 3.1)",
         content_type = "application/json", body = Object)))]
@@ -128,13 +135,19 @@ pub async fn openapi() -> Response {
     (headers, document_json()).into_response()
 }
 
-/// Documents `src/web`'s page; the route itself lives there.
+/// The dashboard.
+///
+/// No token needed: the page logs in (a one-time link from `tmuxd open`, or
+/// a pasted token), then uses the API with its credential
+/// (`docs/guide.md#dashboard`).
 #[utoipa::path(get, path = "/", tag = "dashboard", security(()),
     responses((status = 200, description = "The dashboard's page", content_type = "text/html", body = String)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard() {}
 
-/// Documents `src/web`'s files; the route itself lives there.
+/// The dashboard's files.
+///
+/// No token needed, like the page.
 #[utoipa::path(get, path = "/assets/{name}", tag = "dashboard", security(()),
     params(("name" = String, Path, example = "app.js",
         description = "A file of the dashboard (`app.js`, `style.css`...)")),
@@ -144,7 +157,10 @@ fn dashboard() {}
 #[allow(dead_code, reason = "documents a route served by src/web")]
 fn dashboard_asset() {}
 
-/// Documents `src/web`'s service worker; the route itself lives there.
+/// The dashboard's service worker.
+///
+/// No token needed, like the page: the app shell offline, and Web Push
+/// notifications.
 #[utoipa::path(get, path = "/sw.js", tag = "dashboard", security(()),
     responses((status = 200, description = "The dashboard's service worker: the app shell offline, and Web Push notifications", content_type = "text/javascript", body = String)))]
 #[allow(dead_code, reason = "documents a route served by src/web")]

@@ -21,6 +21,12 @@ pub struct ProofQuery {
     nonce: String,
 }
 
+/// Prove the daemon holds the tokens, before a client sends one.
+///
+/// Open: `{"read_write", "read"}`, the HMAC-SHA256 of `tmuxd proof v1\0`
+/// and the nonce (32–128 hex digits, fresh for each proof) under each token
+/// the daemon holds. The CLI over TCP and a fleet hub ask it before they
+/// send a token (`docs/guide.md#security`).
 #[utoipa::path(get, path = "/v1/auth/proof", tag = "daemon", security(()),
     params(ProofQuery),
     responses(

@@ -49,6 +49,11 @@ pub async fn forget_page(state: &AppState, page: &PageCredential) {
     }
 }
 
+/// The Web Push key, and how many subscriptions tmuxd keeps.
+///
+/// `{"public_key", "subscriptions"}`: the VAPID public key a page subscribes
+/// with (base64url) and how many subscriptions tmuxd keeps; 404 with
+/// `notify.web_push = false` (`docs/guide.md#notifications-on-your-phone`).
 #[utoipa::path(get, path = "/v1/push", tag = "push",
     responses(
         (status = 200, description = "The VAPID public key to subscribe with", body = PushInfo),
@@ -61,6 +66,17 @@ pub async fn info(State(state): State<AppState>) -> ApiResult<Json<PushInfo>> {
     }))
 }
 
+/// Subscribe a browser to push notifications.
+///
+/// Read-write callers: `PushSubscription.toJSON()`
+/// (`{"endpoint", "keys": {"p256dh", "auth"}}`) → 201 `{"subscribed",
+/// "subscriptions"}`. The endpoint must be https (plain http only to a
+/// loopback address), without a user or password, at most 1024 bytes; the
+/// keys a P-256 point and a 16-byte secret; anything else is a 400 that keeps
+/// nothing. Kept per credential (a page credential's SHA-256, never the
+/// credential) in `push-subscriptions.json` (0600), 32 at most (the oldest
+/// goes); the same endpoint again replaces the old one. A page's logout
+/// removes its subscriptions; a push service's 404 or 410 removes one.
 #[utoipa::path(post, path = "/v1/push/subscriptions", tag = "push",
     request_body = SubscribeRequest,
     responses(
@@ -92,6 +108,10 @@ pub async fn subscribe(
     ))
 }
 
+/// Remove a push subscription.
+///
+/// `{"endpoint"}` → `{"removed"}`: a page removes its own subscription (a
+/// token holder any).
 #[utoipa::path(post, path = "/v1/push/unsubscribe", tag = "push",
     request_body = UnsubscribeRequest,
     responses(
@@ -111,6 +131,16 @@ pub async fn unsubscribe(
     Ok(Json(UnsubscribeResponse { removed }))
 }
 
+/// Answer the question a push notification showed.
+///
+/// Read-write callers: `{"since", "text"?, "keys"?}`, what a push
+/// notification's action sends (`docs/guide.md#notifications-on-your-phone`):
+/// the text, then the keys, typed only if the session's attention flag is up
+/// and was raised at `since` (checked and typed in one step of the session's
+/// actor); the flag is acknowledged (`acknowledged_by: push_action` on the
+/// `session_state` event). 200 `{"typed": true}`; 409 `conflict` when the
+/// session has moved on (someone answered or looked, or it asks something
+/// else now): nothing is typed; 400 for nothing to type, a NUL, a bad key.
 #[utoipa::path(post, path = "/v1/sessions/{id}/answer", tag = "push",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = AnswerRequest,

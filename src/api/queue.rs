@@ -11,6 +11,10 @@ use super::extract::session_id;
 use crate::id::FleetId;
 use crate::wire::{ErrorBody, QueueCancelled, QueueList};
 
+/// The session's queued inputs.
+///
+/// `{"session_id", "items": [{"id", "text", "submit", "when", "queued_at",
+/// "started"}]}`, oldest first; none for an ended session still kept.
 #[utoipa::path(get, path = "/v1/sessions/{id}/input/queue", tag = "sessions",
     operation_id = "list_queued_input",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
@@ -29,6 +33,12 @@ pub async fn list(
     }))
 }
 
+/// Cancel a queued input.
+///
+/// Cancels item `n` (its `id`), recorded as an `input_dropped` event with
+/// reason `cancelled`; answers `{"session_id", "cancelled": item}`. 409
+/// `conflict` once its typing began; 404 if there is no such item (typed,
+/// dropped or cancelled already, or never queued).
 #[utoipa::path(delete, path = "/v1/sessions/{id}/input/queue/{n}", tag = "sessions",
     operation_id = "cancel_queued_input",
     params(

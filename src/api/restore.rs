@@ -12,6 +12,16 @@ use crate::id::SessionId;
 use crate::supervisor::{RestoreCause, SupervisorError};
 use crate::wire::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};
 
+/// Restore the sessions lost with their tmux server.
+///
+/// `{"session_ids": [...]}`, or no body for all of them: makes the sessions
+/// lost with their tmux server (a crash, `kill-server`, a reboot) again,
+/// under the same names and ids, each window at its index and size with its
+/// layout, each pane in its cwd (`docs/guide.md#when-tmux-is-lost-restore`).
+/// Answers 200 `{"restored": [summary...], "failed": [{"session_id",
+/// "tmux_name", "code", "message"}]}`; a failed one stays restorable. An id
+/// that is not a lost session is 404 and nothing is restored; an empty list
+/// is 400.
 #[utoipa::path(post, path = "/v1/sessions/restore", tag = "sessions",
     request_body(content = Option<RestoreRequest>, description = "Which lost sessions; every one when \
 `session_ids` is absent (an empty body is fine)"),

@@ -24,13 +24,21 @@ use crate::wire::{ErrorBody, RowChange, ScreenMessage, ScreenQuery};
 /// At most one frame per this interval (~30 per second).
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 
+/// The session's screen for viewers, live (WebSocket).
+///
+/// Authenticated as the stream is. The server sends ScreenMessage as JSON
+/// text: `screen` (the whole screen, lines with SGR colors) first and
+/// whenever the size changes, then `rows` (`{"row", "line"}` for the changed
+/// rows only, and `cursor`), at most ~30 frames a second, always from the
+/// current screen; `pong` answers `{"type":"ping"}`. A read token is enough:
+/// viewers only watch.
+///
+/// Once the first frame is sent, the session's attention flag is
+/// acknowledged (`acknowledged_by: dashboard`) unless `acknowledge=false`
+/// (the dashboard's wall of thumbnails passes it; opening a session does
+/// not).
 #[utoipa::path(get, path = "/v1/sessions/{id}/screen", tag = "streams",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScreenQuery),
-    description = "A WebSocket for viewers (authenticated as the stream is). The server sends ScreenMessage as JSON text: \
-`screen` (the whole screen, lines with SGR colors) first and whenever the size changes, then `rows` with only the \
-changed rows, at most ~30 frames a second, always from the current screen; `pong` answers `{\"type\":\"ping\"}`. \
-A read token is enough: viewers only watch. Once the first frame is sent, the session's attention flag is acknowledged \
-(`acknowledged_by: dashboard`) unless `acknowledge=false`.",
     responses(
         (status = 101, description = "Switching to the WebSocket protocol"),
         (status = 400, description = "`bad_request`: no WebSocket upgrade", body = ErrorBody),

@@ -10,6 +10,13 @@ use super::AppState;
 use crate::tmux::Socket;
 use crate::wire::{ServerInfo, ServerSocket};
 
+/// The daemon's tmux, and where new sessions start.
+///
+/// `{"bin", "socket": {"name", "path"}, "version", "default_cwd"}`: `path`
+/// is resolved as tmux does for `-L`: the socket `tmuxd attach` uses (it
+/// never runs the binary a server names). `default_cwd` is where a session
+/// created without `cwd` starts: the daemon's HOME, else `/` (without it,
+/// tmux would start the session wherever tmuxd itself runs).
 #[utoipa::path(get, path = "/v1/server", tag = "daemon",
     responses((status = 200, description = "The tmux binary and server socket the daemon uses", body = ServerInfo)))]
 pub async fn server(State(state): State<AppState>) -> Json<ServerInfo> {
@@ -30,5 +37,6 @@ pub async fn server(State(state): State<AppState>) -> Json<ServerInfo> {
             path: path.to_string_lossy().into_owned(),
         },
         version,
+        default_cwd: Some(state.supervisor.default_cwd().to_owned()),
     })
 }

@@ -29,6 +29,17 @@ fn envelope(session: crate::supervisor::SessionSummary) -> Json<SessionEnvelope>
     })
 }
 
+/// List sessions.
+///
+/// `{"sessions": [summary...]}`, sorted by id number. `include=ended` adds
+/// the sessions that ended within the retention window: the last
+/// `session.ended_max` (100), for `session.ended_max_age_s` (a day). On a
+/// fleet hub each peer's live sessions follow, as last known, by host
+/// (`host`, ids `HOST/sess_N`, `stale` while the peer is down); `host=NAME`
+/// lists only that peer's.
+///
+/// What each state and attention reason means, and what of an ended session
+/// is kept: the guide's Sessions section (`docs/guide.md#sessions-states-attention-ends`).
 #[utoipa::path(get, path = "/v1/sessions", tag = "sessions", operation_id = "list_sessions",
     params(ListQuery),
     responses(
@@ -51,6 +62,20 @@ pub async fn list(
     super::hosts::merged_list(&state, local, query.host.as_deref()).map(Json)
 }
 
+/// Create a session.
+///
+/// Makes a tmux session (`new-session`) and attaches to it; answers 201
+/// `{"session"}`. Every field is optional: `name` (else the next free
+/// number), `cwd` (an absolute path to an existing directory; else the
+/// daemon's `default_cwd`, which `GET /v1/server` names: its HOME, else
+/// `/`), `command` (a shell line run instead of the shell, at most 8 KiB),
+/// `initial_input` (typed once it has started, then Enter), `cols` with
+/// `rows`.
+///
+/// `restore` (`shell`, the default, or `rerun`) and `resume_command` (at
+/// most 8 KiB) say what runs if it is restored after its tmux server was
+/// lost: by default a shell in each pane's cwd, nothing run twice
+/// (`docs/guide.md#when-tmux-is-lost-restore`).
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions", operation_id = "create_session",
     request_body = CreateSessionRequest,
     responses(
@@ -87,6 +112,10 @@ pub async fn create(
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
+/// One session.
+///
+/// `{"session": summary}`, also for an ended session still kept
+/// (`state: "exited"`, `ended_at`, `exit_status`, `exit_signal`).
 #[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "get_session",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     responses(
@@ -99,6 +128,16 @@ pub async fn get(
     Ok(envelope(state.supervisor.get(session_id(&id)?).await?))
 }
 
+/// Detach or kill a session, or remove an ended one.
+///
+/// `mode=detach` (the default) stops tracking it: the tmux session lives on,
+/// discovery does not adopt it again until it is adopted
+/// (`POST /v1/sessions/adopt`), and it is no longer restorable. `mode=kill`
+/// kills the tmux session (its end: reason `api_kill`).
+///
+/// On an ended session still kept, either mode removes it with its last
+/// screens and its history file at once (a `session_removed` event;
+/// `tmux_alive`: false): nothing of it is served after.
 #[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions", operation_id = "delete_session",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), DeleteQuery),
     responses(
@@ -117,6 +156,12 @@ pub async fn delete(
     Ok(Json(outcome.into()))
 }
 
+/// Adopt a tmux session tmuxd does not track.
+///
+/// `{"tmux_name", "session_id"?}` → 201 `{"session"}`. A session detached
+/// from tmuxd gets its old id back (only a known old id is reused).
+/// Discovery adopts new tmux sessions by itself; this is for the ones it
+/// left (`GET /v1/sessions/untracked` says why).
 #[utoipa::path(post, path = "/v1/sessions/adopt", tag = "sessions",
     request_body = AdoptRequest,
     responses(
@@ -148,6 +193,21 @@ pub async fn adopt(
     Ok((StatusCode::CREATED, envelope(session)))
 }
 
+/// Type into a session.
+///
+/// Typed into the active pane with `send-keys`, in this order: `text`
+/// literally (at most 1 MiB, no NUL), then `keys` (tmux key names: `Enter`,
+/// `C-c`, `Up`, `F5`...; at most 10,000, each at most 32 bytes; sent 1,000
+/// to a `send-keys`, under tmux's parser limit), then Enter if `submit`.
+///
+/// `when` is `now` (the default), or `idle` or `waiting` to queue the text
+/// (with `submit`; keys cannot be queued): FIFO, at most 64 per session (429
+/// `queue_full`), typed when the session is next `idle` (a shell at its
+/// prompt) or `waiting` (a program asks for input), whatever the attention
+/// flag says; the head of the queue waits for its state. The queue is
+/// persisted across restarts; each item is typed at most once, and dropped
+/// with an `input_dropped` event if the session ends. Answers
+/// `{"delivered", "queued"}`.
 #[utoipa::path(post, path = "/v1/sessions/{id}/input", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = InputRequest,
@@ -175,6 +235,14 @@ pub async fn input(
     Ok(Json(outcome.into()))
 }
 
+/// Set the session's thought: an external status.
+///
+/// `{"text", "state"?, "tokens_in"?, "tokens_out"?, "updated_at"?}`: a status
+/// from outside (an agent's hook, a script), text at most 16 KiB and state
+/// at most 64 bytes; persisted in `thoughts.json`, shown in the summary,
+/// emitted as a `thought_update` event. An update older than the stored one
+/// (by `updated_at`) is not applied (`"applied": false`); an `updated_at`
+/// more than 5 minutes in the future is refused (400).
 #[utoipa::path(put, path = "/v1/sessions/{id}/thought", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = ThoughtRequest,
@@ -207,6 +275,11 @@ pub async fn thought(
     }))
 }
 
+/// Resize the session's window.
+///
+/// `{"cols", "rows"}`, each 2..=1000 and at most 250,000 cells: sets the
+/// window's size (`resize-window`) and answers the session at the size tmux
+/// took.
 #[utoipa::path(post, path = "/v1/sessions/{id}/resize", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = ResizeRequest,
@@ -229,6 +302,18 @@ pub async fn resize(
     Ok(envelope(session))
 }
 
+/// The session's screen, parsed.
+///
+/// From memory, without asking tmux: `lines`, `cursor`, `cols`, `rows`,
+/// `title`, `alternate_screen`, `seq`, `ended`; for an ended session still
+/// kept, its last screen with `"ended": true`. While a person has a pane of
+/// it in copy mode, `copy_mode` (`pane`, `mode`, `position`, `history`:
+/// tmux's `[position/history]`); the lines stay the live screen.
+///
+/// `format=ansi` lines carry SGR colors and attributes (spaces for blanks,
+/// each line resets at its end). `pane=active` crops to the active pane as
+/// `capture-pane` shows it, and adds `pane`: its `left`, `top`, `cols` and
+/// `rows` in the window.
 #[utoipa::path(get, path = "/v1/sessions/{id}/snapshot", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), SnapshotQuery),
     responses(
@@ -251,6 +336,19 @@ pub async fn snapshot(
     Ok(Json(snapshot))
 }
 
+/// The history above the screen.
+///
+/// `{"session_id", "lines", "ended"}`: the last `lines` lines above the
+/// screen (default 100, 1..=`session.max_scrollback_lines`), oldest first,
+/// from tmux (`capture-pane -J`: wrapped lines joined).
+///
+/// For an ended session still kept (also one that ends meanwhile): the last
+/// N of the lines its end kept, with `"ended": true`, and when none were
+/// kept `missing`: `disabled` (`session.ended_scrollback_lines` is 0),
+/// `not_captured` (the pane was gone before tmuxd could read it: killed
+/// outside tmuxd, tmux server gone, an adopted session's program ended, or
+/// it ended before tmuxd attached), `refused` (tmux did not give it) or
+/// `lost` (its file could not be written or read).
 #[utoipa::path(get, path = "/v1/sessions/{id}/scrollback", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), ScrollbackQuery),
     responses(

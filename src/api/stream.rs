@@ -21,17 +21,36 @@ use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
 use crate::wire::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 
+/// One pane's output, live (WebSocket).
+///
+/// Every byte the pane's program wrote, in order (not tmux's redraws). The
+/// pane is the active one when the stream opens, or `pane` (`%N` or `N`).
+/// Send the upgrade headers. With tokens configured, authenticate with the
+/// bearer header, or send no Authorization header and make the first message
+/// `{"type":"auth","token":...}` (SocketAuth) within 5 s (at most 4 KiB
+/// before it).
+///
+/// The server sends, as text, StreamServerMessage: `ready` first
+/// (`latest_seq`, `replay_from`, `pane`, `cols`, `rows`), `replay_truncated`
+/// when output after `since` is no longer retained (the session's log keeps
+/// 1 MiB), `pong`, `error`; and binary frames
+/// `[u64 seq, big-endian][output bytes]`, replayed after `since`, then live.
+/// Sequence numbers count the output of all panes, so one pane's frames may
+/// skip numbers.
+///
+/// The client sends binary frames (raw input, written to the program in the
+/// pane with `send-keys -H`, never through tmux's key table; at most 1 MiB
+/// a message; not with the read token) or text StreamClientMessage: `input`,
+/// `resize`, `ping`.
+///
+/// A client more than `session.subscriber_queue_bytes` (4 MiB) behind, that
+/// cannot take a frame for 5 s, or whose pane tmux paused (tmuxd fell 5 s
+/// behind) is closed with a reason; reconnecting with `since` resumes from
+/// the log. Close codes: 1000 session ended, 1001 shutdown, 1008 refused auth
+/// or output queue overflowed (reconnect with `since`), 1013 too many open
+/// streams (`http.max_streams_per_session`, 16; `http.max_streams`, 256).
 #[utoipa::path(get, path = "/v1/sessions/{id}/stream", tag = "streams",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`"), StreamQuery),
-    description = "A WebSocket (send the upgrade headers) carrying one pane's raw output. \
-With tokens configured, authenticate with the bearer header, or send no Authorization header and make the first \
-message `{\"type\":\"auth\",\"token\":...}` (SocketAuth) within 5 s. \
-The server sends, as text, StreamServerMessage: `ready` first (`latest_seq`, `replay_from`, `pane`, `cols`, `rows`), \
-`replay_truncated` when output after `since` is no longer retained, `pong`, `error`; and binary frames \
-`[u64 seq, big-endian][output bytes]`, replayed after `since`, then live. Sequence numbers count the output of all \
-panes, so one pane's frames may skip numbers. The client sends binary frames (raw input for the pane; not with the \
-read token) or text StreamClientMessage: `input`, `resize`, `ping`. Close codes: 1000 session ended, 1001 shutdown, \
-1008 refused auth or output queue overflowed (reconnect with `since`), 1013 too many open streams.",
     responses(
         (status = 101, description = "Switching to the WebSocket protocol"),
         (status = 400, description = "`bad_request`: no WebSocket upgrade, or a bad query", body = ErrorBody),

@@ -8,6 +8,14 @@ use super::AppState;
 use super::error::ApiError;
 use crate::wire::{ErrorBody, UntrackedList};
 
+/// The tmux sessions tmuxd does not track.
+///
+/// `{"sessions": [{"tmux_name", "windows", "attached_clients", "created_at",
+/// "session_id", "reason"}]}`, in tmux's order. `reason` is `detached`
+/// (detached from tmuxd; `session_id` is the id it gets back when adopted),
+/// `excluded` (by `discovery.include`/`exclude`), `invalid_name` (a name
+/// tmuxd refuses, so it cannot be adopted) or `pending` (not adopted yet:
+/// younger than `discovery.min_age_ms`, or `max_sessions` reached).
 #[utoipa::path(get, path = "/v1/sessions/untracked", tag = "sessions",
     responses(
         (status = 200, description = "The tmux sessions tmuxd does not track, in tmux's order, each with why", body = UntrackedList),

@@ -16,6 +16,35 @@ const DEFAULT_WAIT_MS: u64 = 30_000;
 /// Longest regex accepted, in bytes.
 const MAX_MATCH_BYTES: usize = 1024;
 
+/// Wait for a state, a quiet spell or a line on the screen.
+///
+/// `{"until": "idle"|"working"|"waiting"|"attention"|"exited"|"change"|"quiet",
+/// "quiet_ms"?, "timeout_ms"?}` or `{"match": REGEX, "timeout_ms"?}`
+/// (`timeout_ms` default 30000, at most 3600000): answers `{"session"}` as
+/// soon as the condition holds (at once if it already does), with
+/// `"match": {"row", "line", "text"}` for `match`; else 408 `timeout`.
+///
+/// - `busy` is accepted for `working`; `attention`: the flag is up;
+///   `change`: a change of state or attention after the request; `quiet`:
+///   no output that changed the screen for `quiet_ms` (1..=3600000, needed
+///   by `quiet` and only by it).
+/// - `match`: a line of the window's text matches, read as the program
+///   printed it (a line wider than the pane is matched across its wrap, and
+///   `line` is all of it; `row` is where it starts). A regex of at most 1024
+///   bytes that compiles within 512 KiB, else 400 naming the limit (Unicode
+///   `\w` repeated is large, `(?-u:\w)` is not); compiled on a blocking
+///   thread, two at a time. All `match` waits on a session share one reading
+///   of its window per change, at most every 50 ms and never more often than
+///   the last reading took, tested on a blocking thread, each distinct regex
+///   once.
+/// - At most `http.max_waits_per_session` (64) waits are open on a session
+///   and `http.max_waits` (256) in all; more answer 429 `capacity_exceeded`
+///   naming the key. A wait still open when the daemon stops answers 503
+///   `shutting_down` at once.
+/// - On an ended session (or one that ends meanwhile) `exited` and `quiet`
+///   answer at once, `change` answers if the end came during the wait,
+///   `attention` if the flag was up at the end, and a `match` from its last
+///   screen; anything else answers 409 `session_ended`.
 #[utoipa::path(post, path = "/v1/sessions/{id}/wait", tag = "sessions",
     params(("id" = String, Path, example = "sess_1", description = "The session id, `sess_<n>`")),
     request_body = WaitRequest,

@@ -98,7 +98,7 @@ impl Supervisor {
             let tag = reservation.id().to_string();
             let new = NewSession {
                 name: reservation.tmux_name(),
-                cwd: request.cwd.as_deref(),
+                cwd: Some(request.cwd.as_deref().unwrap_or(self.default_cwd())),
                 size: request.size,
                 command: request.command.as_deref(),
                 keep_exit: true,

@@ -75,6 +75,10 @@ pub struct Settings {
     /// (`TMUXD_SOCKET`), so `tmuxd hooks send` in an agent there finds
     /// this daemon whatever its data dir. Never a token.
     pub session_env: Vec<(String, String)>,
+    /// Where a session starts when its creator names no directory: without
+    /// `-c`, tmux would start it in tmuxd's own working directory, which
+    /// nobody chose (a service's `/`, the checkout tmuxd was run from).
+    pub default_cwd: String,
 }
 
 impl Settings {
@@ -127,8 +131,18 @@ impl Settings {
                     .to_string_lossy()
                     .into_owned(),
             )],
+            default_cwd: default_cwd(std::env::var_os("HOME").as_deref()),
         }
     }
+}
+
+/// The daemon's HOME when it names a directory, else `/` (where tmux itself
+/// ends up when neither a directory nor HOME can be entered).
+fn default_cwd(home: Option<&std::ffi::OsStr>) -> String {
+    home.and_then(|home| home.to_str())
+        .map(Path::new)
+        .filter(|home| home.is_absolute() && home.is_dir())
+        .map_or_else(|| "/".to_owned(), |home| home.display().to_string())
 }
 
 /// A validated rule, compiled. Its reason is leaked: rules live as long
@@ -239,6 +253,11 @@ impl Supervisor {
 
     pub fn tmux(&self) -> &Tmux {
         &self.inner.tmux
+    }
+
+    /// Where a session created without a directory starts.
+    pub fn default_cwd(&self) -> &str {
+        &self.inner.settings.default_cwd
     }
 
     /// Every tracked session's actor (not those still attaching).
@@ -518,4 +537,27 @@ pub fn check_input_size(what: &'static str, size: usize) -> Result<(), Superviso
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+
+    #[test]
+    fn the_default_cwd_is_home_when_it_is_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_str().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let cases: [(Option<&OsStr>, &str); 5] = [
+            (Some(OsStr::new(home)), home),
+            (None, "/"),
+            (Some(OsStr::new("relative/home")), "/"),
+            (Some(OsStr::new("/no/such/home")), "/"),
+            (Some(file.as_os_str()), "/"),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(super::default_cwd(given), expected, "{given:?}");
+        }
+    }
 }

@@ -113,6 +113,10 @@ pub struct ServerInfo {
     pub socket: ServerSocket,
     /// `tmux -V`, if it ran.
     pub version: Option<String>,
+    /// Where a session created without `cwd` starts: the daemon's HOME,
+    /// else `/`. Absent from a tmuxd older than this field (a fleet peer).
+    #[serde(default)]
+    pub default_cwd: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

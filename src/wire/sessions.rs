@@ -192,7 +192,8 @@ pub struct CreateSessionRequest {
     /// The tmux session name; the next free number when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// An absolute path to an existing directory.
+    /// An absolute path to an existing directory; when absent, the
+    /// daemon's `default_cwd` (`GET /v1/server`: its HOME, else `/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// A shell command run in the new window instead of the shell (at most 8 KiB).

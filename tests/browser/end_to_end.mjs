@@ -8,6 +8,8 @@ import {
 } from './lib.mjs';
 
 const SCREEN = '#session-screen';
+/** The daemon's HOME: where a session made without a directory starts. */
+const HOME = process.env.TMUXD_TEST_HOME;
 const tile = (id) => `#wall .tile[data-session-id="${id}"]`;
 
 export async function endToEnd() {
@@ -274,14 +276,20 @@ async function phone(page, id) {
 
 /** New session, queued input, detach and adopt, all from the page. */
 async function actions(page) {
+  check(HOME, 'TMUXD_TEST_HOME names the daemon\'s HOME');
   await page.click('#back');
   await page.click('#new-session');
+  // Issue 32: the dialog says where a session without a directory starts.
+  await waitUntil('the dialog to show the default directory',
+    () => page.getAttribute('#new-form input[name=cwd]', 'placeholder'), (shown) => shown === `${HOME} (default)`);
   await page.fill('#new-form input[name=name]', 'dash-new');
   await page.fill('#new-form input[name=command]', SHELL);
   await page.click('#new-form button[value=ok]');
   await page.waitForFunction(() => location.hash.startsWith('#/s/'));
   const id = decodeURIComponent(new URL(page.url()).hash.slice(4));
   await waitFor('the new session prompt', async () => (await rowTexts(page, SCREEN)).includes('$'));
+  await waitUntil('the new session to run in the default directory',
+    async () => (await api('GET', `/v1/sessions/${encodeURIComponent(id)}`)).body.session.cwd, (cwd) => cwd === HOME);
   await page.fill('#queue-text', 'echo queued-ok');
   await page.click('#queue-form button[type=submit]');
   await waitForRow(page, SCREEN, 'the queued input to run', (r) => r === 'queued-ok');
@@ -301,7 +309,7 @@ async function actions(page) {
   await page.waitForSelector(tile(id));
   await waitFor('the adopted session still running', async () =>
     (await rowTexts(page, `${tile(id)} .thumb`)).includes('still-alive'));
-  log(`created ${id} from the page, queued input ran (${status}), detached it and adopted it back`);
+  log(`created ${id} from the page in ${HOME}, queued input ran (${status}), detached it and adopted it back`);
 }
 
 /** Kill from the page, with its confirm; the tile stays among the ended ones, "killed". */

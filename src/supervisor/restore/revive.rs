@@ -199,7 +199,8 @@ impl Supervisor {
             cwd: first
                 .as_ref()
                 .map(|f| f.cwd)
-                .filter(|cwd| Path::new(cwd).is_dir()),
+                .filter(|cwd| Path::new(cwd).is_dir())
+                .or(Some(self.default_cwd())),
             size: first.as_ref().map(|f| (f.cols, f.rows)),
             command: first_command.as_deref(),
             keep_exit: true,

@@ -64,6 +64,7 @@ export const api = {
   create: (body) => request('POST', '/v1/sessions', body),
   adopt: (tmuxName) => request('POST', '/v1/sessions/adopt', { tmux_name: tmuxName }),
   health: () => request('GET', '/healthz'),
+  server: () => request('GET', '/v1/server'),
   restore: () => request('POST', '/v1/sessions/restore', {}),
   remove: (id, mode) => request('DELETE', `/v1/sessions/${encodeURIComponent(id)}?mode=${mode}`),
   input: (id, body) => request('POST', `/v1/sessions/${encodeURIComponent(id)}/input`, body),

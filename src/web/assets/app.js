@@ -358,13 +358,16 @@ function setupControls() {
     setToken('');
     showLogin('');
   });
-  $('new-session').addEventListener('click', () => formDialog('new-dialog', async (values) => {
-    const body = {};
-    for (const key of ['name', 'cwd', 'command']) if (values[key].trim()) body[key] = values[key].trim();
-    const { session } = await api.create(body);
-    scheduleRefresh();
-    location.hash = `#/s/${encodeURIComponent(session.session_id)}`;
-  }));
+  $('new-session').addEventListener('click', () => {
+    formDialog('new-dialog', async (values) => {
+      const body = {};
+      for (const key of ['name', 'cwd', 'command']) if (values[key].trim()) body[key] = values[key].trim();
+      const { session } = await api.create(body);
+      scheduleRefresh();
+      location.hash = `#/s/${encodeURIComponent(session.session_id)}`;
+    });
+    showDefaultCwd();
+  });
   $('adopt-session').addEventListener('click', () => {
     formDialog('adopt-dialog', async (values) => {
       await api.adopt(values.tmux_name.trim());
@@ -376,6 +379,16 @@ function setupControls() {
   document.addEventListener('keydown', wallKeys);
   setupNotifyButton();
   setupSoundButton();
+}
+
+/** The directory a session made without one starts in, as the daemon says. */
+async function showDefaultCwd() {
+  try {
+    const { default_cwd: cwd } = await api.server();
+    if (cwd) document.querySelector('#new-form input[name=cwd]').placeholder = `${cwd} (default)`;
+  } catch {
+    // The placeholder's generic words stay.
+  }
 }
 
 const UNTRACKED_WHY = {
