@@ -109,7 +109,12 @@ async function editingKeys(page) {
   await page.keyboard.type('sleep 600');
   await page.keyboard.press('Enter');
   await page.keyboard.press('Control+c');
-  await waitFor('^C to end sleep', async () => (await rowTexts(page, SCREEN)).some((r) => r.endsWith('^C')));
+  // The shell's prompt after the ^C row: it reads again, so what is typed next reaches it.
+  await waitFor('^C to end sleep and the prompt back', async () => {
+    const rows = await rowTexts(page, SCREEN);
+    const at = rows.findLastIndex((r) => r.endsWith('^C'));
+    return at >= 0 && at + 1 < rows.length && rows[at + 1].trim() !== '';
+  });
   log('Backspace, ArrowLeft, End and Ctrl+C were forwarded');
 }
 
