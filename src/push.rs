@@ -10,7 +10,6 @@ pub mod http;
 pub mod payload;
 pub mod subscriptions;
 mod vapid;
-pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -14,6 +14,7 @@ mod events;
 mod health;
 mod hooks;
 mod login;
+mod push;
 mod restore;
 mod sessions;
 mod streams;
@@ -30,6 +31,10 @@ pub use health::{
 };
 pub use hooks::{CODEX_TURN_COMPLETE, ClaudeEvent, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI};
+pub use push::{
+    AnswerRequest, AnswerResponse, PushInfo, SubscribeRequest, SubscribeResponse,
+    UnsubscribeRequest, UnsubscribeResponse,
+};
 pub use restore::{RestoreFailure, RestoreMode, RestoreRequest, RestoreResponse, TmuxLost};
 pub use sessions::{
     AdoptRequest, Attention, AttentionReason, CopyModeView, CreateSessionRequest, Cursor,

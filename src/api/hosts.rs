@@ -184,7 +184,7 @@ impl SessionRoute {
             Input => answers::serve::<InputResponse>,
             Wait => answers::serve::<WaitResponse>,
             Thought => answers::serve::<ThoughtResponse>,
-            Answer => answers::serve::<crate::push::wire::AnswerResponse>,
+            Answer => answers::serve::<crate::wire::AnswerResponse>,
             Stream | Screen => return None,
         };
         Some(served)

@@ -12,11 +12,11 @@ use super::AppState;
 use super::auth::{PageCredential, ReadWrite};
 use super::error::ApiError;
 use super::extract::{ApiJson, session_id};
-use crate::push::wire::{
+use crate::push::{Owner, Push, Subscription};
+use crate::wire::{
     AnswerRequest, AnswerResponse, PushInfo, SubscribeRequest, SubscribeResponse,
     UnsubscribeRequest, UnsubscribeResponse,
 };
-use crate::push::{Owner, Push, Subscription};
 use crate::wire::{ErrorBody, ErrorCode};
 
 type ApiResult<T> = Result<T, ApiError>;

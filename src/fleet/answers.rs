@@ -95,7 +95,7 @@ macro_rules! names_no_session {
 
 names_no_session!(
     InputResponse => "an input answer",
-    crate::push::wire::AnswerResponse => "an answer's answer",
+    crate::wire::AnswerResponse => "an answer's answer",
     ErrorBody => "an error body",
     ServerInfo => "a server description",
 );
