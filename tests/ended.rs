@@ -92,12 +92,14 @@ fn finding_5_an_ended_session_keeps_its_exit_status_and_last_screen() {
     assert_eq!(last_state["reason"], deleted["reason"]);
     assert_eq!(deleted["exit_status"], 3);
 
-    // A wait on a session that then ends.
+    // A wait on a session that then ends. (Not `idle`: on a loaded machine
+    // a silent `sleep 1` can be judged quiet before it ends; a silent
+    // second raises no attention.)
     let short = daemon.create_named("short", "sleep 1");
     let (status, body) = wait_body(
         &daemon,
         &short,
-        json!({ "until": "idle", "timeout_ms": 60_000 }),
+        json!({ "until": "attention", "timeout_ms": 60_000 }),
     );
     assert_eq!(
         (status, body["error"]["code"].as_str()),
