@@ -13,7 +13,7 @@ use super::Trigger;
 use super::message::{Context, message};
 use crate::config::{NotifyConfig, mask_urls};
 use crate::metrics::Metrics;
-use crate::store::Event;
+use crate::wire::Event;
 
 /// The first retry's delay; each next one doubles it.
 const FIRST_RETRY: Duration = Duration::from_secs(1);

@@ -44,8 +44,9 @@ use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
     Timing,
 };
-use crate::store::{Event, EventPage};
+use crate::store::EventPage;
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
+use crate::wire::Event;
 use persist::Persistence;
 use registry::{Lookup, Registry};
 
