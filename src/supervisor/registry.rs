@@ -27,9 +27,11 @@ use crate::store::{
     ThoughtsFile,
 };
 use crate::tmux::control::TmuxSessionId;
+use sightings::Sightings;
 
 mod discovery;
 mod queue;
+mod sightings;
 #[cfg(test)]
 mod tests;
 
@@ -275,13 +277,9 @@ struct State {
     /// Renames heard while the session's attach was not committed yet,
     /// by session id: applied at the commit.
     renamed_while_attaching: BTreeMap<SessionId, String>,
-    /// When discovery first listed each untracked session (by tmux id),
-    /// to let it live `discovery.min_age_ms` before adopting it.
-    first_seen: BTreeMap<TmuxSessionId, Instant>,
-    /// When discovery should look again at sessions too young to adopt.
-    recheck_at: Option<Instant>,
-    /// Session names tmux reported on the last look, for picking free numbers.
-    seen_names: BTreeSet<String>,
+    /// What discovery has seen: first sightings, the next look, names
+    /// tmux has, names refused for capacity.
+    sightings: Sightings,
     /// The registry read at startup, until tmux answers and it is merged.
     restore_pending: Option<RegistryFile>,
     /// The latest published status per session.
@@ -291,9 +289,6 @@ struct State {
     ended: BTreeMap<String, Instant>,
     /// Sessions whose end is being recorded: no longer tracked, not yet retained.
     finishing: BTreeSet<SessionId>,
-    /// Names discovery left alone because `max_sessions` was reached (said
-    /// once in the log, adopted when room frees up).
-    refused: BTreeSet<String>,
     /// Sessions whose control client is attaching, listed as `starting`
     /// meanwhile (an adoption may wait seconds for a quiet tmux server).
     attaching: BTreeMap<SessionId, SessionSummary>,
@@ -365,7 +360,9 @@ impl Registry {
         let mut state = self.lock();
         state.unreserve(&old.tmux_name, old.tmux_id);
         old.held = false;
-        state.seen_names.insert(std::mem::take(&mut old.tmux_name));
+        state
+            .sightings
+            .note_name(std::mem::take(&mut old.tmux_name));
         let name = state.next_free_number();
         state.reserve(self, old.id, name, None)
     }
@@ -430,7 +427,7 @@ impl Registry {
 
     /// Discovery left `name` alone for capacity; true the first time.
     pub fn refuse(&self, name: &str) -> bool {
-        self.lock().refused.insert(name.to_owned())
+        self.lock().sightings.refuse(name)
     }
 
     /// Lists a session as `starting` while its client attaches.
@@ -903,7 +900,7 @@ impl State {
             .map(|e| e.tmux_name.as_str())
             .chain(self.detached.keys().map(String::as_str))
             .chain(self.reserved.keys().map(String::as_str))
-            .chain(self.seen_names.iter().map(String::as_str));
+            .chain(self.sightings.names());
         let highest = names.filter_map(|n| n.parse::<u64>().ok()).max();
         highest.map_or(0, |n| n + 1).to_string()
     }

@@ -56,12 +56,12 @@ impl Registry {
 
     /// When discovery should look again at sessions too young to adopt.
     pub fn recheck_at(&self) -> Option<Instant> {
-        self.lock().recheck_at
+        self.lock().sightings.recheck_at()
     }
 
     /// Whether discovery left `name` alone for capacity.
     pub fn is_refused(&self, name: &str) -> bool {
-        self.lock().refused.contains(name)
+        self.lock().sightings.is_refused(name)
     }
 
     /// One discovery step over tmux's `listing` (made at `looked_at`):
@@ -77,9 +77,9 @@ impl Registry {
         min_age: Duration,
     ) -> Planned {
         let mut state = self.lock();
-        state.seen_names = listing.keys().cloned().collect();
-        let births = listing.values().flatten();
-        let seen_for = state.seen_for(births.map(|b| b.tmux_id), looked_at);
+        let births = listing.values().flatten().map(|b| b.tmux_id);
+        let names = listing.keys().cloned().collect();
+        let seen_for = state.sightings.look(names, births, looked_at);
         let live: BTreeMap<String, Listed> = listing
             .iter()
             .map(|(name, birth)| {
@@ -102,7 +102,7 @@ impl Registry {
             filter,
             min_age,
         );
-        state.recheck_at = plan.recheck_in.map(|wait| looked_at + wait);
+        (state.sightings).set_recheck_at(plan.recheck_in.map(|wait| looked_at + wait));
         for name in &plan.forget_detached {
             state.detached.remove(name);
         }
@@ -122,9 +122,7 @@ impl Registry {
             .values()
             .map(|e| e.tmux_name.clone())
             .collect();
-        state
-            .refused
-            .retain(|name| live.contains_key(name) && !tracked.contains(name));
+        (state.sightings).keep_refused(|name| live.contains_key(name) && !tracked.contains(name));
         state.ended.retain(|_, at| *at >= looked_at);
         let tmux_ids = live
             .iter()
@@ -148,23 +146,6 @@ impl State {
             session.tmux_name = new.to_owned();
             self.detached.insert(new.to_owned(), session);
         }
-    }
-
-    /// Notes when each listed session was first seen (forgetting those no
-    /// longer listed) and answers how long each has been seen for.
-    pub(super) fn seen_for(
-        &mut self,
-        listed: impl IntoIterator<Item = TmuxSessionId>,
-        now: Instant,
-    ) -> BTreeMap<TmuxSessionId, Duration> {
-        let mut seen = BTreeMap::new();
-        for tmux_id in listed {
-            let first = *self.first_seen.entry(tmux_id).or_insert(now);
-            seen.insert(tmux_id, now.saturating_duration_since(first));
-        }
-        self.first_seen
-            .retain(|tmux_id, _| seen.contains_key(tmux_id));
-        seen
     }
 
     /// Detached sessions whose id is not known (read from disk) learn it

@@ -118,9 +118,10 @@ fn a_reservation_holds_its_name_until_dropped_or_committed() {
 #[test]
 fn reservations_count_against_capacity_and_pick_free_numbers() {
     let r = registry();
-    r.lock()
-        .seen_names
-        .extend(["3".to_owned(), "build".to_owned()]);
+    let mut state = r.lock();
+    state.sightings.note_name("3".to_owned());
+    state.sightings.note_name("build".to_owned());
+    drop(state);
     let a = r.reserve_new(None, 2).unwrap();
     assert_eq!(a.tmux_name(), "4");
     let b = r.reserve_new(None, 2).unwrap();
@@ -461,22 +462,6 @@ fn detached_sessions_move_to_their_new_name_unless_it_is_taken() {
     s.rename_detached("parked", "moved");
     assert_eq!(s.detached.keys().collect::<Vec<_>>(), ["moved", "other"]);
     assert_eq!(s.detached["moved"].tmux_name, "moved");
-}
-
-#[test]
-fn first_seen_is_kept_while_listed_and_forgotten_after() {
-    let r = Registry::new(1);
-    let mut s = r.lock();
-    let t0 = Instant::now();
-    let ms = Duration::from_millis;
-    let seen = s.seen_for([TmuxSessionId(1)], t0);
-    assert_eq!(seen[&TmuxSessionId(1)], ms(0));
-    let seen = s.seen_for([TmuxSessionId(1), TmuxSessionId(2)], t0 + ms(300));
-    assert_eq!(seen[&TmuxSessionId(1)], ms(300));
-    assert_eq!(seen[&TmuxSessionId(2)], ms(0));
-    s.seen_for([TmuxSessionId(2)], t0 + ms(400));
-    let seen = s.seen_for([TmuxSessionId(1)], t0 + ms(500));
-    assert_eq!(seen[&TmuxSessionId(1)], ms(0), "gone in between: seen anew");
 }
 
 #[test]
