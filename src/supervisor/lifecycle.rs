@@ -93,7 +93,10 @@ impl Supervisor {
     pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
         validate_create(&request)?;
         let max = self.inner.settings.max_sessions;
-        let mut reservation = self.registry().reserve_new(request.name.as_deref(), max)?;
+        let names = self.inner.sightings.names();
+        let mut reservation = self
+            .registry()
+            .reserve_new(request.name.as_deref(), max, &names)?;
         let mut tries = 0;
         let made = loop {
             let tag = reservation.id().to_string();
@@ -114,7 +117,7 @@ impl Supervisor {
                         && tries < AUTO_NAME_TRIES =>
                 {
                     tries += 1;
-                    reservation = self.registry().rename_reservation(reservation);
+                    reservation = self.next_free_name(reservation);
                 }
                 Err(e) => {
                     return Err(match e.is_duplicate_session() {
@@ -217,13 +220,22 @@ impl Supervisor {
         match self.registry().reserve_existing(name, tmux_id, Some(max)) {
             Ok(reservation) => Some(reservation),
             Err(SupervisorError::Capacity { max }) => {
-                if self.registry().refuse(name) {
+                if self.inner.sightings.refuse(name) {
                     tracing::warn!(tmux_name = %name, "not adopting: {max} sessions tracked already");
                 }
                 None
             }
             Err(_) => None,
         }
+    }
+
+    /// tmux had the reservation's numeric name: it is noted, and the next
+    /// free one taken.
+    fn next_free_name(&self, reservation: Reservation) -> Reservation {
+        let taken = reservation.tmux_name().to_owned();
+        self.inner.sightings.note_name(taken);
+        let names = self.inner.sightings.names();
+        self.registry().rename_reservation(reservation, &names)
     }
 
     /// Lists a session discovery found and reserved as `starting` now, and

@@ -13,6 +13,7 @@ mod queue;
 mod reattach;
 mod registry;
 mod restore;
+mod sightings;
 mod status_timers;
 mod tags;
 mod types;
@@ -177,6 +178,8 @@ struct Inner {
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost, and `restore.json`.
     restore: restore::Restore,
+    /// What discovery has seen of tmux's sessions.
+    sightings: sightings::Sightings,
 }
 
 impl Supervisor {
@@ -225,6 +228,7 @@ impl Supervisor {
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
                 restore,
+                sightings: sightings::Sightings::default(),
             }),
         };
         supervisor.sweep_histories();
