@@ -15,7 +15,6 @@ mod sign;
 
 use std::path::Path;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -25,8 +24,9 @@ pub use message::{Context, message};
 use crate::config::NotifyConfig;
 use crate::metrics::Metrics;
 use crate::push::Push;
-use crate::store::{Event, EventKind, NotifiedFile};
+use crate::store::NotifiedFile;
 use crate::supervisor::Supervisor;
+use crate::wire::{Event, EventKind, Payload};
 
 /// Where notifications go besides the config's webhook and command.
 #[derive(Clone, Default)]
@@ -117,8 +117,11 @@ async fn save_memory(path: &Path, memory: NotifiedFile) {
 /// server lost with every session.
 fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
     let found = trigger_in(event, gate)?;
-    let detail = |key: &str| event.detail.get(key).and_then(Value::as_i64);
-    let end = End::of(detail("exit_status"), detail("exit_signal"));
+    let exit = event.payload().and_then(Payload::exit).unwrap_or_default();
+    let end = End::of(
+        exit.exit_status.map(i64::from),
+        exit.exit_signal.map(i64::from),
+    );
     gate.wants(found.0, end).then_some(found)
 }
 
@@ -126,21 +129,18 @@ fn trigger_of(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
 fn trigger_in(event: &Event, gate: &mut Gate) -> Option<(Trigger, String)> {
     // A fleet peer's event, fanned in: the peer notifies of its own sessions
     // (a hub would repeat it, and call a peer's lost tmux its own).
-    if event.detail.contains_key(crate::fleet::fanin::HOST_KEY) {
+    if event.from_peer.is_some() {
         return None;
     }
-    if event.kind == EventKind::TmuxLost {
+    if event.kind() == EventKind::TmuxLost {
         return Some((Trigger::TmuxLost, String::new()));
     }
     let session_id = event.session_id.clone()?;
-    match event.kind {
+    match event.kind() {
         EventKind::SessionDeleted => Some((Trigger::Exited, session_id)),
         EventKind::SessionState => {
-            let attention = event.detail.get("attention").filter(|a| !a.is_null());
-            let since = attention
-                .and_then(|a| a.get("since"))
-                .and_then(Value::as_str);
-            gate.attention_seen(&session_id, since)
+            let since = event.attention_since();
+            gate.attention_seen(&session_id, since.as_deref())
                 .then_some((Trigger::Attention, session_id))
         }
         _ => None,

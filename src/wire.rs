@@ -22,8 +22,10 @@ mod untracked;
 
 pub use error::{ErrorBody, ErrorCode, ErrorDetail};
 pub use events::{
-    EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, Event, EventKind, EventsFormat,
-    EventsPage, EventsQuery, ReplayTruncatedNotice, ServerSentEvent,
+    Acknowledger, Adopted, Body, Deleted, DroppedInput, EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT,
+    EVENTS_PAGE_MAX, Event, EventKind, EventThought, EventsFormat, EventsPage, EventsQuery, Exit,
+    FromPeer, InputDropped, Payload, Renamed, ReplayTruncatedNotice, Restored, ServerLost,
+    ServerSentEvent, StateChanged, ThoughtUpdated,
 };
 pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,

@@ -162,7 +162,8 @@ fn honest(request: &Seen, stream: &mut TcpStream, prove: bool) -> Option<()> {
 const SSE_HEAD: &str = "content-type: text/event-stream";
 
 fn event(seq: u64, kind: &str, session_id: &str) -> String {
-    let data = json!({"seq": seq, "at": "2026-01-01T00:00:00Z", "kind": kind, "session_id": session_id, "state": "busy"});
+    let data = json!({"seq": seq, "at": "2026-01-01T00:00:00Z", "kind": kind, "session_id": session_id,
+        "state": "working", "state_since": "2026-01-01T00:00:00Z", "attention": null});
     format!("id: {seq}\ndata: {data}\n\n")
 }
 

@@ -186,19 +186,41 @@ fn the_event_stream_payloads_are_described() {
         }
     }
     let schemas = &doc["components"]["schemas"];
-    let event = schemas["Event"]["properties"].as_object().unwrap();
-    for field in [
-        "state",
-        "state_since",
-        "exit_status",
-        "thought",
-        "text_prefix",
-        "old_name",
-        "restorable",
-        "cut",
-    ] {
-        let described = event[field]["description"].as_str();
-        assert!(described.is_some_and(|d| !d.is_empty()), "Event.{field}");
+    // One payload per kind, each tagged with its `kind`.
+    let kinds: BTreeSet<&str> = schemas["EventKind"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let mut tagged = BTreeSet::new();
+    for variant in schemas["Payload"]["oneOf"].as_array().unwrap() {
+        let tag = (variant["allOf"].as_array().into_iter().flatten())
+            .chain([variant])
+            .find_map(|s| s["properties"]["kind"]["enum"][0].as_str());
+        tagged.insert(tag.expect("a payload names its kind"));
+    }
+    assert_eq!(tagged, kinds);
+    // (schema, field): described, in the schema or one it is made of.
+    let fields = [
+        ("Event", "cut"),
+        ("Event", "host_seq"),
+        ("StateChanged", "state"),
+        ("StateChanged", "state_since"),
+        ("StateChanged", "exit_status"),
+        ("Deleted", "exit_signal"),
+        ("ThoughtUpdated", "thought"),
+        ("DroppedInput", "text_prefix"),
+        ("Renamed", "old_name"),
+        ("ServerLost", "restorable"),
+        ("Restored", "resumed"),
+    ];
+    for (schema, field) in fields {
+        let schema = &schemas[schema];
+        let described = (schema["allOf"].as_array().into_iter().flatten())
+            .chain([schema])
+            .find_map(|s| s["properties"][field]["description"].as_str());
+        assert!(described.is_some_and(|d| !d.is_empty()), "{schema}.{field}");
     }
     let data = &schemas["ServerSentEvent"]["properties"]["data"];
     assert_eq!(data["contentMediaType"], "application/json");

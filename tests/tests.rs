@@ -22,6 +22,7 @@ mod crash;
 mod dashboard;
 mod docs;
 mod ended;
+mod events_file;
 mod exits;
 mod fake_tmux;
 mod fd_limit;

@@ -8,12 +8,12 @@ use crate::session::{self, ActorSummary, Region, ScreenSnapshot};
 use crate::store;
 use crate::supervisor;
 use crate::wire::{
-    Attention, AttentionReason, CopyModeView, Cursor, DeleteMode, DeleteResponse, InputResponse,
-    MatchedLine, PaneRect, QueueItem, SessionState, SessionSummary, Snapshot, SnapshotFormat,
-    SnapshotPane, Thought, Transport, WaitResponse, When,
+    Acknowledger, Attention, AttentionReason, CopyModeView, Cursor, DeleteMode, DeleteResponse,
+    InputResponse, MatchedLine, PaneRect, QueueItem, SessionState, SessionSummary, Snapshot,
+    SnapshotFormat, SnapshotPane, Thought, Transport, WaitResponse, When,
 };
 use crate::wire::{
-    Event, EventKind, StorageFailure, StorageReport, StorageStatus, StorageWrite, UntrackedReason,
+    RestoreMode, StorageFailure, StorageReport, StorageStatus, StorageWrite, UntrackedReason,
     UntrackedSession,
 };
 
@@ -258,44 +258,35 @@ impl From<session::Snapshot> for Snapshot {
     }
 }
 
-impl From<store::EventKind> for EventKind {
-    fn from(kind: store::EventKind) -> Self {
-        use store::EventKind as K;
-        match kind {
-            K::SessionCreated => EventKind::SessionCreated,
-            K::SessionAdopted => EventKind::SessionAdopted,
-            K::SessionRenamed => EventKind::SessionRenamed,
-            K::SessionDetached => EventKind::SessionDetached,
-            K::SessionDeleted => EventKind::SessionDeleted,
-            K::SessionState => EventKind::SessionState,
-            K::ThoughtUpdate => EventKind::ThoughtUpdate,
-            K::InputDropped => EventKind::InputDropped,
-            K::TmuxLost => EventKind::TmuxLost,
-            K::SessionRestored => EventKind::SessionRestored,
-            K::SessionRemoved => EventKind::SessionRemoved,
+impl From<SessionState> for session::SessionState {
+    fn from(state: SessionState) -> Self {
+        use session::SessionState as S;
+        match state {
+            SessionState::Starting => S::Starting,
+            SessionState::Idle => S::Idle,
+            SessionState::Working => S::Working,
+            SessionState::Waiting => S::Waiting,
+            SessionState::Exited => S::Exited,
         }
     }
 }
 
-impl From<store::Event> for Event {
-    fn from(event: store::Event) -> Self {
-        let store::Event {
-            seq,
-            at,
-            kind,
-            session_id,
-            reason,
-            tmux_name,
-            detail,
-        } = event;
-        Event {
-            seq,
-            at,
-            kind: kind.into(),
-            session_id,
-            reason,
-            tmux_name,
-            detail,
+impl From<session::Acknowledger> for Acknowledger {
+    fn from(by: session::Acknowledger) -> Self {
+        match by {
+            session::Acknowledger::Dashboard => Acknowledger::Dashboard,
+            session::Acknowledger::TmuxClient => Acknowledger::TmuxClient,
+            session::Acknowledger::Input => Acknowledger::Input,
+            session::Acknowledger::PushAction => Acknowledger::PushAction,
+        }
+    }
+}
+
+impl From<store::RestoreMode> for RestoreMode {
+    fn from(mode: store::RestoreMode) -> Self {
+        match mode {
+            store::RestoreMode::Shell => RestoreMode::Shell,
+            store::RestoreMode::Rerun => RestoreMode::Rerun,
         }
     }
 }

@@ -19,8 +19,8 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
-use crate::store::Event;
 use crate::supervisor::Supervisor;
+use crate::wire::Event;
 use crate::wire::{
     EVENTS_PAGE_BYTES, EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, ErrorBody, EventsFormat, EventsPage,
     EventsQuery, ReplayTruncatedNotice,
@@ -72,11 +72,7 @@ pub async fn events(
         let page = supervisor.events_page(since, limit, EVENTS_PAGE_BYTES);
         let page = EventsPage {
             next_since: page.events.last().map_or(since, |e| e.seq),
-            events: page
-                .events
-                .into_iter()
-                .map(crate::wire::Event::from)
-                .collect(),
+            events: page.events,
             truncated: page.truncated,
             next_seq: supervisor.next_event_seq(),
             has_more: page.has_more,
@@ -146,8 +142,7 @@ impl Feed {
                     continue;
                 }
                 self.last = event.seq;
-                let data =
-                    serde_json::to_string(&crate::wire::Event::from(event)).unwrap_or_default();
+                let data = serde_json::to_string(&event).unwrap_or_default();
                 self.metrics.bytes_sent(StreamKind::Events, data.len());
                 return Some((
                     Ok(SseEvent::default().id(self.last.to_string()).data(data)),

@@ -96,7 +96,7 @@ errors, streams, the event log, limits)."
         wire::ScreenMessage,
         wire::RowChange,
     )),
-    modifiers(&BearerAuth, &SharedResponses, &EventPayloads),
+    modifiers(&BearerAuth, &SharedResponses, &SseData),
     tags(
         (name = "sessions", description = "Create, adopt, drive and read sessions"),
         (name = "events", description = "The event log, live or as a page"),
@@ -266,108 +266,15 @@ fn error(operation: &mut Operation, status: u16, description: &str) {
     responses.insert(key, RefOr::T(response));
 }
 
-/// The fields each event kind carries beside the common ones: `Event`
-/// holds them in a flattened map the derive cannot see, so they are listed
-/// here, once, for clients generated from the document (issue 20).
-const EVENT_FIELDS: &[(&str, &str)] = &[
-    (
-        "state",
-        r##"{"$ref": "#/components/schemas/SessionState", "description": "`session_state`: the new state"}"##,
-    ),
-    (
-        "state_since",
-        r#"{"type": "string", "format": "date-time", "description": "`session_state`: when the session entered `state`"}"#,
-    ),
-    (
-        "attention",
-        r##"{"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Attention"}], "description": "`session_state`: the attention flag, when raised"}"##,
-    ),
-    (
-        "exit_status",
-        r#"{"type": ["integer", "null"], "description": "`session_state` (state `exited`) and `session_deleted`: the program's exit status, when known"}"#,
-    ),
-    (
-        "exit_signal",
-        r#"{"type": ["integer", "null"], "description": "`session_state` (state `exited`) and `session_deleted`: the signal that ended the program, when known"}"#,
-    ),
-    (
-        "thought",
-        r##"{"$ref": "#/components/schemas/Thought", "description": "`thought_update`: the new thought, its `text` cut to 1 KiB (then `text_truncated: true` inside it)"}"##,
-    ),
-    (
-        "queue_id",
-        r#"{"type": "integer", "minimum": 0, "description": "`input_dropped`: the queued input's id"}"#,
-    ),
-    (
-        "queued_at",
-        r#"{"type": "string", "format": "date-time", "description": "`input_dropped`: when it was queued"}"#,
-    ),
-    (
-        "text_bytes",
-        r#"{"type": "integer", "minimum": 0, "description": "`input_dropped`: the dropped text's size in bytes"}"#,
-    ),
-    (
-        "text_chars",
-        r#"{"type": "integer", "minimum": 0, "description": "`input_dropped`: the dropped text's length in characters"}"#,
-    ),
-    (
-        "text_prefix",
-        r#"{"type": "string", "description": "`input_dropped`: the first 64 characters of the dropped text"}"#,
-    ),
-    (
-        "message",
-        r#"{"type": "string", "description": "`input_dropped`: the error that stopped the typing"}"#,
-    ),
-    (
-        "id_from",
-        r#"{"type": "string", "description": "`session_adopted` at startup: where its id came from (`registry`, `tag`)"}"#,
-    ),
-    (
-        "old_name",
-        r#"{"type": "string", "description": "`session_renamed`: the tmux name before"}"#,
-    ),
-    (
-        "new_name",
-        r#"{"type": "string", "description": "`session_renamed`: the tmux name after"}"#,
-    ),
-    (
-        "since",
-        r#"{"type": "string", "format": "date-time", "description": "`tmux_lost`: when the server was found gone"}"#,
-    ),
-    (
-        "restorable",
-        r#"{"type": "integer", "minimum": 0, "description": "`tmux_lost`: how many of its sessions can be restored"}"#,
-    ),
-    (
-        "restore",
-        r##"{"$ref": "#/components/schemas/RestoreMode", "description": "`session_restored`: what its panes run again"}"##,
-    ),
-    (
-        "resumed",
-        r#"{"type": "boolean", "description": "`session_restored`: whether a resume command was run"}"#,
-    ),
-    (
-        "cut",
-        r#"{"type": "boolean", "description": "Any kind: the event passed 8 KiB and its strings were cut to 1 KiB"}"#,
-    ),
-];
+/// Describes what an SSE event's `event` name and `data` hold: JSON text
+/// the derive sees only as a string.
+struct SseData;
 
-/// Describes the event log's payloads: each kind's fields on `Event`, and
-/// what an SSE event's `event` name and `data` hold.
-struct EventPayloads;
-
-impl Modify for EventPayloads {
+impl Modify for SseData {
     fn modify(&self, doc: &mut Document) {
         let Some(schemas) = doc.components.as_mut().map(|c| &mut c.schemas) else {
             return;
         };
-        if let Some(RefOr::T(Schema::Object(event))) = schemas.get_mut("Event") {
-            for (name, schema) in EVENT_FIELDS {
-                let schema: RefOr<Schema> =
-                    serde_json::from_str(schema).expect("EVENT_FIELDS holds valid schemas");
-                event.properties.insert((*name).to_owned(), schema);
-            }
-        }
         if let Some(RefOr::T(Schema::Object(sse))) = schemas.get_mut("ServerSentEvent") {
             let names: RefOr<Schema> = serde_json::from_str(
                 r#"{"type": ["string", "null"], "enum": ["message", "replay_truncated", null],

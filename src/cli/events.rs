@@ -179,7 +179,8 @@ mod tests {
     fn json_events_are_one_line_each() {
         let event: Event = serde_json::from_value(serde_json::json!({
             "seq": 7, "at": "2024-05-01T10:00:00.123Z", "kind": "session_state",
-            "session_id": "sess_2", "tmux_name": "a\nb", "state": "idle", "reason": "x"
+            "session_id": "sess_2", "tmux_name": "a\nb", "state": "idle", "reason": "x",
+            "state_since": "2024-05-01T10:00:00Z", "attention": null
         }))
         .unwrap();
         let line = json_event_line(&event).unwrap();
@@ -193,16 +194,18 @@ mod tests {
     fn event_lines() {
         let event: Event = serde_json::from_value(serde_json::json!({
             "seq": 7, "at": "2024-05-01T10:00:00.123Z", "kind": "session_state",
-            "session_id": "sess_2", "tmux_name": "build", "state": "idle", "reason": "foreground_process"
+            "session_id": "sess_2", "tmux_name": "build", "state": "idle", "reason": "foreground_process",
+            "state_since": "2024-05-01T10:00:00Z", "attention": null
         }))
         .unwrap();
         assert_eq!(
             event_line(&event),
-            "     7  2024-05-01T10:00:00.123Z  session_state     sess_2    build  reason=foreground_process  state=idle\n"
+            "     7  2024-05-01T10:00:00.123Z  session_state     sess_2    build  attention=null  reason=foreground_process  state=idle  state_since=2024-05-01T10:00:00Z\n"
         );
         let hostile: Event = serde_json::from_value(serde_json::json!({
             "seq": 8, "at": "2024-05-01T10:00:00.123Z", "kind": "session_renamed",
-            "session_id": "sess_2", "tmux_name": "x\u{1b}]0;X\u{7}", "old_name": "y\u{9b}2J"
+            "session_id": "sess_2", "tmux_name": "x\u{1b}]0;X\u{7}", "old_name": "y\u{9b}2J",
+            "new_name": "x\u{1b}]0;X\u{7}"
         }))
         .unwrap();
         let line = event_line(&hostile);

@@ -7,28 +7,21 @@
 //! passed on: such an event is dropped and counted. (Its answers:
 //! `answers.rs`.)
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::id::{HostName, SessionId};
-use crate::store::{EventKind, NewEvent};
-
-/// Detail key naming the peer an event came from.
-pub const HOST_KEY: &str = "host";
-/// Detail key holding the event's seq on its peer: the hub's cursor for
-/// that peer is the largest it recorded, so it survives in the hub's log.
-pub const HOST_SEQ_KEY: &str = "host_seq";
-/// Detail key holding when the peer recorded it.
-pub const HOST_AT_KEY: &str = "host_at";
+use crate::store::NewEvent;
+use crate::wire::{Event, FromPeer};
 
 /// What to do with one event of a peer's stream.
 #[derive(Debug, PartialEq)]
 pub enum FanIn {
     /// Record it in the hub's log; the peer's seq is `seq`.
-    Record { seq: u64, event: NewEvent },
+    Record { seq: u64, event: Box<NewEvent> },
     /// Advance the cursor past it without recording: an event the peer
     /// itself had from one of its own peers (a fleet is one level deep, so
-    /// two hubs following each other cannot loop), or of a kind this
-    /// version does not know.
+    /// two hubs following each other cannot loop), or one this version
+    /// cannot read (a newer peer's kind, or a payload it changed).
     Skip { seq: u64 },
     /// Advance the cursor past it, drop it and count it: it names a
     /// session that is not a bare `sess_N` on this peer.
@@ -48,27 +41,23 @@ pub enum BadEvent {
 
 /// The hub's version of one peer event (`data` of its SSE message).
 pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, BadEvent> {
-    let Value::Object(mut fields) = serde_json::from_str(data)? else {
+    let value: Value = serde_json::from_str(data)?;
+    if !value.is_object() {
         return Err(BadEvent::NotObject);
-    };
-    let seq = fields
-        .remove("seq")
-        .and_then(|v| v.as_u64())
+    }
+    // Any message with a seq moves the cursor, an event this version
+    // cannot read included: the stream goes on past it.
+    let seq = value
+        .get("seq")
+        .and_then(Value::as_u64)
         .ok_or(BadEvent::NoSeq)?;
-    if fields.contains_key(HOST_KEY) {
+    // A peer's own peer's event (its ids name that host) is passed over
+    // before the ids are judged; an id is judged before the payload, so a
+    // peer naming another host's session is counted whatever it sent.
+    if value.get("host").is_some() {
         return Ok(FanIn::Skip { seq });
     }
-    let kind: Option<EventKind> = fields
-        .remove("kind")
-        .and_then(|v| serde_json::from_value(v).ok());
-    let Some(kind) = kind else {
-        return Ok(FanIn::Skip { seq });
-    };
-    let text = |fields: &mut Map<String, Value>, key: &str| match fields.remove(key) {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
-    };
-    let session_id = match fields.remove("session_id") {
+    let session_id = match value.get("session_id") {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) => match id.parse::<SessionId>() {
             Ok(session) => Some(qualify_id(host, &session)),
@@ -76,24 +65,23 @@ pub fn fan_in(host: &HostName, data: &str) -> Result<FanIn, BadEvent> {
         },
         Some(_) => return Ok(FanIn::Foreign { seq }),
     };
-    let reason = text(&mut fields, "reason");
-    let tmux_name = text(&mut fields, "tmux_name");
-    let at = fields.remove("at");
-    let mut detail = fields;
-    detail.insert(HOST_KEY.to_owned(), Value::from(host.as_str()));
-    detail.insert(HOST_SEQ_KEY.to_owned(), Value::from(seq));
-    if let Some(at) = at {
-        detail.insert(HOST_AT_KEY.to_owned(), at);
-    }
+    let Ok(event) = serde_json::from_value::<Event>(value) else {
+        return Ok(FanIn::Skip { seq });
+    };
+    let from_peer = FromPeer {
+        host: host.as_str().to_owned(),
+        host_seq: seq,
+        host_at: Some(event.at),
+    };
     Ok(FanIn::Record {
         seq,
-        event: NewEvent {
-            kind,
+        event: Box::new(NewEvent {
             session_id,
-            reason,
-            tmux_name,
-            detail,
-        },
+            reason: event.reason,
+            tmux_name: event.tmux_name,
+            body: event.body,
+            from_peer: Some(from_peer),
+        }),
     })
 }
 
@@ -103,26 +91,19 @@ pub fn qualify_id(host: &HostName, id: &SessionId) -> String {
 }
 
 /// The hub's cursor for each peer, as found in its own retained events.
-pub fn cursors_in<'a>(
-    events: impl IntoIterator<Item = &'a crate::store::Event>,
-) -> Vec<(String, u64)> {
+pub fn cursors_in<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<(String, u64)> {
     let mut found = std::collections::BTreeMap::new();
-    for event in events {
-        let host = event.detail.get(HOST_KEY).and_then(Value::as_str);
-        let seq = event.detail.get(HOST_SEQ_KEY).and_then(Value::as_u64);
-        if let (Some(host), Some(seq)) = (host, seq) {
-            let entry = found.entry(host.to_owned()).or_insert(0);
-            *entry = seq.max(*entry);
-        }
+    for peer in events.into_iter().filter_map(|e| e.from_peer.as_ref()) {
+        let entry = found.entry(peer.host.clone()).or_insert(0);
+        *entry = peer.host_seq.max(*entry);
     }
     found.into_iter().collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+    use crate::wire::{Body, Payload, SessionState, StateChanged};
 
     fn gpu1() -> HostName {
         "gpu1".parse().unwrap()
@@ -130,19 +111,28 @@ mod tests {
 
     #[test]
     fn peer_events_keep_their_seq_and_gain_the_host() {
-        let data = r#"{"seq":7,"at":"2026-01-01T00:00:00Z","kind":"session_state","session_id":"sess_3","reason":"quiet","state":"idle"}"#;
+        let data = r#"{"seq":7,"at":"2026-01-01T00:00:00Z","kind":"session_state","session_id":"sess_3","reason":"quiet","attention":null,"state":"idle","state_since":"2026-01-01T00:00:00Z","from_a_newer_version":1}"#;
         let FanIn::Record { seq, event } = fan_in(&gpu1(), data).unwrap() else {
             panic!("not recorded");
         };
+        let at = "2026-01-01T00:00:00Z".parse().unwrap();
         assert_eq!(seq, 7);
-        assert_eq!(event.kind, EventKind::SessionState);
         assert_eq!(event.session_id.as_deref(), Some("gpu1/sess_3"));
         assert_eq!(event.reason.as_deref(), Some("quiet"));
-        assert_eq!(event.detail["host"], json!("gpu1"));
-        assert_eq!(event.detail["host_seq"], json!(7));
-        assert_eq!(event.detail["state"], json!("idle"));
-        assert_eq!(event.detail["host_at"], json!("2026-01-01T00:00:00Z"));
-        assert!(!event.detail.contains_key("seq"));
+        let state = StateChanged {
+            state: SessionState::Idle,
+            state_since: at,
+            attention: None,
+            acknowledged_by: None,
+            exit: None,
+        };
+        assert_eq!(event.body, Body::Whole(Payload::SessionState(state)));
+        let from = FromPeer {
+            host: "gpu1".into(),
+            host_seq: 7,
+            host_at: Some(at),
+        };
+        assert_eq!(event.from_peer, Some(from));
     }
 
     #[test]
@@ -150,16 +140,20 @@ mod tests {
         // (data, outcome: Some(Skip seq) / None for error)
         let cases = [
             (
-                r#"{"seq":3,"kind":"session_created","host":"other"}"#,
+                r#"{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"session_created","host":"other","host_seq":9}"#,
                 Some(3),
+            ),
+            (
+                r#"{"seq":4,"at":"2026-01-01T00:00:00Z","kind":"session_state","state":"sleeping"}"#,
+                Some(4),
             ),
             (r#"{"seq":4,"kind":"from_the_future"}"#, Some(4)),
             (
-                r#"{"seq":4,"kind":"session_created","session_id":"real/sess_1"}"#,
+                r#"{"seq":4,"at":"2026-01-01T00:00:00Z","kind":"session_created","session_id":"real/sess_1"}"#,
                 Some(4),
             ),
             (
-                r#"{"seq":4,"kind":"session_deleted","session_id":"sess_1/../sess_2"}"#,
+                r#"{"seq":4,"at":"2026-01-01T00:00:00Z","kind":"session_deleted","session_id":"sess_1/../sess_2"}"#,
                 Some(4),
             ),
             (
@@ -167,7 +161,7 @@ mod tests {
                 Some(4),
             ),
             (
-                r#"{"seq":4,"kind":"session_state","session_id":""}"#,
+                r#"{"seq":4,"at":"2026-01-01T00:00:00Z","kind":"session_detached","session_id":""}"#,
                 Some(4),
             ),
             (r#"{"kind":"session_created"}"#, None),

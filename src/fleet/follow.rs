@@ -227,7 +227,7 @@ impl Follower {
             }
         };
         let (seq, event) = match taken {
-            FanIn::Record { seq, event } => (seq, Some(event)),
+            FanIn::Record { seq, event } => (seq, Some(*event)),
             FanIn::Skip { seq } => (seq, None),
             FanIn::Foreign { seq } => {
                 if seq > self.peer.state().cursor {

@@ -15,7 +15,7 @@ use crate::config::{NotifyConfig, NtfyConfig, mask_urls};
 use crate::metrics::Metrics;
 use crate::push::http::Poster;
 use crate::push::{Message, Push, Sent};
-use crate::store::Event;
+use crate::wire::Event;
 
 /// The first retry's delay; each next one doubles it.
 const FIRST_RETRY: Duration = Duration::from_secs(1);

@@ -3,13 +3,12 @@
 //! line (`message`) made of them.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Trigger;
 use crate::id::SessionId;
 use crate::session::{Region, SnapshotFormat};
-use crate::store::Event;
 use crate::supervisor::Supervisor;
+use crate::wire::{AttentionReason, Event, Payload};
 
 /// Non-empty screen lines a notification carries, the last ones.
 const SCREEN_LINES: usize = 5;
@@ -82,10 +81,10 @@ pub fn message(trigger: Trigger, event: &Event, context: &Context) -> String {
         None => id.to_owned(),
     };
     let last = context.screen.last().map(|l| quote(l));
-    let detail = |key: &str| event.detail.get(key).and_then(Value::as_i64);
+    let exit = event.payload().and_then(Payload::exit).unwrap_or_default();
     match trigger {
         Trigger::TmuxLost => "the tmux server is gone, with tmuxd's sessions".to_owned(),
-        Trigger::Exited => match (detail("exit_status"), detail("exit_signal")) {
+        Trigger::Exited => match (exit.exit_status, exit.exit_signal) {
             (Some(status), _) => format!("{who} exited {status}"),
             (None, Some(signal)) => format!("{who} was killed by signal {signal}"),
             (None, None) => {
@@ -94,26 +93,24 @@ pub fn message(trigger: Trigger, event: &Event, context: &Context) -> String {
             }
         },
         Trigger::Attention => {
-            let reason = event
-                .detail
-                .get("attention")
-                .and_then(|a| a.get("reason"))
-                .and_then(Value::as_str);
-            let text = event
-                .detail
-                .get("attention")
-                .and_then(|a| a.get("text"))
-                .and_then(Value::as_str)
+            let attention = match event.payload() {
+                Some(Payload::SessionState(changed)) => changed.attention.as_ref(),
+                _ => None,
+            };
+            let reason = attention.map(|a| a.reason);
+            let text = attention
+                .and_then(|a| a.text.as_deref())
                 .filter(|t| !t.is_empty());
+            use AttentionReason as R;
             match (reason, last) {
-                (Some("notification"), _) if let Some(text) = text => {
+                (Some(R::Notification), _) if let Some(text) = text => {
                     format!("{who} says: {}", quote(text))
                 }
-                (Some("needs_input"), Some(line)) => format!("{who} asks: {line}"),
-                (Some("bell"), Some(line)) => format!("{who} rang the bell: {line}"),
-                (Some("bell"), None) => format!("{who} rang the bell"),
-                (Some("long_silence"), Some(line)) => format!("{who} went silent: {line}"),
-                (Some("long_silence"), None) => format!("{who} went silent"),
+                (Some(R::NeedsInput), Some(line)) => format!("{who} asks: {line}"),
+                (Some(R::Bell), Some(line)) => format!("{who} rang the bell: {line}"),
+                (Some(R::Bell), None) => format!("{who} rang the bell"),
+                (Some(R::LongSilence), Some(line)) => format!("{who} went silent: {line}"),
+                (Some(R::LongSilence), None) => format!("{who} went silent"),
                 (_, Some(line)) => format!("{who} needs you: {line}"),
                 (_, None) => format!("{who} needs you"),
             }
@@ -133,18 +130,41 @@ fn quote(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::wire::{Attention, Body, Deleted, Exit, SessionState, StateChanged};
 
-    fn event(reason: Option<&str>, detail: Value) -> Event {
-        serde_json::from_value(json!({
-            "seq": 7, "at": "2026-01-01T00:00:00Z", "kind": "session_state",
-            "session_id": "sess_4", "reason": reason,
-        }))
-        .map(|mut e: Event| {
-            e.detail = detail.as_object().cloned().unwrap_or_default();
-            e
+    fn event(reason: Option<&str>, payload: Payload) -> Event {
+        Event {
+            seq: 7,
+            at: "2026-01-01T00:00:00Z".parse().unwrap(),
+            session_id: Some("sess_4".into()),
+            reason: reason.map(str::to_owned),
+            tmux_name: None,
+            body: Body::Whole(payload),
+            from_peer: None,
+        }
+    }
+
+    fn attention(reason: AttentionReason, text: Option<&str>) -> Payload {
+        let at = "2026-01-01T00:00:00Z".parse().unwrap();
+        Payload::SessionState(StateChanged {
+            state: SessionState::Waiting,
+            state_since: at,
+            attention: Some(Attention {
+                reason,
+                since: at,
+                text: text.map(str::to_owned),
+            }),
+            acknowledged_by: None,
+            exit: None,
         })
-        .unwrap()
+    }
+
+    fn ended(exit_status: Option<i32>, exit_signal: Option<i32>) -> Payload {
+        let exit = Exit {
+            exit_status,
+            exit_signal,
+        };
+        Payload::SessionDeleted(Deleted { exit: Some(exit) })
     }
 
     #[test]
@@ -155,29 +175,28 @@ mod tests {
             ..Context::default()
         };
         let nameless = Context::default();
-        let attention = |reason: &str| json!({"attention": {"reason": reason}});
         let cases = [
             (
                 Trigger::Attention,
-                event(None, attention("needs_input")),
+                event(None, attention(AttentionReason::NeedsInput, None)),
                 &build,
                 "build (sess_4) asks: Proceed? [y/N]",
             ),
             (
                 Trigger::Attention,
-                event(None, attention("bell")),
+                event(None, attention(AttentionReason::Bell, None)),
                 &build,
                 "build (sess_4) rang the bell: Proceed? [y/N]",
             ),
             (
                 Trigger::Attention,
-                event(None, attention("bell")),
+                event(None, attention(AttentionReason::Bell, None)),
                 &nameless,
                 "sess_4 rang the bell",
             ),
             (
                 Trigger::Attention,
-                event(None, attention("long_silence")),
+                event(None, attention(AttentionReason::LongSilence, None)),
                 &nameless,
                 "sess_4 went silent",
             ),
@@ -185,35 +204,35 @@ mod tests {
                 Trigger::Attention,
                 event(
                     None,
-                    json!({"attention": {"reason": "notification", "text": "Tests passed"}}),
+                    attention(AttentionReason::Notification, Some("Tests passed")),
                 ),
                 &build,
                 "build (sess_4) says: Tests passed",
             ),
             (
                 Trigger::Attention,
-                event(None, attention("tests_failed")),
+                event(None, attention(AttentionReason::Notification, None)),
                 &build,
                 "build (sess_4) needs you: Proceed? [y/N]",
             ),
             (
                 Trigger::Exited,
-                event(Some("process_exit"), json!({"exit_status": 3})),
+                event(Some("process_exit"), ended(Some(3), None)),
                 &build,
                 "build (sess_4) exited 3",
             ),
             (
                 Trigger::Exited,
-                event(
-                    Some("process_exit"),
-                    json!({"exit_status": null, "exit_signal": 9}),
-                ),
+                event(Some("process_exit"), ended(None, Some(9))),
                 &build,
                 "build (sess_4) was killed by signal 9",
             ),
             (
                 Trigger::Exited,
-                event(Some("api_kill"), json!({})),
+                event(
+                    Some("api_kill"),
+                    Payload::SessionDeleted(Deleted::default()),
+                ),
                 &build,
                 "build (sess_4) ended (api_kill)",
             ),

@@ -8,7 +8,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 
 use crate::notify::{Context, Trigger};
-use crate::store::Event;
+use crate::wire::Event;
 
 /// What `encodeURIComponent` leaves alone, as the page writes its routes.
 const PATH_PART: &AsciiSet = &NON_ALPHANUMERIC.remove(b'_').remove(b'-').remove(b'.');
@@ -67,9 +67,8 @@ impl Message {
             _ => format!("{who} on {host}"),
         };
         let since = (trigger == Trigger::Attention)
-            .then(|| event.detail.get("attention")?.get("since")?.as_str())
-            .flatten()
-            .map(str::to_owned);
+            .then(|| event.attention_since())
+            .flatten();
         let answers = match since {
             Some(_) => answers_for(context),
             None => Vec::new(),
@@ -182,7 +181,7 @@ mod tests {
     fn a_message_carries_the_line_not_the_screen() {
         let event: Event = serde_json::from_value(json!({
             "seq": 9, "at": "2026-01-01T00:00:00Z", "kind": "session_state",
-            "session_id": "sess_4",
+            "session_id": "sess_4", "state": "waiting", "state_since": "2026-01-01T00:00:00Z",
             "attention": {"reason": "needs_input", "since": "2026-01-01T00:00:00.5Z"},
         }))
         .unwrap();
@@ -193,7 +192,7 @@ mod tests {
         let m = Message::new(Trigger::Attention, &event, &c, "box");
         assert_eq!(m.title, "build on box");
         assert_eq!(m.body, "build (sess_4) asks: Proceed? [y/N]");
-        assert_eq!(m.since.as_deref(), Some("2026-01-01T00:00:00.5Z"));
+        assert_eq!(m.since.as_deref(), Some("2026-01-01T00:00:00.500Z"));
         assert_eq!(m.url, "/#/s/sess_4");
         assert_eq!(m.answers.len(), 2);
         let text = serde_json::to_string(&m).unwrap();

@@ -11,16 +11,15 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use chrono::Utc;
 
 use super::counters::Counters;
 use super::files::{FILE_MODE, open_file, parent_dir, read_file, restrict_file_mode, sync_dir};
 use super::floors::SEQ_BLOCK;
 use super::{StoreError, io_error};
+use crate::wire::{Body, Event, FromPeer, Payload};
 use bound::bounded;
-pub use bound::{CUT_KEY, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES, cut_str};
+pub use bound::{MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES, cut_str};
 pub use ring::EventPage;
 use ring::Ring;
 #[cfg(test)]
@@ -40,74 +39,16 @@ const MAX_UNWRITTEN_BYTES: usize = 64 * 1024 * 1024;
 /// least 512 events however large.
 pub const RING_BYTES: usize = 4 * 1024 * 1024;
 
-/// Names `Event` writes itself. A `detail` entry with one of them would put a
-/// duplicate key on the line, which then fails to parse on the next start.
-const RESERVED_KEYS: [&str; 6] = ["seq", "at", "kind", "session_id", "reason", "tmux_name"];
-
-/// What happened, as recorded in the log.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// tmuxd created a new tmux session.
-    SessionCreated,
-    /// An existing tmux session was taken under supervision.
-    SessionAdopted,
-    /// A tracked session was renamed in tmux (`old_name`, `new_name`);
-    /// it keeps its id.
-    SessionRenamed,
-    /// Supervision ended while the tmux session was left running.
-    SessionDetached,
-    /// A session ended; `reason` says why (`api_delete`, `process_exit`...).
-    SessionDeleted,
-    /// The state detector moved a session to a new state.
-    SessionState,
-    /// A session's published status ("thought") changed.
-    ThoughtUpdate,
-    /// Input queued for a session was discarded without being typed.
-    InputDropped,
-    /// The tmux server was lost with the sessions on it (crash,
-    /// `kill-server`, reboot); `restorable` says how many can be restored.
-    TmuxLost,
-    /// A session lost with its tmux server was made again under its id.
-    SessionRestored,
-    /// An ended session still kept was removed (`DELETE` on it), with its
-    /// last screens and history: nothing of it is served any more.
-    SessionRemoved,
-}
-
 /// What a caller records; the log assigns `seq` and `at`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewEvent {
-    pub kind: EventKind,
     pub session_id: Option<String>,
     pub reason: Option<String>,
     pub tmux_name: Option<String>,
-    /// Extra fields, flattened into the JSON line. Keys that collide with the
-    /// fields above are dropped (with a warning).
-    pub detail: Map<String, Value>,
-}
-
-/// One line of the log, as stored and as served to clients.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Event {
-    /// Position in the log: one more than the previous event, across restarts.
-    pub seq: u64,
-    /// When the event was appended.
-    pub at: DateTime<Utc>,
-    /// What happened.
-    pub kind: EventKind,
-    /// The session it happened to, if any.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub session_id: Option<String>,
-    /// Why it happened, e.g. why a session ended or changed state.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub reason: Option<String>,
-    /// The tmux session name, for events about sessions without an id yet.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub tmux_name: Option<String>,
-    /// Kind-specific extra fields, written at the top level of the object.
-    #[serde(flatten)]
-    pub detail: Map<String, Value>,
+    /// Whole, unless a fleet peer cut it already.
+    pub body: Body,
+    /// On a fleet hub, for a peer's event.
+    pub from_peer: Option<FromPeer>,
 }
 
 /// The open log file plus a bounded in-memory copy of its newest events.
@@ -162,13 +103,13 @@ struct Unwritten {
 }
 
 impl NewEvent {
-    pub fn new(kind: EventKind) -> Self {
+    pub fn new(payload: Payload) -> Self {
         NewEvent {
-            kind,
             session_id: None,
             reason: None,
             tmux_name: None,
-            detail: Map::new(),
+            body: Body::Whole(payload),
+            from_peer: None,
         }
     }
 
@@ -184,11 +125,6 @@ impl NewEvent {
 
     pub fn tmux_name(mut self, tmux_name: impl Into<String>) -> Self {
         self.tmux_name = Some(tmux_name.into());
-        self
-    }
-
-    pub fn detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.detail.insert(key.into(), value.into());
         self
     }
 }
@@ -273,11 +209,11 @@ impl EventLog {
         let event = Event {
             seq: self.next_seq,
             at: Utc::now(),
-            kind: new.kind,
             session_id: new.session_id,
             reason: new.reason,
             tmux_name: new.tmux_name,
-            detail: without_reserved_keys(new.detail),
+            body: new.body,
+            from_peer: new.from_peer,
         };
         self.next_seq = self.next_seq.saturating_add(1);
         let seq = event.seq;
@@ -458,18 +394,6 @@ fn open_log_file(path: &Path) -> Result<File, StoreError> {
     )?;
     restrict_file_mode(&file, path)?;
     Ok(file)
-}
-
-fn without_reserved_keys(mut detail: Map<String, Value>) -> Map<String, Value> {
-    for key in RESERVED_KEYS {
-        if detail.remove(key).is_some() {
-            tracing::warn!(
-                key,
-                "event detail key collides with an event field; dropped"
-            );
-        }
-    }
-    detail
 }
 
 #[cfg(test)]

@@ -32,8 +32,8 @@ pub use ended::{
     EndedFile, EndedRecord, SCROLLBACK_FILE_MAX_BYTES, ScrollbackFile, ScrollbackFiles,
 };
 pub use events::{
-    CUT_KEY, Event, EventKind, EventLog, EventPage, Found, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES,
-    NewEvent, RING_BYTES, cut_str,
+    EventLog, EventPage, Found, MAX_CUT_STRING_BYTES, MAX_EVENT_BYTES, NewEvent, RING_BYTES,
+    cut_str,
 };
 pub use files::{DataDir, Loaded, NotJson, load_or_default, write_atomic};
 pub use health::{Failure, StorageHealth, Write};

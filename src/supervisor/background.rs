@@ -63,7 +63,7 @@ async fn discover_often(supervisor: Supervisor, cancel: CancellationToken) {
         } else {
             poll
         };
-        let recheck_at = supervisor.registry().recheck_at();
+        let recheck_at = supervisor.inner.sightings.recheck_at();
         let recheck = async {
             match recheck_at {
                 Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -352,6 +352,7 @@ impl Supervisor {
             plan,
             renamed,
             tmux_ids,
+            untracked: _,
         } = planned;
         for (id, old, new) in &renamed {
             self.record_rename(*id, old, new);
@@ -373,7 +374,7 @@ impl Supervisor {
         self.forget_detached(&plan).await;
         plan.adopt
             .into_iter()
-            .filter(|name| views.contains_key(name) && !self.registry().is_refused(name))
+            .filter(|name| views.contains_key(name) && !self.inner.sightings.is_refused(name))
             .collect()
     }
 
@@ -396,13 +397,21 @@ impl Supervisor {
             Adoptions::Startup => std::time::Duration::ZERO,
             Adoptions::Running => self.inner.settings.min_age,
         };
-        self.registry().plan_discovery(
+        let names = listing.keys().cloned().collect();
+        let births = listing.values().flatten().map(|b| b.tmux_id);
+        let seen_for = self.inner.sightings.look(names, births, looked_at);
+        let planned = self.registry().plan_discovery(
             listing,
+            &seen_for,
             looked_at,
             now_epoch,
             &self.inner.settings.filter,
             min_age,
-        )
+        );
+        let recheck_at = planned.plan.recheck_in.map(|wait| looked_at + wait);
+        // Refused for capacity and still waiting: listed, and not tracked.
+        (self.inner.sightings).planned(recheck_at, &planned.untracked);
+        planned
     }
 
     async fn forget_detached(&self, plan: &DiscoveryPlan) {

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::Value;
 
 use super::{
     Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
@@ -12,8 +11,9 @@ use super::{
 };
 use crate::id::SessionId;
 use crate::session::SessionHandle;
-use crate::store::{EventKind, InputWhen, NewEvent, Thought, cut_str};
+use crate::store::{InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
+use crate::wire::{EventThought, Payload, ThoughtUpdated};
 
 /// Key names one input may carry. tmux itself takes any number: they are
 /// sent `KEYS_PER_COMMAND` to a `send-keys`, under its parser's limit;
@@ -180,10 +180,12 @@ impl Supervisor {
         });
         if let Some(written) = written {
             let _ = written.await;
-            let event = NewEvent::new(EventKind::ThoughtUpdate)
+            let updated = ThoughtUpdated {
+                thought: thought_in_event(&current),
+            };
+            let event = NewEvent::new(Payload::ThoughtUpdate(updated))
                 .session_id(id)
-                .tmux_name(name)
-                .detail("thought", thought_in_event(&current));
+                .tmux_name(name);
             self.inner.persistence.record(event);
         }
         Ok((current, applied))
@@ -238,19 +240,18 @@ fn check_thought_time(
 
 /// A thought as its event carries it: the text cut to
 /// `THOUGHT_EVENT_TEXT_BYTES`, and then `"text_truncated": true`.
-fn thought_in_event(thought: &Thought) -> Value {
+fn thought_in_event(thought: &Thought) -> EventThought {
     let mut text = thought.text.clone();
     cut_str(&mut text, THOUGHT_EVENT_TEXT_BYTES);
-    let truncated = text.len() < thought.text.len();
-    let mut value = serde_json::to_value(Thought {
+    let text_truncated = text.len() < thought.text.len();
+    let thought = Thought {
         text,
         ..thought.clone()
-    })
-    .unwrap_or_default();
-    if truncated && let Some(fields) = value.as_object_mut() {
-        fields.insert("text_truncated".to_owned(), Value::Bool(true));
+    };
+    EventThought {
+        thought: thought.into(),
+        text_truncated,
     }
-    value
 }
 
 /// What typing into one session needs: its actor (which types over its
@@ -367,11 +368,11 @@ mod tests {
                 tokens_out: None,
                 updated_at: Utc::now(),
             };
-            let value = thought_in_event(&thought);
-            assert_eq!(value["text"], in_event.as_str());
-            assert_eq!(value["state"], "busy");
-            assert_eq!(value["tokens_in"], 3);
-            assert_eq!(value.get("text_truncated").is_some(), truncated);
+            let carried = thought_in_event(&thought);
+            assert_eq!(carried.thought.text, in_event);
+            assert_eq!(carried.thought.state.as_deref(), Some("busy"));
+            assert_eq!(carried.thought.tokens_in, Some(3));
+            assert_eq!(carried.text_truncated, truncated);
         }
     }
 }

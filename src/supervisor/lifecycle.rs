@@ -19,11 +19,12 @@ use crate::session::{
     ActorSpec, ActorSummary, Attention, EndHistory, ExitUnknown, SessionState, Spawned,
 };
 use crate::session::{StateReason, StateView};
-use crate::store::{EventKind, NewEvent, PersistedAttention, QueuedInput};
+use crate::store::{NewEvent, PersistedAttention, QueuedInput};
 use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
 use crate::tmux::{
     CaptureRange, NewSession, SessionStatus, SessionView, session_views, validate_session_name,
 };
+use crate::wire::{Adopted, Deleted, Exit, Payload, Renamed};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
@@ -92,7 +93,10 @@ impl Supervisor {
     pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
         validate_create(&request)?;
         let max = self.inner.settings.max_sessions;
-        let mut reservation = self.registry().reserve_new(request.name.as_deref(), max)?;
+        let names = self.inner.sightings.names();
+        let mut reservation = self
+            .registry()
+            .reserve_new(request.name.as_deref(), max, &names)?;
         let mut tries = 0;
         let made = loop {
             let tag = reservation.id().to_string();
@@ -113,7 +117,7 @@ impl Supervisor {
                         && tries < AUTO_NAME_TRIES =>
                 {
                     tries += 1;
-                    reservation = self.registry().rename_reservation(reservation);
+                    reservation = self.next_free_name(reservation);
                 }
                 Err(e) => {
                     return Err(match e.is_duplicate_session() {
@@ -148,7 +152,7 @@ impl Supervisor {
         let summary = match self
             .attach(
                 attach,
-                NewEvent::new(EventKind::SessionCreated).reason("api_create"),
+                NewEvent::new(Payload::SessionCreated).reason("api_create"),
             )
             .await
         {
@@ -216,13 +220,22 @@ impl Supervisor {
         match self.registry().reserve_existing(name, tmux_id, Some(max)) {
             Ok(reservation) => Some(reservation),
             Err(SupervisorError::Capacity { max }) => {
-                if self.registry().refuse(name) {
+                if self.inner.sightings.refuse(name) {
                     tracing::warn!(tmux_name = %name, "not adopting: {max} sessions tracked already");
                 }
                 None
             }
             Err(_) => None,
         }
+    }
+
+    /// tmux had the reservation's numeric name: it is noted, and the next
+    /// free one taken.
+    fn next_free_name(&self, reservation: Reservation) -> Reservation {
+        let taken = reservation.tmux_name().to_owned();
+        self.inner.sightings.note_name(taken);
+        let names = self.inner.sightings.names();
+        self.registry().rename_reservation(reservation, &names)
     }
 
     /// Lists a session discovery found and reserved as `starting` now, and
@@ -233,7 +246,8 @@ impl Supervisor {
         let supervisor = self.clone();
         let cancel = self.inner.cancel.clone();
         self.inner.tasks.spawn(async move {
-            let event = NewEvent::new(EventKind::SessionAdopted).reason("discovered");
+            let event =
+                NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason("discovered");
             let adopted = tokio::select! {
                 _ = cancel.cancelled() => return,
                 adopted = supervisor.attach_announced(attach, announced, event) => adopted,
@@ -256,7 +270,7 @@ impl Supervisor {
         let attach = self.adoption(reservation, view, tagged);
         self.attach(
             attach,
-            NewEvent::new(EventKind::SessionAdopted).reason(reason),
+            NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason(reason),
         )
         .await
     }
@@ -298,7 +312,7 @@ impl Supervisor {
                     .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
                 entry.handle().release().await;
                 self.record(
-                    NewEvent::new(EventKind::SessionDetached).reason("api_delete"),
+                    NewEvent::new(Payload::SessionDetached).reason("api_delete"),
                     id,
                     entry.tmux_name(),
                 );
@@ -515,8 +529,8 @@ impl Supervisor {
         };
         let events = [
             event,
-            super::queue::state_event(&end, (None, None)),
-            NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+            super::queue::state_event(&end, Exit::default()),
+            NewEvent::new(Payload::SessionDeleted(Deleted::default())).reason(reason.as_str()),
         ];
         for event in events {
             self.inner
@@ -605,11 +619,12 @@ impl Supervisor {
     pub(super) fn record_rename(&self, id: SessionId, old: &str, new: &str) {
         tracing::info!(session_id = %id, old_name = %old, new_name = %new, "session renamed in tmux");
         self.inner.persistence.record(
-            NewEvent::new(EventKind::SessionRenamed)
-                .session_id(id)
-                .tmux_name(new)
-                .detail("old_name", old)
-                .detail("new_name", new),
+            NewEvent::new(Payload::SessionRenamed(Renamed {
+                old_name: old.to_owned(),
+                new_name: new.to_owned(),
+            }))
+            .session_id(id)
+            .tmux_name(new),
         );
         // Queued; nothing waits for the write.
         drop(self.persist());

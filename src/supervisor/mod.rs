@@ -13,6 +13,7 @@ mod queue;
 mod reattach;
 mod registry;
 mod restore;
+mod sightings;
 mod status_timers;
 mod tags;
 mod types;
@@ -44,8 +45,9 @@ use crate::session::{
     ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
     Timing,
 };
-use crate::store::{Event, EventPage};
+use crate::store::EventPage;
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
+use crate::wire::Event;
 use persist::Persistence;
 use registry::{Lookup, Registry};
 
@@ -190,6 +192,8 @@ struct Inner {
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost, and `restore.json`.
     restore: restore::Restore,
+    /// What discovery has seen of tmux's sessions.
+    sightings: sightings::Sightings,
 }
 
 impl Supervisor {
@@ -238,6 +242,7 @@ impl Supervisor {
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
                 restore,
+                sightings: sightings::Sightings::default(),
             }),
         };
         supervisor.sweep_histories();

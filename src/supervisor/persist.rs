@@ -17,10 +17,11 @@ use crate::store::floors::{
     session_number,
 };
 use crate::store::{
-    Counters, CountersFile, DataDir, EndedFile, Event, EventLog, EventPage, Failure, Found, Loaded,
+    Counters, CountersFile, DataDir, EndedFile, EventLog, EventPage, Failure, Found, Loaded,
     NewEvent, RegistryFile, RestoreFile, ScrollbackFiles, StorageHealth, StoreError, ThoughtsFile,
     Write, salvage_damaged_files,
 };
+use crate::wire::Event;
 
 /// Rotate `events.jsonl` past this size.
 const EVENT_LOG_BYTES: u64 = 8 * 1024 * 1024;
@@ -227,7 +228,7 @@ impl Persistence {
     pub fn record(&self, event: NewEvent) -> Event {
         let mut log = self.store.events();
         let event = log.stamp(event);
-        let kind = serde_json::to_value(event.kind).unwrap_or_default();
+        let kind = serde_json::to_value(event.kind()).unwrap_or_default();
         let reason = event.reason.as_deref();
         self.store
             .metrics

@@ -10,7 +10,8 @@ use super::registry::QueueRefusal;
 use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{SessionState, StateView};
-use crate::store::{EventKind, InputWhen, NewEvent, QueuedInput};
+use crate::store::{InputWhen, NewEvent, QueuedInput};
+use crate::wire::{DroppedInput, Exit, InputDropped, Payload, StateChanged};
 
 /// Characters of a dropped input's text its event keeps: enough to tell
 /// which input it was, without holding (up to 1 MiB of) text in the event
@@ -18,56 +19,30 @@ use crate::store::{EventKind, InputWhen, NewEvent, QueuedInput};
 pub const DROPPED_PREFIX_CHARS: usize = 64;
 
 /// The event for a queued input discarded without being (fully) typed: its
-/// size, the start of its text, and when it was queued.
+/// size, the first `DROPPED_PREFIX_CHARS` characters of its text, and when
+/// it was queued.
 pub(super) fn dropped_input(item: &QueuedInput, reason: &str) -> NewEvent {
-    dropped_text(&item.text)
-        .reason(reason)
-        .detail("queue_id", item.id)
-        .detail(
-            "queued_at",
-            serde_json::to_value(item.queued_at).unwrap_or_default(),
-        )
-}
-
-/// `input_dropped` with `text_bytes`, `text_chars` and `text_prefix` (the
-/// first `DROPPED_PREFIX_CHARS` characters) of `text`.
-fn dropped_text(text: &str) -> NewEvent {
-    let prefix: String = text.chars().take(DROPPED_PREFIX_CHARS).collect();
-    NewEvent::new(EventKind::InputDropped)
-        .detail("text_bytes", text.len())
-        .detail("text_chars", text.chars().count())
-        .detail("text_prefix", prefix)
+    let input = DroppedInput {
+        queue_id: item.id,
+        queued_at: item.queued_at,
+        text_bytes: item.text.len(),
+        text_chars: item.text.chars().count(),
+        text_prefix: item.text.chars().take(DROPPED_PREFIX_CHARS).collect(),
+    };
+    NewEvent::new(Payload::InputDropped(InputDropped::Queued(input))).reason(reason)
 }
 
 /// The `session_state` event of a view: state, reason, since, the
 /// attention flag, and (for `exited`) how the program exited.
-pub(super) fn state_event(view: &StateView, exit: (Option<i32>, Option<i32>)) -> NewEvent {
-    let mut event = NewEvent::new(EventKind::SessionState)
-        .reason(view.reason.as_str())
-        .detail(
-            "state",
-            serde_json::to_value(view.state).unwrap_or_default(),
-        )
-        .detail(
-            "state_since",
-            serde_json::to_value(view.since).unwrap_or_default(),
-        )
-        .detail(
-            "attention",
-            serde_json::to_value(view.attention).unwrap_or_default(),
-        );
-    if let Some(by) = view.acknowledged_by {
-        event = event.detail(
-            "acknowledged_by",
-            serde_json::to_value(by).unwrap_or_default(),
-        );
-    }
-    if view.state == SessionState::Exited {
-        event = event
-            .detail("exit_status", serde_json::json!(exit.0))
-            .detail("exit_signal", serde_json::json!(exit.1));
-    }
-    event
+pub(super) fn state_event(view: &StateView, exit: Exit) -> NewEvent {
+    let changed = StateChanged {
+        state: view.state.into(),
+        state_since: view.since,
+        attention: view.attention.map(Into::into),
+        acknowledged_by: view.acknowledged_by.map(Into::into),
+        exit: (view.state == SessionState::Exited).then_some(exit),
+    };
+    NewEvent::new(Payload::SessionState(changed)).reason(view.reason.as_str())
 }
 
 /// What a refused queue change means for a client (`ended`: the session
@@ -171,7 +146,7 @@ impl Supervisor {
         let Some(reported) = self.registry().reported(id, actor_id, &view) else {
             return;
         };
-        let event = state_event(&view, (None, None))
+        let event = state_event(&view, Exit::default())
             .session_id(id)
             .tmux_name(reported.tmux_name);
         self.inner.persistence.record(event);
@@ -218,11 +193,12 @@ impl Supervisor {
             Err(e) => {
                 tracing::warn!(session_id = %id, "typing queued input failed: {e}");
                 self.inner.persistence.record(
-                    NewEvent::new(EventKind::InputDropped)
-                        .session_id(id)
-                        .tmux_name(&name)
-                        .reason("delivery_failed")
-                        .detail("message", e.to_string()),
+                    NewEvent::new(Payload::InputDropped(InputDropped::Failed {
+                        message: e.to_string(),
+                    }))
+                    .session_id(id)
+                    .tmux_name(&name)
+                    .reason("delivery_failed"),
                 );
                 false
             }
@@ -233,6 +209,7 @@ impl Supervisor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Body;
 
     #[test]
     fn a_dropped_input_records_its_size_and_prefix_not_its_text() {
@@ -262,14 +239,16 @@ mod tests {
                 started: false,
             };
             let event = dropped_input(&item, "cancelled");
-            assert_eq!(event.kind, EventKind::InputDropped);
             assert_eq!(event.reason.as_deref(), Some("cancelled"));
-            assert_eq!(event.detail["text_bytes"], bytes);
-            assert_eq!(event.detail["text_chars"], chars);
-            assert_eq!(event.detail["text_prefix"], prefix.as_str());
-            assert_eq!(event.detail["queue_id"], 4);
-            assert!(event.detail.get("text").is_none());
-            assert!(serde_json::to_vec(&event.detail).unwrap().len() < 512);
+            let Body::Whole(Payload::InputDropped(InputDropped::Queued(input))) = &event.body
+            else {
+                panic!("{event:?}");
+            };
+            assert_eq!(input.text_bytes, bytes);
+            assert_eq!(input.text_chars, chars);
+            assert_eq!(input.text_prefix, prefix);
+            assert_eq!(input.queue_id, 4);
+            assert!(serde_json::to_vec(input).unwrap().len() < 512);
         }
     }
 }

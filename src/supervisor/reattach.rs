@@ -13,8 +13,9 @@ use super::lifecycle::{Attach, Carried, EndReason};
 use super::registry::restore_attention;
 use crate::id::SessionId;
 use crate::session::{SessionState, StateReason, StateView};
-use crate::store::{Event, EventKind, NewEvent, PersistedSession, RegistryFile};
+use crate::store::{NewEvent, PersistedSession, RegistryFile};
 use crate::tmux::SessionView;
+use crate::wire::{Adopted, Deleted, Event, Exit, Payload, Renamed};
 
 /// More re-attaches than this within the window and tmuxd lets the session go.
 const REATTACH_LIMIT: usize = 3;
@@ -109,8 +110,8 @@ impl Supervisor {
                 acknowledged_by: None,
             };
             let events = [
-                super::queue::state_event(&view, (None, None)),
-                NewEvent::new(EventKind::SessionDeleted).reason(reason.as_str()),
+                super::queue::state_event(&view, Exit::default()),
+                NewEvent::new(Payload::SessionDeleted(Deleted::default())).reason(reason.as_str()),
             ];
             for event in events {
                 self.inner.persistence.record(
@@ -141,9 +142,10 @@ impl Supervisor {
         for (session, id_from) in persisted.chain(tagged) {
             let name = session.tmux_name.clone();
             let id = session.session_id;
-            let event = NewEvent::new(EventKind::SessionAdopted)
-                .reason("startup_reattach")
-                .detail("id_from", id_from);
+            let adopted = Adopted {
+                id_from: Some(id_from.to_owned()),
+            };
+            let event = NewEvent::new(Payload::SessionAdopted(adopted)).reason("startup_reattach");
             let previous = last_states.get(&id).copied();
             let attach = self.persisted_attach(session, &live[&name], previous);
             // Listed as `starting` from now on; attached below.
@@ -161,11 +163,12 @@ impl Supervisor {
         for (session_id, old, new) in &plan.renamed {
             tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
             self.inner.persistence.record(
-                NewEvent::new(EventKind::SessionRenamed)
-                    .session_id(*session_id)
-                    .tmux_name(new)
-                    .detail("old_name", old.as_str())
-                    .detail("new_name", new.as_str()),
+                NewEvent::new(Payload::SessionRenamed(Renamed {
+                    old_name: old.clone(),
+                    new_name: new.clone(),
+                }))
+                .session_id(*session_id)
+                .tmux_name(new),
             );
         }
         if found == 0 {
@@ -261,85 +264,74 @@ struct StartupAttach {
 }
 
 /// Folds `session_state` events, oldest first, into each session's last
-/// state and its `state_since`; an event without them is skipped.
+/// state and its `state_since`; an event cut to its kind is skipped.
 fn last_states_in(
     events: &[Event],
     states: &mut HashMap<SessionId, (SessionState, DateTime<Utc>)>,
 ) {
-    for event in events.iter().filter(|e| e.kind == EventKind::SessionState) {
+    for event in events {
+        let Some(Payload::SessionState(changed)) = event.payload() else {
+            continue;
+        };
         let Some(Ok(id)) = event.session_id.as_deref().map(str::parse::<SessionId>) else {
             continue;
         };
-        let state = event
-            .detail
-            .get("state")
-            .cloned()
-            .map(serde_json::from_value);
-        let since = event
-            .detail
-            .get("state_since")
-            .cloned()
-            .map(serde_json::from_value);
-        if let (Some(Ok(state)), Some(Ok(since))) = (state, since) {
-            states.insert(id, (state, since));
-        }
+        states.insert(id, (changed.state.into(), changed.state_since));
     }
 }
 
 #[cfg(test)]
 mod last_state_tests {
     use super::*;
+    use crate::wire::{Body, EventKind, EventThought, StateChanged, Thought, ThoughtUpdated};
 
     #[test]
     fn the_last_state_event_of_each_session_wins() {
-        let event = |seq: u64, id: &str, kind: EventKind, detail: serde_json::Value| Event {
+        let t = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        let (t1, t2) = (t("2026-01-01T00:00:01Z"), t("2026-01-01T00:00:02Z"));
+        let state = |state, since| {
+            Payload::SessionState(StateChanged {
+                state,
+                state_since: since,
+                attention: None,
+                acknowledged_by: None,
+                exit: None,
+            })
+        };
+        let thought = Payload::ThoughtUpdate(ThoughtUpdated {
+            thought: EventThought {
+                thought: Thought {
+                    text: "working".into(),
+                    state: None,
+                    tokens_in: None,
+                    tokens_out: None,
+                    updated_at: t2,
+                },
+                text_truncated: false,
+            },
+        });
+        let event = |seq: u64, id: &str, body| Event {
             seq,
             at: Utc::now(),
-            kind,
             session_id: Some(id.to_owned()),
             reason: None,
             tmux_name: None,
-            detail: detail.as_object().cloned().unwrap_or_default(),
+            body,
+            from_peer: None,
         };
-        let t1 = "2026-01-01T00:00:01Z";
-        let t2 = "2026-01-01T00:00:02Z";
+        use crate::wire::SessionState as S;
         let events = [
-            event(
-                1,
-                "sess_1",
-                EventKind::SessionState,
-                serde_json::json!({"state": "working", "state_since": t1}),
-            ),
-            event(
-                2,
-                "sess_2",
-                EventKind::SessionState,
-                serde_json::json!({"state": "idle", "state_since": t1}),
-            ),
-            event(
-                3,
-                "sess_1",
-                EventKind::SessionState,
-                serde_json::json!({"state": "idle", "state_since": t2}),
-            ),
-            event(
-                4,
-                "sess_1",
-                EventKind::ThoughtUpdate,
-                serde_json::json!({"state": "working"}),
-            ),
-            event(
-                5,
-                "sess_2",
-                EventKind::SessionState,
-                serde_json::json!({"state": "bogus", "state_since": t2}),
-            ),
+            event(1, "sess_1", Body::Whole(state(S::Working, t1))),
+            event(2, "sess_2", Body::Whole(state(S::Idle, t1))),
+            event(3, "sess_1", Body::Whole(state(S::Idle, t2))),
+            event(4, "sess_1", Body::Whole(thought)),
+            event(5, "sess_2", Body::KindOnly(EventKind::SessionState)),
+            event(6, "sess_x", Body::Whole(state(S::Working, t2))),
         ];
         let mut states = HashMap::new();
         last_states_in(&events, &mut states);
-        let t = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
-        assert_eq!(states[&SessionId(1)], (SessionState::Idle, t(t2)));
-        assert_eq!(states[&SessionId(2)], (SessionState::Idle, t(t1)));
+        assert_eq!(states[&SessionId(1)], (SessionState::Idle, t2));
+        assert_eq!(states[&SessionId(2)], (SessionState::Idle, t1));
         assert_eq!(states.len(), 2);
     }
 }

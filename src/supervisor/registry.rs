@@ -30,6 +30,7 @@ use crate::tmux::control::TmuxSessionId;
 
 mod discovery;
 mod queue;
+
 #[cfg(test)]
 mod tests;
 
@@ -275,13 +276,6 @@ struct State {
     /// Renames heard while the session's attach was not committed yet,
     /// by session id: applied at the commit.
     renamed_while_attaching: BTreeMap<SessionId, String>,
-    /// When discovery first listed each untracked session (by tmux id),
-    /// to let it live `discovery.min_age_ms` before adopting it.
-    first_seen: BTreeMap<TmuxSessionId, Instant>,
-    /// When discovery should look again at sessions too young to adopt.
-    recheck_at: Option<Instant>,
-    /// Session names tmux reported on the last look, for picking free numbers.
-    seen_names: BTreeSet<String>,
     /// The registry read at startup, until tmux answers and it is merged.
     restore_pending: Option<RegistryFile>,
     /// The latest published status per session.
@@ -291,9 +285,6 @@ struct State {
     ended: BTreeMap<String, Instant>,
     /// Sessions whose end is being recorded: no longer tracked, not yet retained.
     finishing: BTreeSet<SessionId>,
-    /// Names discovery left alone because `max_sessions` was reached (said
-    /// once in the log, adopted when room frees up).
-    refused: BTreeSet<String>,
     /// Sessions whose control client is attaching, listed as `starting`
     /// meanwhile (an adoption may wait seconds for a quiet tmux server).
     attaching: BTreeMap<SessionId, SessionSummary>,
@@ -344,6 +335,7 @@ impl Registry {
         self: &Arc<Self>,
         name: Option<&str>,
         max: usize,
+        tmux_names: &BTreeSet<String>,
     ) -> Result<Reservation, SupervisorError> {
         let mut state = self.lock();
         if state.occupancy() >= max {
@@ -354,19 +346,23 @@ impl Registry {
                 return Err(SupervisorError::NameTaken(name.to_owned()));
             }
             Some(name) => name.to_owned(),
-            None => state.next_free_number(),
+            None => state.next_free_number(tmux_names),
         };
         let id = state.allocate_id();
         Ok(state.reserve(self, id, tmux_name, None))
     }
 
-    /// A numeric name tmux already had: note it and take the next one.
-    pub fn rename_reservation(self: &Arc<Self>, mut old: Reservation) -> Reservation {
+    /// A numeric name tmux already had (noted in `tmux_names`): take the
+    /// next one.
+    pub fn rename_reservation(
+        self: &Arc<Self>,
+        mut old: Reservation,
+        tmux_names: &BTreeSet<String>,
+    ) -> Reservation {
         let mut state = self.lock();
         state.unreserve(&old.tmux_name, old.tmux_id);
         old.held = false;
-        state.seen_names.insert(std::mem::take(&mut old.tmux_name));
-        let name = state.next_free_number();
+        let name = state.next_free_number(tmux_names);
         state.reserve(self, old.id, name, None)
     }
 
@@ -426,11 +422,6 @@ impl Registry {
     /// A persisted session re-attached at startup, under its id and name.
     pub fn reserve_persisted(self: &Arc<Self>, id: SessionId, name: &str) -> Reservation {
         self.lock().reserve(self, id, name.to_owned(), None)
-    }
-
-    /// Discovery left `name` alone for capacity; true the first time.
-    pub fn refuse(&self, name: &str) -> bool {
-        self.lock().refused.insert(name.to_owned())
     }
 
     /// Lists a session as `starting` while its client attaches.
@@ -895,15 +886,16 @@ impl State {
         self.reserved.contains_key(name) || self.find_by_name(name).is_some()
     }
 
-    /// The next free numeric name: one above the highest number in use.
-    fn next_free_number(&self) -> String {
+    /// The next free numeric name: one above the highest number in use
+    /// here or in `tmux_names` (what tmux has, as discovery saw it).
+    fn next_free_number(&self, tmux_names: &BTreeSet<String>) -> String {
         let names = self
             .sessions
             .values()
             .map(|e| e.tmux_name.as_str())
             .chain(self.detached.keys().map(String::as_str))
             .chain(self.reserved.keys().map(String::as_str))
-            .chain(self.seen_names.iter().map(String::as_str));
+            .chain(tmux_names.iter().map(String::as_str));
         let highest = names.filter_map(|n| n.parse::<u64>().ok()).max();
         highest.map_or(0, |n| n + 1).to_string()
     }

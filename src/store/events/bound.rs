@@ -4,21 +4,18 @@
 //! this is the net under them, so no future field can make the log, the
 //! replay ring or a page hold megabytes per event.
 
-use serde_json::{Map, Value};
-
-use super::Event;
+use crate::wire::{Body, Event, InputDropped, Payload};
 
 /// The JSON of one event, at most (well above any event tmuxd writes on
 /// purpose; an event past it is cut).
 pub const MAX_EVENT_BYTES: usize = 8 * 1024;
 /// A string in a cut event keeps this many bytes at most.
 pub const MAX_CUT_STRING_BYTES: usize = 1024;
-/// The key a cut event carries.
-pub const CUT_KEY: &str = "cut";
 
 /// `event` as it is stored and served, and its JSON (no newline). An event
 /// too large has its strings cut to `MAX_CUT_STRING_BYTES`; one still too
-/// large (many keys, long arrays) keeps no detail but `"cut": true`.
+/// large (control characters take six bytes each in JSON) keeps only its
+/// kind and the common fields.
 pub(super) fn bounded(mut event: Event) -> Result<(Event, Vec<u8>), serde_json::Error> {
     let line = serde_json::to_vec(&event)?;
     if line.len() <= MAX_EVENT_BYTES {
@@ -30,25 +27,48 @@ pub(super) fn bounded(mut event: Event) -> Result<(Event, Vec<u8>), serde_json::
     {
         cut_str(text, MAX_CUT_STRING_BYTES);
     }
-    for value in event.detail.values_mut() {
-        cut_strings(value);
-    }
-    event.detail.insert(CUT_KEY.to_owned(), Value::Bool(true));
+    event.body = match event.body {
+        Body::Whole(mut payload) | Body::Cut(mut payload) => {
+            cut_strings(&mut payload);
+            Body::Cut(payload)
+        }
+        cut @ Body::KindOnly(_) => cut,
+    };
     let line = serde_json::to_vec(&event)?;
     if line.len() <= MAX_EVENT_BYTES {
         return Ok((event, line));
     }
-    event.detail = Map::from_iter([(CUT_KEY.to_owned(), Value::Bool(true))]);
+    event.body = Body::KindOnly(event.kind());
+    event.from_peer = None;
     let line = serde_json::to_vec(&event)?;
     Ok((event, line))
 }
 
-fn cut_strings(value: &mut Value) {
-    match value {
-        Value::String(text) => cut_str(text, MAX_CUT_STRING_BYTES),
-        Value::Array(items) => items.iter_mut().for_each(cut_strings),
-        Value::Object(fields) => fields.values_mut().for_each(cut_strings),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+/// Cuts each string a payload carries to `MAX_CUT_STRING_BYTES`.
+fn cut_strings(payload: &mut Payload) {
+    let cut = |text: &mut String| cut_str(text, MAX_CUT_STRING_BYTES);
+    match payload {
+        Payload::SessionAdopted(adopted) => adopted.id_from.iter_mut().for_each(cut),
+        Payload::SessionRenamed(renamed) => {
+            cut(&mut renamed.old_name);
+            cut(&mut renamed.new_name);
+        }
+        Payload::SessionState(changed) => {
+            let note = changed.attention.as_mut().and_then(|a| a.text.as_mut());
+            note.into_iter().for_each(cut);
+        }
+        Payload::ThoughtUpdate(updated) => {
+            cut(&mut updated.thought.thought.text);
+            updated.thought.thought.state.iter_mut().for_each(cut);
+        }
+        Payload::InputDropped(InputDropped::Queued(input)) => cut(&mut input.text_prefix),
+        Payload::InputDropped(InputDropped::Failed { message }) => cut(message),
+        Payload::SessionCreated
+        | Payload::SessionDetached
+        | Payload::SessionDeleted(_)
+        | Payload::TmuxLost(_)
+        | Payload::SessionRestored(_)
+        | Payload::SessionRemoved => {}
     }
 }
 

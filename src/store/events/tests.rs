@@ -3,16 +3,17 @@
 use std::os::unix::fs::PermissionsExt;
 
 use chrono::TimeZone;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
+use crate::wire::{Deleted, EventKind, Exit, Renamed, SessionState, StateChanged};
 
 fn line(seq: u64) -> String {
-    format!(r#"{{"seq":{seq},"at":"2025-03-04T05:06:07Z","kind":"session_state"}}"#)
+    format!(r#"{{"seq":{seq},"at":"2025-03-04T05:06:07Z","kind":"session_removed"}}"#)
 }
 
 fn created(id: &str) -> NewEvent {
-    NewEvent::new(EventKind::SessionCreated).session_id(id)
+    NewEvent::new(Payload::SessionCreated).session_id(id)
 }
 
 fn seqs(events: &[Event]) -> Vec<u64> {
@@ -60,38 +61,135 @@ fn scan_lines_cases() {
 
 #[test]
 fn event_json_shape() {
+    let exit = Exit {
+        exit_status: Some(0),
+        exit_signal: None,
+    };
     let event = Event {
         seq: 17,
         at: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
-        kind: EventKind::SessionDeleted,
         session_id: Some("sess_3".into()),
         reason: Some("api_delete".into()),
         tmux_name: None,
-        // Keys in sorted order, so the line is the same whether or not
-        // serde_json preserves insertion order.
-        detail: json!({"exit_code": 0, "mode": "kill"})
-            .as_object()
-            .unwrap()
-            .clone(),
+        body: Body::Whole(Payload::SessionDeleted(Deleted { exit: Some(exit) })),
+        from_peer: None,
     };
     let text = serde_json::to_string(&event).unwrap();
+    // The payload's keys in sorted order, after the common ones.
     assert_eq!(
         text,
-        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"session_deleted","session_id":"sess_3","reason":"api_delete","exit_code":0,"mode":"kill"}"#
+        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"session_deleted","session_id":"sess_3","reason":"api_delete","exit_signal":null,"exit_status":0}"#
     );
     assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
 
     let bare = Event {
-        kind: EventKind::InputDropped,
         session_id: None,
         reason: None,
-        detail: Map::new(),
+        body: Body::Whole(Payload::SessionRemoved),
         ..event
     };
     assert_eq!(
         serde_json::to_string(&bare).unwrap(),
-        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"input_dropped"}"#
+        r#"{"seq":17,"at":"2025-03-04T05:06:07Z","kind":"session_removed"}"#
     );
+}
+
+/// Files written by the version before typed payloads: a peer's log with
+/// every kind, and its hub's log of the same events fanned in (recorded
+/// from real runs by `fixtures/events/record.py`).
+const FIXTURES: [&str; 2] = ["peer.jsonl", "hub.jsonl"];
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/events")
+        .join(name);
+    fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn files_of_the_untyped_version_are_read_and_written_back_byte_for_byte() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for name in FIXTURES {
+        let text = fixture(name);
+        for line in text.lines() {
+            let event: Event = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert_eq!(serde_json::to_string(&event).unwrap(), line);
+            kinds.insert(format!("{:?}", event.kind()));
+        }
+        // Through the log as a restart reads it: nothing skipped, and the
+        // events served are the lines on disk.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        fs::write(&path, &text).unwrap();
+        let log = EventLog::open(&path, 1 << 30, 10_000).unwrap();
+        assert_eq!(log.skipped_lines(), 0, "{name}");
+        let served: Vec<String> = (log.since(0).0.iter())
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        assert_eq!(served, text.lines().collect::<Vec<_>>(), "{name}");
+    }
+    assert_eq!(kinds.len(), 11, "{kinds:?}");
+}
+
+#[test]
+fn lines_the_fixtures_lack_are_written_back_byte_for_byte() {
+    let lines = [
+        // Cut to its kind: too large even with its strings cut.
+        r#"{"seq":3,"at":"2026-11-28T14:05:05.694623230Z","kind":"session_renamed","session_id":"sess_2","tmux_name":"x","cut":true}"#,
+        // The same on a hub, with the keys the hub adds.
+        r#"{"seq":4,"at":"2026-11-28T14:05:05.694623230Z","kind":"session_state","session_id":"gpu1/sess_2","cut":true,"host":"gpu1","host_at":"2026-11-28T14:05:05Z","host_seq":3}"#,
+        // A kind without fields, cut.
+        r#"{"seq":5,"at":"2026-11-28T14:05:05Z","kind":"session_created","session_id":"sess_1","reason":"api_create","tmux_name":"x","cut":true}"#,
+        // Typing failed.
+        r#"{"seq":6,"at":"2026-11-28T14:05:05Z","kind":"input_dropped","session_id":"sess_1","reason":"delivery_failed","tmux_name":"one","message":"tmux refused"}"#,
+        // An end tmuxd did not see the program make: no exit keys.
+        r#"{"seq":7,"at":"2026-11-28T14:05:05Z","kind":"session_deleted","session_id":"sess_1","reason":"startup_missing_tmux","tmux_name":"one"}"#,
+        r#"{"seq":8,"at":"2026-11-28T14:05:05Z","kind":"session_state","session_id":"sess_1","reason":"input","tmux_name":"one","acknowledged_by":"dashboard","attention":null,"state":"idle","state_since":"2026-11-28T14:05:05Z"}"#,
+    ];
+    for line in lines {
+        let event: Event = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(serde_json::to_string(&event).unwrap(), line);
+    }
+}
+
+#[test]
+fn what_a_line_must_hold_to_be_read() {
+    let at = r#""seq":1,"at":"2026-11-28T14:05:05Z""#;
+    // (line, read)
+    let cases = [
+        (format!(r#"{{{at},"kind":"session_removed"}}"#), true),
+        // A key a newer version added is left out.
+        (
+            format!(r#"{{{at},"kind":"session_removed","new":1}}"#),
+            true,
+        ),
+        (format!(r#"{{{at},"kind":"from_the_future"}}"#), false),
+        // A payload without its fields is read only when cut.
+        (format!(r#"{{{at},"kind":"session_renamed"}}"#), false),
+        (
+            format!(r#"{{{at},"kind":"session_renamed","cut":true}}"#),
+            true,
+        ),
+        (
+            format!(r#"{{{at},"kind":"tmux_lost","restorable":"all"}}"#),
+            false,
+        ),
+        (format!(r#"{{{at},"kind":"input_dropped"}}"#), false),
+        // `exit_status` alone is no exit: the pair is written together.
+        (
+            format!(r#"{{{at},"kind":"session_deleted","exit_status":3}}"#),
+            true,
+        ),
+    ];
+    for (line, read) in cases {
+        let event = serde_json::from_str::<Event>(&line);
+        assert_eq!(event.is_ok(), read, "{line}: {event:?}");
+    }
+    let half: Event = serde_json::from_str(&format!(
+        r#"{{{at},"kind":"session_deleted","exit_status":3}}"#
+    ))
+    .unwrap();
+    assert_eq!(half.payload().and_then(Payload::exit), None);
 }
 
 #[test]
@@ -107,6 +205,7 @@ fn event_kinds_serialize_snake_case() {
         (EventKind::InputDropped, "input_dropped"),
         (EventKind::TmuxLost, "tmux_lost"),
         (EventKind::SessionRestored, "session_restored"),
+        (EventKind::SessionRemoved, "session_removed"),
     ];
     for (kind, name) in cases {
         assert_eq!(serde_json::to_value(kind).unwrap(), json!(name));
@@ -263,30 +362,36 @@ fn empty_ring_reports_truncation_only_for_missed_events() {
 }
 
 #[test]
-fn detail_is_flattened_and_reserved_keys_dropped() {
+fn the_payload_sits_beside_the_common_fields() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
     let mut log = EventLog::open(&path, 1 << 20, 10).unwrap();
+    let since = Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap();
+    let changed = StateChanged {
+        state: SessionState::Idle,
+        state_since: since,
+        attention: None,
+        acknowledged_by: None,
+        exit: None,
+    };
     let event = log
         .append(
-            NewEvent::new(EventKind::SessionState)
+            NewEvent::new(Payload::SessionState(changed))
                 .session_id("sess_1")
-                .reason("output_quiet")
-                .detail("state", "idle")
-                .detail("seq", 999),
+                .reason("output_quiet"),
         )
         .unwrap();
     assert_eq!(event.seq, 1);
-    assert_eq!(
-        Value::Object(event.detail.clone()),
-        json!({"state": "idle"})
-    );
     let text = fs::read_to_string(&path).unwrap();
     let stored: Value = serde_json::from_str(text.trim_end()).unwrap();
     assert_eq!(stored["seq"], json!(1));
+    assert_eq!(stored["kind"], json!("session_state"));
     assert_eq!(stored["state"], json!("idle"));
+    assert_eq!(stored["state_since"], json!("2025-03-04T05:06:07Z"));
+    assert_eq!(stored["attention"], Value::Null);
     assert_eq!(stored["reason"], json!("output_quiet"));
     assert!(stored.get("tmux_name").is_none());
+    assert!(stored.get("exit_status").is_none());
 
     drop(log);
     let log = EventLog::open(&path, 1 << 20, 10).unwrap();
@@ -410,8 +515,13 @@ fn open_reports_what_it_found_and_resume_never_goes_back() {
     assert_eq!(log.append(created("sess_1")).unwrap().seq, 1040);
 }
 
+fn renamed(id: &str, old_name: String, new_name: String) -> NewEvent {
+    let renamed = Renamed { old_name, new_name };
+    NewEvent::new(Payload::SessionRenamed(renamed)).session_id(id)
+}
+
 fn sized(id: &str, filler: usize) -> NewEvent {
-    created(id).detail("filler", "x".repeat(filler))
+    renamed(id, "x".repeat(filler), "y".into())
 }
 
 fn line_len(event: &Event) -> usize {
@@ -464,40 +574,26 @@ fn a_large_event_is_cut_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
     let mut log = EventLog::open(&path, 1 << 30, 100).unwrap();
-    // (detail, whether it is cut, the `note` kept)
-    let cases: Vec<(Value, bool, Value)> = vec![
-        (json!({"note": "short"}), false, json!("short")),
-        (
-            json!({"note": "é".repeat(5000)}),
-            true,
-            json!("é".repeat(512)),
-        ),
-        (
-            json!({"nested": {"text": "y".repeat(100_000)}, "note": 1}),
-            true,
-            json!(1),
-        ),
-        // Strings cut are not enough: the detail goes, the flag stays.
-        (
-            json!({"note": 2, "many": vec!["z"; 10_000]}),
-            true,
-            Value::Null,
-        ),
+    // (old name, whether it is cut, the old name kept: None when cut to
+    // the kind)
+    let cases = [
+        ("short".to_owned(), false, Some("short".to_owned())),
+        ("é".repeat(5000), true, Some("é".repeat(512))),
+        // Strings cut are not enough (a control character takes six bytes
+        // in JSON): the payload goes, the flag stays.
+        ("\u{1}".repeat(5000), true, None),
     ];
-    for (detail, cut, note) in cases {
-        let mut new = created("sess_1");
-        new.detail = detail.as_object().unwrap().clone();
-        let event = log.append(new).unwrap();
-        assert!(line_len(&event) <= MAX_EVENT_BYTES, "{detail}");
-        assert_eq!(
-            event.detail.get(CUT_KEY) == Some(&json!(true)),
-            cut,
-            "{detail}"
-        );
-        assert_eq!(
-            event.detail.get("note").cloned().unwrap_or(Value::Null),
-            note
-        );
+    for (old_name, cut, kept) in cases {
+        let new_name = old_name.clone();
+        let event = log.append(renamed("sess_1", old_name, new_name)).unwrap();
+        assert!(line_len(&event) <= MAX_EVENT_BYTES, "{kept:?}");
+        assert_eq!(!matches!(event.body, Body::Whole(_)), cut, "{kept:?}");
+        let old_name = match event.payload() {
+            Some(Payload::SessionRenamed(renamed)) => Some(renamed.old_name.clone()),
+            _ => None,
+        };
+        assert_eq!(old_name, kept);
+        assert_eq!(event.kind(), EventKind::SessionRenamed);
         assert_eq!(event.session_id.as_deref(), Some("sess_1"));
         // What is served is what is stored.
         assert_eq!(log.since(event.seq - 1).0, std::slice::from_ref(&event));
@@ -508,18 +604,17 @@ fn a_large_event_is_cut_and_says_so() {
     fs::write(
         &path,
         format!(
-            "{{\"seq\":1,\"at\":\"2025-03-04T05:06:07Z\",\"kind\":\"input_dropped\",\"text\":\"{}\"}}\n",
+            "{{\"seq\":1,\"at\":\"2025-03-04T05:06:07Z\",\"kind\":\"session_renamed\",\"new_name\":\"n\",\"old_name\":\"{}\"}}\n",
             "q".repeat(1 << 20)
         ),
     )
     .unwrap();
     let log = EventLog::open(&path, 1 << 30, 100).unwrap();
     let (events, _) = log.since(0);
-    assert_eq!(events[0].detail[CUT_KEY], json!(true));
-    assert_eq!(
-        events[0].detail["text"].as_str().unwrap().len(),
-        MAX_CUT_STRING_BYTES
-    );
+    let Body::Cut(Payload::SessionRenamed(renamed)) = &events[0].body else {
+        panic!("{:?}", events[0].kind());
+    };
+    assert_eq!(renamed.old_name.len(), MAX_CUT_STRING_BYTES);
 }
 
 #[test]

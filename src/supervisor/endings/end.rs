@@ -12,13 +12,14 @@ use crate::session::{
     ActorSummary, EndHistory, ExitUnknown, Final, Region, SessionState, Snapshot, SnapshotFormat,
     StateReason, StateView, Transport,
 };
-use crate::store::{EventKind, NewEvent, ScrollbackFile, Thought};
+use crate::store::{NewEvent, ScrollbackFile, Thought};
 use crate::supervisor::lifecycle::EndReason;
 use crate::supervisor::queue::dropped_input;
 use crate::supervisor::registry::Entry;
 use crate::supervisor::{
     DeleteMode, DeleteOutcome, Scrollback, SessionSummary, Supervisor, SupervisorError,
 };
+use crate::wire::{Deleted, Exit, Payload};
 
 impl Supervisor {
     /// Stops tracking a session whose end is decided. `actor_id` (when
@@ -98,17 +99,18 @@ impl Supervisor {
         actor: Option<&ActorSummary>,
         reason: EndReason,
     ) {
-        let exit = actor.map_or((None, None), |a| (a.exit_status, a.exit_signal));
+        let exit = Exit {
+            exit_status: actor.and_then(|a| a.exit_status),
+            exit_signal: actor.and_then(|a| a.exit_signal),
+        };
         self.record(
             crate::supervisor::queue::state_event(view, exit),
             entry.id(),
             entry.tmux_name(),
         );
         self.record(
-            NewEvent::new(EventKind::SessionDeleted)
-                .reason(reason.as_str())
-                .detail("exit_status", serde_json::json!(exit.0))
-                .detail("exit_signal", serde_json::json!(exit.1)),
+            NewEvent::new(Payload::SessionDeleted(Deleted { exit: Some(exit) }))
+                .reason(reason.as_str()),
             entry.id(),
             entry.tmux_name(),
         );
@@ -191,7 +193,7 @@ impl Supervisor {
         let (written, summary) = self.inner.endings.remove(id).ok_or_else(|| not_found(id))?;
         let _ = written.await;
         self.forget_histories(vec![id]).await;
-        let removed = NewEvent::new(EventKind::SessionRemoved).reason("api_delete");
+        let removed = NewEvent::new(Payload::SessionRemoved).reason("api_delete");
         self.record(removed, id, &summary.tmux_name);
         Ok(DeleteOutcome {
             session_id: id,

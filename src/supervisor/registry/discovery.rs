@@ -5,11 +5,13 @@
 use super::*;
 
 /// A discovery step decided and applied: the plan, the tracked sessions it
-/// renamed (id, old name, new name), and tmux's id of each listed session.
+/// renamed (id, old name, new name), tmux's id of each listed session, and
+/// the listed names not tracked.
 pub struct Planned {
     pub plan: DiscoveryPlan,
     pub renamed: Vec<(SessionId, String, String)>,
     pub tmux_ids: BTreeMap<String, TmuxSessionId>,
+    pub untracked: BTreeSet<String>,
 }
 
 /// What discovery saw of one session: tmux's id and when it was made
@@ -54,32 +56,20 @@ impl Registry {
         }
     }
 
-    /// When discovery should look again at sessions too young to adopt.
-    pub fn recheck_at(&self) -> Option<Instant> {
-        self.lock().recheck_at
-    }
-
-    /// Whether discovery left `name` alone for capacity.
-    pub fn is_refused(&self, name: &str) -> bool {
-        self.lock().refused.contains(name)
-    }
-
-    /// One discovery step over tmux's `listing` (made at `looked_at`):
-    /// notes the names, follows renames, forgets detached sessions that
-    /// are gone, and plans which to adopt (and when to look again at those
-    /// too young yet).
+    /// One discovery step over tmux's `listing` (made at `looked_at`; each
+    /// session seen for `seen_for`, by tmux id): follows renames, forgets
+    /// detached sessions that are gone, and plans which to adopt (and when
+    /// to look again at those too young yet).
     pub fn plan_discovery(
         &self,
         listing: &BTreeMap<String, Option<Birth>>,
+        seen_for: &BTreeMap<TmuxSessionId, Duration>,
         looked_at: Instant,
         now_epoch: u64,
         filter: &NameFilter,
         min_age: Duration,
     ) -> Planned {
         let mut state = self.lock();
-        state.seen_names = listing.keys().cloned().collect();
-        let births = listing.values().flatten();
-        let seen_for = state.seen_for(births.map(|b| b.tmux_id), looked_at);
         let live: BTreeMap<String, Listed> = listing
             .iter()
             .map(|(name, birth)| {
@@ -102,7 +92,6 @@ impl Registry {
             filter,
             min_age,
         );
-        state.recheck_at = plan.recheck_in.map(|wait| looked_at + wait);
         for name in &plan.forget_detached {
             state.detached.remove(name);
         }
@@ -116,15 +105,15 @@ impl Registry {
             .iter()
             .filter_map(|(id, new)| Some((*id, state.rename(*id, new)?, new.clone())))
             .collect();
-        // Refused for capacity and still waiting: listed, and not tracked.
-        let tracked: BTreeSet<String> = state
+        let tracked: BTreeSet<&str> = state
             .sessions
             .values()
-            .map(|e| e.tmux_name.clone())
+            .map(|e| e.tmux_name.as_str())
             .collect();
-        state
-            .refused
-            .retain(|name| live.contains_key(name) && !tracked.contains(name));
+        let untracked = (live.keys())
+            .filter(|name| !tracked.contains(name.as_str()))
+            .cloned()
+            .collect();
         state.ended.retain(|_, at| *at >= looked_at);
         let tmux_ids = live
             .iter()
@@ -134,6 +123,7 @@ impl Registry {
             plan,
             renamed,
             tmux_ids,
+            untracked,
         }
     }
 }
@@ -148,23 +138,6 @@ impl State {
             session.tmux_name = new.to_owned();
             self.detached.insert(new.to_owned(), session);
         }
-    }
-
-    /// Notes when each listed session was first seen (forgetting those no
-    /// longer listed) and answers how long each has been seen for.
-    pub(super) fn seen_for(
-        &mut self,
-        listed: impl IntoIterator<Item = TmuxSessionId>,
-        now: Instant,
-    ) -> BTreeMap<TmuxSessionId, Duration> {
-        let mut seen = BTreeMap::new();
-        for tmux_id in listed {
-            let first = *self.first_seen.entry(tmux_id).or_insert(now);
-            seen.insert(tmux_id, now.saturating_duration_since(first));
-        }
-        self.first_seen
-            .retain(|tmux_id, _| seen.contains_key(tmux_id));
-        seen
     }
 
     /// Detached sessions whose id is not known (read from disk) learn it

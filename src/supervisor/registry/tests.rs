@@ -37,7 +37,7 @@ fn new_entry(tmux_id: u32) -> (NewEntry, watch::Sender<StateView>) {
 
 /// Reserves and commits a session named `name`; its state sender.
 fn track(r: &Arc<Registry>, name: &str) -> (SessionId, watch::Sender<StateView>) {
-    let reservation = r.reserve_new(Some(name), 100).unwrap();
+    let reservation = r.reserve_new(Some(name), 100, &BTreeSet::new()).unwrap();
     let id = reservation.id();
     let (new, tx) = new_entry(id.0 as u32);
     assert!(matches!(
@@ -97,14 +97,16 @@ fn counter_never_goes_back() {
 #[test]
 fn a_reservation_holds_its_name_until_dropped_or_committed() {
     let r = registry();
-    let held = r.reserve_new(Some("x"), 10).unwrap();
+    let held = r.reserve_new(Some("x"), 10, &BTreeSet::new()).unwrap();
     assert_eq!(held.id(), SessionId(1));
     assert!(matches!(
-        r.reserve_new(Some("x"), 10),
+        r.reserve_new(Some("x"), 10, &BTreeSet::new()),
         Err(SupervisorError::NameTaken(_))
     ));
     drop(held);
-    let again = r.reserve_new(Some("x"), 10).expect("given back on drop");
+    let again = r
+        .reserve_new(Some("x"), 10, &BTreeSet::new())
+        .expect("given back on drop");
     assert_eq!(again.id(), SessionId(2), "ids are never reissued");
     let (new, _tx) = new_entry(2);
     let Commit::Tracked { .. } = r.commit(again, new, None) else {
@@ -118,19 +120,18 @@ fn a_reservation_holds_its_name_until_dropped_or_committed() {
 #[test]
 fn reservations_count_against_capacity_and_pick_free_numbers() {
     let r = registry();
-    r.lock()
-        .seen_names
-        .extend(["3".to_owned(), "build".to_owned()]);
-    let a = r.reserve_new(None, 2).unwrap();
+    let mut tmux_names = BTreeSet::from(["3".to_owned(), "build".to_owned()]);
+    let a = r.reserve_new(None, 2, &tmux_names).unwrap();
     assert_eq!(a.tmux_name(), "4");
-    let b = r.reserve_new(None, 2).unwrap();
+    let b = r.reserve_new(None, 2, &tmux_names).unwrap();
     assert_eq!(b.tmux_name(), "5");
     assert!(matches!(
-        r.reserve_new(None, 2),
+        r.reserve_new(None, 2, &tmux_names),
         Err(SupervisorError::Capacity { max: 2 })
     ));
     // tmux had "5" already: the reservation moves on, its id stays.
-    let moved = r.rename_reservation(b);
+    tmux_names.insert("5".to_owned());
+    let moved = r.rename_reservation(b, &tmux_names);
     assert_eq!((moved.id(), moved.tmux_name()), (SessionId(2), "6"));
     assert!(!r.lock().reserved.contains_key("5"));
     drop((a, moved));
@@ -173,7 +174,9 @@ fn existing_sessions_are_reserved_once_and_keep_a_detached_id() {
 fn a_restore_takes_its_name_and_id_back_unless_taken() {
     let r = registry();
     let (live, _tx) = track(&r, "live");
-    let _pending = r.reserve_new(Some("pending"), 10).unwrap();
+    let _pending = r
+        .reserve_new(Some("pending"), 10, &BTreeSet::new())
+        .unwrap();
     // (id, name, max, answer)
     let cases = [
         (SessionId(9), "live", 10, "already tracked"),
@@ -201,7 +204,7 @@ fn a_restore_takes_its_name_and_id_back_unless_taken() {
 #[test]
 fn a_rename_heard_while_attaching_is_applied_at_the_commit() {
     let r = registry();
-    let reservation = r.reserve_new(Some("old"), 10).unwrap();
+    let reservation = r.reserve_new(Some("old"), 10, &BTreeSet::new()).unwrap();
     let id = reservation.id();
     assert_eq!(r.rename(id, "new"), None, "not attaching: nothing kept");
     let summary = SessionSummary {
@@ -234,7 +237,7 @@ fn a_rename_heard_while_attaching_is_applied_at_the_commit() {
 #[test]
 fn a_closing_registry_lets_a_committed_session_go() {
     let r = registry();
-    let reservation = r.reserve_new(Some("late"), 10).unwrap();
+    let reservation = r.reserve_new(Some("late"), 10, &BTreeSet::new()).unwrap();
     let id = reservation.id();
     assert!(r.close().is_empty());
     let (new, _tx) = new_entry(1);
@@ -276,7 +279,7 @@ fn one_kill_at_a_time() {
 fn an_exit_meets_the_current_actor_an_attach_or_nothing() {
     let r = registry();
     let (id, _tx) = track(&r, "a");
-    let attaching = r.reserve_new(Some("b"), 10).unwrap();
+    let attaching = r.reserve_new(Some("b"), 10, &BTreeSet::new()).unwrap();
     let cases = [
         (id, 1, ExitMeets::Current("a".into())),
         (id, 2, ExitMeets::Nothing),
@@ -464,25 +467,9 @@ fn detached_sessions_move_to_their_new_name_unless_it_is_taken() {
 }
 
 #[test]
-fn first_seen_is_kept_while_listed_and_forgotten_after() {
-    let r = Registry::new(1);
-    let mut s = r.lock();
-    let t0 = Instant::now();
-    let ms = Duration::from_millis;
-    let seen = s.seen_for([TmuxSessionId(1)], t0);
-    assert_eq!(seen[&TmuxSessionId(1)], ms(0));
-    let seen = s.seen_for([TmuxSessionId(1), TmuxSessionId(2)], t0 + ms(300));
-    assert_eq!(seen[&TmuxSessionId(1)], ms(300));
-    assert_eq!(seen[&TmuxSessionId(2)], ms(0));
-    s.seen_for([TmuxSessionId(2)], t0 + ms(400));
-    let seen = s.seen_for([TmuxSessionId(1)], t0 + ms(500));
-    assert_eq!(seen[&TmuxSessionId(1)], ms(0), "gone in between: seen anew");
-}
-
-#[test]
 fn startup_keeps_ids_in_use_and_moves_the_counter_past_the_file() {
     let r = registry();
-    let _new = r.reserve_new(Some("new"), 10).unwrap();
+    let _new = r.reserve_new(Some("new"), 10, &BTreeSet::new()).unwrap();
     r.lock()
         .detached
         .insert("parked".into(), parked("parked", 2));

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::book::BookError;
 use crate::id::SessionId;
-use crate::store::{EventKind, NewEvent, Origin, RestoreMode, RestoreRecord};
+use crate::store::{NewEvent, Origin, RestoreMode, RestoreRecord};
 use crate::supervisor::lifecycle::{Attach, EndReason, default_view};
 use crate::supervisor::{SessionSummary, Supervisor, SupervisorError};
 use crate::tmux::NewSession;
@@ -17,6 +17,7 @@ use crate::tmux::command::restore::{
     Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
 };
 use crate::tmux::command::{DisplayMessage, Target};
+use crate::wire::{Payload, Restored, ServerLost};
 
 /// Why a restore happens, as its events say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,10 +107,8 @@ impl Supervisor {
             "the tmux server is gone and took every session with it; `tmuxd restore` brings them back"
         );
         self.inner.persistence.record(
-            NewEvent::new(EventKind::TmuxLost)
-                .reason(reason.as_str())
-                .detail("since", serde_json::json!(since))
-                .detail("restorable", serde_json::json!(restorable)),
+            NewEvent::new(Payload::TmuxLost(ServerLost { since, restorable }))
+                .reason(reason.as_str()),
         );
     }
 
@@ -244,13 +243,11 @@ impl Supervisor {
             kept_exit: made.kept_exit,
             previous_state: None,
         };
-        let event = NewEvent::new(EventKind::SessionRestored)
-            .reason(cause.as_str())
-            .detail("restore", serde_json::json!(record.mode))
-            .detail(
-                "resumed",
-                serde_json::json!(record.resume_command.is_some()),
-            );
+        let restored = Restored {
+            restore: record.mode.into(),
+            resumed: record.resume_command.is_some(),
+        };
+        let event = NewEvent::new(Payload::SessionRestored(restored)).reason(cause.as_str());
         match self.attach(attach, event).await {
             Ok(summary) => {
                 self.inner.restore.restored(id);
