@@ -9,20 +9,15 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::webhook::webhook;
 use common::{Daemon, DaemonOptions, TmuxServer, tmuxd_command, wait_for};
 use serde_json::{Value, json};
-
-fn summary(daemon: &Daemon, id: &str) -> Value {
-    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(status, 200, "{body}");
-    body["session"].clone()
-}
 
 /// Waits until the session's summary passes `check`; returns it.
 fn wait_summary(daemon: &Daemon, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
     let mut last = Value::Null;
     wait_for(what, || {
-        last = summary(daemon, id);
+        last = daemon.summary(id);
         check(&last).then(|| last.clone())
     })
 }
@@ -81,45 +76,13 @@ fn the_foreground_agent_is_in_the_summary() {
     daemon.type_line(&shell, "kill %1");
 }
 
-/// A webhook receiver: each call's JSON body.
-fn webhook() -> (String, std::sync::mpsc::Receiver<Value>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let answer = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
-            let _ = stream.write_all(answer.as_bytes());
-            let _ = tx.send(serde_json::from_slice(&body).unwrap());
-        }
-    });
-    (url, rx)
-}
-
 /// Claude Code's permission preset: waiting with attention while `claude`
 /// shows the prompt, and the notification names the agent; a shell
 /// printing the very same screen is not Claude.
 #[test]
 fn a_preset_applies_only_while_its_agent_runs() {
     let tmux = TmuxServer::new();
-    let (url, calls) = webhook();
+    let (url, calls) = webhook(vec![]);
     let daemon = Daemon::start_with(
         &tmux,
         DaemonOptions {
@@ -223,7 +186,7 @@ fn bad_hook_input_is_refused_and_changes_nothing() {
         let message = answer["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(said), "{path}: {answer}");
     }
-    let after = summary(&daemon, &id);
+    let after = daemon.summary(&id);
     assert_eq!(
         (&after["state"], &after["state_reason"], &after["thought"]),
         (&before["state"], &before["state_reason"], &Value::Null)

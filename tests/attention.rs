@@ -1,4 +1,4 @@
-//! Attention means "this needs you" (issue 19), with real tmux and real
+//! Attention means "this needs you" (see issue 19), with real tmux and real
 //! programs: what someone opens by typing at a shell waits without it,
 //! `top` is working, an agent in epoll with a still screen is working, an
 //! agent that worked and asks is waiting with it, `read -p` at a shell is
@@ -18,12 +18,6 @@ use serde_json::Value;
 /// as what a program settled into (longer than `top`'s 3 s between redraws
 /// and vim's 4 s `updatetime`).
 const HOLD: Duration = Duration::from_secs(5);
-
-fn summary(daemon: &Daemon, id: &str) -> Value {
-    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(status, 200, "{body}");
-    body["session"].clone()
-}
 
 /// The state events of `id`, as the event log has them.
 fn state_events(daemon: &Daemon, id: &str) -> Vec<Value> {
@@ -70,7 +64,7 @@ fn settle(daemon: &Daemon, programs: &[(&Program, String)]) -> Vec<Value> {
     let mut held_since: Vec<Option<Instant>> = vec![None; programs.len()];
     let deadline = Instant::now() + common::PATIENCE;
     loop {
-        let summaries: Vec<Value> = programs.iter().map(|(_, id)| summary(daemon, id)).collect();
+        let summaries: Vec<Value> = programs.iter().map(|(_, id)| daemon.summary(id)).collect();
         for (i, (program, _)) in programs.iter().enumerate() {
             if seen(&summaries[i]) == want(program) {
                 held_since[i].get_or_insert_with(Instant::now);
@@ -94,8 +88,8 @@ fn settle(daemon: &Daemon, programs: &[(&Program, String)]) -> Vec<Value> {
     }
 }
 
-/// Issue 19, findings 2 and 6: real programs, each with the state a human
-/// would give it and whether attention rises.
+/// Real programs, each with the state a human would give it and whether
+/// attention rises.
 #[test]
 fn real_programs_get_the_state_a_human_would_give_them() {
     let tmux = TmuxServer::new();
@@ -187,11 +181,11 @@ enum How {
     Created,
 }
 
-/// Issue 32, item 1: a REPL, vim and less that have only opened wait
-/// without attention whether `tmuxd new -- prog` started them or someone
-/// typed them at a shell (a file whose first line is a question included:
-/// the editor's cursor at its start asks nothing). A question from a
-/// program tmuxd started still needs someone.
+/// A REPL, vim and less that have only opened wait without attention whether
+/// `tmuxd new -- prog` started them or someone typed them at a shell (a file
+/// whose first line is a question included: the editor's cursor at its start
+/// asks nothing). A question from a program tmuxd started still needs
+/// someone.
 #[test]
 fn a_program_only_opened_waits_without_attention_however_started() {
     let tmux = TmuxServer::new();
@@ -286,12 +280,12 @@ fn opening_the_screen_in_the_dashboard_acknowledges() {
     let (status, body) = daemon.get(&format!("/v1/sessions/{id}/screen?acknowledge=maybe"));
     assert_eq!(status, 400, "{body}");
     let thumbnail = open_screen(&daemon, &id, "?acknowledge=false");
-    let glanced = summary(&daemon, &id);
+    let glanced = daemon.summary(&id);
     assert_eq!(glanced["attention"]["reason"], "needs_input", "{glanced}");
     drop(thumbnail);
     let socket = open_screen(&daemon, &id, "");
     let lowered = wait_for("the flag lowered", || {
-        let s = summary(&daemon, &id);
+        let s = daemon.summary(&id);
         s["attention"].is_null().then_some(s)
     });
     assert_eq!(lowered["state"], "waiting", "{lowered}");
@@ -323,7 +317,7 @@ fn keys_typed_at_an_attached_client_acknowledge() {
     let id = asking(&daemon);
     tmux.send_keys("ask", &["y"]);
     assert_eq!(acknowledged_by(&daemon, &id), "input");
-    let still = summary(&daemon, &id);
+    let still = daemon.summary(&id);
     assert_eq!(still["state"], "waiting", "{still}");
 }
 
@@ -359,7 +353,7 @@ fn a_tmux_client_attaching_acknowledges() {
         while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
     });
     assert_eq!(acknowledged_by(&daemon, &id), "tmux_client");
-    assert!(summary(&daemon, &id)["attention"].is_null());
+    assert!(daemon.summary(&id)["attention"].is_null());
     client.kill().unwrap();
     client.wait().unwrap();
     drain.join().unwrap();

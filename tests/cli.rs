@@ -1,58 +1,36 @@
 //! The command line as a script uses it: client subcommands against a real
 //! daemon (sessions by id or name, `--json` everywhere, exit codes,
 //! durations, `--url`/`--token`), config errors and `tmuxd config`.
-//! Numbered tests follow the findings of issue 11.
+//! See issue 11.
 
 use crate::common;
 
-use std::process::Output;
-
-use common::{Daemon, DaemonOptions, SHELL, TmuxServer, stdout_ok, tmuxd_command, wait_for};
+use common::{
+    Daemon, DaemonOptions, SHELL, TmuxServer, json_ok, stderr, stdout_ok, tmuxd_command, wait_for,
+};
 use serde_json::{Value, json};
-
-fn tmuxd(daemon: &Daemon, args: &[&str]) -> Output {
-    daemon.client().args(args).output().unwrap()
-}
-
-fn json_ok(output: Output) -> Value {
-    let text = stdout_ok(output);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A shell session created through the API; returns its id.
-fn shell(daemon: &Daemon, name: &str) -> String {
-    let session = daemon.create(&json!({ "name": name, "command": SHELL }));
-    session["session_id"].as_str().unwrap().to_owned()
-}
 
 #[test]
 fn client_commands_drive_the_daemon() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = stdout_ok(tmuxd(
-        &daemon,
-        &[
-            "new",
-            "-q",
-            "--name",
-            "cli",
-            "--",
-            "env",
-            "PS1=$ ",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ],
-    ))
+    let id = stdout_ok(daemon.cli(&[
+        "new",
+        "-q",
+        "--name",
+        "cli",
+        "--",
+        "env",
+        "PS1=$ ",
+        "bash",
+        "--norc",
+        "--noprofile",
+    ]))
     .trim()
     .to_owned();
     assert!(id.starts_with("sess_"), "{id}");
 
-    let listing = stdout_ok(tmuxd(&daemon, &["ls"]));
+    let listing = stdout_ok(daemon.cli(&["ls"]));
     assert!(
         listing.lines().next().unwrap().starts_with("ID"),
         "{listing}"
@@ -63,73 +41,67 @@ fn client_commands_drive_the_daemon() {
             .any(|l| l.starts_with(&format!("{id}  cli"))),
         "{listing}"
     );
-    stdout_ok(tmuxd(
-        &daemon,
-        &["send", &id, "--enter", "echo from-cli-$((3*3))"],
-    ));
+    stdout_ok(daemon.cli(&["send", &id, "--enter", "echo from-cli-$((3*3))"]));
     daemon.wait_for_snapshot(&id, "from-cli-9");
-    let snap = stdout_ok(tmuxd(&daemon, &["snap", &id]));
+    let snap = stdout_ok(daemon.cli(&["snap", &id]));
     assert!(snap.lines().any(|l| l == "from-cli-9"), "{snap}");
-    let ansi = stdout_ok(tmuxd(&daemon, &["snap", &id, "--ansi"]));
+    let ansi = stdout_ok(daemon.cli(&["snap", &id, "--ansi"]));
     assert!(ansi.contains("from-cli-9"));
 
-    stdout_ok(tmuxd(&daemon, &["send", &id, "sleep 100"]));
-    stdout_ok(tmuxd(&daemon, &["keys", &id, "Enter"]));
+    stdout_ok(daemon.cli(&["send", &id, "sleep 100"]));
+    stdout_ok(daemon.cli(&["keys", &id, "Enter"]));
     wait_for("sleep to run", || {
         (tmux.current_command("cli") == "sleep").then_some(())
     });
-    stdout_ok(tmuxd(&daemon, &["keys", &id, "C-c"]));
+    stdout_ok(daemon.cli(&["keys", &id, "C-c"]));
     wait_for("sleep to be interrupted", || {
         (tmux.current_command("cli") == "bash").then_some(())
     });
 
-    let removed = stdout_ok(tmuxd(&daemon, &["rm", &id]));
+    let removed = stdout_ok(daemon.cli(&["rm", &id]));
     assert!(
         removed.contains("detach") && removed.contains("running"),
         "{removed}"
     );
     assert!(tmux.has_session("cli"));
-    let adopted = stdout_ok(tmuxd(&daemon, &["adopt", "-q", "cli"]));
+    let adopted = stdout_ok(daemon.cli(&["adopt", "-q", "cli"]));
     assert_eq!(adopted.trim(), id);
-    stdout_ok(tmuxd(&daemon, &["rm", &id, "--kill"]));
+    stdout_ok(daemon.cli(&["rm", &id, "--kill"]));
     assert!(!tmux.has_session("cli"));
 }
 
-/// Finding 1: every command takes an id or an exact tmux name; a name that
+/// Every command takes an id or an exact tmux name; a name that
 /// is another session's id is ambiguous, and the error lists both.
 #[test]
-fn finding_1_sessions_by_name_and_ambiguity() {
+fn a_session_is_named_by_id_or_exact_tmux_name_and_ambiguity_lists_both() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let build = shell(&daemon, "build");
-    stdout_ok(tmuxd(
-        &daemon,
-        &["send", "build", "--enter", "echo by-name-$((6*7))"],
-    ));
+    let build = daemon.create_named("build", SHELL);
+    stdout_ok(daemon.cli(&["send", "build", "--enter", "echo by-name-$((6*7))"]));
     daemon.wait_for_snapshot(&build, "by-name-42");
-    let snap = stdout_ok(tmuxd(&daemon, &["snap", "build"]));
+    let snap = stdout_ok(daemon.cli(&["snap", "build"]));
     assert!(snap.contains("by-name-42"), "{snap}");
-    let shown = json_ok(tmuxd(&daemon, &["show", "build", "--json"]));
+    let shown = json_ok(daemon.cli(&["show", "build", "--json"]));
     assert_eq!(shown["session"]["session_id"], build.as_str());
 
-    let impostor = shell(&daemon, &build);
-    let ambiguous = tmuxd(&daemon, &["snap", &build]);
+    let impostor = daemon.create_named(&build, SHELL);
+    let ambiguous = daemon.cli(&["snap", &build]);
     assert_eq!(ambiguous.status.code(), Some(2), "{}", stderr(&ambiguous));
     let message = stderr(&ambiguous);
     assert!(
         message.contains("ambiguous") && message.contains(&build) && message.contains(&impostor),
         "{message}"
     );
-    assert!(stdout_ok(tmuxd(&daemon, &["snap", &impostor])).contains('$'));
+    assert!(stdout_ok(daemon.cli(&["snap", &impostor])).contains('$'));
 
-    let missing = tmuxd(&daemon, &["snap", "no-such-name"]);
+    let missing = daemon.cli(&["snap", "no-such-name"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(
         stderr(&missing).contains("\"no-such-name\""),
         "{}",
         stderr(&missing)
     );
-    let unknown_id = tmuxd(&daemon, &["snap", "sess_404"]);
+    let unknown_id = daemon.cli(&["snap", "sess_404"]);
     assert_eq!(unknown_id.status.code(), Some(1));
     assert!(
         stderr(&unknown_id).contains("not_found"),
@@ -137,7 +109,7 @@ fn finding_1_sessions_by_name_and_ambiguity() {
         stderr(&unknown_id)
     );
 
-    stdout_ok(tmuxd(&daemon, &["rm", "build", "--kill"]));
+    stdout_ok(daemon.cli(&["rm", "build", "--kill"]));
     assert!(!tmux.has_session("build"));
     assert!(
         tmux.has_session(&build),
@@ -145,22 +117,22 @@ fn finding_1_sessions_by_name_and_ambiguity() {
     );
 }
 
-/// Finding 4: `--json` prints the API's shapes, tables for people; wait
+/// `--json` prints the API's shapes, tables for people; wait
 /// takes durations (`2h`, `none`) and a timeout exits 3.
 #[test]
-fn finding_4_json_tables_durations_and_wait_timeout() {
+fn json_prints_api_shapes_wait_takes_durations_and_a_timeout_exits_3() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let args = [
         "new", "--json", "--name", "j", "--size", "100x30", "--", "bash", "--norc",
     ];
-    let created = json_ok(tmuxd(&daemon, &args));
+    let created = json_ok(daemon.cli(&args));
     let id = created["session"]["session_id"]
         .as_str()
         .unwrap()
         .to_owned();
     assert_eq!(created["session"]["cols"], 100);
-    let table = stdout_ok(tmuxd(&daemon, &["show", "j"]));
+    let table = stdout_ok(daemon.cli(&["show", "j"]));
     assert!(
         table
             .lines()
@@ -168,32 +140,21 @@ fn finding_4_json_tables_durations_and_wait_timeout() {
         "{table}"
     );
 
-    let sent = json_ok(tmuxd(&daemon, &["send", "j", "--json", "--enter", "true"]));
+    let sent = json_ok(daemon.cli(&["send", "j", "--json", "--enter", "true"]));
     assert_eq!(sent, json!({ "delivered": true, "queued": false }));
-    let keys = json_ok(tmuxd(&daemon, &["keys", "j", "--json", "Enter"]));
+    let keys = json_ok(daemon.cli(&["keys", "j", "--json", "Enter"]));
     assert_eq!(keys["delivered"], true);
-    let waited = json_ok(tmuxd(
-        &daemon,
-        &["wait", "j", "--json", "--until", "idle", "--timeout", "60s"],
-    ));
+    let waited =
+        json_ok(daemon.cli(&["wait", "j", "--json", "--until", "idle", "--timeout", "60s"]));
     assert_eq!(waited["session"]["state"], "idle", "{waited}");
-    let waited = stdout_ok(tmuxd(
-        &daemon,
-        &["wait", "j", "--until", "idle", "--timeout", "2h"],
-    ));
+    let waited = stdout_ok(daemon.cli(&["wait", "j", "--until", "idle", "--timeout", "2h"]));
     assert!(
         waited.starts_with("ID") && waited.contains(" idle "),
         "{waited}"
     );
-    stdout_ok(tmuxd(
-        &daemon,
-        &["wait", "j", "--until", "idle", "--timeout", "none"],
-    ));
+    stdout_ok(daemon.cli(&["wait", "j", "--until", "idle", "--timeout", "none"]));
 
-    let timed_out = tmuxd(
-        &daemon,
-        &["wait", "j", "--until", "exited", "--timeout", "300ms"],
-    );
+    let timed_out = daemon.cli(&["wait", "j", "--until", "exited", "--timeout", "300ms"]);
     assert_eq!(timed_out.status.code(), Some(3), "{}", stderr(&timed_out));
     assert!(
         stderr(&timed_out).contains("timed out"),
@@ -201,21 +162,21 @@ fn finding_4_json_tables_durations_and_wait_timeout() {
         stderr(&timed_out)
     );
 
-    let removed = json_ok(tmuxd(&daemon, &["rm", "j", "--json"]));
+    let removed = json_ok(daemon.cli(&["rm", "j", "--json"]));
     assert_eq!(
         removed,
         json!({ "session_id": id, "mode": "detach", "tmux_alive": true })
     );
-    let adopted = json_ok(tmuxd(&daemon, &["adopt", "j", "--json"]));
+    let adopted = json_ok(daemon.cli(&["adopt", "j", "--json"]));
     assert_eq!(adopted["session"]["session_id"], id.as_str());
-    let adopted_table = stdout_ok(tmuxd(&daemon, &["rm", "j", "--kill"]));
+    let adopted_table = stdout_ok(daemon.cli(&["rm", "j", "--kill"]));
     assert!(adopted_table.starts_with("ID"), "{adopted_table}");
 }
 
-/// Finding 4: flag values are checked before any request (exit 2, listing
+/// Flag values are checked before any request (exit 2, listing
 /// what is allowed); an unreachable daemon is an error (exit 1).
 #[test]
-fn finding_4_flag_values_are_checked_first() {
+fn flag_values_are_checked_before_any_request() {
     let home = tempfile::tempdir().unwrap();
     // Nothing listens here: a command that sent a request would exit 1.
     let nowhere = |args: &[&str]| {
@@ -247,12 +208,12 @@ fn finding_4_flag_values_are_checked_first() {
     assert!(stderr(&unreachable).contains("cannot reach tmuxd"));
 }
 
-/// Finding 5: help describes every argument and names the environment;
+/// Help describes every argument and names the environment;
 /// `--url`/`--token` beside the variables; a URL without a scheme works;
-/// auth errors say which variable to set. (Over TCP without a token the
-/// CLI refuses before sending anything, issue 29: exit 2.)
+/// auth errors say which variable to set. (Over TCP without a token the CLI
+/// refuses before sending anything, issue 29: exit 2.)
 #[test]
-fn finding_5_help_url_and_token() {
+fn help_names_the_environment_and_auth_errors_say_what_to_set() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start_with(
         &tmux,
@@ -261,12 +222,12 @@ fn finding_5_help_url_and_token() {
             ..Default::default()
         },
     );
-    let help = stdout_ok(tmuxd(&daemon, &["--help"]));
+    let help = stdout_ok(daemon.cli(&["--help"]));
     assert!(
         help.contains("TMUXD_URL") && help.contains("TMUXD_TOKEN"),
         "{help}"
     );
-    let rm_help = stdout_ok(tmuxd(&daemon, &["rm", "--help"]));
+    let rm_help = stdout_ok(daemon.cli(&["rm", "--help"]));
     for needle in [
         "<SESSION>  Session id",
         "--kill ",
@@ -275,7 +236,7 @@ fn finding_5_help_url_and_token() {
     ] {
         assert!(rm_help.contains(needle), "{needle}: {rm_help}");
     }
-    let events_help = stdout_ok(tmuxd(&daemon, &["events", "--help"]));
+    let events_help = stdout_ok(daemon.cli(&["events", "--help"]));
     assert!(
         events_help
             .lines()
@@ -283,24 +244,21 @@ fn finding_5_help_url_and_token() {
         "{events_help}"
     );
 
-    let denied = tmuxd(&daemon, &["ls"]);
+    let denied = daemon.cli(&["ls"]);
     assert_eq!(denied.status.code(), Some(2));
     assert!(
         stderr(&denied).contains("TMUXD_TOKEN"),
         "{}",
         stderr(&denied)
     );
-    let id = stdout_ok(tmuxd(
-        &daemon,
-        &[
-            "new",
-            "-q",
-            "--token",
-            "s3cret-0123456789abcdefghij",
-            "--name",
-            "t",
-        ],
-    ))
+    let id = stdout_ok(daemon.cli(&[
+        "new",
+        "-q",
+        "--token",
+        "s3cret-0123456789abcdefghij",
+        "--name",
+        "t",
+    ]))
     .trim()
     .to_owned();
     let bare = daemon.base.trim_start_matches("http://").to_owned();
@@ -317,101 +275,83 @@ fn finding_5_help_url_and_token() {
         .unwrap();
     assert!(stdout_ok(by_env).contains(&id));
 
-    let watch = tmuxd(&daemon, &["watch", "t"]);
+    let watch = daemon.cli(&["watch", "t"]);
     assert_eq!(watch.status.code(), Some(2));
     assert!(stderr(&watch).contains("TMUXD_TOKEN"), "{}", stderr(&watch));
-    let wrong = tmuxd(&daemon, &["watch", "t", "--token", "wrong"]);
+    let wrong = daemon.cli(&["watch", "t", "--token", "wrong"]);
     assert!(stderr(&wrong).contains("TMUXD_TOKEN"), "{}", stderr(&wrong));
-    stdout_ok(tmuxd(
-        &daemon,
-        &[
-            "rm",
-            "t",
-            "--kill",
-            "--token",
-            "s3cret-0123456789abcdefghij",
-        ],
-    ));
+    stdout_ok(daemon.cli(&[
+        "rm",
+        "t",
+        "--kill",
+        "--token",
+        "s3cret-0123456789abcdefghij",
+    ]));
 }
 
-/// Finding 6: resize, scrollback and `snap --pane active`.
+/// Resize, scrollback and `snap --pane active`.
 #[test]
-fn finding_6_resize_scrollback_and_active_pane() {
+fn resize_scrollback_and_snap_of_the_active_pane() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = shell(&daemon, "cover");
-    stdout_ok(tmuxd(&daemon, &["resize", "cover", "100x30"]));
+    let id = daemon.create_named("cover", SHELL);
+    stdout_ok(daemon.cli(&["resize", "cover", "100x30"]));
     assert_eq!(tmux.size("cover"), (100, 30));
 
-    stdout_ok(tmuxd(
-        &daemon,
-        &[
-            "send",
-            "cover",
-            "--enter",
-            "seq 1 100; echo seq-$((1+1))-done",
-        ],
-    ));
+    stdout_ok(daemon.cli(&[
+        "send",
+        "cover",
+        "--enter",
+        "seq 1 100; echo seq-$((1+1))-done",
+    ]));
     daemon.wait_for_snapshot(&id, "seq-2-done");
-    let history = stdout_ok(tmuxd(&daemon, &["scrollback", "cover", "--lines", "500"]));
+    let history = stdout_ok(daemon.cli(&["scrollback", "cover", "--lines", "500"]));
     assert!(history.lines().any(|l| l == "1"), "{history}");
-    let history = json_ok(tmuxd(
-        &daemon,
-        &["scrollback", "cover", "--json", "--lines", "5"],
-    ));
+    let history = json_ok(daemon.cli(&["scrollback", "cover", "--json", "--lines", "5"]));
     assert_eq!(history["lines"].as_array().unwrap().len(), 5, "{history}");
 
     tmux.run(&["split-window", "-h", "-t", "=cover:", SHELL]);
     let active = wait_for("the split to show", || {
-        let snap = json_ok(tmuxd(
-            &daemon,
-            &["snap", "cover", "--pane", "active", "--json"],
-        ));
+        let snap = json_ok(daemon.cli(&["snap", "cover", "--pane", "active", "--json"]));
         (snap["cols"].as_u64() < Some(100)).then_some(snap)
     });
     assert!(
         active["pane"]["left"].as_u64() > Some(0),
         "the right pane is active: {active}"
     );
-    let window = json_ok(tmuxd(&daemon, &["snap", "cover", "--json"]));
+    let window = json_ok(daemon.cli(&["snap", "cover", "--json"]));
     assert_eq!(window["cols"], 100);
 }
 
-/// Finding 6: `thought` sets the status `ls` shows, beside state and reason.
+/// `thought` sets the status `ls` shows, beside state and reason.
 #[test]
-fn finding_6_thought_and_ls_columns() {
+fn a_thought_shows_in_ls_beside_state_and_reason() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = shell(&daemon, "cover");
-    let thought = json_ok(tmuxd(
-        &daemon,
-        &[
-            "thought",
-            "cover",
-            "--json",
-            "--state",
-            "working",
-            "crate 3/9",
-        ],
-    ));
+    let id = daemon.create_named("cover", SHELL);
+    let thought = json_ok(daemon.cli(&[
+        "thought",
+        "cover",
+        "--json",
+        "--state",
+        "working",
+        "crate 3/9",
+    ]));
     assert_eq!(thought["applied"], true, "{thought}");
-    let listing = stdout_ok(tmuxd(&daemon, &["ls"]));
+    let listing = stdout_ok(daemon.cli(&["ls"]));
     let header = listing.lines().next().unwrap();
     for column in ["REASON", "QUEUED", "THOUGHT"] {
         assert!(header.contains(column), "{listing}");
     }
     let row = listing.lines().find(|l| l.starts_with(&id)).unwrap();
     assert!(row.ends_with("[working] crate 3/9"), "{listing}");
-    stdout_ok(tmuxd(
-        &daemon,
-        &["wait", "cover", "--until", "idle", "--timeout", "60s"],
-    ));
-    let shown = json_ok(tmuxd(&daemon, &["show", "cover", "--json"]));
+    stdout_ok(daemon.cli(&["wait", "cover", "--until", "idle", "--timeout", "60s"]));
+    let shown = json_ok(daemon.cli(&["show", "cover", "--json"]));
     let reason = shown["session"]["state_reason"]
         .as_str()
         .unwrap()
         .to_owned();
-    let listing = stdout_ok(tmuxd(&daemon, &["ls"]));
+    let listing = stdout_ok(daemon.cli(&["ls"]));
     let row = listing.lines().find(|l| l.starts_with(&id)).unwrap();
     assert!(
         row.contains(" idle ") && row.contains(&format!(" {reason} ")),
@@ -423,16 +363,16 @@ fn finding_6_thought_and_ls_columns() {
 fn client_errors_go_to_stderr_with_exit_codes() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let missing = tmuxd(&daemon, &["snap", "sess_404"]);
+    let missing = daemon.cli(&["snap", "sess_404"]);
     assert_eq!(missing.status.code(), Some(1));
     let text = stderr(&missing);
     assert!(
         text.contains("no session sess_404") && text.contains("not_found"),
         "{text}"
     );
-    shell(&daemon, "k");
+    daemon.create_named("k", SHELL);
     // A value the daemon refuses is a usage error (issue 32).
-    let bad_key = tmuxd(&daemon, &["keys", "k", "Entr"]);
+    let bad_key = daemon.cli(&["keys", "k", "Entr"]);
     assert_eq!(bad_key.status.code(), Some(2));
     assert!(
         stderr(&bad_key).contains("invalid_keys"),
@@ -441,9 +381,9 @@ fn client_errors_go_to_stderr_with_exit_codes() {
     );
 }
 
-/// Issue 17, finding 7: `tmuxd config` shows no credential, wherever the
-/// configuration put one: a webhook URL's userinfo and token parameter, or
-/// the notify command's arguments.
+/// `tmuxd config` shows no credential, wherever the configuration put one: a
+/// webhook URL's userinfo and token parameter, or the notify command's
+/// arguments.
 #[test]
 fn config_masks_credentials_in_urls_and_the_notify_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -488,8 +428,8 @@ command = ["curl", "-u", "cmduser:cmd-pa55", "-H", "Authorization: Bearer cmd-t0
     );
 }
 
-/// Issue 20, item 2: a plain `tmuxd events` shows the last 20 events at
-/// once, then the live ones (as `tail -f` does), instead of looking hung.
+/// A plain `tmuxd events` shows the last 20 events at once, then the live
+/// ones (as `tail -f` does), instead of looking hung.
 #[test]
 fn events_without_flags_shows_the_recent_ones_then_follows() {
     use std::io::BufRead;

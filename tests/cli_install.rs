@@ -1,6 +1,6 @@
-//! Installing and running tmuxd (issue 11, findings 7 and 8): completions
-//! and man pages, the systemd unit, logs, the fake tmux put on PATH as is,
-//! and `doctor` doing a real round trip with tmux.
+//! Installing and running tmuxd (see issue 11): completions and man pages,
+//! the systemd unit, logs, the fake tmux put on PATH as is, and `doctor`
+//! doing a real round trip with tmux.
 
 use crate::common;
 
@@ -17,10 +17,10 @@ fn run(home: &Path, args: &[&str]) -> Output {
     tmuxd_command(home).args(args).output().unwrap()
 }
 
-/// Finding 7: completions load in bash and exist for zsh and fish; the man
+/// Completions load in bash and exist for zsh and fish; the man
 /// page comes from the same definitions.
 #[test]
-fn finding_7_completions_and_man_pages() {
+fn completions_load_in_bash_and_the_man_page_matches_the_flags() {
     let dir = tempfile::tempdir().unwrap();
     let loaded = Command::new("bash")
         .args([
@@ -45,7 +45,7 @@ fn finding_7_completions_and_man_pages() {
         page.contains("TMUXD_TOKEN") && page.contains("attach"),
         "{page}"
     );
-    // Issue 20, item 5: what clap cannot derive from the flags.
+    // What clap cannot derive from the flags.
     for section in [
         ".SH \"STATES\"",
         ".SH CONFIGURATION",
@@ -76,11 +76,11 @@ fn finding_7_completions_and_man_pages() {
     assert!(wait_page.contains("none"), "{wait_page}");
 }
 
-/// Finding 7: the systemd user unit never kills tmux, restarts on failure,
+/// The systemd user unit never kills tmux, restarts on failure,
 /// runs this binary by absolute path; `install` writes it where systemd
 /// looks and says how to enable it (systemctl is not run).
 #[test]
-fn finding_7_service_unit() {
+fn the_service_unit_never_kills_tmux_and_install_writes_it() {
     let home = tempfile::tempdir().unwrap();
     let printed = stdout_ok(run(home.path(), &["service", "install", "--print"]));
     let exec = format!("\nExecStart={} serve\n", tmuxd_bin());
@@ -113,10 +113,10 @@ fn finding_7_service_unit() {
     assert!(said.contains("loginctl enable-linger"), "{said}");
 }
 
-/// Finding 7: logs carry no colour codes when stderr is a file; `log_file`
+/// Logs carry no colour codes when stderr is a file; `log_file`
 /// sends them to a file instead.
 #[test]
-fn finding_7_logs_without_colour_and_to_a_file() {
+fn logs_have_no_colour_in_a_file_and_go_to_log_file() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     daemon.create(&json!({ "name": "logged", "command": "sleep 600" }));
@@ -143,10 +143,10 @@ fn finding_7_logs_without_colour_and_to_a_file() {
     assert!(!daemon.log().contains("tmuxd serving"), "{}", daemon.log());
 }
 
-/// Finding 8: the fake tmux simply put first on PATH (no FAKE_TMUX_DIR)
+/// The fake tmux simply put first on PATH (no FAKE_TMUX_DIR)
 /// serves a daemon driven by the CLI, as docs/guide.md tells CI users.
 #[test]
-fn finding_8_fake_tmux_on_path_without_setup() {
+fn the_fake_tmux_first_on_path_serves_a_daemon_without_setup() {
     let dir = tempfile::tempdir().unwrap();
     let path = path_with_fake_tmux(dir.path());
     // Its unique socket name only; the fake's server is ended below.
@@ -217,10 +217,10 @@ fn doctor(home: &Path, tmux_bin: &str, path: Option<&str>) -> (bool, String) {
     )
 }
 
-/// Finding 8: `doctor` creates, lists and kills a probe session on a private
+/// `doctor` creates, lists and kills a probe session on a private
 /// socket: a tmux that answers `-V` but cannot run sessions fails it.
 #[test]
-fn finding_8_doctor_does_a_round_trip() {
+fn doctor_creates_lists_and_kills_a_probe_session() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, text) = doctor(dir.path(), "tmux", None);
     assert!(ok, "{text}");
@@ -370,8 +370,8 @@ fn config_shows_effective_settings_and_sources_with_tokens_masked() {
     assert!(line("checkpoint_interval_s").contains("default"), "{text}");
 }
 
-/// Issue 20, item 6: `doctor` asks whoever holds the bind who it is: a
-/// running tmuxd is named as one, another program fails the check.
+/// `doctor` asks whoever holds the bind who it is: a running tmuxd is named
+/// as one, another program fails the check.
 #[test]
 fn doctor_asks_who_holds_the_bind() {
     let tmux = TmuxServer::new();
@@ -409,8 +409,8 @@ fn doctor_asks_who_holds_the_bind() {
     );
 }
 
-/// Issue 20, item 6: `service install` names the `TMUXD_*` settings of the
-/// shell that the service (started by systemd) would not see.
+/// `service install` names the `TMUXD_*` settings of the shell that the
+/// service (started by systemd) would not see.
 #[test]
 fn service_install_warns_about_tmuxd_settings_of_the_shell() {
     let home = tempfile::tempdir().unwrap();
@@ -434,9 +434,9 @@ fn service_install_warns_about_tmuxd_settings_of_the_shell() {
     );
 }
 
-/// Issue 20, item 4: bash completes subcommands and flags, the daemon's
-/// session ids and names (asked of the daemon at each TAB), and tmux key
-/// names; with no daemon to ask, sessions complete to nothing, at once.
+/// Bash completes subcommands and flags, the daemon's session ids and names
+/// (asked of the daemon at each TAB), and tmux key names; with no daemon to
+/// ask, sessions complete to nothing, at once.
 #[test]
 fn completions_offer_sessions_and_key_names() {
     let tmux = TmuxServer::new();
@@ -456,15 +456,8 @@ fn completions_offer_sessions_and_key_names() {
         if !with_daemon {
             bash.env("TMUXD_URL", "http://127.0.0.1:9");
         }
-        let script = r#"source <("$TMUXD" completions bash)
-read -ra COMP_WORDS <<< "$LINE"
-[[ "$LINE" == *" " ]] && COMP_WORDS+=("")
-COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-COMP_TYPE=9
-_clap_complete_tmuxd tmuxd "${COMP_WORDS[COMP_CWORD]}"
-printf '%s\n' "${COMPREPLY[@]}""#;
         let out = bash
-            .args(["--norc", "--noprofile", "-c", script])
+            .args(["--norc", "--noprofile", "-c", common::BASH_COMPLETE])
             .env("TMUXD", tmuxd_bin())
             .env("LINE", line)
             .output()

@@ -1,6 +1,6 @@
-//! The CLI and terminals: `attach` from inside a tmux pane (findings 2),
-//! closed pipes, `watch` starting with the screen and resetting the
-//! terminal (finding 3), on a real pty.
+//! The CLI and terminals: `attach` from inside a tmux pane, closed pipes,
+//! `watch` starting with the screen and resetting the terminal, on a real
+//! pty.
 
 use crate::common;
 
@@ -13,18 +13,13 @@ use std::time::{Duration, Instant};
 use common::{Daemon, DaemonOptions, PATIENCE, SHELL, TmuxServer, tmuxd_bin, wait_for};
 use serde_json::json;
 
-fn shell(daemon: &Daemon, name: &str) -> String {
-    let session = daemon.create(&json!({ "name": name, "command": SHELL }));
-    session["session_id"].as_str().unwrap().to_owned()
-}
-
-/// Finding 2: `tmuxd attach NAME` run inside a tmux pane ($TMUX set) lands a
+/// `tmuxd attach NAME` run inside a tmux pane ($TMUX set) lands a
 /// tmux client on the session, read-only with `--read-only`.
 #[test]
-fn finding_2_attach_from_inside_tmux() {
+fn attach_from_inside_tmux_lands_a_tmux_client_on_the_session() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    shell(&daemon, "target");
+    daemon.create_named("target", SHELL);
     for (outer, flags, read_only) in [("outer", "", "0"), ("viewer", " --read-only", "1")] {
         let command = format!(
             "env TMUXD_URL={} TMUXD_TOKEN={} {} attach target{flags}; echo attach-ended; sleep 600",
@@ -144,13 +139,13 @@ fn wait_for_success(mut child: Child) {
     assert!(!stderr.contains("panic"), "{stderr}");
 }
 
-/// Finding 3: `events | head` and `watch | head -c` end quietly once the
+/// `events | head` and `watch | head -c` end quietly once the
 /// reader has gone, even when nothing more is written.
 #[test]
-fn finding_3_closed_pipes_end_quietly() {
+fn events_and_watch_end_quietly_when_their_reader_goes() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
-    let id = shell(&daemon, "piped");
+    let id = daemon.create_named("piped", SHELL);
     daemon.wait_for_snapshot(&id, "$");
     let (status, idle) = daemon.post(
         &format!("/v1/sessions/{id}/wait"),
@@ -197,11 +192,11 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
     unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
 }
 
-/// Finding 3: on a terminal, `watch` draws the current screen first (the
+/// On a terminal, `watch` draws the current screen first (the
 /// session prints nothing after it starts), and Ctrl-C leaves the terminal
 /// reset: scroll region, alternate screen, colours, cursor.
 #[test]
-fn finding_3_watch_shows_the_screen_and_resets_the_terminal() {
+fn watch_draws_the_screen_first_and_ctrl_c_resets_the_terminal() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let program = r"printf '\033[?1049h\033[3;10r\033[?25lALT-SCREEN-MARK'; exec sleep 600";
@@ -288,9 +283,9 @@ fn serve_command(tmux: &TmuxServer, home: &std::path::Path) -> Command {
     command
 }
 
-/// Issue 20, item 1: started at a terminal (as `scripts/serve` leaves it),
-/// the daemon's banner ends with the dashboard link and how to run the CLI,
-/// whose binary (under target/) is not on PATH.
+/// Started at a terminal (as `scripts/serve` leaves it), the daemon's banner
+/// ends with the dashboard link and how to run the CLI, whose binary (under
+/// target/) is not on PATH.
 #[test]
 fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
     let tmux = TmuxServer::new();
@@ -332,9 +327,9 @@ fn serve_at_a_terminal_names_the_dashboard_and_the_cli() {
     );
 }
 
-/// Issue 32, item 9: started as a service would be (stdout a pipe), the
-/// daemon still names its dashboard and `tmuxd open`, and its log starts
-/// with what a user needs, not tmux's bug history (that is `doctor`'s).
+/// Started as a service would be (stdout a pipe), the daemon still names its
+/// dashboard and `tmuxd open`, and its log starts with what a user needs,
+/// not tmux's bug history (that is `doctor`'s).
 #[test]
 fn serve_to_a_pipe_names_the_dashboard_and_logs_no_tmux_history() {
     let tmux = TmuxServer::new();

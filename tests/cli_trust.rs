@@ -1,10 +1,10 @@
-//! The CLI trusts nothing that answers (issue 29): it talks to the daemon's
+//! The CLI trusts nothing that answers (see issue 29): it talks to the daemon's
 //! unix socket when that is provably the user's own, over TCP only when
 //! asked and only once the daemon has proved it holds the token; it runs
 //! nothing a server names; and what sessions control (names, cwds, titles,
 //! process names) reaches the terminal with its control characters made
 //! visible. The impostor here is another uid (`nobody`, through `setpriv`),
-//! as on a shared machine. Each test failed on the CLI before this.
+//! as on a shared machine.
 
 use crate::common;
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
-use common::{Daemon, SHELL, TmuxServer, stdout_ok, tmuxd_command, wait_for};
+use common::{Daemon, SHELL, TmuxServer, stderr, stdout_ok, tmuxd_command, wait_for};
 use serde_json::{Value, json};
 
 const IMPOSTOR: &str = include_str!("py/impostor.py");
@@ -114,10 +114,6 @@ fn evil_script(dir: &Path) -> (PathBuf, PathBuf) {
     (evil, mark)
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// The commands an impostor would most like answered: run its script,
 /// open its link, read an agent's events, receive typed text, stream.
 const COMMANDS: [&[&str]; 6] = [
@@ -136,10 +132,10 @@ const COMMANDS: [&[&str]; 6] = [
     ],
 ];
 
-/// Finding 1: another user's program on the address the CLI was given
-/// (`TMUXD_URL`, with the user's token) cannot prove it holds the token:
-/// it receives the proof request only, never the token, a command or an
-/// event, and nothing it answers runs.
+/// Another user's program on the address the CLI was given (`TMUXD_URL`,
+/// with the user's token) cannot prove it holds the token: it receives the
+/// proof request only, never the token, a command or an event, and nothing
+/// it answers runs.
 #[test]
 fn an_impostor_at_the_url_gets_nothing_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,7 +197,7 @@ fn an_impostor_at_the_url_gets_nothing_and_runs_nothing() {
     );
 }
 
-/// Finding 1: with no socket (the daemon is stopped) and no `--url`, the
+/// With no socket (the daemon is stopped) and no `--url`, the
 /// CLI says no daemon runs and how to start one; it never tries the
 /// configured TCP port, where another user may be listening.
 #[test]
@@ -255,7 +251,7 @@ fn without_a_socket_the_cli_says_no_daemon_runs_and_never_tries_tcp() {
     assert!(seen.is_empty(), "the CLI connected to the port: {seen:?}");
 }
 
-/// Finding 1: a socket in the data dir that another user made (here: the
+/// A socket in the data dir that another user made (here: the
 /// directory was open to them for a moment) is refused before any request.
 #[test]
 fn a_socket_another_user_made_is_refused() {
@@ -394,7 +390,7 @@ fn control_bytes(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// Finding 5: a session whose cwd, tmux name, title and process name hold
+/// A session whose cwd, tmux name, title and process name hold
 /// escape sequences (a directory name clearing the screen, OSC 52 setting
 /// the clipboard, a C1 CSI) reaches `ls`, `show` and `events` with each
 /// control character made visible; `--json` keeps the exact text.
@@ -431,8 +427,7 @@ fn hostile_names_cwds_and_titles_print_no_control_bytes() {
         ),
     );
     let summary = wait_for("the hostile cwd and title", || {
-        let (_, body) = daemon.get(&format!("/v1/sessions/{id}"));
-        let s = body["session"].clone();
+        let s = daemon.summary(&id);
         let ready = s["cwd"] == hostile_dir.to_str().unwrap()
             && s["title"].as_str().is_some_and(|t| t.contains('\u{9b}'));
         ready.then_some(s)

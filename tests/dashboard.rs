@@ -271,12 +271,11 @@ fn browser_wall_open_type_render_bell_resume_phone_kill() {
     assert!(tmux.has_session("dash-0-other"), "the other session lives");
 }
 
-/// Issue 23's must-show list: a plain load without a failed request or a
-/// console error; names readable at 1280x800 and 390x844 with attention
-/// on half the sessions; the title counting them; keyboard navigation; an
-/// ended session after a reload with its exit status and last screen;
-/// the scrollback in view; a phone's open session at >= 10 px with an
-/// answer bar; adopting from the list.
+/// A plain load without a failed request or a console error; names readable
+/// at 1280x800 and 390x844 with attention on half the sessions; the title
+/// counting them; keyboard navigation; an ended session after a reload with
+/// its exit status and last screen; the scrollback in view; a phone's open
+/// session at >= 10 px with an answer bar; adopting from the list.
 #[test]
 fn browser_triage_wall_ended_scrollback_phone_adopt() {
     let tmux = TmuxServer::new();
@@ -293,11 +292,11 @@ fn browser_triage_wall_ended_scrollback_phone_adopt() {
     );
 }
 
-/// Issue 32, items 7 and 8: an open 90x30 session keeps its cursor in view
-/// at 1280x720 and 1440x900 (fitted to the height too), on a 390x844
-/// phone and when made too big to fit (followed); the filter finds
-/// sessions by their screen text, also one never on screen; the hover
-/// preview is at least 11 px and inside the window.
+/// An open 90x30 session keeps its cursor in view at 1280x720 and 1440x900
+/// (fitted to the height too), on a 390x844 phone and when made too big to
+/// fit (followed); the filter finds sessions by their screen text, also one
+/// never on screen; the hover preview is at least 11 px and inside the
+/// window.
 #[test]
 fn browser_cursor_in_view_filter_on_screen_text_readable_preview() {
     let tmux = TmuxServer::new();
@@ -333,10 +332,10 @@ fn browser_refused_until_the_token_and_read_only_with_the_read_token() {
     );
 }
 
-/// Finding: a page served on another port of the same machine could type
-/// into every session over a WebSocket (no preflight) and read every screen.
-/// From `localhost:` and `127.0.0.1:` origins, with and without the token,
-/// nothing opens and nothing is typed.
+/// A page served on another port of the same machine gets no WebSocket (a
+/// WebSocket has no preflight): from `localhost:` and `127.0.0.1:` origins,
+/// with and without the token, nothing opens (no screen is read) and
+/// nothing is typed.
 #[test]
 fn browser_a_page_on_another_port_cannot_type_or_read() {
     let tmux = TmuxServer::new();

@@ -1,7 +1,6 @@
-//! Issue 19, finding 1: every session tmuxd created reports how its program
-//! ended, whatever the program and however fast it ends; only an adopted
-//! session's exit is unknown, and its summary says why. Real tmux, the real
-//! daemon.
+//! Every session tmuxd created reports how its program ended, whatever the
+//! program and however fast it ends; only an adopted session's exit is
+//! unknown, and its summary says why. Real tmux, the real daemon.
 
 use crate::common;
 
@@ -51,7 +50,7 @@ fn keeping_many_ends(tmux: &TmuxServer) -> Daemon {
 /// Each program, `RUNS` times in parallel sessions: every one ends with its
 /// own status (or signal), none with `null`.
 #[test]
-fn finding_1_every_created_session_reports_its_exit() {
+fn every_created_session_reports_its_exit() {
     let tmux = TmuxServer::new();
     let daemon = keeping_many_ends(&tmux);
     let daemon = &daemon;
@@ -183,17 +182,15 @@ fn adopted_sessions_ending_around_their_attach_say_why_their_exit_is_unknown() {
         "none of the brief sessions was adopted"
     );
     for id in &adopted {
-        let (status, got) = daemon.get(&format!("/v1/sessions/{id}"));
-        assert_eq!(status, 200, "{got}");
-        let ended = &got["session"];
+        let ended = &daemon.summary(id);
         assert_eq!(ended["state"], "exited", "{ended}");
         assert_eq!(ended["exit_status"], Value::Null, "{ended}");
         assert_eq!(ended["exit_unknown"], "adopted", "{ended}");
     }
 }
 
-/// Issue 19, finding 5 (in part): a session whose program exited keeps,
-/// in its ended summary, what it ran and where, not blanks.
+/// A session whose program exited keeps, in its ended summary, what it ran
+/// and where, not blanks.
 #[test]
 fn an_exited_session_keeps_its_command_and_cwd() {
     let tmux = TmuxServer::new();
@@ -207,8 +204,7 @@ fn an_exited_session_keeps_its_command_and_cwd() {
     }));
     let id = session["session_id"].as_str().unwrap().to_owned();
     wait_for("the job seen running", || {
-        let (_, got) = daemon.get(&format!("/v1/sessions/{id}"));
-        let command = got["session"]["current_command"].as_str()?.to_owned();
+        let command = daemon.summary(&id)["current_command"].as_str()?.to_owned();
         (!command.is_empty()).then_some(())
     });
     let ended = daemon.wait_until(&id, "exited");

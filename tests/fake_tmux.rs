@@ -148,29 +148,10 @@ fn input(daemon: &Daemon, id: &str, body: Value) {
     assert_eq!(status, 200, "input {body}: {reply}");
 }
 
-fn wait_state(daemon: &Daemon, id: &str, until: &str) -> Value {
-    let (status, body) = daemon.post(
-        &format!("/v1/sessions/{id}/wait"),
-        &json!({ "until": until, "timeout_ms": 45_000 }),
-    );
-    assert_eq!(status, 200, "wait until {until}: {body}");
-    body["session"].clone()
-}
-
-/// Waits for `needle` on the screen, then for the fake shell's next prompt
-/// (its OSC 133 marker): what is typed next then meets the shell, not the
-/// command that just printed. (Typed ahead, it would be echoed before the
-/// prompt and again after it, as on a real terminal.)
 fn settle(daemon: &Daemon, id: &str, needle: &str) -> Vec<String> {
     let lines = daemon.wait_for_snapshot(id, needle);
-    wait_state(daemon, id, "idle");
+    daemon.wait_until(id, "idle");
     lines
-}
-
-fn summary(daemon: &Daemon, id: &str) -> Value {
-    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(status, 200, "{body}");
-    body["session"].clone()
 }
 
 fn end_event(daemon: &Daemon, id: &str) -> Value {
@@ -307,7 +288,7 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
 
     // A fresh fake shell announces its prompt (OSC 133) once tmuxd has
     // read its screen, so it reaches idle without any input.
-    let idle = wait_state(&daemon, &id, "idle");
+    let idle = daemon.wait_until(&id, "idle");
     assert_eq!(idle["state_reason"], "prompt_marker", "{idle}");
 
     // Text: echoed on the prompt's line (the seeded cursor sits after
@@ -328,9 +309,9 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
 
     // Keys: a command holds the pane (busy) until C-c.
     input(&daemon, &id, json!({ "text": "sleep 30", "submit": true }));
-    wait_state(&daemon, &id, "working");
+    daemon.wait_until(&id, "working");
     input(&daemon, &id, json!({ "keys": ["C-c"] }));
-    wait_state(&daemon, &id, "idle");
+    daemon.wait_until(&id, "idle");
     let lines = daemon.wait_for_snapshot(&id, "^C");
     let at = lines.iter().position(|l| l == "$ sleep 30");
     assert_eq!(at.map(|at| lines[at + 1].as_str()), Some("^C"), "{lines:?}");
@@ -377,7 +358,7 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
         "100x30"
     );
     wait_for("the new size in the summary and the snapshot", || {
-        let s = summary(&daemon, &id);
+        let s = daemon.summary(&id);
         let (_, snap) = daemon.get(&format!("/v1/sessions/{id}/snapshot"));
         let sized = (s["cols"].as_u64(), s["rows"].as_u64()) == (Some(100), Some(30))
             && (snap["cols"].as_u64(), snap["rows"].as_u64()) == (Some(100), Some(30));

@@ -50,20 +50,6 @@ fn hub(tmux: &TmuxServer, peers: &[(&str, &Daemon)], data_dir: &std::path::Path)
     )
 }
 
-fn host(hub: &Daemon, name: &str) -> Value {
-    let (status, body) = hub.get("/v1/hosts");
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let hosts = body["hosts"].as_array().unwrap();
-    hosts.iter().find(|h| h["name"] == name).unwrap().clone()
-}
-
-fn wait_status(hub: &Daemon, name: &str, status: &str) -> Value {
-    wait_for(&format!("{name} {status}"), || {
-        let host = host(hub, name);
-        (host["status"] == status).then_some(host)
-    })
-}
-
 /// The peer's own seqs, and the `host_seq`s the hub recorded for it: equal
 /// means nothing lost, nothing repeated.
 fn seqs(peer: &Daemon, hub: &Daemon, name: &str) -> (Vec<u64>, Vec<u64>) {
@@ -127,11 +113,11 @@ fn peer_sessions_are_served_through_the_hub() {
     let hub_dir = tempfile::tempdir().unwrap();
     let hub = hub(&tmux_h, &[("a", &a), ("b", &b)], hub_dir.path());
     let local = hub.create_named("here", common::SHELL);
-    let up = wait_status(&hub, "a", "up");
+    let up = hub.wait_host("a", "up");
     assert_eq!(up["version"], env!("CARGO_PKG_VERSION"));
     assert!(up["rtt_ms"].as_f64().is_some(), "{up}");
     assert_eq!(up.get("token"), None);
-    wait_status(&hub, "b", "up");
+    hub.wait_host("b", "up");
 
     // Lists and ids: local unchanged, peers' qualified, with `host`.
     let remote_a = format!("a/{on_a}");
@@ -341,7 +327,7 @@ fn events_resume_without_gap_or_repeat_across_restarts() {
 
     // The peer goes away: down within seconds, its sessions kept, stale.
     a.terminate();
-    let down = wait_status(&hub_daemon, "a", "down");
+    let down = hub_daemon.wait_host("a", "down");
     assert!(down["last_error"].as_str().is_some(), "{down}");
     let stale = &listed(&hub_daemon, "")[&format!("a/{id}")];
     assert_eq!(stale["stale"], true, "{stale}");
@@ -352,7 +338,7 @@ fn events_resume_without_gap_or_repeat_across_restarts() {
 
     // Back, with events made meanwhile... by the peer restarting itself.
     a = start_peer();
-    wait_status(&hub_daemon, "a", "up");
+    hub_daemon.wait_host("a", "up");
     a.create_named("two", common::SHELL);
     let after_peer = wait_fanned_in(&a, &hub_daemon, "a");
     let fresh = &listed(&hub_daemon, "")[&format!("a/{id}")];
@@ -384,8 +370,8 @@ fn a_frozen_peer_times_out_clearly_and_the_rest_answer() {
     let on_b = b.create_named("frozen", common::SHELL);
     let hub_dir = tempfile::tempdir().unwrap();
     let hub = hub(&tmux_h, &[("a", &a), ("b", &b)], hub_dir.path());
-    wait_status(&hub, "a", "up");
-    wait_status(&hub, "b", "up");
+    hub.wait_host("a", "up");
+    hub.wait_host("b", "up");
     b.freeze();
     // Before the hub notices, a request waits out the timeout; after, it is
     // refused at once. Either way it says which host and why.
@@ -404,7 +390,7 @@ fn a_frozen_peer_times_out_clearly_and_the_rest_answer() {
         body["error"]["message"].as_str().unwrap().contains("`b`"),
         "{body}"
     );
-    wait_status(&hub, "b", "down");
+    hub.wait_host("b", "down");
     let started = Instant::now();
     let (status, body) = hub.get(&format!("/v1/sessions/a%2F{on_a}/snapshot"));
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -416,7 +402,7 @@ fn a_frozen_peer_times_out_clearly_and_the_rest_answer() {
         started.elapsed()
     );
     b.signal(libc::SIGCONT);
-    wait_status(&hub, "b", "up");
+    hub.wait_host("b", "up");
     let (status, body) = hub.get(&format!("/v1/sessions/b%2F{on_b}/snapshot"));
     assert_eq!(status, StatusCode::OK, "{body}");
 }
@@ -471,7 +457,7 @@ fn the_cli_lists_hosts_and_takes_peer_ids() {
     let hub_dir = tempfile::tempdir().unwrap();
     let hub = hub(&tmux_h, &[("a", &a)], hub_dir.path());
     hub.create_named("here", common::SHELL);
-    wait_status(&hub, "a", "up");
+    hub.wait_host("a", "up");
     wait_for("a's session listed", || {
         listed(&hub, "")
             .contains_key(&format!("a/{on_a}"))
@@ -548,7 +534,7 @@ fn the_wall_groups_sessions_by_host() {
     let hub_dir = tempfile::tempdir().unwrap();
     let hub = hub(&tmux_h, &[("a", &a)], hub_dir.path());
     let local = hub.create_named("local", common::SHELL);
-    wait_status(&hub, "a", "up");
+    hub.wait_host("a", "up");
     let browser = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     assert!(
         browser.join("node_modules/playwright-core").exists(),
@@ -606,7 +592,7 @@ fn a_hub_does_not_notify_of_peer_events() {
             ..DaemonOptions::in_dir(&data_dir)
         },
     );
-    wait_status(&hub, "a", "up");
+    hub.wait_host("a", "up");
     // The peer's session ends: an exit the peer notifies of, fanned in.
     let (status, body) = hub.delete(&format!("/v1/sessions/a%2F{on_a}?mode=kill"));
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -199,17 +199,9 @@ fn start_hub(tmux: &TmuxServer, tables: &str, data_dir: &std::path::Path) -> Dae
     )
 }
 
-fn host(hub: &Daemon, name: &str) -> Value {
-    let (status, body) = hub.get("/v1/hosts");
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let hosts = body["hosts"].as_array().unwrap().clone();
-    hosts.into_iter().find(|h| h["name"] == name).unwrap()
-}
-
-/// Waits until `name` is down, its `last_error` saying `reason`.
 fn wait_reason(hub: &Daemon, name: &str, reason: &str) -> Value {
     wait_for(&format!("{name} down with `{reason}`"), || {
-        let host = host(hub, name);
+        let host = hub.host(name);
         let error = host["last_error"].as_str().unwrap_or_default();
         (host["status"] == "down" && error.contains(reason)).then_some(host)
     })
@@ -263,7 +255,7 @@ fn a_peer_that_cannot_prove_the_token_never_receives_it() {
         };
         let settled = ["liar", "squatter"]
             .iter()
-            .all(|n| host(&hub, n)["status"] != "connecting");
+            .all(|n| hub.host(n)["status"] != "connecting");
         (tries(&liar) >= 2 && tries(&squatter) >= 2 && settled).then_some(())
     });
     // A caller's request for its session is refused here, not forwarded.
@@ -334,7 +326,7 @@ fn flooding_peers_leave_the_hub_bounded() {
     for (name, reason) in reasons {
         let deadline = started + common::PATIENCE;
         loop {
-            let host = host(&hub, name);
+            let host = hub.host(name);
             let error = host["last_error"].as_str().unwrap_or_default();
             if host["status"] == "down" && error.contains(reason) {
                 break;
@@ -364,7 +356,7 @@ fn flooding_peers_leave_the_hub_bounded() {
     });
     let took = started.elapsed();
     for (name, reason) in reasons {
-        let error = host(&hub, name)["last_error"].to_string();
+        let error = hub.host(name)["last_error"].to_string();
         assert!(error.contains(reason), "{name}: {error}");
     }
     // Since the hub started, its start included.
@@ -422,7 +414,7 @@ fn a_forwarded_request_follows_no_redirect_and_reads_no_flood() {
     let hub = start_hub(&tmux, &tables, dir.path());
     for name in ["redirect", "big"] {
         wait_for(&format!("{name} up"), || {
-            (host(&hub, name)["status"] == "up").then_some(())
+            (hub.host(name)["status"] == "up").then_some(())
         });
     }
     let (status, body) = hub.get("/v1/sessions/redirect%2Fsess_1/snapshot");
@@ -460,7 +452,7 @@ fn events_naming_another_hosts_sessions_are_dropped_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let hub = start_hub(&tmux, &foreign.table("foreign"), dir.path());
     let at_cursor = wait_for("foreign's events taken", || {
-        let host = host(&hub, "foreign");
+        let host = hub.host("foreign");
         (host["cursor"] == 4).then_some(host)
     });
     let (_, page) = hub.get("/v1/events?format=json&since=0&limit=10000");
@@ -473,15 +465,5 @@ fn events_naming_another_hosts_sessions_are_dropped_and_counted() {
     assert_eq!(ids, ["foreign/sess_1"], "{page}");
     assert!(!page.to_string().contains("real/sess_1"), "{page}");
     assert_eq!(at_cursor["refused"], 3, "{at_cursor}");
-    let metrics = reqwest::blocking::Client::new()
-        .get(format!("{}/metrics", hub.base))
-        .bearer_auth(HUB_TOKEN)
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    assert!(
-        metrics.contains("tmuxd_fleet_refused_events_total 3"),
-        "{metrics}"
-    );
+    assert_eq!(hub.metric("tmuxd_fleet_refused_events_total"), Some(3.0));
 }

@@ -264,19 +264,6 @@ fn start_hub(tmux: &TmuxServer, tables: &str, data_dir: &Path) -> Daemon {
     )
 }
 
-fn host(hub: &Daemon, name: &str) -> Value {
-    let (_, body) = hub.get("/v1/hosts");
-    let hosts = body["hosts"].as_array().unwrap().clone();
-    hosts.into_iter().find(|h| h["name"] == name).unwrap()
-}
-
-fn wait_status(hub: &Daemon, name: &str, status: &str) -> Value {
-    wait_for(&format!("{name} {status}"), || {
-        let host = host(hub, name);
-        (host["status"] == status).then_some(host)
-    })
-}
-
 /// Waits until the hub recorded exactly the peer's events, each once.
 fn wait_fanned_in(peer: &NsPeer, hub: &Daemon, name: &str) -> usize {
     wait_for(&format!("{name}'s events on the hub"), || {
@@ -333,7 +320,7 @@ fn a_fleet_over_real_links() {
     let hub_dir = tempfile::tempdir().unwrap();
     let mut hub = start_hub(&hub_tmux, &tables, hub_dir.path());
     for name in names {
-        wait_status(&hub, name, "up");
+        hub.wait_host(name, "up");
     }
 
     // Lists and ids.
@@ -401,7 +388,7 @@ fn a_fleet_over_real_links() {
     // p3's link cut: down within seconds, its sessions stale, the others as fast as before.
     run("ip", &["link", "set", &links[2], "down"]);
     let cut = Instant::now();
-    wait_status(&hub, "p3", "down");
+    hub.wait_host("p3", "down");
     let noticed = cut.elapsed();
     assert!(noticed < Duration::from_secs(5), "down after {noticed:?}");
     println!("p3's link cut: down on the hub after {noticed:?}");
@@ -425,7 +412,7 @@ fn a_fleet_over_real_links() {
     // Events p3 makes meanwhile (a session made in its tmux, adopted) arrive once it is back.
     tmuxes[2].new_shell("made-while-cut");
     run("ip", &["link", "set", &links[2], "up"]);
-    wait_status(&hub, "p3", "up");
+    hub.wait_host("p3", "up");
     // The new session can arrive by the event fan-in a moment before the
     // refresh that clears `stale` from the rest: wait for both.
     wait_for("the session made while cut listed, nothing stale", || {
@@ -449,7 +436,7 @@ fn a_fleet_over_real_links() {
     );
     assert!(took < Duration::from_secs(4), "{took:?}");
     println!("p2 frozen: a request for it answered {status} after {took:?}");
-    wait_status(&hub, "p2", "down");
+    hub.wait_host("p2", "down");
     let (status, _, took) = timed_get(&hub, &format!("{p1}/snapshot"));
     assert_eq!(status, StatusCode::OK);
     assert!(
@@ -457,15 +444,15 @@ fn a_fleet_over_real_links() {
         "p1 took {took:?} with p2 frozen"
     );
     peers[1].signal(libc::SIGCONT);
-    wait_status(&hub, "p2", "up");
+    hub.wait_host("p2", "up");
 
     // p1 restarted: events resume, none lost or repeated.
     peers[0].stop();
-    wait_status(&hub, "p1", "down");
+    hub.wait_host("p1", "down");
     tmuxes[0].new_shell("made-while-p1-stopped");
     peers[0].spawn();
     peers[0].create("after-restart");
-    wait_status(&hub, "p1", "up");
+    hub.wait_host("p1", "up");
     wait_fanned_in(&peers[0], &hub, "p1");
 
     // The hub restarted while every peer makes events: same.
@@ -568,7 +555,7 @@ fn a_peer_reached_only_through_ssh() {
     let hub_tmux = TmuxServer::new();
     let hub_dir = tempfile::tempdir().unwrap();
     let hub = start_hub(&hub_tmux, &table, hub_dir.path());
-    let up = wait_status(&hub, "far", "up");
+    let up = hub.wait_host("far", "up");
     assert_eq!(up["transport"], "ssh", "{up}");
     // The forward listens on a unix socket in a directory only this user
     // can enter, never on a port another local user could take while ssh
@@ -639,7 +626,7 @@ fn a_peer_reached_only_through_ssh() {
     });
     assert_eq!(status, StatusCode::OK);
     assert!(body.to_string().contains("through-ssh"), "{body}");
-    let far = host(&hub, "far");
+    let far = hub.host("far");
     assert_eq!(far["status"], "up", "{far}");
     assert!(
         far["ssh_error"]
@@ -654,7 +641,7 @@ fn a_peer_reached_only_through_ssh() {
     // and never the token.
     let mut peer = peer;
     peer.stop();
-    wait_status(&hub, "far", "down");
+    hub.wait_host("far", "down");
     let squatter_log = dir.path().join("squatter.log");
     let _squatter = Reap(
         Command::new("ip")
@@ -665,7 +652,7 @@ fn a_peer_reached_only_through_ssh() {
             .expect("python3"),
     );
     let down = wait_for("the squatter refused a proof twice", || {
-        let host = host(&hub, "far");
+        let host = hub.host("far");
         let tries = std::fs::read_to_string(&squatter_log)
             .unwrap_or_default()
             .lines()

@@ -310,8 +310,8 @@ fn a_tmux_older_than_3_2_is_refused_at_startup_naming_its_version() {
     );
 }
 
-/// Issue 20, item 9: a session idle before a restart is idle since the same
-/// moment after it (the wall said "for 0s" for every session).
+/// A session idle before a restart is idle since the same moment after it
+/// (the wall said "for 0s" for every session).
 #[test]
 fn a_restart_keeps_state_since() {
     let tmux = TmuxServer::new();

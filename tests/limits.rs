@@ -5,19 +5,9 @@
 
 use crate::common;
 
-use common::{Daemon, TmuxServer};
+use common::{Daemon, TmuxServer, rss_kib};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-/// The daemon's resident memory, in KiB.
-fn rss_kib(daemon: &Daemon) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.pid())).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/PID/status")
-}
 
 /// Queues a ~0.99 MiB input behind a state the shell never reaches, then
 /// cancels it: each leaves one `input_dropped` event.
@@ -32,12 +22,12 @@ fn queue_and_cancel(daemon: &Daemon, id: &str, text: &Value) {
     assert_eq!(body["cancelled"]["id"], n);
 }
 
-/// The case: 1,000 × (queue 0.99 MiB, cancel it) took the daemon's
-/// RSS up by 1 GiB, each dropped input's event holding its whole text in
-/// the replay memory. Now the event holds a size and a 64-character prefix,
-/// and the replay memory is bounded in bytes. `ROUNDS` is a quarter of the
-/// issue's (a debug build takes ~0.35 s a round; the old code kept ~250 MiB
-/// here): measured with 1,000, RSS went from 32.1 to 37.9 MiB.
+/// Queueing a 0.99 MiB input and cancelling it, over and over, leaves the
+/// daemon's RSS bounded: a dropped input's event holds a size and a
+/// 64-character prefix, not the text, and the replay memory is bounded in
+/// bytes. Events holding the whole text would keep ~250 MiB over these
+/// rounds (1 GiB over 1,000). `ROUNDS` is 250 as a debug build takes
+/// ~0.35 s a round; measured with 1,000, RSS went from 32.1 to 37.9 MiB.
 #[test]
 fn dropped_inputs_leave_memory_bounded() {
     const ROUNDS: usize = 250;
@@ -53,11 +43,11 @@ fn dropped_inputs_leave_memory_bounded() {
     for _ in 0..50 {
         queue_and_cancel(&daemon, &id, &body);
     }
-    let before = rss_kib(&daemon);
+    let before = rss_kib(daemon.pid());
     for _ in 0..ROUNDS {
         queue_and_cancel(&daemon, &id, &body);
     }
-    let after = rss_kib(&daemon);
+    let after = rss_kib(daemon.pid());
     eprintln!("RSS after warm-up {before} KiB, after {ROUNDS} dropped inputs {after} KiB");
     assert!(
         after < before + BOUND_KIB,
@@ -98,8 +88,8 @@ fn thought_events_are_cut_and_event_pages_are_bounded() {
         );
         assert_eq!(status, 200, "{body}");
     }
-    let (_, session) = daemon.get(&format!("/v1/sessions/{id}"));
-    let full = session["session"]["thought"]["text"].as_str().unwrap();
+    let session = daemon.summary(&id);
+    let full = session["thought"]["text"].as_str().unwrap();
     assert_eq!(
         full.len(),
         4 + text.len(),
@@ -252,8 +242,8 @@ fn duplicate_json_keys_are_refused_and_change_nothing() {
         "{screen}"
     );
     assert_ne!(tmux.size("dup"), (20, 30));
-    let (_, session) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(session["session"]["thought"]["text"], "kept");
+    let session = daemon.summary(&id);
+    assert_eq!(session["thought"]["text"], "kept");
 }
 
 /// tmux parses a control client's command with a yacc stack of 10,000
@@ -340,8 +330,8 @@ fn scrollback_racing_an_outside_kill_is_200_or_404() {
     }
 }
 
-/// A thought dated in the year 2999 was stored, and every later update was
-/// "older" and not applied. Now one more than 5 minutes ahead is a 400.
+/// A thought dated more than 5 minutes ahead is a 400: stored, one dated
+/// in the year 2999 would make every later update "older" and unapplied.
 #[test]
 fn a_thought_from_the_future_is_refused() {
     let tmux = TmuxServer::new();
@@ -370,6 +360,6 @@ fn a_thought_from_the_future_is_refused() {
     assert_eq!(answer["applied"], true, "clocks a little apart are fine");
     let (status, answer) = put(json!({ "text": "now" }));
     assert_eq!(status, 200, "{answer}");
-    let (_, session) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(session["session"]["thought"]["text"], "in a minute");
+    let session = daemon.summary(&id);
+    assert_eq!(session["thought"]["text"], "in a minute");
 }

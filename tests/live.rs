@@ -147,7 +147,7 @@ fn a_stalled_subscriber_is_dropped_while_others_keep_up() {
     let _stalled = stalled_client(&daemon, &format!("/v1/sessions/{id}/stream"));
     let (mut fast, _) = connect(&daemon, &format!("/v1/sessions/{id}/stream"));
     wait_for("two subscribers", || {
-        (daemon.get(&format!("/v1/sessions/{id}")).1["session"]["subscribers"] == 2).then_some(())
+        (daemon.summary(&id)["subscribers"] == 2).then_some(())
     });
 
     // 3 MB of text through the session (less than a subscriber's queue, so
@@ -183,10 +183,10 @@ fn a_stalled_subscriber_is_dropped_while_others_keep_up() {
         "the fast subscriber got the whole flood ({received} bytes)"
     );
     let summary = wait_for("the stalled subscriber to be dropped", || {
-        let (_, body) = daemon.get(&format!("/v1/sessions/{id}"));
-        (body["session"]["subscribers"] == 1).then_some(body)
+        let summary = daemon.summary(&id);
+        (summary["subscribers"] == 1).then_some(summary)
     });
-    assert_eq!(summary["session"]["transport"], "attached");
+    assert_eq!(summary["transport"], "attached");
     daemon.wait_for_snapshot(&id, "flood-42");
     daemon.type_line(&id, "echo after-$((2*2))");
     daemon.wait_for_snapshot(&id, "after-4");
@@ -291,10 +291,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body, json!({ "delivered": false, "queued": true }));
-    assert_eq!(
-        daemon.get(&format!("/v1/sessions/{id}")).1["session"]["queued_inputs"],
-        1
-    );
+    assert_eq!(daemon.summary(&id)["queued_inputs"], 1);
     let registry = std::fs::read_to_string(data.path().join("registry.json")).unwrap();
     assert!(
         registry.contains("echo second-$((1+1))"),
@@ -312,10 +309,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
         position("first-1") < position("echo second"),
         "typed only after the sleep ended: {lines:?}"
     );
-    assert_eq!(
-        daemon.get(&format!("/v1/sessions/{id}")).1["session"]["queued_inputs"],
-        0
-    );
+    assert_eq!(daemon.summary(&id)["queued_inputs"], 0);
 
     // Queued while busy, across a restart.
     daemon.type_line(&id, "sleep 4; echo third-$((1+2))");
@@ -327,10 +321,7 @@ fn queued_input_waits_for_idle_and_survives_a_restart() {
     let (status, _) = daemon.terminate();
     assert!(status.success());
     let daemon = Daemon::start_with(&tmux, options());
-    assert_eq!(
-        daemon.get(&format!("/v1/sessions/{id}")).1["session"]["queued_inputs"],
-        1
-    );
+    assert_eq!(daemon.summary(&id)["queued_inputs"], 1);
     let lines = daemon.wait_for_snapshot(&id, "fourth-4");
     assert!(
         lines.iter().position(|l| l.contains("third-3"))
@@ -383,7 +374,7 @@ fn thoughts_are_merged_persisted_and_never_go_back_in_time() {
     );
     assert_eq!(body["applied"], false);
     assert_eq!(body["thought"]["text"], "planning");
-    let summary = daemon.get(&format!("/v1/sessions/{id}")).1["session"].clone();
+    let summary = daemon.summary(&id);
     assert_eq!(summary["thought"]["text"], "planning");
     assert_eq!(summary["thought"]["tokens_in"], 10);
     assert!(
@@ -395,10 +386,7 @@ fn thoughts_are_merged_persisted_and_never_go_back_in_time() {
 
     daemon.terminate();
     let daemon = Daemon::start_with(&tmux, options());
-    assert_eq!(
-        daemon.get(&format!("/v1/sessions/{id}")).1["session"]["thought"]["state"],
-        "thinking"
-    );
+    assert_eq!(daemon.summary(&id)["thought"]["state"], "thinking");
 }
 
 #[test]
@@ -456,10 +444,7 @@ fn bad_live_input_gets_clear_errors_and_changes_nothing() {
         Some(&json!({ "txt": "typo" })),
     );
     assert_eq!(status, 400);
-    assert!(
-        daemon.get(&format!("/v1/sessions/{id}")).1["session"]["thought"].is_null(),
-        "nothing stored"
-    );
+    assert!(daemon.summary(&id)["thought"].is_null(), "nothing stored");
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "keys": ["Enter"], "when": "idle" }),

@@ -4,7 +4,7 @@
 use crate::common;
 use crate::wire;
 
-use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
+use common::{Daemon, DaemonOptions, TmuxServer, owner_and_mode, wait_for};
 use serde_json::json;
 use wire::{next_json, send_json, ws_request};
 
@@ -80,17 +80,9 @@ fn tokens_never_reach_the_log_even_at_trace_level() {
     }
 }
 
-/// uid and mode of `path`.
-fn owner_and_mode(path: &std::path::Path) -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).unwrap();
-    (meta.uid(), meta.mode() & 0o777)
-}
-
-/// Issue 17, finding 8: `log_file` is not opened through a symbolic link
-/// (one planted in a sticky dir had tmuxd append to its target), nor when
-/// it belongs to another user: exit 78 naming `log_file`, the target
-/// untouched.
+/// `log_file` is not opened through a symbolic link (one planted in a
+/// sticky dir would have tmuxd append to its target), nor when it belongs
+/// to another user: exit 78 naming `log_file`, the target untouched.
 #[test]
 fn a_log_file_link_or_a_log_file_of_another_user_is_refused() {
     let tmux = TmuxServer::new();
@@ -130,9 +122,8 @@ fn a_log_file_link_or_a_log_file_of_another_user_is_refused() {
     );
 }
 
-/// Issue 17, finding 8: an existing log file that others could read is
-/// tightened to 0600 (and says so), its earlier lines kept; a new one is
-/// created 0600.
+/// An existing log file that others could read is tightened to 0600 (and
+/// says so), its earlier lines kept; a new one is created 0600.
 #[test]
 fn an_existing_log_file_is_made_private_and_a_new_one_created_private() {
     use std::os::unix::fs::PermissionsExt;

@@ -6,79 +6,13 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::webhook::{self, webhook};
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};
-
-/// A webhook receiver: answers `statuses` in turn (then 200), and hands
-/// each request's JSON body over the channel.
-fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
-    let mut statuses = statuses.into_iter();
-    serve_hook(move || {
-        let status = statuses.next().unwrap_or(200);
-        format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-    })
-}
-
-/// A loopback HTTP server answering each request with `answer()`; each
-/// request's JSON body goes over the channel. Returns its `/hook` URL.
-fn serve_hook(answer: impl FnMut() -> String + Send + 'static) -> (String, mpsc::Receiver<Value>) {
-    let (url, raw) = hook_server(answer);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for (_, body) in raw {
-            let _ = tx.send(serde_json::from_slice(&body).unwrap());
-        }
-    });
-    (url, rx)
-}
-
-/// A webhook call: its `X-Tmuxd-Signature` and its body.
-type SignedCall = (Option<String>, Vec<u8>);
-
-/// A loopback webhook answering 200 that hands over each request's
-/// signature header and raw body.
-fn signed_hook() -> (String, mpsc::Receiver<SignedCall>) {
-    hook_server(|| "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
-}
-
-/// A loopback HTTP server answering each request with `answer()`, handing
-/// over each request's signature header and raw body.
-fn hook_server(
-    mut answer: impl FnMut() -> String + Send + 'static,
-) -> (String, mpsc::Receiver<SignedCall>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut length, mut signature) = (0, None);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap_or((&line, ""));
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap(),
-                    "x-tmuxd-signature" => signature = Some(value.trim().to_owned()),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let _ = stream.write_all(answer().as_bytes());
-            let _ = tx.send((signature, body));
-        }
-    });
-    (url, rx)
-}
 
 fn next(rx: &mpsc::Receiver<Value>) -> Value {
     rx.recv_timeout(common::PATIENCE).expect("a notification")
@@ -173,27 +107,23 @@ fn a_webhook_is_called_once_per_attention_with_a_cooldown_and_on_exit() {
     assert!(!env.contains("TMUXD_SECRET_FOR_TEST"), "{env}");
 }
 
-/// `tmuxd_<name>_total` from `/metrics`.
+/// `tmuxd_<name>_total` from `/metrics`, 0 before the first count.
 fn counter(daemon: &Daemon, name: &str) -> u64 {
-    let (status, text) = daemon.get("/metrics");
-    assert_eq!(status, 200, "{text}");
-    let text = text.as_str().unwrap_or_default().to_owned();
-    let prefix = format!("tmuxd_{name}_total ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map_or(0, |n| n.trim().parse().unwrap())
+    daemon
+        .metric(&format!("tmuxd_{name}_total"))
+        .map_or(0, |n| n as u64)
 }
 
-/// Issue 17, finding 7: a webhook that answers with a redirect does not get
-/// the event re-sent elsewhere (a 307 keeps method and body): the delivery
-/// fails at once, without retries, and the log says why without showing the
-/// credentials of either URL.
+/// A webhook that answers with a redirect does not get the event re-sent
+/// elsewhere (a 307 keeps method and body): the delivery fails at once,
+/// without retries, and the log says why without showing the credentials of
+/// either URL.
 #[test]
 fn a_webhook_redirect_is_not_followed_and_counts_as_a_failure() {
     let tmux = TmuxServer::new();
     let (elsewhere, redirected) = webhook(vec![]);
     let location = elsewhere.replace("http://", "http://locuser:loc-pa55@");
-    let (hook, calls) = serve_hook(move || {
+    let (hook, calls) = webhook::serve_json(move || {
         format!(
             "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
         )
@@ -252,11 +182,11 @@ fn until_marker(calls: &mpsc::Receiver<Value>, marker: &str) -> Vec<Value> {
     }
 }
 
-/// Issue 19, finding 3: attention up on 5 sessions, the daemon restarted
-/// twice: not one notification again; a session's end is notified once,
-/// a restart after it sends nothing more.
+/// Attention up on 5 sessions, the daemon restarted twice: not one
+/// notification again; a session's end is notified once, a restart after it
+/// sends nothing more.
 #[test]
-fn finding_3_restarts_re_notify_nothing() {
+fn restarts_re_notify_nothing() {
     let tmux = TmuxServer::new();
     let data = tempfile::tempdir().unwrap();
     let (url, calls) = webhook(vec![]);
@@ -337,13 +267,12 @@ fn openssl_hmac(key: &str, body: &[u8]) -> String {
     text.split_whitespace().next().unwrap().to_owned()
 }
 
-/// Issue 19, finding 4: a notification says what happened in one line,
-/// with the session's name, cwd, command, state and last screen lines,
-/// signed with `notify.secret`.
+/// A notification says what happened in one line, with the session's name,
+/// cwd, command, state and last screen lines, signed with `notify.secret`.
 #[test]
-fn finding_4_notifications_say_what_happened_and_are_signed() {
+fn notifications_say_what_happened_and_are_signed() {
     let tmux = TmuxServer::new();
-    let (url, calls) = signed_hook();
+    let (url, calls) = webhook::signed();
     let secret = "a-secret-of-at-least-24-chars";
     let daemon = Daemon::start_with(
         &tmux,
@@ -403,8 +332,8 @@ fn finding_4_notifications_say_what_happened_and_are_signed() {
     assert_eq!(call["name"], "build");
 }
 
-/// Issue 32, item 2: `notify.on = ["attention", "failed_exit"]` notifies
-/// an end with a non-zero status, not a clean one.
+/// `notify.on = ["attention", "failed_exit"]` notifies an end with a
+/// non-zero status, not a clean one.
 #[test]
 fn notify_on_failed_exit_skips_a_clean_end() {
     let tmux = TmuxServer::new();

@@ -79,9 +79,8 @@ fn a_session_renamed_from_outside_is_followed_and_never_adopted_again() {
     assert_eq!(tracked.len(), 2, "{tracked:?}");
     assert!(tracked.contains(&("fourth", id.as_str())), "{tracked:?}");
     assert_eq!(clients_of(&tmux, "fourth"), 1, "one control client");
-    let (status, summary) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(status, 200);
-    assert_eq!(summary["session"]["tmux_name"], "fourth", "{summary}");
+    let summary = daemon.summary(&id);
+    assert_eq!(summary["tmux_name"], "fourth", "{summary}");
 
     let renames: Vec<(String, String)> = events_of(&daemon, "session_renamed")
         .iter()

@@ -240,10 +240,9 @@ fn sessions_lost_with_tmux_are_restored_with_layouts_cwds_and_only_the_resume_co
     );
 
     for (id, name) in [(&agent_id, "agent"), (&job_id, "job")] {
-        let (status, session) = daemon.get(&format!("/v1/sessions/{id}"));
-        assert_eq!(status, StatusCode::OK, "{session}");
-        assert_eq!(session["session"]["tmux_name"], name);
-        assert_eq!(session["session"]["ended_at"], Value::Null);
+        let session = daemon.summary(id);
+        assert_eq!(session["tmux_name"], name);
+        assert_eq!(session["ended_at"], Value::Null);
     }
     for (name, shape) in &before {
         // A shell's cwd shows once it runs; the layout at once.

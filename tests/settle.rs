@@ -7,25 +7,12 @@ use crate::common;
 
 use common::{Daemon, TmuxServer, wait_for};
 
-/// The value of the `/metrics` sample `sample` (name with its labels, as
-/// the text spells it), 0 when absent.
-fn metric(daemon: &Daemon, sample: &str) -> f64 {
-    let (status, text) = daemon.get("/metrics");
-    assert_eq!(status, 200);
-    let text = text.as_str().expect("metrics are text").to_owned();
-    text.lines()
-        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
-        .map_or(0.0, |value| value.trim().parse().unwrap())
-}
-
 fn checks(daemon: &Daemon) -> f64 {
     ["equal", "drift", "skipped", "failed"]
         .iter()
         .map(|o| {
-            metric(
-                daemon,
-                &format!("tmuxd_screen_checks_total{{outcome=\"{o}\"}}"),
-            )
+            let sample = format!("tmuxd_screen_checks_total{{outcome=\"{o}\"}}");
+            daemon.metric(&sample).unwrap_or(0.0)
         })
         .sum()
 }
@@ -53,13 +40,20 @@ fn a_drifted_screen_is_repaired_to_tmuxs_and_counted() {
     // parser (`vte`) shows U+FFFD for them (docs/fidelity.md).
     tmux.send_keys("drift", &["printf 'a\\xffb\\xc2c\\n'", "Enter"]);
     let repaired = wait_for("the drift counted and the screen repaired", || {
-        let drift = metric(&daemon, "tmuxd_screen_drift_total{cause=\"text\"}");
+        let drift = daemon
+            .metric("tmuxd_screen_drift_total{cause=\"text\"}")
+            .unwrap_or(0.0);
         let lines = daemon.snapshot_lines(&id);
         (drift >= 1.0 && lines == tmux.capture("drift")).then_some(lines)
     });
     assert!(repaired.iter().any(|l| l == "abc"), "{repaired:?}");
     assert!(!repaired.iter().any(|l| l.contains('\u{fffd}')));
-    assert!(metric(&daemon, "tmuxd_screen_checks_total{outcome=\"drift\"}") >= 1.0);
+    assert!(
+        daemon
+            .metric("tmuxd_screen_checks_total{outcome=\"drift\"}")
+            .unwrap_or(0.0)
+            >= 1.0
+    );
 }
 
 #[test]
@@ -79,7 +73,11 @@ fn an_unchanged_screen_is_not_checked() {
     // Output then settles, and exactly one check follows it.
     tmux.send_keys("still", &["echo one", "Enter"]);
     wait_for("a check after output", || {
-        (metric(&daemon, "tmuxd_screen_checks_total{outcome=\"equal\"}") >= 1.0).then_some(())
+        (daemon
+            .metric("tmuxd_screen_checks_total{outcome=\"equal\"}")
+            .unwrap_or(0.0)
+            >= 1.0)
+            .then_some(())
     });
     let after = checks(&daemon);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
@@ -87,7 +85,9 @@ fn an_unchanged_screen_is_not_checked() {
         assert_eq!(checks(&daemon), after, "checked again with nothing new");
     }
     assert_eq!(
-        metric(&daemon, "tmuxd_screen_drift_total{cause=\"text\"}"),
+        daemon
+            .metric("tmuxd_screen_drift_total{cause=\"text\"}")
+            .unwrap_or(0.0),
         0.0
     );
 }

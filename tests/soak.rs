@@ -236,13 +236,11 @@ fn settled(daemon: &Daemon, tmux: &TmuxServer, tracked: usize, before: Option<&U
     let children = if native { 0 } else { tracked };
     loop {
         let sessions = daemon.sessions().len();
-        let (_, metrics) = daemon.get("/metrics");
-        let subscribers: f64 = metrics
-            .as_str()
-            .unwrap_or("")
-            .lines()
-            .filter(|l| l.starts_with("tmuxd_stream_subscribers{"))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        let subscribers: f64 = daemon
+            .metrics()
+            .into_iter()
+            .filter(|(sample, _)| sample.starts_with("tmuxd_stream_subscribers{"))
+            .map(|(_, value)| value)
             .sum();
         let now = usage(daemon.pid(), tmux);
         let threads_back = before.is_none_or(|b| now.threads <= b.threads);

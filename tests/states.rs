@@ -10,12 +10,6 @@ use std::time::{Duration, Instant};
 use common::{Daemon, DaemonOptions, TmuxServer, wait_for};
 use serde_json::{Value, json};
 
-fn summary(daemon: &Daemon, id: &str) -> Value {
-    let (status, body) = daemon.get(&format!("/v1/sessions/{id}"));
-    assert_eq!(status, 200, "{body}");
-    body["session"].clone()
-}
-
 /// (state, reason, attention reason) of each state event of `id`.
 fn state_events(daemon: &Daemon, id: &str) -> Vec<(String, String, String)> {
     daemon
@@ -33,11 +27,11 @@ fn state_events(daemon: &Daemon, id: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Finding 1: a bell is a flag beside the state. The prompt coming back
+/// A bell is a flag beside the state. The prompt coming back
 /// is `idle` (wait answers), and input queued for idle is typed though the
 /// flag is up; typing it clears the flag.
 #[test]
-fn finding_1_a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
+fn a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let id = daemon.create_named("bell", common::SHELL);
@@ -68,10 +62,10 @@ fn finding_1_a_bell_at_a_prompt_leaves_it_idle_and_the_queue_is_typed() {
     );
 }
 
-/// Finding 2: `bash -c` is a shell, but not one at its prompt; the script is
+/// `bash -c` is a shell, but not one at its prompt; the script is
 /// working until it ends, and a loop printing every second does not flap.
 #[test]
-fn finding_2_a_shell_script_is_working_until_it_ends() {
+fn a_shell_script_is_working_until_it_ends() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let script = daemon.create_named("script", "bash -c 'echo start; sleep 3; echo done'");
@@ -106,10 +100,10 @@ fn finding_2_a_shell_script_is_working_until_it_ends() {
     assert_eq!(states, ["working", "exited"], "no flapping");
 }
 
-/// Finding 3: `sleep 900` prints nothing and uses no CPU: working, and
-/// after `attention_after_s` of that, attention for the long silence.
+/// `sleep 900` prints nothing and uses no CPU: working, and after
+/// `attention_after_s` of that, attention for the long silence.
 #[test]
-fn finding_3_a_silent_program_is_working_then_needs_attention() {
+fn a_silent_program_is_working_then_needs_attention() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start_with(
         &tmux,
@@ -138,12 +132,12 @@ fn waiting_lag(daemon: &Daemon, id: &str) -> Duration {
         .unwrap_or_default()
 }
 
-/// Finding 4: a REPL at `>>>` and a `[y/N]` question are waiting within a
+/// A REPL at `>>>` and a `[y/N]` question are waiting within a
 /// second of going quiet (median of several tries, measured by the daemon
 /// from the last output it saw); the question needs attention until input
 /// arrives, the REPL that only opened does not.
 #[test]
-fn finding_4_a_repl_and_a_question_are_waiting_within_a_second() {
+fn a_repl_and_a_question_are_waiting_within_a_second() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let mut lags = Vec::new();
@@ -151,7 +145,7 @@ fn finding_4_a_repl_and_a_question_are_waiting_within_a_second() {
         let question = "bash -c 'read -p \"Proceed? [y/N] \" a; echo answered-$a; sleep 600'";
         let id = daemon.create_named(&format!("ask{i}"), question);
         lags.push(waiting_lag(&daemon, &id));
-        let asked = summary(&daemon, &id);
+        let asked = daemon.summary(&id);
         assert_eq!(asked["state_reason"], "terminal_read", "{asked}");
         assert_eq!(asked["attention"]["reason"], "needs_input", "{asked}");
         daemon.type_line(&id, "y");
@@ -241,7 +235,7 @@ reason = "press_any_key"
     daemon.type_line(&agent, "1");
     daemon.wait_for_snapshot(&agent, "answered 1");
     wait_for("the agent working again", || {
-        let s = summary(&daemon, &agent);
+        let s = daemon.summary(&agent);
         (s["state"] == "working").then_some(s)
     });
     let key = daemon.create_named("key", &common::program_fixture("press_any_key.sh"));
@@ -255,7 +249,7 @@ reason = "press_any_key"
     // Its output counts as work first (`output_activity`); once the screen
     // settles, the program asleep on something else says `foreground_process`.
     let working = wait_for("the prompt judged from /proc", || {
-        let s = summary(&plain, &key);
+        let s = plain.summary(&key);
         (s["state"] == "working" && s["state_reason"] != "output_activity").then_some(s)
     });
     assert_eq!(working["state_reason"], "foreground_process", "{working}");

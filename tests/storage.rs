@@ -5,11 +5,10 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, wait_for};
+use common::{Daemon, DaemonOptions, PATIENCE, TmuxServer, owner_and_mode, wait_for};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -252,13 +251,7 @@ fn event_seq_never_goes_back_when_the_event_log_is_damaged() {
         .send()
         .unwrap();
     daemon.create(&json!({ "name": "after", "command": common::SHELL }));
-    let created = BufReader::new(response)
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| {
-            l.strip_prefix("data:")
-                .map(|d| serde_json::from_str::<Value>(d.trim()).unwrap())
-        })
+    let created = common::sse_data(response)
         .find(|e| e["kind"] == "session_created")
         .unwrap();
     assert_eq!(created["tmux_name"], "after");
@@ -333,13 +326,7 @@ fn limit_file_size(pid: u32, bytes: Option<u64>) {
 
 /// Reads the SSE feed until `count` thought updates arrived.
 fn collect_thoughts(response: reqwest::blocking::Response, count: usize) -> Vec<Value> {
-    BufReader::new(response)
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| {
-            l.strip_prefix("data:")
-                .map(|d| serde_json::from_str::<Value>(d.trim()).unwrap())
-        })
+    common::sse_data(response)
         .filter(|e| e["kind"] == "thought_update")
         .take(count)
         .collect()
@@ -403,12 +390,7 @@ fn a_failing_disk_is_reported_retried_and_loses_no_event() {
     let (status, ready) = daemon.get("/readyz");
     assert_eq!(status, 200, "a degraded daemon still serves: {ready}");
     assert_eq!(ready["storage"]["status"], "degraded", "{ready}");
-    let (_, metrics) = daemon.get("/metrics");
-    let metrics = metrics.as_str().unwrap().to_owned();
-    assert!(
-        metrics.contains("\ntmuxd_storage_degraded 1\n"),
-        "{metrics}"
-    );
+    assert_eq!(daemon.metric("tmuxd_storage_degraded"), Some(1.0));
     // Nothing of it reached the disk yet: the fault is real.
     let on_disk = seqs_on_disk(data.path());
     assert!(on_disk.iter().all(|&seq| seq < first), "{on_disk:?}");
@@ -418,13 +400,7 @@ fn a_failing_disk_is_reported_retried_and_loses_no_event() {
         let (_, health) = daemon.get("/healthz");
         (health["status"] == "ok").then_some(())
     });
-    let (_, metrics) = daemon.get("/metrics");
-    assert!(
-        metrics
-            .as_str()
-            .unwrap()
-            .contains("\ntmuxd_storage_degraded 0\n")
-    );
+    assert_eq!(daemon.metric("tmuxd_storage_degraded"), Some(0.0));
     let on_disk = seqs_on_disk(data.path());
     let expected: Vec<u64> = (1..next_seq(&daemon)).collect();
     assert_eq!(
@@ -467,19 +443,12 @@ fn entries(dir: &Path) -> Vec<String> {
     names
 }
 
-/// uid and mode of `path`.
-fn owner_and_mode(path: &Path) -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).unwrap();
-    (meta.uid(), meta.mode() & 0o777)
-}
-
 /// The uid `nobody` has on Debian and Fedora alike.
 const NOBODY: u32 = 65534;
 
-/// Issue 17, finding 8: a data dir that belongs to another user is refused
-/// with exit 78 naming `data_dir`, whatever uid tmuxd runs as (a root
-/// daemon wrote into one), and nothing in it is created or changed.
+/// A data dir that belongs to another user is refused with exit 78 naming
+/// `data_dir`, whatever uid tmuxd runs as (a root daemon must not write
+/// into it either), and nothing in it is created or changed.
 #[test]
 fn a_data_dir_of_another_user_is_refused() {
     let tmux = TmuxServer::new();
@@ -505,10 +474,10 @@ fn a_data_dir_of_another_user_is_refused() {
     assert_eq!((owner_and_mode(&data), entries(&data)), before);
 }
 
-/// Issue 29, finding 12: a data dir reached through a directory or link
-/// that another user can replace was used, and when they swapped it after
-/// the start, tmuxd's writes went into their directory. It is refused at
-/// start (exit 78), naming the step, and nothing is made under it.
+/// A data dir reached through a directory or link that another user can
+/// replace is refused at start (exit 78), naming the step, and nothing is
+/// made under it: swapped after the start, it would take tmuxd's writes
+/// into their directory.
 #[test]
 fn a_data_dir_another_user_could_redirect_is_refused() {
     use std::os::unix::fs::{PermissionsExt, symlink};
@@ -555,9 +524,8 @@ fn a_data_dir_another_user_could_redirect_is_refused() {
     assert!(mine.join("data/registry.json").exists());
 }
 
-/// Issue 17, finding 8: an `events.jsonl` that is a symbolic link is not
-/// followed: tmuxd refuses to start, saying which file, and the link's
-/// target is untouched.
+/// An `events.jsonl` that is a symbolic link is not followed: tmuxd refuses
+/// to start, saying which file, and the link's target is untouched.
 #[test]
 fn a_planted_events_jsonl_link_is_not_followed() {
     let tmux = TmuxServer::new();
@@ -585,10 +553,9 @@ fn a_planted_events_jsonl_link_is_not_followed() {
     );
 }
 
-/// Issue 17, finding 8: the single-daemon guard cannot be deleted. After
-/// `rm lock` (the old guard's file) and every other file, a second daemon
-/// on the same data dir is still refused, naming it, and the first one
-/// carries on.
+/// The single-daemon guard cannot be deleted. After `rm lock` (the old
+/// guard's file) and every other file, a second daemon on the same data dir
+/// is still refused, naming it, and the first one carries on.
 #[test]
 fn deleting_files_in_the_data_dir_does_not_let_a_second_daemon_in() {
     let tmux = TmuxServer::new();

@@ -122,13 +122,7 @@ fn sse_resumes_from_last_event_id_without_gaps_after_a_restart() {
                 .bearer_auth(token)
                 .send()
                 .unwrap();
-            BufReader::new(response)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| {
-                    l.strip_prefix("data:")
-                        .map(|d| serde_json::from_str::<Value>(d.trim()).unwrap())
-                })
+            common::sse_data(response)
                 .find(|e| e["kind"] == "session_created")
                 .unwrap()
         }

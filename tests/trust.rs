@@ -15,7 +15,7 @@ fn session_id(session: &Value) -> String {
     session["session_id"].as_str().unwrap().to_owned()
 }
 
-/// Finding 2: the tmux server tmuxd starts must not inherit its tokens.
+/// The tmux server tmuxd starts must not inherit its tokens.
 #[test]
 fn tokens_never_reach_the_tmux_server_or_its_sessions() {
     let tmux = TmuxServer::new();
@@ -88,7 +88,7 @@ fn stream_send(daemon: &Daemon, id: &str, frames: &[&[u8]]) -> Vec<Value> {
     }
 }
 
-/// Finding 3: stream input reaches the program, never tmux's prefix key.
+/// Stream input reaches the program, never tmux's prefix key.
 #[test]
 fn raw_stream_input_never_meets_tmux_key_bindings() {
     let tmux = TmuxServer::new();
@@ -121,7 +121,7 @@ fn raw_stream_input_never_meets_tmux_key_bindings() {
     assert_eq!(status, 200);
 }
 
-/// Finding 4: `#` would be expanded by tmux (`#(cmd)` runs a command).
+/// `#` would be expanded by tmux (`#(cmd)` runs a command).
 #[test]
 fn names_tmux_would_expand_are_refused_and_never_adopted() {
     let tmux = TmuxServer::new();
@@ -204,7 +204,7 @@ fn big_text(size: usize) -> String {
     text
 }
 
-/// Finding 10: any size up to the limit is delivered in order; larger is
+/// Any size up to the limit is delivered in order; larger is
 /// refused with 413 before anything is typed; other requests go on.
 #[test]
 fn large_input_is_delivered_whole_or_refused_whole() {
@@ -271,7 +271,7 @@ fn large_input_is_delivered_whole_or_refused_whole() {
     );
 }
 
-/// Finding 11: input and resize racing a session's end answer 404, never
+/// Input and resize racing a session's end answer 404, never
 /// 502; once the ended session is kept, 409 `session_ended`.
 #[test]
 fn requests_racing_a_sessions_end_answer_not_found() {
@@ -305,7 +305,7 @@ fn requests_racing_a_sessions_end_answer_not_found() {
     }
 }
 
-/// Finding 11: a window's cells are capped (memory per screen).
+/// A window's cells are capped (memory per screen).
 #[test]
 fn huge_windows_are_refused() {
     let tmux = TmuxServer::new();
@@ -325,7 +325,7 @@ fn huge_windows_are_refused() {
     assert_eq!(tmux.size(session["tmux_name"].as_str().unwrap()), (80, 24));
 }
 
-/// Finding 11: under churn, sessions that have ended stop counting against
+/// Under churn, sessions that have ended stop counting against
 /// capacity at once; a reaper that handles ends one by one (each asks tmux
 /// and writes the registry) falls behind and refuses new sessions.
 #[test]
@@ -390,8 +390,8 @@ fn ended_sessions_do_not_hold_capacity_under_churn() {
     );
 }
 
-/// Finding 9: an item whose typing had begun when the daemon died is
-/// reported, never typed again; the items behind it are typed once.
+/// An item whose typing had begun when the daemon died is reported, never
+/// typed again; the items behind it are typed once.
 #[test]
 fn queued_input_interrupted_by_a_crash_is_never_typed_twice() {
     let tmux = TmuxServer::new();

@@ -278,10 +278,10 @@ fn a_regex_past_the_size_limit_is_refused_quickly_off_the_workers() {
     );
 }
 
-/// Issue 20, item 3: a line the program printed wider than the pane is
-/// matched across the wrap, and answered whole (it was cut at the pane's
-/// width: `…0 filtered out; fini`). The command line typed to print it
-/// holds the text in two quoted halves, so only the output matches.
+/// A line the program printed wider than the pane is matched across the
+/// wrap, and answered whole (it was cut at the pane's width: `…0 filtered
+/// out; fini`). The command line typed to print it holds the text in two
+/// quoted halves, so only the output matches.
 #[test]
 fn a_match_reads_a_wrapped_line_whole() {
     let tmux = TmuxServer::new();

@@ -5,6 +5,7 @@
 
 pub mod pty;
 pub mod python;
+pub mod webhook;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -472,6 +473,60 @@ impl Daemon {
         assert_eq!(status, StatusCode::OK, "{answer}");
     }
 
+    /// Runs the CLI (`client()`) with `args` to its end.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.client().args(args).output().unwrap()
+    }
+
+    /// A fleet peer as this hub lists it in `GET /v1/hosts` (asserting 200).
+    pub fn host(&self, name: &str) -> Value {
+        let (status, body) = self.get("/v1/hosts");
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let hosts = body["hosts"].as_array().unwrap();
+        hosts.iter().find(|h| h["name"] == name).unwrap().clone()
+    }
+
+    /// Waits until this hub lists peer `name` with `status`; returns it.
+    pub fn wait_host(&self, name: &str, status: &str) -> Value {
+        wait_for(&format!("{name} {status}"), || {
+            let host = self.host(name);
+            (host["status"] == status).then_some(host)
+        })
+    }
+
+    /// The session's summary, `GET /v1/sessions/{id}` (asserting 200).
+    pub fn summary(&self, id: &str) -> Value {
+        let (status, body) = self.get(&format!("/v1/sessions/{id}"));
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["session"].clone()
+    }
+
+    /// Every sample of `/metrics` (asserting 200): the sample as the text
+    /// spells it (name and labels) and its value.
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        let (status, text) = self.get("/metrics");
+        assert_eq!(status, StatusCode::OK, "{text}");
+        let text = text.as_str().expect("metrics are text");
+        text.lines()
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(|line| {
+                let (sample, value) = line.rsplit_once(' ').expect("a sample and its value");
+                let value = value
+                    .parse()
+                    .unwrap_or_else(|_| panic!("a number in {line:?}"));
+                (sample.to_owned(), value)
+            })
+            .collect()
+    }
+
+    /// The value of the `/metrics` sample `sample` (name with its labels,
+    /// as the text spells them), `None` when absent.
+    pub fn metric(&self, sample: &str) -> Option<f64> {
+        self.metrics()
+            .into_iter()
+            .find_map(|(name, value)| (name == sample).then_some(value))
+    }
+
     pub fn sessions(&self) -> Vec<Value> {
         let (status, value) = self.get("/v1/sessions");
         assert_eq!(status, StatusCode::OK);
@@ -615,6 +670,57 @@ pub fn path_with_fake_tmux(dir: &Path) -> String {
         }
     }
     format!("{}:{}", fake_tmux_dir().display(), bin.display())
+}
+
+/// What a command wrote to stderr, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A command's stdout as JSON, asserting it succeeded.
+pub fn json_ok(output: Output) -> Value {
+    let text = stdout_ok(output);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// A file's owner uid and permission bits.
+pub fn owner_and_mode(path: &Path) -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.uid(), meta.mode() & 0o777)
+}
+
+/// A bash script printing the completions of `$LINE` (a command line,
+/// ending in a space to complete a new word), one a line, as bash would
+/// offer them at a TAB; `$TMUXD` is the binary.
+pub const BASH_COMPLETE: &str = r#"source <("$TMUXD" completions bash)
+read -ra COMP_WORDS <<< "$LINE"
+[[ "$LINE" == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_TYPE=9
+_clap_complete_tmuxd tmuxd "${COMP_WORDS[COMP_CWORD]}"
+printf '%s\n' "${COMPREPLY[@]}""#;
+
+/// The JSON of each `data:` line of an SSE response, as they arrive; ends
+/// with the response.
+pub fn sse_data(response: reqwest::blocking::Response) -> impl Iterator<Item = Value> {
+    BufReader::new(response)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| {
+            let data = line.strip_prefix("data:")?;
+            Some(serde_json::from_str(data.trim()).unwrap())
+        })
+}
+
+/// The resident memory of process `pid`, in KiB, from /proc.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/PID/status")
 }
 
 /// `tmuxd serve` as `Daemon::start_with` runs it (its config, plus
