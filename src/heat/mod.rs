@@ -1,16 +1,17 @@
 //! The owner of which sessions hold a control client (see `policy` for
 //! why and the decision itself): every `LOOK_EVERY` it asks each actor
-//! what the policy needs, asks tmux once which cold sessions printed since
-//! the last look (their windows' activity, `tmux::activity`: a cold
-//! session that prints becomes hot), decides, and tells the actors whose
-//! heat changed to let their client go or attach again. An actor also attaches again
+//! what the policy needs, asks tmux once what every session's panes did
+//! since the last look (`tmux::activity`: output, bells, dead panes),
+//! tells each cold session what it did (a cold session that printed or
+//! whose pane died becomes hot), decides, and tells the actors whose heat
+//! changed to let their client go or attach again. An actor also attaches again
 //! by itself the moment something needs it live (`session::actor::cold`);
 //! this owner only has to cool what is no longer wanted and heat what the
 //! policy wants hot.
 
 pub mod policy;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -20,7 +21,7 @@ use tokio_util::task::TaskTracker;
 use crate::id::SessionId;
 use crate::session::{HeatFacts, SessionHandle};
 use crate::supervisor::Supervisor;
-use crate::tmux::activity::WindowActivity;
+use crate::tmux::activity::{Change, ServerLook, SessionLook};
 use crate::tmux::control::TmuxSessionId;
 pub use policy::{Budget, Facts, Heat, decide};
 
@@ -31,9 +32,6 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// until the next look.
 const ASK: Duration = Duration::from_millis(500);
 
-/// Printed within this long counts as recently active.
-pub const RECENT: Duration = Duration::from_secs(30);
-
 /// Printed within this long counts as printing (always hot): longer than
 /// the second tmux stamps activity in, so a session is let go only after a
 /// second with no output, and whatever it prints next gets a later stamp.
@@ -43,7 +41,6 @@ pub const PRINTING: Duration = Duration::from_secs(2);
 pub fn budget(live_clients: u32) -> Budget {
     Budget {
         live_clients: (live_clients > 0).then_some(live_clients as usize),
-        recent: RECENT,
         printing: PRINTING,
     }
 }
@@ -78,8 +75,8 @@ async fn keep(supervisor: Supervisor, budget: Budget, cancel: CancellationToken)
 
 struct Owner {
     budget: Budget,
-    /// Each session's window activity at the last look (see `activity`).
-    seen: BTreeMap<TmuxSessionId, u64>,
+    /// What the last look found of each session (see `activity`).
+    seen: BTreeMap<TmuxSessionId, SessionLook>,
 }
 
 impl Owner {
@@ -93,20 +90,31 @@ impl Owner {
         }))
         .await;
         let asked: Vec<_> = asked.into_iter().flatten().collect();
-        let printed = self.printed(supervisor, &asked).await;
+        let changes = self.look_cold(supervisor, &asked).await;
+        join_all(asked.iter().filter_map(|(_, handle, facts)| {
+            let change = changes.get(&facts.tmux_id)?;
+            Some(handle.noted(*change))
+        }))
+        .await;
         let facts: Vec<Facts> = asked
             .iter()
-            .map(|(id, _, facts)| Facts {
-                id: *id,
-                live: facts.live,
-                watched: facts.watched,
-                settling: facts.settling,
-                busy: facts.busy,
-                // A cold session tmux saw print is as recent as can be.
-                quiet_for: match printed.contains(&facts.tmux_id) {
-                    true => Some(Duration::ZERO),
-                    false => facts.quiet_for,
-                },
+            .map(|(id, _, facts)| {
+                // A cold session tmux saw print, or whose pane died, is as
+                // recent as can be: attached now, it shows what it did.
+                let woke = changes
+                    .get(&facts.tmux_id)
+                    .is_some_and(|c| c.printed || c.died);
+                Facts {
+                    id: *id,
+                    live: facts.live,
+                    watched: facts.watched,
+                    settling: facts.settling,
+                    busy: facts.busy,
+                    quiet_for: match woke {
+                        true => Some(Duration::ZERO),
+                        false => facts.quiet_for,
+                    },
+                }
             })
             .collect();
         let mut live: BTreeMap<SessionId, bool> = asked
@@ -136,51 +144,60 @@ impl Owner {
         supervisor.note_live(&live);
     }
 
-    /// The cold sessions whose windows tmux stamped with newer activity
-    /// than at the last look: one `list-windows -a` for all, over a hot
-    /// session's client when there is one, else forked; none while every
-    /// session is hot.
-    async fn printed(
+    /// What tmux noted of each session since the last look that its actor
+    /// did not read itself (see
+    /// `activity`): one `list-panes -a` for all, over a hot session's
+    /// client when there is one (with a budget, the most recently active
+    /// session always is: see `policy`), else forked.
+    async fn look_cold(
         &mut self,
         supervisor: &Supervisor,
         asked: &[(SessionId, &SessionHandle, HeatFacts)],
-    ) -> BTreeSet<TmuxSessionId> {
-        if asked.iter().all(|(_, _, facts)| facts.live) {
-            self.seen.clear();
-            return BTreeSet::new();
+    ) -> BTreeMap<TmuxSessionId, Change> {
+        // Looked at while every session is hot too: what a session's
+        // windows show when it goes cold (a bell flag from before) is no
+        // news after.
+        if asked.is_empty() {
+            return BTreeMap::new();
         }
         let lender = asked
             .iter()
             .find(|(_, _, facts)| facts.live)
             .map(|(_, handle, _)| *handle);
-        let activity = match supervisor.tmux().run_routed(&WindowActivity, lender).await {
-            Ok(activity) => activity,
+        let looks = match supervisor.tmux().run_routed(&ServerLook, lender).await {
+            Ok(looks) => looks,
             Err(e) => {
-                tracing::debug!("heat: reading the windows' activity failed: {e}");
-                return BTreeSet::new();
+                tracing::debug!("heat: looking at the sessions' panes failed: {e}");
+                return BTreeMap::new();
             }
         };
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
-        let printed = asked
+        let changes = asked
             .iter()
-            .filter(|(_, _, facts)| !facts.live)
-            .filter(|(_, _, facts)| {
-                // Newer than the stamp at the last look, and than the
-                // second of the last output the actor saw (a session is
-                // let go only after `PRINTING` without output, so a later
-                // stamp is output it did not see).
+            .filter_map(|(_, _, facts)| {
+                // The second of the last output the actor saw: a session
+                // is let go only after `PRINTING` without output, so a
+                // later stamp is output it did not see.
                 let seen_out = facts
                     .quiet_for
                     .map(|quiet| now.saturating_sub(quiet).as_secs());
-                let before = self.seen.get(&facts.tmux_id).copied().max(seen_out);
-                let stamp = activity.get(&facts.tmux_id);
-                matches!((before, stamp), (Some(before), Some(stamp)) if *stamp > before)
+                let look = looks.get(&facts.tmux_id)?;
+                let mut change = look.change_since(self.seen.get(&facts.tmux_id), seen_out);
+                if facts.live {
+                    // A hot actor reads its own output and exits; a bell
+                    // flag is up only for what it did not read (a bell
+                    // while it attached, or in another window).
+                    change = Change {
+                        bell: change.bell,
+                        ..Change::default()
+                    };
+                }
+                change.any().then_some((facts.tmux_id, change))
             })
-            .map(|(_, _, facts)| facts.tmux_id)
             .collect();
-        self.seen = activity;
-        printed
+        self.seen = looks;
+        changes
     }
 }

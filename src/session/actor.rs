@@ -458,7 +458,8 @@ impl SessionActor {
             | SessionCmd::WatchState { .. }
             | SessionCmd::Hook { .. }
             | SessionCmd::Acknowledge { .. }
-            | SessionCmd::Heat { .. } => unreachable!("served by serve_local"),
+            | SessionCmd::Heat { .. }
+            | SessionCmd::Noted { .. } => unreachable!("served by serve_local"),
             SessionCmd::Shutdown { .. }
             | SessionCmd::Release { .. }
             | SessionCmd::Finish { .. }
@@ -492,6 +493,7 @@ impl SessionActor {
             SessionCmd::Heat { reply } => {
                 let _ = reply.send(self.heat_facts());
             }
+            SessionCmd::Noted { change } => self.noted(change),
             other => return Err(other),
         }
         Ok(())

@@ -82,6 +82,12 @@ pub enum SessionCmd {
     },
     /// What the heat policy needs to know of the session.
     Heat { reply: oneshot::Sender<HeatFacts> },
+    /// What the heat owner's look across the server found tmux noted of
+    /// the session: output while it had no client, a bell (see
+    /// `tmux::activity`).
+    Noted {
+        change: crate::tmux::activity::Change,
+    },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
     Subscribe {
@@ -559,6 +565,12 @@ impl SessionHandle {
     /// nothing to lower).
     pub async fn acknowledge(&self, by: Acknowledger) {
         let _ = self.tx.send(SessionCmd::Acknowledge { by }).await;
+    }
+
+    /// Tells the actor what tmux noted of it that it could not read itself
+    /// (a gone actor has nothing to judge).
+    pub async fn noted(&self, change: crate::tmux::activity::Change) {
+        let _ = self.tx.send(SessionCmd::Noted { change }).await;
     }
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {

@@ -14,7 +14,9 @@
 use tokio::sync::mpsc;
 
 use super::{SessionActor, until};
+use crate::session::state::Signal;
 use crate::session::{CommandError, HeatFacts, SessionCmd};
+use crate::tmux::activity::Change;
 use crate::tmux::command::WindowPanes;
 use crate::tmux::control::{ControlClient, ControlError};
 
@@ -46,6 +48,24 @@ impl SessionActor {
                 .detector
                 .last_activity()
                 .map(|at| (chrono::Utc::now() - at).to_std().unwrap_or_default()),
+        }
+    }
+
+    /// What the heat owner saw tmux note of the session: output while it
+    /// had no client (the session works; the policy attaches it, which
+    /// brings its screen), a bell (rung while cold, or in a window other
+    /// than the one the actor reads: its byte was not read here). A dead
+    /// pane needs nothing here: the attach the policy makes for it looks
+    /// at the session's panes, as a pidfd would have.
+    pub(super) fn noted(&mut self, change: Change) {
+        if change.printed {
+            self.signal(Signal::Output {
+                bytes: &[],
+                changed: true,
+            });
+        }
+        if change.bell {
+            self.signal(Signal::Bell);
         }
     }
 
