@@ -73,7 +73,8 @@ fn options(tmux: &TmuxServer, name: &str) -> Vec<String> {
 fn a_cold_session_that_rings_a_bell_raises_attention() {
     let tmux = TmuxServer::new();
     tmux.new_shell("anchor");
-    tmux.new_session("ringer", (80, 24), &after_enter("printf \"\\a\""));
+    // Rings, then waits again (work after a bell would take its flag down).
+    tmux.new_session("ringer", (80, 24), &after_enter("printf \"\\a\"; read y"));
     let before = options(&tmux, "ringer");
     let daemon = Daemon::start_with(&tmux, one_live_client());
     // Typed into through tmuxd, the shell is the most recently active:

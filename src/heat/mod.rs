@@ -21,8 +21,10 @@ use tokio_util::task::TaskTracker;
 use crate::id::SessionId;
 use crate::session::{HeatFacts, SessionHandle};
 use crate::supervisor::Supervisor;
+use crate::tmux::Tmux;
 use crate::tmux::activity::{Change, ServerLook, SessionLook};
 use crate::tmux::control::TmuxSessionId;
+use crate::tmux::server_client::ServerClient;
 pub use policy::{Budget, Facts, Heat, decide};
 
 /// How often the policy is applied.
@@ -37,11 +39,38 @@ const ASK: Duration = Duration::from_millis(500);
 /// second with no output, and whatever it prints next gets a later stamp.
 pub const PRINTING: Duration = Duration::from_secs(2);
 
+/// `tmux.live_clients` unless configured. tmux's cost is control clients
+/// x panes per loop turn: measured on 3.3a and 3.7c, 200 clients over 200
+/// panes take a flood to 2.3x, 1,000 over 1,000 to 13.3x, so about 1.2% of
+/// the bare time per thousand client-panes. 32 clients over 1,000 panes
+/// stay within the 1.5x target (BENCHMARKS.md has the runs), and up to 32
+/// sessions every one is hot, as with no budget.
+pub const DEFAULT_LIVE_CLIENTS: u32 = 32;
+
 /// The budget `tmux.live_clients` sets (0: none).
 pub fn budget(live_clients: u32) -> Budget {
     Budget {
         live_clients: (live_clients > 0).then_some(live_clients as usize),
         printing: PRINTING,
+    }
+}
+
+/// With a budget, gives `tmux` its server-wide client (see
+/// `tmux::server_client`), before anything is adopted: past the budget,
+/// adopted sessions take their first look over it and start cold.
+pub fn lend_server_client(
+    tmux: &Tmux,
+    budget: Budget,
+    tasks: &TaskTracker,
+    cancel: CancellationToken,
+) {
+    if let Some(live_clients) = budget.live_clients {
+        tmux.set_server_client(ServerClient::spawn(
+            tmux.clone(),
+            live_clients,
+            cancel,
+            tasks,
+        ));
     }
 }
 
@@ -146,25 +175,22 @@ impl Owner {
 
     /// What tmux noted of each session since the last look that its actor
     /// did not read itself (see
-    /// `activity`): one `list-panes -a` for all, over a hot session's
-    /// client when there is one (with a budget, the most recently active
-    /// session always is: see `policy`), else forked.
+    /// `activity`): one `list-panes -a` for all, over the server-wide
+    /// client (`tmux::server_client`), else forked.
     async fn look_cold(
         &mut self,
         supervisor: &Supervisor,
         asked: &[(SessionId, &SessionHandle, HeatFacts)],
     ) -> BTreeMap<TmuxSessionId, Change> {
-        // Looked at while every session is hot too: what a session's
-        // windows show when it goes cold (a bell flag from before) is no
-        // news after.
-        if asked.is_empty() {
+        // Nothing to look for while every session is hot (up to the budget,
+        // every one is): no client, no fork. A session's first look after it
+        // went cold then takes its flags as they are (see `activity`).
+        if asked.iter().all(|(_, _, facts)| facts.live) {
+            self.seen.clear();
             return BTreeMap::new();
         }
-        let lender = asked
-            .iter()
-            .find(|(_, _, facts)| facts.live)
-            .map(|(_, handle, _)| *handle);
-        let looks = match supervisor.tmux().run_routed(&ServerLook, lender).await {
+        let tmux = supervisor.tmux();
+        let looks = match tmux.run_routed(&ServerLook, tmux.server_client()).await {
             Ok(looks) => looks,
             Err(e) => {
                 tracing::debug!("heat: looking at the sessions' panes failed: {e}");
@@ -181,8 +207,8 @@ impl Owner {
                 // is let go only after `PRINTING` without output, so a
                 // later stamp is output it did not see.
                 let seen_out = facts
-                    .quiet_for
-                    .map(|quiet| now.saturating_sub(quiet).as_secs());
+                    .seen_for
+                    .map(|seen| now.saturating_sub(seen).as_secs());
                 let look = looks.get(&facts.tmux_id)?;
                 let mut change = look.change_since(self.seen.get(&facts.tmux_id), seen_out);
                 if facts.live {

@@ -199,8 +199,11 @@ pub struct HeatFacts {
     pub settling: bool,
     /// Input is being typed or commands wait for tmux.
     pub busy: bool,
-    /// How long ago it last printed.
+    /// How long ago it last printed (its first look is not printing).
     pub quiet_for: Option<std::time::Duration>,
+    /// How long ago the actor last saw the session's screen change, its
+    /// first look included: what tmux noted before then is not news.
+    pub seen_for: Option<std::time::Duration>,
 }
 
 /// The session summary's fields only the actor knows.
@@ -447,6 +450,10 @@ pub struct ActorSpec {
     pub attention: Option<Attention>,
     /// The state a previous run of tmuxd last recorded, and since when.
     pub previous_state: Option<(SessionState, DateTime<Utc>)>,
+    /// Take the first look without a client of the session's own, over
+    /// the server-wide client when there is one, and start cold
+    /// (`actor::cold`): adopting a thousand sessions then attaches none.
+    pub cold_start: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

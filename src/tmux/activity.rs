@@ -23,6 +23,8 @@ pub struct SessionLook {
     pub activity: u64,
     /// Its windows whose bell flag is set.
     pub bells: BTreeSet<WindowId>,
+    /// The latest activity of those windows.
+    pub bell_activity: u64,
     /// Its panes that tmux keeps dead.
     pub dead: BTreeSet<PaneId>,
 }
@@ -48,15 +50,19 @@ impl Change {
 impl SessionLook {
     /// What this look shows that `before` did not; `seen_out` is the
     /// second of the last output the session's actor saw itself (a later
-    /// stamp is output it did not see). Without a look before, only
-    /// activity after `seen_out` counts: flags found already set were
-    /// raised before anyone watched.
+    /// stamp is output it did not see). Without a look before, only what
+    /// happened from `seen_out` on counts: a bell flag on a window that has
+    /// not printed since is older (a bell is output too).
     pub fn change_since(&self, before: Option<&SessionLook>, seen_out: Option<u64>) -> Change {
         let stamp_before = before.map(|b| b.activity).max(seen_out);
         let Some(before) = before else {
             return Change {
                 printed: stamp_before.is_some_and(|at| self.activity > at),
-                ..Change::default()
+                // In the second of the look itself too: a flag up then is
+                // a bell no one has seen (stamps have whole seconds).
+                bell: !self.bells.is_empty()
+                    && stamp_before.is_some_and(|at| self.bell_activity >= at),
+                died: false,
             };
         };
         Change {
@@ -101,6 +107,7 @@ impl TmuxCommand for ServerLook {
             look.activity = look.activity.max(at);
             if bell {
                 look.bells.insert(window);
+                look.bell_activity = look.bell_activity.max(at);
             }
             if dead {
                 look.dead.insert(pane);
@@ -149,11 +156,13 @@ mod tests {
         let one = SessionLook {
             activity: 250,
             bells: BTreeSet::from([WindowId(2)]),
+            bell_activity: 250,
             dead: BTreeSet::new(),
         };
         let seven = SessionLook {
             activity: 90,
             bells: BTreeSet::new(),
+            bell_activity: 0,
             dead: BTreeSet::from([PaneId(9)]),
         };
         assert_eq!(
@@ -182,6 +191,7 @@ mod tests {
         SessionLook {
             activity,
             bells: bells.iter().map(|w| WindowId(*w)).collect(),
+            bell_activity: if bells.is_empty() { 0 } else { activity },
             dead: dead.iter().map(|p| PaneId(*p)).collect(),
         }
     }
@@ -208,10 +218,17 @@ mod tests {
             change(&look(101, &[1], &[]), Some(&before), Some(101)),
             (false, false, false)
         );
-        // The first look: flags already up are old; only output after
-        // what the actor saw counts.
-        assert_eq!(change(&now, None, Some(100)), (true, false, false));
-        assert_eq!(change(&now, None, Some(101)), (false, false, false));
+        // The first look: only what came after the output the actor saw
+        // counts: a bell flag on a window that printed since is new, one
+        // on a window quiet since is old; a dead pane is for the attach.
+        assert_eq!(change(&now, None, Some(100)), (true, true, false));
+        assert_eq!(change(&now, None, Some(101)), (false, true, false));
+        assert_eq!(change(&now, None, Some(102)), (false, false, false));
+        let old_bell = SessionLook {
+            bell_activity: 90,
+            ..now.clone()
+        };
+        assert_eq!(change(&old_bell, None, Some(100)), (true, false, false));
         assert_eq!(change(&now, None, None), (false, false, false));
     }
 }
