@@ -38,6 +38,8 @@ pub async fn serve(
     // client path are the server's.
     let tmux = Tmux::from_config(&config.tmux).with_metrics(metrics.clone());
     tmux.check_version().await?;
+    let budget = crate::heat::budget(config.tmux.live_clients);
+    crate::heat::lend_server_client(&tmux, budget, &tasks, cancel.clone());
     let supervisor = Supervisor::start(
         tmux,
         Settings::from_config(&config),
@@ -72,12 +74,7 @@ pub async fn serve(
         &tasks,
         cancel.clone(),
     );
-    crate::heat::spawn(
-        &supervisor,
-        crate::heat::budget(config.tmux.live_clients),
-        &tasks,
-        cancel.clone(),
-    );
+    crate::heat::spawn(&supervisor, budget, &tasks, cancel.clone());
     supervisor.after_start(config.restore.on_start);
     let fleet = crate::fleet::Fleet::start(
         &config.fleet,

@@ -41,10 +41,12 @@ fn metric(daemon: &Daemon, sample: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {sample} in:\n{text}"))
 }
 
-/// A daemon that tracks more than the default 256 sessions.
+/// A daemon that tracks more than the default 256 sessions, with a
+/// control client for every one (no budget): every session attaches.
 fn roomy() -> DaemonOptions {
     DaemonOptions {
         extra_config: "max_sessions = 1000\n".to_owned(),
+        tmux_config: "live_clients = 0\n".to_owned(),
         ..DaemonOptions::default()
     }
 }
@@ -101,6 +103,66 @@ fn hundreds_of_sessions_are_adopted_at_once_natively_while_the_daemon_answers() 
 }
 
 #[test]
+fn past_the_budget_adopted_sessions_start_cold_without_a_client_each() {
+    let tmux = TmuxServer::new();
+    let names = many_sessions(&tmux, SESSIONS);
+    tmux.send_keys(&names[7], &["seeded-$((6*7))"]);
+    let started = std::time::Instant::now();
+    let mut daemon = Daemon::start_with(
+        &tmux,
+        DaemonOptions {
+            extra_config: "max_sessions = 1000\n".to_owned(),
+            ..DaemonOptions::default()
+        },
+    );
+    let (status, health) = daemon.get("/healthz");
+    assert_eq!(status, StatusCode::OK, "{health}");
+    let sessions = wait_for("every session looked at", || {
+        let sessions = daemon.sessions();
+        (sessions.len() == SESSIONS && starting(&sessions) == 0).then_some(sessions)
+    });
+    eprintln!("{SESSIONS} adopted cold in {:?}", started.elapsed());
+    // The default budget (32): past it, sessions were looked at over one
+    // server-wide client and never attached (the first few adopted, while
+    // the registry still held fewer, attached and are let go again); none
+    // fell back to a `tmux -C` child.
+    let native = metric(&daemon, "tmuxd_control_attaches_total{via=\"native\"}");
+    assert!(
+        native < (SESSIONS / 2) as f64,
+        "{native} native attaches for {SESSIONS} sessions"
+    );
+    wait_for("the budget held", || {
+        let live = daemon
+            .sessions()
+            .iter()
+            .filter(|s| s["live"] == true)
+            .count();
+        (live <= 32).then_some(())
+    });
+    assert_eq!(metric(&daemon, "tmuxd_control_attach_fallbacks_total"), 0.0);
+    wait_for("at most the budget of clients", || {
+        (tmux_clients(&tmux) <= 32).then_some(())
+    });
+    // A cold session's screen is tmux's, seeded without a client of its own.
+    let seeded = sessions
+        .iter()
+        .find(|s| s["tmux_name"] == names[7].as_str())
+        .unwrap();
+    let id = seeded["session_id"].as_str().unwrap();
+    let screen = daemon.snapshot_lines(id);
+    assert!(
+        screen.iter().any(|l| l.contains("seeded-$((6*7))")),
+        "{screen:?}"
+    );
+    let (status, took) = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    assert!(took < PATIENCE / 2, "stopping took {took:?}");
+    assert_eq!(tmux.run(&["list-sessions"]).lines().count(), SESSIONS);
+    let clients = tmux.run(&["list-clients", "-F", "#{client_name}"]);
+    assert_eq!(clients.trim(), "", "tmuxd left clients behind");
+}
+
+#[test]
 fn a_restart_lists_the_persisted_sessions_at_once_and_attaches_them_in_the_background() {
     let tmux = TmuxServer::new();
     many_sessions(&tmux, SESSIONS / 3);
@@ -144,9 +206,12 @@ fn by_name(daemon: &Daemon) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// tmux's clients that read a session's output: not tmuxd's server-wide
+/// one (`no-output`, see `tmux::server_client`).
 fn tmux_clients(tmux: &TmuxServer) -> usize {
-    tmux.run(&["list-clients", "-F", "#{client_name}"])
+    tmux.run(&["list-clients", "-F", "#{client_flags}"])
         .lines()
+        .filter(|flags| !flags.split(',').any(|f| f == "no-output"))
         .count()
 }
 

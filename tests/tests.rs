@@ -16,6 +16,7 @@ mod cli_install;
 mod cli_terminal;
 mod cli_trust;
 mod cli_ux;
+mod cold;
 mod connections;
 mod control;
 mod crash;

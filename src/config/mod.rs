@@ -269,7 +269,7 @@ impl Config {
                 config_file: None,
                 command_timeout_ms: 5000,
                 screen_checks_per_s: DEFAULT_SCREEN_CHECKS_PER_S,
-                live_clients: 0,
+                live_clients: crate::heat::DEFAULT_LIVE_CLIENTS,
             },
             discovery: DiscoveryConfig {
                 interval_ms: 2000,

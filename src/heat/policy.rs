@@ -15,12 +15,16 @@
 //! - it is printing: output within the last `Budget::printing` (tmux
 //!   stamps a window's activity in whole seconds, so a session let go in
 //!   the second it printed could print again unnoticed in that second);
-//! - it printed recently, and is among the `live_clients` most recent.
+//! - it is among the `live_clients` most recently active.
 //!
 //! The first four are always hot, budget or not (the budget is what
 //! recent activity may fill up to; many sessions printing at once can hold
-//! more); everything else is cold. Without a budget every session is hot,
-//! as before there was one.
+//! more); everything else is cold. So up to `live_clients` sessions every
+//! session is hot (that many clients is what tmux is asked to carry), and
+//! with any session tracked at least one is, whose client carries what
+//! tmuxd asks of the whole server (the heat owner's look, discovery) and
+//! hears `%sessions-changed`. Without a budget every session is hot, as
+//! before there was one.
 
 use std::time::Duration;
 
@@ -43,13 +47,11 @@ pub struct Facts {
     pub quiet_for: Option<Duration>,
 }
 
-/// How many clients recent activity may hold, and what counts as recent.
+/// How many clients recent activity may hold, and what counts as printing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
     /// `tmux.live_clients`; None: every session keeps its client.
     pub live_clients: Option<usize>,
-    /// Printed within this long counts as recently active.
-    pub recent: Duration,
     /// Printed within this long counts as printing: always hot.
     pub printing: Duration,
 }
@@ -95,15 +97,11 @@ pub fn decide(sessions: &[Facts], budget: Budget) -> Vec<(SessionId, Heat)> {
     };
     let held = sessions.iter().filter(|s| required(s).is_some()).count();
     let room = live_clients.saturating_sub(held);
-    // The most recently active first; among equals a session that holds
-    // its client keeps it (no churn between two equally quiet ones), then
-    // the lower id.
-    let mut recent: Vec<&Facts> = sessions
-        .iter()
-        .filter(|s| required(s).is_none())
-        .filter(|s| s.quiet_for.is_some_and(|q| q < budget.recent))
-        .collect();
-    recent.sort_by_key(|s| (s.quiet_for, !s.live, s.id));
+    // The most recently active first (one never seen to print last);
+    // among equals a session that holds its client keeps it (no churn
+    // between two equally quiet ones), then the lower id.
+    let mut recent: Vec<&Facts> = sessions.iter().filter(|s| required(s).is_none()).collect();
+    recent.sort_by_key(|s| (s.quiet_for.is_none(), s.quiet_for, !s.live, s.id));
     let recent: std::collections::BTreeSet<SessionId> =
         recent.iter().take(room).map(|s| s.id).collect();
     sessions
@@ -123,8 +121,6 @@ pub fn decide(sessions: &[Facts], budget: Budget) -> Vec<(SessionId, Heat)> {
 mod tests {
     use super::*;
 
-    const RECENT: Duration = Duration::from_secs(60);
-
     fn quiet(id: u64, secs: u64) -> Facts {
         Facts {
             id: SessionId(id),
@@ -141,7 +137,6 @@ mod tests {
     fn budget(live_clients: usize) -> Budget {
         Budget {
             live_clients: Some(live_clients),
-            recent: RECENT,
             printing: PRINTING,
         }
     }
@@ -158,7 +153,6 @@ mod tests {
         let sessions = [quiet(1, 3600), quiet(2, 1)];
         let unlimited = Budget {
             live_clients: None,
-            recent: RECENT,
             printing: PRINTING,
         };
         assert_eq!(
@@ -182,14 +176,28 @@ mod tests {
     }
 
     #[test]
-    fn a_session_quiet_for_longer_than_recent_is_cold_even_with_room() {
+    fn up_to_the_budget_every_session_is_hot_however_quiet() {
         let never = Facts {
             quiet_for: None,
             ..quiet(3, 0)
         };
-        let sessions = [quiet(1, 61), quiet(2, 59), never];
+        let sessions = [quiet(1, 86_400), quiet(2, 59), never];
         assert_eq!(
-            heats(&sessions, budget(100)),
+            heats(&sessions, budget(3)),
+            [(1, Heat::Recent), (2, Heat::Recent), (3, Heat::Recent)]
+        );
+        // One never seen to print comes after every one that was.
+        assert_eq!(
+            heats(&sessions, budget(2)),
+            [(1, Heat::Recent), (2, Heat::Recent), (3, Heat::Cold)]
+        );
+    }
+
+    #[test]
+    fn with_a_budget_one_session_is_hot_while_every_one_is_quiet() {
+        let sessions = [quiet(1, 7200), quiet(2, 3600), quiet(3, 86_400)];
+        assert_eq!(
+            heats(&sessions, budget(1)),
             [(1, Heat::Cold), (2, Heat::Recent), (3, Heat::Cold)]
         );
     }

@@ -201,62 +201,27 @@ struct SessionActor {
     /// The latest output before the last cold stretch: a replay from
     /// before it has a gap (output while cold was never seen).
     cold_after_seq: Option<u64>,
+    /// When the first look counted as output (`first_look_done`): not
+    /// output the heat policy counts as recent (see `cold`).
+    first_look_at: Option<DateTime<Utc>>,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
-/// with tmux's id of the session attached.
+/// with tmux's id of the session attached. A cold start takes the first
+/// look without a client of the session's own (see `cold`).
 pub(super) async fn start(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
 ) -> Result<TmuxSessionId, ControlError> {
-    let control = spec.control.clone();
-    let mut client = ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control).await?;
+    if spec.cold_start
+        && let Some(lender) = spec.tmux.server_client().cloned()
+    {
+        return cold::start_cold(spec, inbox, lender).await;
+    }
+    let mut client =
+        ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control.clone()).await?;
     let tmux_id = client.attached().session;
-    let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
-        .with_previous(spec.previous_state);
-    let (exits_tx, exits_rx) = mpsc::unbounded_channel();
-    let mut actor = SessionActor {
-        session_id: spec.session_id,
-        actor_id: spec.actor_id,
-        tmux: spec.tmux.clone(),
-        tmux_name: spec.tmux_name,
-        tmux_id,
-        window: WindowGeometry::default(),
-        panes: BTreeMap::new(),
-        looking: false,
-        look_again: false,
-        seed_retries: 0,
-        purposes: BTreeMap::new(),
-        jobs: BTreeMap::new(),
-        next_job: 0,
-        screen_hash: 0,
-        hashed_at: std::time::Instant::now(),
-        ring: ReplayRing::new(spec.config.replay_bytes),
-        state_tx: watch::channel(detector.view()).0,
-        output_tx: watch::channel(0).0,
-        detector,
-        subscribers: Vec::new(),
-        config: spec.config,
-        events: spec.events,
-        sessions_changed: spec.sessions_changed,
-        client_gone: false,
-        panes_again_at: None,
-        last_look: None,
-        checks: settle::Checks::default(),
-        control,
-        live: true,
-        settled: false,
-        started_at: std::time::Instant::now(),
-        cold_after_seq: None,
-        running: None,
-        agent: None,
-        reaped: BTreeSet::new(),
-        exited: BTreeSet::new(),
-        watches: BTreeMap::new(),
-        exit: None,
-        keeps_exit: None,
-        exits_tx,
-    };
+    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id);
     // The first look is awaited, so the session's summary has its size
     // from the start; the captures it asks for are answered in the loop.
     let rows = client
@@ -273,19 +238,81 @@ pub(super) async fn start(
         }
     }
     let keeps_exit = exits::keeps_exit(&actor.tmux_name, &mut client).await;
-    actor.keeps_exit = Some(keeps_exit);
-    // Only sessions tmuxd created keep their exits: their program was
-    // started by tmuxd, not typed by someone (see `Detector::started_by_tmuxd`).
-    actor.detector.started_by_tmuxd(keeps_exit);
+    actor.first_look_done(keeps_exit);
     actor.ask_pids(&mut client).await;
-    // The screen tmux shows now counts as the first output: a session that
-    // prints nothing more is judged from it (quiet, its foreground).
-    actor.signal(Signal::Output {
-        bytes: &[],
-        changed: true,
-    });
-    tokio::spawn(actor.run(client, inbox, exits_rx));
+    tokio::spawn(actor.run(Some(client), inbox, exits_rx));
     Ok(tmux_id)
+}
+
+impl SessionActor {
+    fn new(
+        spec: ActorSpec,
+        tmux_id: TmuxSessionId,
+    ) -> (SessionActor, mpsc::UnboundedReceiver<(u32, u8)>) {
+        let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
+            .with_previous(spec.previous_state);
+        let (exits_tx, exits_rx) = mpsc::unbounded_channel();
+        let actor = SessionActor {
+            session_id: spec.session_id,
+            actor_id: spec.actor_id,
+            tmux: spec.tmux.clone(),
+            tmux_name: spec.tmux_name,
+            tmux_id,
+            window: WindowGeometry::default(),
+            panes: BTreeMap::new(),
+            looking: false,
+            look_again: false,
+            seed_retries: 0,
+            purposes: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            next_job: 0,
+            screen_hash: 0,
+            hashed_at: std::time::Instant::now(),
+            ring: ReplayRing::new(spec.config.replay_bytes),
+            state_tx: watch::channel(detector.view()).0,
+            output_tx: watch::channel(0).0,
+            detector,
+            subscribers: Vec::new(),
+            config: spec.config,
+            events: spec.events,
+            sessions_changed: spec.sessions_changed,
+            client_gone: false,
+            panes_again_at: None,
+            last_look: None,
+            checks: settle::Checks::default(),
+            control: spec.control,
+            live: true,
+            settled: false,
+            started_at: std::time::Instant::now(),
+            cold_after_seq: None,
+            first_look_at: None,
+            running: None,
+            agent: None,
+            reaped: BTreeSet::new(),
+            exited: BTreeSet::new(),
+            watches: BTreeMap::new(),
+            exit: None,
+            keeps_exit: None,
+            exits_tx,
+        };
+        (actor, exits_rx)
+    }
+
+    /// The first look is in: whether tmux keeps the session's exits says
+    /// whether tmuxd started its program, and the screen tmux shows now
+    /// counts as the first output (a session that prints nothing more is
+    /// judged from it: quiet, its foreground).
+    fn first_look_done(&mut self, keeps_exit: bool) {
+        self.keeps_exit = Some(keeps_exit);
+        // Only sessions tmuxd created keep their exits: their program was
+        // started by tmuxd, not typed by someone (see `Detector::started_by_tmuxd`).
+        self.detector.started_by_tmuxd(keeps_exit);
+        self.signal(Signal::Output {
+            bytes: &[],
+            changed: true,
+        });
+        self.first_look_at = self.detector.last_activity();
+    }
 }
 
 /// How a stretch with a client ended.
@@ -317,24 +344,26 @@ async fn until_instant(at: Option<std::time::Instant>) {
 }
 
 impl SessionActor {
-    /// Hot with `client` until the heat policy lets it go, then cold until
-    /// something needs the session live again (see `cold`), and so on,
-    /// until the actor stops.
+    /// Hot with `client` (cold first without one) until the heat policy
+    /// lets it go, then cold until something needs the session live again
+    /// (see `cold`), and so on, until the actor stops.
     async fn run(
         mut self,
-        client: ControlClient,
+        client: Option<ControlClient>,
         mut inbox: mpsc::Receiver<SessionCmd>,
         mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
     ) {
-        let mut client = client;
-        let mut first = None;
+        let mut hot = client.map(|client| (client, None));
         loop {
+            let (client, first) = match hot.take() {
+                Some(hot) => hot,
+                None => match self.run_cold(&mut inbox, &mut exits).await {
+                    Some(heated) => heated,
+                    None => return,
+                },
+            };
             if self.run_hot(client, first, &mut inbox, &mut exits).await == Hot::Stopped {
                 return;
-            }
-            match self.run_cold(&mut inbox, &mut exits).await {
-                Some((heated, cmd)) => (client, first) = (heated, cmd),
-                None => return,
             }
         }
     }
@@ -472,7 +501,8 @@ impl SessionActor {
             | SessionCmd::WatchState { .. }
             | SessionCmd::Hook { .. }
             | SessionCmd::Acknowledge { .. }
-            | SessionCmd::Heat { .. } => unreachable!("served by serve_local"),
+            | SessionCmd::Heat { .. }
+            | SessionCmd::Noted { .. } => unreachable!("served by serve_local"),
             SessionCmd::Shutdown { .. }
             | SessionCmd::Release { .. }
             | SessionCmd::Finish { .. }
@@ -506,6 +536,7 @@ impl SessionActor {
             SessionCmd::Heat { reply } => {
                 let _ = reply.send(self.heat_facts());
             }
+            SessionCmd::Noted { change } => self.noted(change),
             other => return Err(other),
         }
         Ok(())
@@ -781,6 +812,25 @@ impl SessionActor {
 
     /// Takes tmux's view of the window and re-seeds every pane in it.
     async fn lay_out(&mut self, rows: Vec<PaneRow>, client: &mut ControlClient) {
+        for (pane, alternate) in self.arrange(rows) {
+            self.capture(client, pane, false).await;
+            if alternate {
+                self.capture(client, pane, true).await;
+            }
+            let joined = CapturePane {
+                escapes: true,
+                join: true,
+                ..CapturePane::screen(Target::Pane(pane))
+            };
+            self.send(client, &joined, Purpose::Joined { pane: pane.0 })
+                .await;
+        }
+    }
+
+    /// Takes tmux's view of the window: its geometry, and a seed awaited
+    /// for each pane; the panes to capture, and whether each shows its
+    /// alternate screen.
+    fn arrange(&mut self, rows: Vec<PaneRow>) -> Vec<(PaneId, bool)> {
         let first = &rows[0];
         self.window = WindowGeometry {
             cols: first.window_cols,
@@ -792,6 +842,7 @@ impl SessionActor {
             .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
         self.checks
             .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
+        let mut captures = Vec::new();
         for row in rows {
             let state = row.state.clone();
             let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
@@ -808,19 +859,9 @@ impl SessionActor {
                 captured: Captured::default(),
                 raced: false,
             });
-            let alternate = row.state.alternate_on;
-            self.capture(client, row.pane, false).await;
-            if alternate {
-                self.capture(client, row.pane, true).await;
-            }
-            let joined = CapturePane {
-                escapes: true,
-                join: true,
-                ..CapturePane::screen(Target::Pane(row.pane))
-            };
-            self.send(client, &joined, Purpose::Joined { pane: row.pane.0 })
-                .await;
+            captures.push((row.pane, row.state.alternate_on));
         }
+        captures
     }
 
     async fn capture(&mut self, client: &mut ControlClient, pane: PaneId, alternate: bool) {

@@ -90,6 +90,12 @@ pub enum SessionCmd {
     },
     /// What the heat policy needs to know of the session.
     Heat { reply: oneshot::Sender<HeatFacts> },
+    /// What the heat owner's look across the server found tmux noted of
+    /// the session: output while it had no client, a bell (see
+    /// `tmux::activity`).
+    Noted {
+        change: crate::tmux::activity::Change,
+    },
     /// A stream of one pane's output chunks after `since` (the active pane
     /// unless given), with replay from the log.
     Subscribe {
@@ -201,8 +207,11 @@ pub struct HeatFacts {
     pub settling: bool,
     /// Input is being typed or commands wait for tmux.
     pub busy: bool,
-    /// How long ago it last printed.
+    /// How long ago it last printed (its first look is not printing).
     pub quiet_for: Option<std::time::Duration>,
+    /// How long ago the actor last saw the session's screen change, its
+    /// first look included: what tmux noted before then is not news.
+    pub seen_for: Option<std::time::Duration>,
 }
 
 /// The session summary's fields only the actor knows.
@@ -449,6 +458,10 @@ pub struct ActorSpec {
     pub attention: Option<Attention>,
     /// The state a previous run of tmuxd last recorded, and since when.
     pub previous_state: Option<(SessionState, DateTime<Utc>)>,
+    /// Take the first look without a client of the session's own, over
+    /// the server-wide client when there is one, and start cold
+    /// (`actor::cold`): adopting a thousand sessions then attaches none.
+    pub cold_start: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -588,6 +601,12 @@ impl SessionHandle {
     /// nothing to lower).
     pub async fn acknowledge(&self, by: Acknowledger) {
         let _ = self.tx.send(SessionCmd::Acknowledge { by }).await;
+    }
+
+    /// Tells the actor what tmux noted of it that it could not read itself
+    /// (a gone actor has nothing to judge).
+    pub async fn noted(&self, change: crate::tmux::activity::Change) {
+        let _ = self.tx.send(SessionCmd::Noted { change }).await;
     }
 
     pub async fn watch_state(&self) -> Result<watch::Receiver<StateView>, ActorGone> {

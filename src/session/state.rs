@@ -116,6 +116,9 @@ pub enum Signal<'a> {
     End(EndReason),
     /// A coding agent's hook said what it is doing (see `hook`).
     Hook(Hook),
+    /// tmux flagged a bell the actor did not read itself (it rang while
+    /// the session had no client of tmuxd's: `tmux::activity`).
+    Bell,
 }
 
 /// CPU use of the foreground group that counts as working, in clock ticks
@@ -285,6 +288,7 @@ impl Detector {
             Signal::Acknowledge(by) => self.acknowledge(by),
             Signal::Output { bytes, changed } => self.on_output(now, bytes, changed),
             Signal::Probe(evidence) => self.on_probe(now, evidence),
+            Signal::Bell => self.on_bell(now),
             Signal::Hook(hook) => {
                 self.hook = Some(hook::Claim::new(hook, now));
                 self.input = None;
@@ -299,6 +303,17 @@ impl Detector {
             || after.attention != before.attention
             || (after.reason != before.reason && after.state != SessionState::Working);
         notable.then_some(after)
+    }
+
+    /// A bell raises attention, unless a bell already has it raised.
+    fn on_bell(&mut self, now: DateTime<Utc>) {
+        if self
+            .view
+            .attention
+            .is_none_or(|a| a.reason != AttentionReason::Bell)
+        {
+            self.raise(now, AttentionReason::Bell);
+        }
     }
 
     fn on_output(&mut self, now: DateTime<Utc>, bytes: &[u8], changed: bool) {
@@ -323,13 +338,8 @@ impl Detector {
                 attention.text = Some(Note::new(text));
             }
         }
-        if marks.bell
-            && self
-                .view
-                .attention
-                .is_none_or(|a| a.reason != AttentionReason::Bell)
-        {
-            self.raise(now, AttentionReason::Bell);
+        if marks.bell {
+            self.on_bell(now);
         }
         if marks.status.is_some() {
             self.last_status = marks.status;

@@ -588,6 +588,12 @@ impl Supervisor {
             sessions_changed: self.inner.sessions_changed.clone(),
             attention: carried.attention,
             previous_state: carried.state,
+            // Past the heat budget, a session tmuxd did not make starts
+            // cold: it would be let go within a second anyway.
+            cold_start: wait_for_quiet
+                && self.tmux().server_client().is_some_and(|c| {
+                    self.registry().tracked_or_reserved_count() > c.live_clients()
+                }),
         })
         .await?;
         self.inner.client_attached.notify_one();

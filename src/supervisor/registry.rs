@@ -488,6 +488,13 @@ impl Registry {
         self.lock().sessions.len()
     }
 
+    /// Sessions tracked, and those reserved and attaching: how many the
+    /// registry is about to hold (the heat budget's count at adoption).
+    pub fn tracked_or_reserved_count(&self) -> usize {
+        let state = self.lock();
+        state.sessions.len() + state.reserved.len()
+    }
+
     pub fn lookup(&self, id: SessionId) -> Lookup {
         let state = self.lock();
         match state.sessions.get(&id) {

@@ -14,6 +14,7 @@ mod panes;
 mod probe;
 mod refusal;
 pub mod route;
+pub mod server_client;
 mod socket;
 mod tag;
 
@@ -94,6 +95,9 @@ pub struct Tmux {
     checks: std::sync::Arc<budget::CheckBudget>,
     /// Native control clients connecting at once (`control::pace`).
     attach_pace: std::sync::Arc<control::pace::AttachPace>,
+    /// The client for what concerns the whole server, once the heat owner
+    /// started one (`server_client`).
+    server_client: std::sync::Arc<std::sync::OnceLock<server_client::ServerClient>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +205,7 @@ impl Tmux {
             handshake: Default::default(),
             checks: Default::default(),
             attach_pace: Default::default(),
+            server_client: Default::default(),
         }
     }
 
@@ -250,6 +255,16 @@ impl Tmux {
     /// This server's attaches in flight (`control::pace`).
     pub(crate) fn attach_pace(&self) -> &control::pace::AttachPace {
         &self.attach_pace
+    }
+
+    /// The client for what concerns the whole server, if one was started.
+    pub fn server_client(&self) -> Option<&server_client::ServerClient> {
+        self.server_client.get()
+    }
+
+    /// Lends `client` to every clone of this `Tmux` (the first one stays).
+    pub fn set_server_client(&self, client: server_client::ServerClient) {
+        let _ = self.server_client.set(client);
     }
 
     /// This server's handshake turn (`control::handshake`).

@@ -13,10 +13,102 @@
 
 use tokio::sync::mpsc;
 
-use super::{SessionActor, until};
-use crate::session::{CommandError, HeatFacts, SessionCmd};
-use crate::tmux::command::WindowPanes;
-use crate::tmux::control::{ControlClient, ControlError};
+use super::{SessionActor, exits, until};
+use crate::session::state::Signal;
+use crate::session::{ActorSpec, CommandError, HeatFacts, SessionCmd};
+use crate::tmux::TmuxError;
+use crate::tmux::activity::Change;
+use crate::tmux::command::{
+    CapturePane, CaptureSeed, Carried, DisplayMessage, Target, TmuxCommand, WindowPanes,
+};
+use crate::tmux::control::{ControlClient, ControlError, TmuxSessionId};
+use crate::tmux::server_client::ServerClient;
+
+/// Takes the first look at a session without a client of its own, over
+/// `lender` (the server-wide client), and starts its actor cold: what an
+/// attach would have seen (tmux's id of the session, the window, each
+/// pane's screen, the panes' processes), with nothing attached; a turn at
+/// a time (`ServerClient::turn`).
+pub(super) async fn start_cold(
+    spec: ActorSpec,
+    inbox: mpsc::Receiver<SessionCmd>,
+    lender: ServerClient,
+) -> Result<TmuxSessionId, ControlError> {
+    let tmux = spec.tmux.clone();
+    let name = spec.tmux_name.clone();
+    let _turn = lender.turn().await;
+    let ask = async |command: Carried| {
+        tmux.run_routed(&command, Some(&lender))
+            .await
+            .map_err(|e| cannot_look(&name, e))
+    };
+    let marks = DisplayMessage {
+        target: Some(Target::Session(name.clone())),
+        format: format!("#{{session_id}} #{{{}}}", exits::KEEP_EXIT_OPTION),
+    };
+    let marks = ask(Carried::of(&marks)).await?;
+    let marks = String::from_utf8_lossy(&marks.concat()).into_owned();
+    let (tmux_id, keeps_exit) = marks
+        .split_once(' ')
+        .and_then(|(id, keep)| Some((id.parse::<TmuxSessionId>().ok()?, keep == "1")))
+        .ok_or_else(|| ControlError::Attach {
+            session: name.clone(),
+            message: format!("not a session id and a mark: {marks:?}"),
+        })?;
+    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id);
+    let window = WindowPanes {
+        session: name.clone(),
+    };
+    let rows = ask(Carried::of(&window)).await?;
+    let rows = window
+        .parse(&rows)
+        .map_err(|e| cannot_look(&name, e.into()))?;
+    if !rows.is_empty() {
+        for (pane, alternate) in actor.arrange(rows) {
+            let normal = CaptureSeed {
+                pane,
+                alternate: false,
+            };
+            actor.on_capture(pane.0, false, ask(Carried::of(&normal)).await);
+            if alternate {
+                let behind = CaptureSeed {
+                    pane,
+                    alternate: true,
+                };
+                actor.on_capture(pane.0, true, ask(Carried::of(&behind)).await);
+            }
+            let joined = CapturePane {
+                escapes: true,
+                join: true,
+                ..CapturePane::screen(Target::Pane(pane))
+            };
+            actor.on_joined(pane.0, ask(Carried::of(&joined)).await);
+        }
+    }
+    let pids = actor.pids_query();
+    if let Ok(rows) = ask(Carried::of(&pids)).await {
+        actor.watch_pids(&rows);
+        actor.report_panes(&rows);
+    }
+    actor.first_look_done(keeps_exit);
+    actor.live = false;
+    actor.cold_after_seq = Some(actor.ring.latest_seq());
+    tokio::spawn(actor.run(None, inbox, exits_rx));
+    Ok(tmux_id)
+}
+
+/// A first look tmux refused (the session has gone, most likely), said as
+/// the attach's failure the supervisor looks into.
+fn cannot_look(name: &str, e: TmuxError) -> ControlError {
+    ControlError::Attach {
+        session: name.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+fn since(at: chrono::DateTime<chrono::Utc>) -> std::time::Duration {
+    (chrono::Utc::now() - at).to_std().unwrap_or_default()
+}
 
 /// A session tmuxd created holds its client until it first settles, or
 /// this long (a program that works on and on is hot while it prints anyway,
@@ -42,10 +134,32 @@ impl SessionActor {
                 && !self.settled
                 && self.started_at.elapsed() < SETTLING_AT_MOST,
             busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
+            // The first look is not output: a thousand sessions adopted at
+            // once are not a thousand printing.
             quiet_for: self
                 .detector
                 .last_activity()
-                .map(|at| (chrono::Utc::now() - at).to_std().unwrap_or_default()),
+                .filter(|at| Some(*at) != self.first_look_at)
+                .map(since),
+            seen_for: self.detector.last_activity().map(since),
+        }
+    }
+
+    /// What the heat owner saw tmux note of the session: output while it
+    /// had no client (the session works; the policy attaches it, which
+    /// brings its screen), a bell (rung while cold, or in a window other
+    /// than the one the actor reads: its byte was not read here). A dead
+    /// pane needs nothing here: the attach the policy makes for it looks
+    /// at the session's panes, as a pidfd would have.
+    pub(super) fn noted(&mut self, change: Change) {
+        if change.printed {
+            self.signal(Signal::Output {
+                bytes: &[],
+                changed: true,
+            });
+        }
+        if change.bell {
+            self.signal(Signal::Bell);
         }
     }
 

@@ -132,11 +132,17 @@ const PANES_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_millis(
 impl SessionActor {
     /// Asks tmux for every pane of the session and its process.
     pub(super) async fn ask_pids(&mut self, client: &mut ControlClient) {
-        let pids = ListPanes {
+        let pids = self.pids_query();
+        self.send(client, &pids, Purpose::Pids).await;
+    }
+
+    /// Every pane of the session with its process (see `watch_pids`), and
+    /// what it takes to restore it (`report_panes`).
+    pub(super) fn pids_query(&self) -> ListPanes {
+        ListPanes {
             scope: PaneScope::Session(Target::Session(self.tmux_name.clone())),
             format: format!("{PIDS_FORMAT} {PANE_PLAN_FORMAT}"),
-        };
-        self.send(client, &pids, Purpose::Pids).await;
+        }
     }
 
     /// Tells the supervisor the session's windows and panes (the part of
