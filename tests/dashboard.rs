@@ -394,7 +394,7 @@ fn screenshots() {
 }
 
 /// docs/push-phone.png, the guide's phone flow:
-/// `cargo test --test dashboard -- --ignored push_screenshot`.
+/// `cargo test --test tests -- --ignored dashboard::push_screenshot`.
 #[test]
 #[ignore = "writes docs/push-phone.png; run by hand"]
 fn push_screenshot() {
