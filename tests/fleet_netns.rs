@@ -425,6 +425,7 @@ fn a_fleet_over_real_links() {
 
     // p2 frozen: its requests fail with a clear error in bounded time, the rest answer.
     peers[1].signal(libc::SIGSTOP);
+    common::wait_until_stopped(peers[1].pid() as u32);
     let (status, body, took) = timed_get(&hub, &format!("{p2}/snapshot"));
     assert!(
         [StatusCode::GATEWAY_TIMEOUT, StatusCode::SERVICE_UNAVAILABLE].contains(&status),

@@ -572,16 +572,7 @@ impl Daemon {
     /// about to answer.
     pub fn freeze(&self) {
         self.signal(libc::SIGSTOP);
-        let tasks = format!("/proc/{}/task", self.pid());
-        wait_for("every thread of the daemon to stop", || {
-            let mut states = std::fs::read_dir(&tasks).ok()?.map(|task| {
-                let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
-                // `pid (comm) S ...`: the state follows the last `)`.
-                let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-                Some(state)
-            });
-            states.all(|s| s == Some('T')).then_some(())
-        });
+        wait_until_stopped(self.pid());
     }
 
     /// Sends SIGTERM and waits; returns the exit status and how long it took.
@@ -617,6 +608,23 @@ impl Daemon {
     pub fn events(&self) -> Vec<Value> {
         read_events(&self.data_dir)
     }
+}
+
+/// Returns once every thread of process `pid` is stopped (after a
+/// SIGSTOP): a stop reaches each thread only when it next enters the
+/// kernel, which on a loaded machine can be after a request it was about
+/// to answer.
+pub fn wait_until_stopped(pid: u32) {
+    let tasks = format!("/proc/{pid}/task");
+    wait_for("every thread of the process to stop", || {
+        let mut states = std::fs::read_dir(&tasks).ok()?.map(|task| {
+            let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
+            // `pid (comm) S ...`: the state follows the last `)`.
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state)
+        });
+        states.all(|s| s == Some('T')).then_some(())
+    });
 }
 
 pub fn read_events(data_dir: &Path) -> Vec<Value> {
