@@ -43,6 +43,25 @@ fn usage(pid: u32) -> Usage {
     }
 }
 
+/// Each open fd and what it is, for a failure's message.
+fn fds(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| {
+                    format!(
+                        "{}->{}",
+                        e.file_name().to_string_lossy(),
+                        std::fs::read_link(e.path())
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Half the sessions exit on their own at once, half are killed through the API.
 fn cycle(daemon: &Daemon, i: usize) {
     if i.is_multiple_of(2) {
@@ -86,9 +105,23 @@ fn create_exit_cycles_leak_nothing() {
     }
     settle(&daemon);
     // Blocking-pool threads idle out; fds and threads must come back to the baseline.
-    let after = wait_for("usage back to the baseline", || {
+    let after = common::wait_for_reporting("usage back to the baseline", || {
         let now = usage(daemon.pid());
-        (now.fds <= baseline.fds && now.threads <= baseline.threads).then_some(now)
+        match now.fds <= baseline.fds && now.threads <= baseline.threads {
+            true => Ok(now),
+            false => Err(format!(
+                "{now:?}, baseline {baseline:?}; fds {:?}",
+                fds(daemon.pid())
+            )),
+        }
+    });
+    // Nothing is cold, so nothing needs the server-wide client either: the
+    // forgotten anchor is left with no client of tmuxd's.
+    wait_for("no tmux client left", || {
+        tmux.run(&["list-clients", "-F", "#{client_flags}"])
+            .trim()
+            .is_empty()
+            .then_some(())
     });
     eprintln!("baseline {baseline:?}, after 200 cycles {after:?}");
     assert_eq!(after.zombies, 0);

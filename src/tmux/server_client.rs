@@ -10,7 +10,8 @@
 //! that session's bytes are written to it, so it costs tmux almost nothing
 //! per loop turn), sets nothing, and sizes nothing (a control client has
 //! no size until it says one). When that session goes, the client goes
-//! with it, and the next command attaches it to another. It is a person's
+//! with it, and the next command attaches it to another; with nothing to
+//! ask for a while (every session hot), it lets go. It is a person's
 //! tmux client attaching that tmuxd reads as someone looking, never a
 //! control client, so this one acknowledges nothing.
 
@@ -42,6 +43,12 @@ pub struct ServerClient {
 
 /// First looks at once over the client (see `ServerClient::turn`).
 const LOOKS_AT_ONCE: usize = 32;
+
+/// How long the client stays attached with nothing to ask: while any
+/// session is cold, the heat owner asks every second; once every session
+/// is hot, nothing does, and a client left attached would hold some
+/// session, perhaps one tmuxd was told to forget, `(attached)` for good.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl ServerClient {
     /// Starts the task that owns the client (attached on the first
@@ -101,13 +108,21 @@ async fn serve(
 ) {
     let mut client: Option<ControlClient> = None;
     let mut waiting: BTreeMap<Ticket, oneshot::Sender<_>> = BTreeMap::new();
+    let mut last_asked = tokio::time::Instant::now();
     loop {
+        let idle = client.is_some() && waiting.is_empty();
         tokio::select! {
             _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep_until(last_asked + IDLE), if idle => {
+                if let Some(client) = client.take() {
+                    client.hang_up().await;
+                }
+            }
             request = requests.recv() => {
                 let Some(Request { command, reply }) = request else {
                     break;
                 };
+                last_asked = tokio::time::Instant::now();
                 if client.is_none() {
                     client = attach_any(&tmux, &options).await;
                 }

@@ -192,6 +192,22 @@ pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// Polls `check` until it returns Ok, or panics after `PATIENCE` with what
+/// the last Err said.
+pub fn wait_for_reporting<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match check() {
+            Ok(value) => return value,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {last}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// How to start a daemon.
 #[derive(Default)]
 pub struct DaemonOptions {
