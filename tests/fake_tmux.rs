@@ -239,6 +239,18 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
     );
 
     let id = id_of(&daemon.create(&json!({ "name": "ci" })));
+    // tmuxd makes a session, marks it and keeps its exit in one call (a
+    // command sequence), on the fake as on tmux.
+    let tag = fake.run(&["show-environment", "-h", "-t", "=ci", "tmuxd_id"]);
+    assert_eq!(tag.trim_end(), format!("tmuxd_id={id}"));
+    let kept = fake.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        "=ci:",
+        "#{@tmuxd-keep-exit} #{remain-on-exit}",
+    ]);
+    assert_eq!(kept.trim_end(), "1 on");
     input(
         &daemon,
         &id,
@@ -267,6 +279,73 @@ fn the_daemon_runs_against_the_fake_tmux_on_path() {
     let (status, body) = daemon.delete(&format!("/v1/sessions/{id}?mode=kill"));
     assert_eq!(status, 200, "{body}");
     assert!(daemon.session_ids().is_empty());
+}
+
+/// Commands chained in one argv run in turn, as tmux runs them: a lone `;`
+/// or a word's last `;` ends a command, `\;` is a literal `;`, and the first
+/// command that fails ends the sequence with its error.
+#[test]
+fn the_fake_runs_command_sequences_in_one_argv() {
+    let fake = Fake::new();
+    let out = fake.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "seq",
+        "sleep 60\\;",
+        ";",
+        "set-option",
+        "-q",
+        "-t",
+        "=seq:",
+        "@mark",
+        "a;b\\;",
+        ";",
+        "set-environment",
+        "-h",
+        "-t",
+        "=seq",
+        "tmuxd_id",
+        "x1;",
+        "display-message",
+        "-p",
+        "-t",
+        "=seq:",
+        "#{@mark} #{pane_start_command}",
+    ]);
+    assert_eq!(out, "a;b; sleep 60;\n");
+    assert_eq!(
+        fake.run(&["show-environment", "-h", "-t", "=seq"]),
+        "tmuxd_id=x1\n"
+    );
+    let failed = fake.output(&[
+        "display-message",
+        "-p",
+        "-t",
+        "=seq:",
+        "first",
+        ";",
+        "has-session",
+        "-t",
+        "=gone",
+        ";",
+        "display-message",
+        "-p",
+        "-t",
+        "=seq:",
+        "never",
+    ]);
+    assert!(!failed.status.success());
+    assert_eq!(String::from_utf8_lossy(&failed.stdout), "first\n");
+    assert_eq!(
+        String::from_utf8_lossy(&failed.stderr).trim_end(),
+        "can't find session: gone"
+    );
+    let unknown = fake.output(&["show-environment", "-h", "-t", "=seq", "nope"]);
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr).trim_end(),
+        "unknown variable: nope"
+    );
 }
 
 #[test]

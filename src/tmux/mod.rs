@@ -80,10 +80,6 @@ pub struct Tmux {
     timeout: Duration,
     /// Where each command's outcome and latency are counted, if anywhere.
     metrics: Option<Metrics>,
-    /// Whether this tmux runs `;`-separated commands given in one argv:
-    /// real tmux does; the fake in `fixtures/fake-tmux` (its `-V` says
-    /// `(fake)`) does not. Asked once.
-    chains: std::sync::Arc<tokio::sync::OnceCell<bool>>,
     /// How control clients attach to this server (`control::ClientPath`),
     /// chosen from `tmux -V` once.
     client_path: std::sync::Arc<control::PathCell>,
@@ -199,7 +195,6 @@ impl Tmux {
             config_file,
             timeout,
             metrics: None,
-            chains: Default::default(),
             client_path: Default::default(),
             child_clients_only: false,
             handshake: Default::default(),
@@ -436,19 +431,12 @@ impl Tmux {
     }
 
     /// Creates the session, with what `keep_exit` and `tag` ask for in the
-    /// same tmux call when tmux runs command sequences (one fork: each costs
-    /// ~15 ms with 200 control clients attached).
+    /// same tmux call, a command sequence (one fork: each costs ~15 ms with
+    /// 200 control clients attached).
     pub async fn new_session(&self, request: &NewSession<'_>) -> Result<Made, TmuxError> {
         // A new session is announced to every control client (see `control::handshake`).
         let _turn = self.handshake_turn().await;
         let args = command::TmuxCommand::args(request);
-        let wants_chain = request.keep_exit || request.tag.is_some();
-        if !(wants_chain && self.chains_commands().await) {
-            return self.run(args).await.map(|_| Made {
-                kept_exit: false,
-                tagged_panes: None,
-            });
-        }
         let session = pane_target(request.name);
         // `-w`: the window's option; without it, the session's (user) option.
         let set = |window: bool, name: &str, value: &str| -> Vec<String> {
@@ -474,17 +462,6 @@ impl Tmux {
             kept_exit: request.keep_exit,
             tagged_panes: request.tag.map(|_| panes::parse_list_panes(&out)),
         })
-    }
-
-    async fn chains_commands(&self) -> bool {
-        *self
-            .chains
-            .get_or_init(|| async {
-                self.version()
-                    .await
-                    .is_ok_and(|version| !version.contains("(fake)"))
-            })
-            .await
     }
 
     /// Whether a session of exactly this name exists, and if not, whether
