@@ -166,6 +166,13 @@ async fn the_fake_speaks_control_mode_to_tmuxds_client() {
         text: "echo hi-$((1+1))".into(),
     };
     client.run(&text).await.unwrap();
+    output_until(&mut client, "echo hi-$((1+1))").await;
+    // A capture while a line is typed but not submitted (tmuxd re-reads
+    // screens at any time) puts no prompt marker inside the line's echo.
+    client.run(&seed).await.unwrap();
+    // Enter only after the runner's next looks (it polls every 50 ms), or
+    // the capture would be seen only once the line had been submitted.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let enter = SendKeys {
         target: target.clone(),
         keys: vec!["Enter".into()],
@@ -173,7 +180,7 @@ async fn the_fake_speaks_control_mode_to_tmuxds_client() {
     client.run(&enter).await.unwrap();
     let out = output_until(&mut client, "\x1b]133;A\x07$ ").await;
     assert!(
-        out.contains("echo hi-$((1+1))\r\n\x1b]133;C\x07hi-2\r\n\x1b]133;D;0\x07"),
+        out.starts_with("\r\n\x1b]133;C\x07hi-2\r\n\x1b]133;D;0\x07"),
         "{out:?}"
     );
     let raw = SendHex {
