@@ -404,6 +404,33 @@ fn a_streamed_session_loses_nothing_while_the_budget_moves_others() {
     assert_consecutive(&stream.numbered_lines(), 1, end);
 }
 
+/// A stream of the session `ticker` (`id`) closed while it prints line
+/// `line`, the session held hot by another stream meanwhile: resumed
+/// after the closed one's last frame, it gets that line and no gap. The
+/// resumed stream's last seq.
+fn resume_held(
+    daemon: &Daemon,
+    tmux: &TmuxServer,
+    id: &str,
+    closed: OutputStream,
+    line: u64,
+) -> u64 {
+    let seen = closed.last_seq.unwrap();
+    let mut holder = OutputStream::open(daemon, id, None);
+    drop(closed);
+    tmux.send_keys("ticker", &["Enter"]);
+    holder.read_until(&format!("L{line}\r\n"));
+    let mut resumed = OutputStream::open(daemon, id, Some(seen));
+    resumed.read_until(&format!("L{line}\r\n"));
+    assert!(
+        resumed.truncation_notices().is_empty(),
+        "{:?}",
+        resumed.notices
+    );
+    assert_eq!(resumed.numbered_lines(), vec![line]);
+    resumed.last_seq.unwrap()
+}
+
 #[test]
 fn a_resume_across_a_cold_stretch_is_told_of_the_gap_and_only_then() {
     let tmux = TmuxServer::new();
@@ -419,24 +446,7 @@ fn a_resume_across_a_cold_stretch_is_told_of_the_gap_and_only_then() {
     let mut first = OutputStream::open(&daemon, &ticker, None);
     tmux.send_keys("ticker", &["Enter"]);
     first.read_until("L1\r\n");
-    let seen = first.last_seq.unwrap();
-    // Missed by a stream closed meanwhile while the session stayed hot
-    // (another stream holds it): the replay has it, and no gap is claimed.
-    let mut holder = OutputStream::open(&daemon, &ticker, None);
-    drop(first);
-    tmux.send_keys("ticker", &["Enter"]);
-    holder.read_until("L2\r\n");
-    let mut resumed = OutputStream::open(&daemon, &ticker, Some(seen));
-    resumed.read_until("L2\r\n");
-    assert!(
-        resumed.truncation_notices().is_empty(),
-        "{:?}",
-        resumed.notices
-    );
-    assert_eq!(resumed.numbered_lines(), vec![2]);
-    let seen = resumed.last_seq.unwrap();
-    drop(resumed);
-    drop(holder);
+    let seen = resume_held(&daemon, &tmux, &ticker, first, 2);
 
     // Let go (the anchor is the most recently active now), then printing
     // while cold: those bytes were never read, and a resume from before
@@ -456,18 +466,10 @@ fn a_resume_across_a_cold_stretch_is_told_of_the_gap_and_only_then() {
     tmux.send_keys("ticker", &["Enter"]);
     across.read_until("L4\r\n");
     assert!(!across.numbered_lines().contains(&3), "{:?}", across.bytes);
-    let seen = across.last_seq.unwrap();
 
-    // Hot since (held so): a resume from after the cold stretch misses
-    // nothing and is told of no gap.
-    let mut holder = OutputStream::open(&daemon, &ticker, None);
-    drop(across);
-    tmux.send_keys("ticker", &["Enter"]);
-    holder.read_until("L5\r\n");
-    let mut after = OutputStream::open(&daemon, &ticker, Some(seen));
-    after.read_until("L5\r\n");
-    assert!(after.truncation_notices().is_empty(), "{:?}", after.notices);
-    assert_eq!(after.numbered_lines(), vec![5]);
+    // Hot since: a resume from after the cold stretch misses nothing and
+    // is told of no gap.
+    resume_held(&daemon, &tmux, &ticker, across, 5);
 }
 
 /// Everything of the server a watcher could disturb, as lines to compare:
