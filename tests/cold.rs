@@ -328,6 +328,13 @@ fn a_stream_opened_on_a_cold_session_gets_every_byte_it_prints_then() {
     assert_eq!(summary_of(&daemon, "quiet")["live"], true);
     daemon.type_line(&quiet, "seq -f L%g 1 5000; echo DONE-$((6*7))");
     stream.read_until("DONE-42\r\n");
+    // From its first byte on: the shell's echo of the line typed, too.
+    let text = String::from_utf8_lossy(&stream.bytes).into_owned();
+    assert!(
+        text.contains("seq -f L%g 1 5000; echo DONE-$((6*7))"),
+        "no echo of the typed line: {:?}",
+        &text[..text.len().min(300)]
+    );
     assert_consecutive(&stream.numbered_lines(), 1, 5000);
     assert!(
         stream.truncation_notices().is_empty(),
