@@ -10,7 +10,7 @@ use serde_json::json;
 
 /// A bash session at its prompt, created outside tmuxd, with a marker line
 /// on screen so the capture has something to compare.
-fn shell_at_prompt(tmux: &TmuxServer, name: &str, size: (u16, u16)) {
+pub(crate) fn shell_at_prompt(tmux: &TmuxServer, name: &str, size: (u16, u16)) {
     tmux.new_session(name, size, common::SHELL);
     tmux.send_keys(name, &["echo marker-$((40+2))", "Enter"]);
     tmux.wait_for_text(name, "marker-42");
