@@ -22,7 +22,7 @@ mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -30,6 +30,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
+use self::exits::{Exited, Exits};
 use self::flood::Flood;
 use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
@@ -115,7 +116,7 @@ enum Purpose {
     /// A command asked on someone else's behalf: the reply's lines.
     Lines(oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>),
     /// How a pane ended (`looks`: how many times it was asked).
-    Exit { pane: u32, looks: u8 },
+    Exit { pane: PaneId, looks: u8 },
     /// One reply of a settled-screen check (see `settle`).
     Check { pane: u32, part: settle::CheckPart },
     /// Which mode a pane entered or left (see `settle`).
@@ -167,27 +168,8 @@ struct SessionActor {
     running: Option<(std::time::Instant, Running)>,
     /// The coding agent in the foreground, when it was last looked for.
     agent: Option<(std::time::Instant, Option<super::Agent>)>,
-    /// Dead panes whose exit status was read and which were killed.
-    reaped: BTreeSet<u32>,
-    /// Panes whose process has exited (a pidfd or tmux said so), until a
-    /// new process runs in them.
-    exited: BTreeSet<u32>,
-    /// How the last pane that died exited: status, signal.
-    exit: Option<(Option<i32>, Option<i32>)>,
-    /// Whether tmux keeps the session's dead panes for tmuxd to read
-    /// (`KEEP_EXIT_OPTION`, on the sessions tmuxd created); None until asked.
-    keeps_exit: Option<bool>,
-    /// Panes whose process exited (and how often tmux was asked about it).
-    exits_tx: mpsc::UnboundedSender<(u32, u8)>,
-    /// Each pane of the session: its process and the watch on it.
-    watches: BTreeMap<u32, (u32, Option<exits::PidWatch>)>,
-    /// When to list the session's panes once more: a new pane's process
-    /// sets its working directory just after tmux forks it, so the listing
-    /// a layout change brings may still show tmux's own (see `watch_pids`).
-    panes_again_at: Option<std::time::Instant>,
-    /// What the session's last pane shows, being read before the dead
-    /// pane is closed (see `exits`); the end's record waits for it.
-    last_look: Option<oneshot::Receiver<exits::LastLook>>,
+    /// The panes' processes and how they ended (see `exits`).
+    exits: Exits,
     /// Settled-screen checks against tmux (see `settle`).
     checks: settle::Checks,
     /// How the client attaches, for attaching again after a cold stretch.
@@ -248,10 +230,10 @@ impl SessionActor {
     fn new(
         spec: ActorSpec,
         tmux_id: TmuxSessionId,
-    ) -> (SessionActor, mpsc::UnboundedReceiver<(u32, u8)>) {
+    ) -> (SessionActor, mpsc::UnboundedReceiver<Exited>) {
         let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
             .with_previous(spec.previous_state);
-        let (exits_tx, exits_rx) = mpsc::unbounded_channel();
+        let (exits, exits_rx) = Exits::new();
         let actor = SessionActor {
             session_id: spec.session_id,
             actor_id: spec.actor_id,
@@ -277,8 +259,6 @@ impl SessionActor {
             events: spec.events,
             sessions_changed: spec.sessions_changed,
             client_gone: false,
-            panes_again_at: None,
-            last_look: None,
             checks: settle::Checks::default(),
             control: spec.control,
             live: true,
@@ -288,12 +268,7 @@ impl SessionActor {
             first_look_at: None,
             running: None,
             agent: None,
-            reaped: BTreeSet::new(),
-            exited: BTreeSet::new(),
-            watches: BTreeMap::new(),
-            exit: None,
-            keeps_exit: None,
-            exits_tx,
+            exits,
         };
         (actor, exits_rx)
     }
@@ -303,7 +278,7 @@ impl SessionActor {
     /// counts as the first output (a session that prints nothing more is
     /// judged from it: quiet, its foreground).
     fn first_look_done(&mut self, keeps_exit: bool) {
-        self.keeps_exit = Some(keeps_exit);
+        self.exits.set_keeps_exit(keeps_exit);
         // Only sessions tmuxd created keep their exits: their program was
         // started by tmuxd, not typed by someone (see `Detector::started_by_tmuxd`).
         self.detector.started_by_tmuxd(keeps_exit);
@@ -351,7 +326,7 @@ impl SessionActor {
         mut self,
         client: Option<ControlClient>,
         mut inbox: mpsc::Receiver<SessionCmd>,
-        mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
+        mut exits: mpsc::UnboundedReceiver<Exited>,
     ) {
         let mut hot = client.map(|client| (client, None));
         loop {
@@ -375,7 +350,7 @@ impl SessionActor {
         mut client: ControlClient,
         first: Option<SessionCmd>,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<Exited>,
     ) -> Hot {
         let mut first = first;
         loop {
@@ -393,7 +368,7 @@ impl SessionActor {
                     return Hot::Stopped;
                 }
                 Some(SessionCmd::Release { reply }) => {
-                    self.release_exits(&mut client).await;
+                    exits::release(&self.tmux_name, &mut client).await;
                     client.close().await;
                     let _ = reply.send(());
                     return Hot::Stopped;
@@ -428,7 +403,7 @@ impl SessionActor {
         &mut self,
         client: &mut ControlClient,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<Exited>,
     ) -> Option<Option<SessionCmd>> {
         let deadline = self.detector.next_deadline();
         let reseed_at = self
@@ -446,12 +421,11 @@ impl SessionActor {
             _ = until(deadline) => self.probe(),
             _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(client).await,
             _ = until_instant(check_at), if !self.client_gone => self.check_settled(client).await,
-            _ = until_instant(self.panes_again_at), if !self.client_gone => {
-                self.panes_again_at = None;
+            _ = until_instant(self.exits.panes_again_at()), if !self.client_gone => {
+                self.exits.panes_asked_again();
                 self.ask_pids(client).await;
             }
             Some((pane, looks)) = exits.recv(), if !self.client_gone => {
-                self.exited.insert(pane);
                 self.look_at_exit(pane, looks, client).await
             }
         }
@@ -592,10 +566,7 @@ impl SessionActor {
                         let _ = reply.send(result.map_err(CommandError::from));
                     }
                     Purpose::Pids => match result {
-                        Ok(rows) => {
-                            self.watch_pids(&rows);
-                            self.report_panes(&rows);
-                        }
+                        Ok(rows) => self.pids_in(&rows),
                         Err(e) => {
                             tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
                         }
@@ -619,8 +590,8 @@ impl SessionActor {
                         // A pane already closed has nothing more to tell.
                         Err(e) if e.refusal() == Some(Refusal::NoTarget) => {}
                         Err(e) => {
-                            tracing::debug!(session_id = %self.session_id, pane, "asking how a pane ended failed: {e}");
-                            self.look_at_exit_later(pane, looks, exits::EXIT_LOOK_LATER);
+                            tracing::debug!(session_id = %self.session_id, %pane, "asking how a pane ended failed: {e}");
+                            self.exits.look_later(pane, looks, exits::EXIT_LOOK_LATER);
                         }
                     },
                     other => self.settle(other, result.map(drop).map_err(CommandError::from)),
@@ -1019,8 +990,87 @@ impl SessionActor {
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id,
             actor_id: self.actor_id,
-            program_exited: self.exit.is_some(),
+            program_exited: self.exits.exit().is_some(),
         }));
+    }
+}
+
+impl SessionActor {
+    /// Asks tmux for every pane of the session and its process.
+    async fn ask_pids(&mut self, client: &mut ControlClient) {
+        let pids = exits::pids_query(&self.tmux_name);
+        self.send(client, &pids, Purpose::Pids).await;
+    }
+
+    /// The session's panes and their processes are in: their exits are
+    /// watched, and the supervisor keeps what it takes to restore them.
+    fn pids_in(&mut self, rows: &[Vec<u8>]) {
+        self.exits.watch_pids(rows);
+        if let Some(rows) = exits::plan_rows(rows) {
+            let _ = self.events.send(ActorEvent::Panes {
+                session_id: self.session_id,
+                actor_id: self.actor_id,
+                rows,
+            });
+        }
+    }
+
+    /// A pane's process has exited (or its pane is dead at attach): ask
+    /// tmux how, unless that is known already.
+    async fn look_at_exit(&mut self, pane: PaneId, looks: u8, client: &mut ControlClient) {
+        if self.exits.process_exited(pane) {
+            let ask = exits::exit_query(pane);
+            self.send(client, &ask, Purpose::Exit { pane, looks }).await;
+        }
+    }
+
+    /// What tmux said of a pane's end: a dead pane on a session tmuxd keeps
+    /// the exit of is killed. The session's last pane dying is its end: it
+    /// is reported exited at once (freeing its capacity slot), before the
+    /// kill and the reap that follow.
+    fn on_exit_facts(&mut self, pane: PaneId, value: &[u8], looks: u8) {
+        let Some(exits::Reaped { exit, last }) = self.exits.judge(pane, value, looks) else {
+            return;
+        };
+        tracing::debug!(session_id = %self.session_id, %pane, ?exit, last, "pane exited");
+        if last {
+            self.signal(Signal::End(super::EndReason::ProcessExit));
+        }
+        // What the last pane shows goes with it: read it first, for the
+        // ended session's record.
+        let look = last.then(|| {
+            let ask = exits::LastAsk {
+                pane,
+                history_lines: self.config.ended_scrollback_lines,
+                session: self.tmux_name.clone(),
+            };
+            (self.exits.read_last_look(), ask)
+        });
+        // Forked under the handshake turn, not sent on the client: the
+        // last pane's end closes the session, a notification that must not
+        // meet another client's handshake (tmux < 3.7).
+        let tmux = self.tmux.clone();
+        tokio::spawn(async move {
+            if let Some((tx, ask)) = look {
+                let _ = tx.send(ask.read(&tmux).await);
+            }
+            if let Err(e) = tmux.kill_pane(pane, last).await {
+                tracing::debug!(%pane, "killing a dead pane: {e}");
+            }
+        });
+    }
+
+    /// Once the last pane has been read: seeds the screens with what tmux
+    /// showed last, and gives the history (at once if nothing is being
+    /// read).
+    async fn take_last_look(&mut self) -> Option<super::EndHistory> {
+        let look = self.exits.take_last_look().await?;
+        for (pane, state, captured) in &look.screens {
+            if let Some(slot) = self.panes.get_mut(&pane.0) {
+                slot.screen.seed(state, captured);
+            }
+        }
+        look.history
     }
 }
 

@@ -5,6 +5,7 @@
 use super::{RUNNING_FRESH, SessionActor};
 use crate::session::Agent;
 use crate::session::agents;
+use crate::tmux::control::PaneId;
 
 impl SessionActor {
     /// The agent in the active pane's foreground, if one is.
@@ -16,7 +17,7 @@ impl SessionActor {
             return agent;
         }
         let agent = match self.active_pid() {
-            Some(pid) if !self.exited.contains(&self.window.active) => agents::detect(pid),
+            Some(pid) if !self.exits.has_exited(PaneId(self.window.active)) => agents::detect(pid),
             _ => None,
         };
         self.agent = Some((now, agent));

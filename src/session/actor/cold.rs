@@ -85,10 +85,9 @@ pub(super) async fn start_cold(
             actor.on_joined(pane.0, ask(Carried::of(&joined)).await);
         }
     }
-    let pids = actor.pids_query();
+    let pids = exits::pids_query(&name);
     if let Ok(rows) = ask(Carried::of(&pids)).await {
-        actor.watch_pids(&rows);
-        actor.report_panes(&rows);
+        actor.pids_in(&rows);
     }
     actor.first_look_done(keeps_exit);
     actor.live = false;
@@ -119,7 +118,7 @@ impl SessionActor {
     /// Nothing waits on the client and nobody wants live output.
     pub(super) fn can_cool(&self) -> bool {
         let facts = self.heat_facts();
-        facts.live && !facts.busy && !facts.watched && self.last_look.is_none()
+        facts.live && !facts.busy && !facts.watched && !self.exits.reading_last_look()
     }
 
     /// What the heat policy needs to know (see `HeatFacts`).
@@ -130,7 +129,7 @@ impl SessionActor {
             tmux_id: self.tmux_id,
             live: self.live && !self.client_gone,
             watched: streams || self.output_tx.receiver_count() > 0,
-            settling: self.keeps_exit == Some(true)
+            settling: self.exits.keeps_exit() == Some(true)
                 && !self.settled
                 && self.started_at.elapsed() < SETTLING_AT_MOST,
             busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
@@ -177,7 +176,7 @@ impl SessionActor {
     pub(super) async fn run_cold(
         &mut self,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<exits::Exited>,
     ) -> Option<(ControlClient, Option<SessionCmd>)> {
         loop {
             let deadline = self.detector.next_deadline();
@@ -213,7 +212,7 @@ impl SessionActor {
                 }
                 _ = until(deadline) => self.probe(),
                 Some((pane, looks)) = exits.recv(), if !self.client_gone => {
-                    self.exited.insert(pane);
+                    self.exits.process_exited(pane);
                     if let Some(mut client) = self.heat().await {
                         self.look_at_exit(pane, looks, &mut client).await;
                         return Some((client, None));

@@ -9,12 +9,13 @@ use crate::session::ActorEvent;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
 use crate::session::state::{Activity, Evidence, Signal, question};
+use crate::tmux::control::PaneId;
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
     pub(super) fn probe(&mut self) {
         let (activity, cpu) = match self.active_pid() {
-            _ if self.exited.contains(&self.window.active) => (Activity::Exited, None),
+            _ if self.exits.has_exited(PaneId(self.window.active)) => (Activity::Exited, None),
             Some(pid) => foreground::look(pid),
             None => (Activity::Unknown, None),
         };

@@ -41,17 +41,17 @@ impl SessionActor {
                 .count(),
             latest_seq: self.ring.latest_seq(),
             attention: state.attention,
-            exit_status: self.exit.and_then(|(status, _)| status),
-            exit_signal: self.exit.and_then(|(_, signal)| signal),
+            exit_status: self.exits.exit().and_then(|(status, _)| status),
+            exit_signal: self.exits.exit().and_then(|(_, signal)| signal),
             exit_unknown: crate::session::ExitUnknown::judge(
                 match state.reason {
                     crate::session::StateReason::End(end) => Some(end),
                     _ => None,
                 },
-                self.exit,
-                self.keeps_exit,
+                self.exits.exit(),
+                self.exits.keeps_exit(),
             ),
-            keeps_exit: self.keeps_exit,
+            keeps_exit: self.exits.keeps_exit(),
             last_command_status: self.detector.last_command_status(),
             live: self.live && !self.client_gone,
         }
