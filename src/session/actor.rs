@@ -18,28 +18,26 @@ mod flood;
 mod judge;
 mod report;
 mod settle;
+mod streams;
 mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use self::exits::{Exited, Exits};
 use self::flood::Flood;
+use self::streams::Streams;
 use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
-use super::replay::{Replay, ReplayRing};
 use super::state::{Acknowledger, Detector, Signal, StateView};
 use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, LiveOutput, SessionCmd,
-    Subscription,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, SessionCmd, Subscription,
 };
 use crate::id::SessionId;
 use crate::tmux::Refusal;
@@ -59,15 +57,6 @@ const HEX_CHUNK_BYTES: usize = 2 * 1024;
 
 /// How long the foreground facts read from /proc are reused.
 const RUNNING_FRESH: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// A stream subscriber: its pane, its queue, the bytes in it, and the flag
-/// set when it overflowed.
-struct Subscriber {
-    pane: u32,
-    tx: mpsc::UnboundedSender<super::Chunk>,
-    queued: Arc<AtomicUsize>,
-    overflowed: Arc<AtomicBool>,
-}
 
 /// One pane of the current window.
 struct Pane {
@@ -156,11 +145,10 @@ struct SessionActor {
     /// moves, and when it was taken.
     screen_hash: u64,
     hashed_at: std::time::Instant,
-    ring: ReplayRing,
+    /// The output log and its subscribers (see `streams`).
+    streams: Streams,
     detector: Detector,
     state_tx: watch::Sender<StateView>,
-    output_tx: watch::Sender<u64>,
-    subscribers: Vec<Subscriber>,
     config: ActorConfig,
     events: mpsc::UnboundedSender<ActorEvent>,
     sessions_changed: Arc<Notify>,
@@ -180,9 +168,6 @@ struct SessionActor {
     settled: bool,
     /// When the actor started (see `cold`: a new session settles first).
     started_at: std::time::Instant,
-    /// The latest output before the last cold stretch: a replay from
-    /// before it has a gap (output while cold was never seen).
-    cold_after_seq: Option<u64>,
     /// When the first look counted as output (`first_look_done`): not
     /// output the heat policy counts as recent (see `cold`).
     first_look_at: Option<DateTime<Utc>>,
@@ -250,11 +235,9 @@ impl SessionActor {
             next_job: 0,
             screen_hash: 0,
             hashed_at: std::time::Instant::now(),
-            ring: ReplayRing::new(spec.config.replay_bytes),
+            streams: Streams::new(spec.config.replay_bytes, spec.config.subscriber_queue_bytes),
             state_tx: watch::channel(detector.view()).0,
-            output_tx: watch::channel(0).0,
             detector,
-            subscribers: Vec::new(),
             config: spec.config,
             events: spec.events,
             sessions_changed: spec.sessions_changed,
@@ -264,7 +247,6 @@ impl SessionActor {
             live: true,
             settled: false,
             started_at: std::time::Instant::now(),
-            cold_after_seq: None,
             first_look_at: None,
             running: None,
             agent: None,
@@ -468,7 +450,7 @@ impl SessionActor {
                 let _ = reply.send(self.subscribe(since, pane));
             }
             SessionCmd::WatchOutput { reply } => {
-                let _ = reply.send(self.output_tx.subscribe());
+                let _ = reply.send(self.streams.watch_output());
             }
             SessionCmd::Snapshot { .. }
             | SessionCmd::Summary { .. }
@@ -712,21 +694,7 @@ impl SessionActor {
                 changed,
             });
         }
-        let chunk = self.ring.push(id, Bytes::from(data));
-        self.output_tx.send_replace(chunk.seq);
-        // A subscriber whose queue is full is dropped, never waited on.
-        let limit = self.config.subscriber_queue_bytes;
-        let size = chunk.bytes.len();
-        self.subscribers.retain(|s| {
-            if s.pane != id {
-                return !s.tx.is_closed();
-            }
-            if s.queued.fetch_add(size, Ordering::Relaxed) + size > limit {
-                s.overflowed.store(true, Ordering::Relaxed);
-                return false;
-            }
-            s.tx.send(chunk.clone()).is_ok()
-        });
+        self.streams.publish(PaneId(id), data);
     }
 
     /// Re-seeds the panes whose skipped output is due to be drawn (see `flood`).
@@ -748,13 +716,7 @@ impl SessionActor {
     /// closed as overflowed, so they reconnect and learn of the gap.
     fn gap(&mut self, pane: u32) {
         tracing::warn!(session_id = %self.session_id, pane, "tmux paused the pane's output: re-seeding its screen");
-        self.subscribers.retain(|s| {
-            if s.pane == pane {
-                s.overflowed.store(true, Ordering::Relaxed);
-                return false;
-            }
-            true
-        });
+        self.streams.gap(PaneId(pane));
     }
 
     async fn on_window(
@@ -947,34 +909,17 @@ impl SessionActor {
 
     fn subscribe(&mut self, since: Option<u64>, pane: Option<u32>) -> Subscription {
         let pane = pane.unwrap_or(self.window.active);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let overflowed = Arc::new(AtomicBool::new(false));
-        let live = LiveOutput::new(rx, queued.clone());
-        // Output from before a cold stretch, and after it, is not the
-        // whole of what the pane wrote: said as a gap, never silently.
-        let across_cold = |since: u64| self.cold_after_seq.is_some_and(|cold| since <= cold);
-        let replay = match since {
-            Some(since) => match self.ring.since(since) {
-                Replay::Complete(c) if across_cold(since) => Replay::Truncated(only_pane(c, pane)),
-                Replay::Complete(c) => Replay::Complete(only_pane(c, pane)),
-                Replay::Truncated(c) => Replay::Truncated(only_pane(c, pane)),
-            },
-            None => Replay::Complete(Vec::new()),
-        };
-        if !self.client_gone {
-            self.subscribers.push(Subscriber {
-                pane,
-                tx,
-                queued,
-                overflowed: overflowed.clone(),
-            });
-        }
+        let streams::Subscribed {
+            replay,
+            live,
+            overflowed,
+            latest_seq,
+        } = self.streams.subscribe(since, PaneId(pane));
         Subscription {
             replay,
             live,
             overflowed,
-            latest_seq: self.ring.latest_seq(),
+            latest_seq,
             pane,
             cols: self.window.cols,
             rows: self.window.rows,
@@ -983,7 +928,7 @@ impl SessionActor {
 
     fn on_client_gone(&mut self) {
         self.client_gone = true;
-        self.subscribers.clear();
+        self.streams.close();
         for (_, purpose) in std::mem::take(&mut self.purposes) {
             self.settle(purpose, Err(CommandError::ClientGone));
         }
@@ -1072,8 +1017,4 @@ impl SessionActor {
         }
         look.history
     }
-}
-
-fn only_pane(chunks: Vec<super::Chunk>, pane: u32) -> Vec<super::Chunk> {
-    chunks.into_iter().filter(|c| c.pane == pane).collect()
 }

@@ -91,7 +91,7 @@ pub(super) async fn start_cold(
     }
     actor.first_look_done(keeps_exit);
     actor.live = false;
-    actor.cold_after_seq = Some(actor.ring.latest_seq());
+    actor.streams.went_cold();
     tokio::spawn(actor.run(None, inbox, exits_rx));
     Ok(tmux_id)
 }
@@ -124,11 +124,10 @@ impl SessionActor {
     /// What the heat policy needs to know (see `HeatFacts`).
     pub(super) fn heat_facts(&self) -> HeatFacts {
         let seeding = self.panes.values().any(|p| p.seeding.is_some());
-        let streams = self.subscribers.iter().any(|s| !s.tx.is_closed());
         HeatFacts {
             tmux_id: self.tmux_id,
             live: self.live && !self.client_gone,
-            watched: streams || self.output_tx.receiver_count() > 0,
+            watched: self.streams.watched(),
             settling: self.exits.keeps_exit() == Some(true)
                 && !self.settled
                 && self.started_at.elapsed() < SETTLING_AT_MOST,
@@ -166,7 +165,7 @@ impl SessionActor {
     pub(super) async fn cool(&mut self, client: ControlClient) {
         client.close().await;
         self.live = false;
-        self.cold_after_seq = Some(self.ring.latest_seq());
+        self.streams.went_cold();
         tracing::debug!(session_id = %self.session_id, "cold: control client let go");
     }
 
@@ -293,7 +292,7 @@ impl SessionActor {
                 let _ = reply.send(self.subscribe(since, pane));
             }
             SessionCmd::WatchOutput { reply } => {
-                let _ = reply.send(self.output_tx.subscribe());
+                let _ = reply.send(self.streams.watch_output());
             }
             SessionCmd::Release { reply } => {
                 let _ = reply.send(());

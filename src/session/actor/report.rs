@@ -34,12 +34,8 @@ impl SessionActor {
             } else {
                 Transport::Attached
             },
-            subscribers: self
-                .subscribers
-                .iter()
-                .filter(|s| !s.tx.is_closed())
-                .count(),
-            latest_seq: self.ring.latest_seq(),
+            subscribers: self.streams.subscribers(),
+            latest_seq: self.streams.latest_seq(),
             attention: state.attention,
             exit_status: self.exits.exit().and_then(|(status, _)| status),
             exit_signal: self.exits.exit().and_then(|(_, signal)| signal),
@@ -63,7 +59,7 @@ impl SessionActor {
         screen.copy_mode = self.copy_mode(region);
         Snapshot {
             session_id: self.session_id,
-            seq: self.ring.latest_seq(),
+            seq: self.streams.latest_seq(),
             screen,
         }
     }
