@@ -32,12 +32,13 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use self::exits::{Exited, Exits};
 use self::flood::Flood;
 use self::streams::Streams;
+use self::typing::Jobs;
 use super::foreground::Running;
 use super::pane::{Captured, PaneScreen, PaneState};
 use super::state::{Acknowledger, Detector, Signal, StateView};
 use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, SessionCmd, Subscription,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, Input, SessionCmd, Subscription,
 };
 use crate::id::SessionId;
 use crate::tmux::Refusal;
@@ -114,13 +115,6 @@ enum Purpose {
     Quiet,
 }
 
-/// An input request being typed in pieces.
-struct InputJob {
-    pieces_left: usize,
-    error: Option<CommandError>,
-    reply: oneshot::Sender<Result<(), CommandError>>,
-}
-
 struct SessionActor {
     session_id: SessionId,
     actor_id: u64,
@@ -139,8 +133,8 @@ struct SessionActor {
     /// Seeds taken again in a row because output raced them.
     seed_retries: u8,
     purposes: BTreeMap<Ticket, Purpose>,
-    jobs: BTreeMap<u64, InputJob>,
-    next_job: u64,
+    /// Input requests being typed (see `typing`).
+    jobs: Jobs,
     /// Hash of the active pane's text, to tell real changes from cursor
     /// moves, and when it was taken.
     screen_hash: u64,
@@ -231,8 +225,7 @@ impl SessionActor {
             look_again: false,
             seed_retries: 0,
             purposes: BTreeMap::new(),
-            jobs: BTreeMap::new(),
-            next_job: 0,
+            jobs: Jobs::default(),
             screen_hash: 0,
             hashed_at: std::time::Instant::now(),
             streams: Streams::new(spec.config.replay_bytes, spec.config.subscriber_queue_bytes),
@@ -878,20 +871,7 @@ impl SessionActor {
             Purpose::Lines(reply) => {
                 let _ = reply.send(result.map(|()| Vec::new()));
             }
-            Purpose::Input { job } => {
-                let Some(entry) = self.jobs.get_mut(&job) else {
-                    return;
-                };
-                entry.pieces_left -= 1;
-                if let Err(e) = result {
-                    entry.error.get_or_insert(e);
-                }
-                if entry.pieces_left == 0
-                    && let Some(done) = self.jobs.remove(&job)
-                {
-                    let _ = done.reply.send(done.error.map_or(Ok(()), Err));
-                }
-            }
+            Purpose::Input { job } => self.jobs.piece_done(job, result),
             Purpose::Quiet
             | Purpose::Joined { .. }
             | Purpose::Check { .. }
@@ -941,6 +921,40 @@ impl SessionActor {
 }
 
 impl SessionActor {
+    /// Types `input` into the active pane; `reply` hears once tmux took it all.
+    async fn type_input(
+        &mut self,
+        input: Input,
+        reply: oneshot::Sender<Result<(), CommandError>>,
+        client: &mut ControlClient,
+    ) {
+        // Raw bytes come from someone at a keyboard (a stream client); text
+        // and keys from a request that gives the session something to do.
+        let typed = input.text.is_some() || !input.keys.is_empty();
+        self.signal(if typed {
+            Signal::Input
+        } else {
+            Signal::Keystrokes
+        });
+        let pieces = typing::pieces(input, &Target::Pane(PaneId(self.window.active)));
+        if pieces.is_empty() {
+            let _ = reply.send(Ok(()));
+            return;
+        }
+        let job = self.jobs.start(pieces.len(), reply);
+        // In one write: a daemon killed part way must not leave a line
+        // typed without its Enter for the next input to run into.
+        match client.send_all(&pieces).await {
+            Ok(tickets) => {
+                for ticket in tickets {
+                    self.purposes.insert(ticket, Purpose::Input { job });
+                }
+            }
+            // Nothing was written: the request fails as a whole.
+            Err(e) => self.jobs.failed(job, e.into()),
+        }
+    }
+
     /// Asks tmux for every pane of the session and its process.
     async fn ask_pids(&mut self, client: &mut ControlClient) {
         let pids = exits::pids_query(&self.tmux_name);
