@@ -1,21 +1,16 @@
 //! The actor loop: control-client events in, commands in, answers out. It
-//! owns the session's control client, each pane's screen, the output log
-//! and the state tracker; nothing here is shared or locked.
-//!
-//! Screens are fed with the bytes each pane's program wrote (`%output`).
-//! When tmuxd attaches, the window's layout changes, or tmux paused a pane,
-//! the window's panes are re-seeded: one `list-panes` for geometry, cursor
-//! and modes, then a `capture-pane` per pane. tmux answers commands in
-//! order with the output it read before them, so a pane's output that
-//! arrives before its capture's reply is already in the capture and is not
-//! fed again; output after it is. A pane flooding output is re-seeded
-//! rather than fed (see `flood`).
+//! owns the session's control client and routes what comes in to the
+//! owners of the session's parts: the window's panes and screens
+//! (`panes`), the output log and its subscribers (`streams`), the panes'
+//! exits (`exits`), input being typed (`typing`), settled-screen checks
+//! (`settle`), and the state detector; nothing here is shared or locked.
 
 mod agent;
 mod cold;
 mod exits;
 mod flood;
 mod judge;
+mod panes;
 mod report;
 mod settle;
 mod streams;
@@ -30,13 +25,11 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use self::exits::{Exited, Exits};
-use self::flood::Flood;
+use self::panes::Panes;
 use self::streams::Streams;
 use self::typing::Jobs;
 use super::foreground::Running;
-use super::pane::{Captured, PaneScreen, PaneState};
 use super::state::{Acknowledger, Detector, Signal, StateView};
-use super::window::WindowGeometry;
 use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, Input, SessionCmd, Subscription,
 };
@@ -59,36 +52,6 @@ const HEX_CHUNK_BYTES: usize = 2 * 1024;
 /// How long the foreground facts read from /proc are reused.
 const RUNNING_FRESH: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// One pane of the current window.
-struct Pane {
-    screen: PaneScreen,
-    pid: Option<u32>,
-    /// Captures asked for and not yet answered; output is not fed meanwhile.
-    seeding: Option<Seed>,
-    /// The current burst of output, and whether it is skipped.
-    flood: Flood,
-}
-
-/// A re-seed in flight: tmux's state of the pane and what came back so far.
-struct Seed {
-    state: PaneState,
-    captured: Captured,
-    replies_left: u8,
-    /// `capture-pane -J` of the same moment (see `PaneScreen::seed_wraps`).
-    joined: Vec<Vec<u8>>,
-    /// The pane wrote between the state and the capture: the capture has
-    /// it, the cursor and modes may not, so the seed is taken again.
-    raced: bool,
-}
-
-/// Within this long of the last screen hash, output counts as a change
-/// without hashing again.
-const HASH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// Seeds taken again at most this many times in a row when output keeps
-/// racing them; after that the last one stands (a busy pane redraws soon).
-const SEED_RETRIES: u8 = 3;
-
 /// What a command sent over the control client was for.
 enum Purpose {
     /// The current window's panes, to lay it out and seed them.
@@ -96,9 +59,9 @@ enum Purpose {
     /// Every pane of the session with its process, to watch them exit.
     Pids,
     /// A pane's rows (`alternate`: the normal screen behind the alternate one).
-    Capture { pane: u32, alternate: bool },
+    Capture { pane: PaneId, alternate: bool },
     /// A pane's rows with wrapped ones joined, to tell which rows wrapped.
-    Joined { pane: u32 },
+    Joined { pane: PaneId },
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
@@ -125,20 +88,11 @@ struct SessionActor {
     tmux_name: String,
     /// tmux's id of the session (`$N`), learnt at attach; never changes.
     tmux_id: TmuxSessionId,
-    window: WindowGeometry,
-    panes: BTreeMap<u32, Pane>,
-    /// A window look is in flight; `look_again` asks for another after it.
-    looking: bool,
-    look_again: bool,
-    /// Seeds taken again in a row because output raced them.
-    seed_retries: u8,
+    /// The window's panes and their screens (see `panes`).
+    panes: Panes,
     purposes: BTreeMap<Ticket, Purpose>,
     /// Input requests being typed (see `typing`).
     jobs: Jobs,
-    /// Hash of the active pane's text, to tell real changes from cursor
-    /// moves, and when it was taken.
-    screen_hash: u64,
-    hashed_at: std::time::Instant,
     /// The output log and its subscribers (see `streams`).
     streams: Streams,
     detector: Detector,
@@ -219,15 +173,9 @@ impl SessionActor {
             tmux: spec.tmux.clone(),
             tmux_name: spec.tmux_name,
             tmux_id,
-            window: WindowGeometry::default(),
-            panes: BTreeMap::new(),
-            looking: false,
-            look_again: false,
-            seed_retries: 0,
+            panes: Panes::new(),
             purposes: BTreeMap::new(),
             jobs: Jobs::default(),
-            screen_hash: 0,
-            hashed_at: std::time::Instant::now(),
             streams: Streams::new(spec.config.replay_bytes, spec.config.subscriber_queue_bytes),
             state_tx: watch::channel(detector.view()).0,
             detector,
@@ -381,11 +329,7 @@ impl SessionActor {
         exits: &mut mpsc::UnboundedReceiver<Exited>,
     ) -> Option<Option<SessionCmd>> {
         let deadline = self.detector.next_deadline();
-        let reseed_at = self
-            .panes
-            .values()
-            .filter_map(|p| p.flood.reseed_at())
-            .min();
+        let reseed_at = self.panes.next_reseed_at();
         let check_at = self.next_check_at();
         tokio::select! {
             cmd = inbox.recv() => return Some(cmd),
@@ -491,11 +435,6 @@ impl SessionActor {
         Ok(())
     }
 
-    /// The screens by pane id, for composing a snapshot.
-    fn screens(&self) -> BTreeMap<u32, &PaneScreen> {
-        self.panes.iter().map(|(id, p)| (*id, &p.screen)).collect()
-    }
-
     /// Sends a command; its reply comes back as an event with this purpose.
     async fn send<C: TmuxCommand>(
         &mut self,
@@ -514,11 +453,9 @@ impl SessionActor {
     /// Asks tmux for the current window's panes (once at a time; a change
     /// seen meanwhile asks again when the answer is in).
     async fn look(&mut self, client: &mut ControlClient) {
-        if self.looking {
-            self.look_again = true;
+        if !self.panes.start_look() {
             return;
         }
-        self.looking = true;
         let command = WindowPanes {
             session: self.tmux_name.clone(),
         };
@@ -551,12 +488,12 @@ impl SessionActor {
                     }
                     Purpose::Mode { pane } => self.on_mode(pane, result),
                     Purpose::Capture { pane, alternate } => {
-                        if self.on_capture(pane, alternate, result) {
+                        if self.panes.captured(pane, alternate, result) {
                             self.look(client).await;
                         }
                     }
                     Purpose::Joined { pane } => {
-                        if self.on_joined(pane, result) {
+                        if self.panes.joined(pane, result) {
                             self.look(client).await;
                         }
                     }
@@ -582,7 +519,7 @@ impl SessionActor {
             Notification::Pause { pane } => {
                 // What the pane writes while paused never comes: tell
                 // subscribers, re-seed its screen, then resume it.
-                self.gap(pane.0);
+                self.gap(pane);
                 self.look(client).await;
                 self.send(client, &RefreshClient::continue_pane(pane), Purpose::Quiet)
                     .await;
@@ -592,7 +529,7 @@ impl SessionActor {
             | Notification::WindowClose { .. }
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
-            Notification::PaneModeChanged { pane } if self.panes.contains_key(&pane.0) => {
+            Notification::PaneModeChanged { pane } if self.panes.contains(pane) => {
                 self.mode_changed(pane.0, client).await
             }
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
@@ -634,82 +571,41 @@ impl SessionActor {
     /// A pane's output: logged for streams whatever the screen's state, and
     /// fed to the pane's screen once it is seeded, unless it floods.
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
-        let id = pane.0;
         let now = std::time::Instant::now();
-        if self.panes.contains_key(&id) {
-            self.checks.output(id, now);
+        if self.panes.contains(pane) {
+            self.checks.output(pane.0, now);
         }
-        let changed = match self.panes.get_mut(&id) {
-            // Bytes a seed in flight already holds; the detector still
-            // reads them (a prompt mark or a bell must not be lost). A
-            // skipping pane is seeded again anyway.
-            Some(Pane {
-                seeding: Some(seed),
-                flood,
-                ..
-            }) => {
-                seed.raced |= flood.feed(now, data.len());
-                Some(true)
-            }
-            Some(slot) => {
-                // A flood is re-seeded from tmux instead (`reseed_floods`).
-                if !slot.flood.feed(now, data.len()) {
-                    return self.publish(id, data, Some(true));
-                }
-                let bells = slot.screen.process(&data);
-                // Hashing the whole screen per chunk would cost a flood
-                // dearly: output in a burst counts as a change, and the
-                // hash tells only after a pause whether anything changed.
-                let active = id == self.window.active;
-                let due = now.duration_since(self.hashed_at) >= HASH_EVERY;
-                if active && due {
-                    let hash = slot.screen.content_hash();
-                    let changed = hash != self.screen_hash || bells > 0;
-                    self.screen_hash = hash;
-                    self.hashed_at = now;
-                    Some(changed)
-                } else {
-                    Some(true)
-                }
-            }
-            // A pane of another window: logged for streams only.
-            None => None,
-        };
-        self.publish(id, data, changed);
+        // A pane of another window is logged for streams only; bytes a
+        // seed in flight already holds still reach the detector (a prompt
+        // mark or a bell must not be lost).
+        let changed = self.panes.feed(pane, &data, now);
+        self.publish(pane, data, changed);
     }
 
     /// Output to the detector (`changed`: for a pane of the window), the
     /// replay ring and the pane's stream subscribers.
-    fn publish(&mut self, id: u32, data: Vec<u8>, changed: Option<bool>) {
+    fn publish(&mut self, pane: PaneId, data: Vec<u8>, changed: Option<bool>) {
         if let Some(changed) = changed {
             self.signal(Signal::Output {
                 bytes: &data,
                 changed,
             });
         }
-        self.streams.publish(PaneId(id), data);
+        self.streams.publish(pane, data);
     }
 
     /// Re-seeds the panes whose skipped output is due to be drawn (see `flood`).
     async fn reseed_floods(&mut self, client: &mut ControlClient) {
-        let now = std::time::Instant::now();
-        let mut due = false;
-        for pane in self.panes.values_mut() {
-            if pane.flood.reseed_at().is_some_and(|at| at <= now) {
-                pane.flood.reseeded(now);
-                due = true;
-            }
-        }
-        if due {
+        if self.panes.floods_due(std::time::Instant::now()) {
             self.look(client).await;
         }
     }
 
     /// Output of `pane` was skipped (tmux paused it): its subscribers are
     /// closed as overflowed, so they reconnect and learn of the gap.
-    fn gap(&mut self, pane: u32) {
-        tracing::warn!(session_id = %self.session_id, pane, "tmux paused the pane's output: re-seeding its screen");
-        self.streams.gap(PaneId(pane));
+    fn gap(&mut self, pane: PaneId) {
+        tracing::warn!(session_id = %self.session_id, %pane, "tmux paused the pane's output: re-seeding its screen");
+        self.streams.gap(pane);
     }
 
     async fn on_window(
@@ -717,7 +613,7 @@ impl SessionActor {
         result: Result<Vec<Vec<u8>>, ControlError>,
         client: &mut ControlClient,
     ) {
-        self.looking = false;
+        let again = self.panes.look_done();
         let rows = result.and_then(|body| {
             let command = WindowPanes {
                 session: String::new(),
@@ -731,7 +627,7 @@ impl SessionActor {
                 tracing::debug!(session_id = %self.session_id, "looking at the window failed: {e}")
             }
         }
-        if std::mem::take(&mut self.look_again) {
+        if again {
             self.look(client).await;
         }
     }
@@ -748,118 +644,24 @@ impl SessionActor {
                 join: true,
                 ..CapturePane::screen(Target::Pane(pane))
             };
-            self.send(client, &joined, Purpose::Joined { pane: pane.0 })
-                .await;
+            self.send(client, &joined, Purpose::Joined { pane }).await;
         }
     }
 
-    /// Takes tmux's view of the window: its geometry, and a seed awaited
-    /// for each pane; the panes to capture, and whether each shows its
-    /// alternate screen.
+    /// Takes tmux's view of the window (`rows`, not empty); the panes to
+    /// capture, and whether each shows its alternate screen.
     fn arrange(&mut self, rows: Vec<PaneRow>) -> Vec<(PaneId, bool)> {
-        let first = &rows[0];
-        self.window = WindowGeometry {
-            cols: first.window_cols,
-            rows: first.window_rows,
-            panes: rows.iter().map(|r| (r.pane.0, r.rect)).collect(),
-            active: rows.iter().find(|r| r.active).unwrap_or(first).pane.0,
-        };
-        self.panes
-            .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
-        self.checks
-            .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
-        let mut captures = Vec::new();
-        for row in rows {
-            let state = row.state.clone();
-            let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
-                screen: PaneScreen::new(state.cols, state.rows),
-                pid: None,
-                seeding: None,
-                flood: Flood::default(),
-            });
-            pane.pid = row.pid;
-            pane.seeding = Some(Seed {
-                replies_left: 2 + u8::from(state.alternate_on),
-                joined: Vec::new(),
-                state,
-                captured: Captured::default(),
-                raced: false,
-            });
-            captures.push((row.pane, row.state.alternate_on));
-        }
+        let captures = self.panes.arrange(rows);
+        let panes = &self.panes;
+        self.checks.keep_only(|id| panes.contains(PaneId(id)));
         captures
     }
 
     async fn capture(&mut self, client: &mut ControlClient, pane: PaneId, alternate: bool) {
         // With the alternate screen on, `-a` captures the normal screen behind it.
         let command = CaptureSeed { pane, alternate };
-        let purpose = Purpose::Capture {
-            pane: pane.0,
-            alternate,
-        };
+        let purpose = Purpose::Capture { pane, alternate };
         self.send(client, &command, purpose).await;
-    }
-
-    /// Takes one capture's reply; once a pane's are all in, seeds its
-    /// screen. Returns true when output raced the seed and the window
-    /// should be looked at again.
-    fn on_capture(
-        &mut self,
-        pane: u32,
-        alternate: bool,
-        result: Result<Vec<Vec<u8>>, ControlError>,
-    ) -> bool {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return false;
-        };
-        let Some(seed) = slot.seeding.as_mut() else {
-            return false;
-        };
-        let text = result.map(|lines| lines.join(&b'\n')).unwrap_or_default();
-        match (seed.state.alternate_on, alternate) {
-            // On the alternate screen, the plain capture is what shows.
-            (true, false) => seed.captured.alternate = Some(text),
-            _ => seed.captured.normal = text,
-        }
-        self.seed_reply_in(pane)
-    }
-
-    /// Takes the joined capture of a seed (see `on_capture`).
-    fn on_joined(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) -> bool {
-        let Some(seed) = self.panes.get_mut(&pane).and_then(|p| p.seeding.as_mut()) else {
-            return false;
-        };
-        seed.joined = result.unwrap_or_default();
-        self.seed_reply_in(pane)
-    }
-
-    /// One more reply of a pane's seed is in; once all are, seeds its
-    /// screen. Returns true when output raced the seed.
-    fn seed_reply_in(&mut self, pane: u32) -> bool {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return false;
-        };
-        let Some(seed) = slot.seeding.as_mut() else {
-            return false;
-        };
-        seed.replies_left = seed.replies_left.saturating_sub(1);
-        if seed.replies_left > 0 {
-            return false;
-        }
-        let raced = seed.raced && self.seed_retries < SEED_RETRIES;
-        if let Some(seed) = slot.seeding.take() {
-            slot.screen.seed(&seed.state, &seed.captured);
-            slot.screen.seed_wraps(&seed.joined);
-        }
-        if pane == self.window.active {
-            self.screen_hash = slot.screen.content_hash();
-        }
-        if raced {
-            self.seed_retries += 1;
-        } else {
-            self.seed_retries = 0;
-        }
-        raced
     }
 
     /// A command's reply reached the one who waits for it.
@@ -888,7 +690,7 @@ impl SessionActor {
     }
 
     fn subscribe(&mut self, since: Option<u64>, pane: Option<u32>) -> Subscription {
-        let pane = pane.unwrap_or(self.window.active);
+        let pane = pane.unwrap_or(self.panes.active().0);
         let streams::Subscribed {
             replay,
             live,
@@ -901,8 +703,8 @@ impl SessionActor {
             overflowed,
             latest_seq,
             pane,
-            cols: self.window.cols,
-            rows: self.window.rows,
+            cols: self.panes.window().cols,
+            rows: self.panes.window().rows,
         }
     }
 
@@ -936,7 +738,7 @@ impl SessionActor {
         } else {
             Signal::Keystrokes
         });
-        let pieces = typing::pieces(input, &Target::Pane(PaneId(self.window.active)));
+        let pieces = typing::pieces(input, &Target::Pane(self.panes.active()));
         if pieces.is_empty() {
             let _ = reply.send(Ok(()));
             return;
@@ -1025,9 +827,7 @@ impl SessionActor {
     async fn take_last_look(&mut self) -> Option<super::EndHistory> {
         let look = self.exits.take_last_look().await?;
         for (pane, state, captured) in &look.screens {
-            if let Some(slot) = self.panes.get_mut(&pane.0) {
-                slot.screen.seed(state, captured);
-            }
+            self.panes.seed(*pane, state, captured);
         }
         look.history
     }

@@ -5,7 +5,6 @@
 use super::{RUNNING_FRESH, SessionActor};
 use crate::session::Agent;
 use crate::session::agents;
-use crate::tmux::control::PaneId;
 
 impl SessionActor {
     /// The agent in the active pane's foreground, if one is.
@@ -16,8 +15,8 @@ impl SessionActor {
         {
             return agent;
         }
-        let agent = match self.active_pid() {
-            Some(pid) if !self.exits.has_exited(PaneId(self.window.active)) => agents::detect(pid),
+        let agent = match self.panes.active_pid() {
+            Some(pid) if !self.exits.has_exited(self.panes.active()) => agents::detect(pid),
             _ => None,
         };
         self.agent = Some((now, agent));

@@ -69,20 +69,24 @@ pub(super) async fn start_cold(
                 pane,
                 alternate: false,
             };
-            actor.on_capture(pane.0, false, ask(Carried::of(&normal)).await);
+            actor
+                .panes
+                .captured(pane, false, ask(Carried::of(&normal)).await);
             if alternate {
                 let behind = CaptureSeed {
                     pane,
                     alternate: true,
                 };
-                actor.on_capture(pane.0, true, ask(Carried::of(&behind)).await);
+                actor
+                    .panes
+                    .captured(pane, true, ask(Carried::of(&behind)).await);
             }
             let joined = CapturePane {
                 escapes: true,
                 join: true,
                 ..CapturePane::screen(Target::Pane(pane))
             };
-            actor.on_joined(pane.0, ask(Carried::of(&joined)).await);
+            actor.panes.joined(pane, ask(Carried::of(&joined)).await);
         }
     }
     let pids = exits::pids_query(&name);
@@ -123,7 +127,6 @@ impl SessionActor {
 
     /// What the heat policy needs to know (see `HeatFacts`).
     pub(super) fn heat_facts(&self) -> HeatFacts {
-        let seeding = self.panes.values().any(|p| p.seeding.is_some());
         HeatFacts {
             tmux_id: self.tmux_id,
             live: self.live && !self.client_gone,
@@ -131,7 +134,7 @@ impl SessionActor {
             settling: self.exits.keeps_exit() == Some(true)
                 && !self.settled
                 && self.started_at.elapsed() < SETTLING_AT_MOST,
-            busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
+            busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.panes.busy(),
             // The first look is not output: a thousand sessions adopted at
             // once are not a thousand printing.
             quiet_for: self

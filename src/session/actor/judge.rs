@@ -9,13 +9,12 @@ use crate::session::ActorEvent;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
 use crate::session::state::{Activity, Evidence, Signal, question};
-use crate::tmux::control::PaneId;
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
     pub(super) fn probe(&mut self) {
-        let (activity, cpu) = match self.active_pid() {
-            _ if self.exits.has_exited(PaneId(self.window.active)) => (Activity::Exited, None),
+        let (activity, cpu) = match self.panes.active_pid() {
+            _ if self.exits.has_exited(self.panes.active()) => (Activity::Exited, None),
             Some(pid) => foreground::look(pid),
             None => (Activity::Unknown, None),
         };
@@ -35,12 +34,12 @@ impl SessionActor {
     /// Whether the active pane asks something where its cursor is
     /// (`question::asks_at_cursor`).
     fn asks_question(&self) -> bool {
-        let Some(pane) = self.panes.get(&self.window.active) else {
+        let Some(pane) = self.panes.screen(self.panes.active()) else {
             return false;
         };
-        let screen = pane.screen.screen();
+        let screen = pane.screen();
         let (row, col) = screen.cursor_position();
-        let (cols, _) = pane.screen.size();
+        let (cols, _) = pane.size();
         let rows: Vec<String> = screen.rows(0, cols).take(usize::from(row) + 1).collect();
         question::asks_at_cursor(&rows, usize::from(col))
     }
@@ -50,14 +49,10 @@ impl SessionActor {
             return None;
         }
         let agent = self.agent();
-        let pane = self.panes.get(&self.window.active)?;
-        let (cols, _) = pane.screen.size();
-        let rows: Vec<String> = pane.screen.screen().rows(0, cols).collect();
+        let pane = self.panes.screen(self.panes.active())?;
+        let (cols, _) = pane.size();
+        let rows: Vec<String> = pane.screen().rows(0, cols).collect();
         rules::evaluate(&self.config.rules, agent, &rows)
-    }
-
-    pub(super) fn active_pid(&self) -> Option<u32> {
-        self.panes.get(&self.window.active).and_then(|p| p.pid)
     }
 
     /// What the active pane runs, from /proc, reused for a moment.
@@ -72,6 +67,7 @@ impl SessionActor {
         // read) keeps what it ran last and where, for the ended summary.
         let last = self.running.take().map(|(_, last)| last);
         let running = self
+            .panes
             .active_pid()
             .and_then(foreground::running)
             .or(last)

@@ -14,8 +14,8 @@ impl SessionActor {
         let running = self.running();
         let title = self
             .panes
-            .get(&self.window.active)
-            .map(|p| p.screen.title().to_owned())
+            .screen(self.panes.active())
+            .map(|screen| screen.title().to_owned())
             .unwrap_or_default();
         ActorSummary {
             state: state.state,
@@ -26,8 +26,8 @@ impl SessionActor {
             command_line: running.argv,
             cwd: running.cwd,
             title,
-            cols: self.window.cols,
-            rows: self.window.rows,
+            cols: self.panes.window().cols,
+            rows: self.panes.window().rows,
             last_activity_at: self.detector.last_activity(),
             transport: if self.client_gone {
                 Transport::Disconnected
@@ -55,7 +55,8 @@ impl SessionActor {
 
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
-        let mut screen = window::snapshot(&self.window, &self.screens(), format, region);
+        let mut screen =
+            window::snapshot(self.panes.window(), &self.panes.screens(), format, region);
         screen.copy_mode = self.copy_mode(region);
         Snapshot {
             session_id: self.session_id,
@@ -67,11 +68,11 @@ impl SessionActor {
     /// The mode a person has a pane of `region` in: the active pane's,
     /// else (the whole window) the first pane's that is in one.
     fn copy_mode(&self, region: Region) -> Option<crate::session::CopyMode> {
-        let active = self.window.active;
+        let active = self.panes.active().0;
         let pane = match region {
             Region::ActivePane => Some(active),
             Region::Window => std::iter::once(active)
-                .chain(self.panes.keys().copied())
+                .chain(self.panes.ids().map(|id| id.0))
                 .find(|id| self.checks.mode(*id).is_some()),
         }?;
         let mode = self.checks.mode(pane)?;

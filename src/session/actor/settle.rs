@@ -143,11 +143,10 @@ impl SessionActor {
     /// The panes a check may look at: not being seeded, no flood skipped
     /// (those are re-seeded anyway).
     fn checkable(&self) -> impl Iterator<Item = (&u32, &PaneChecks)> {
-        self.checks.panes.iter().filter(|(id, _)| {
-            self.panes
-                .get(id)
-                .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
-        })
+        self.checks
+            .panes
+            .iter()
+            .filter(|(id, _)| self.panes.steady(PaneId(**id)))
     }
 
     /// Sends the check of the pane most overdue, if the budget allows.
@@ -187,8 +186,8 @@ impl SessionActor {
         self.checks.last_sent = Some(now);
         let alternate = self
             .panes
-            .get(&pane)
-            .is_some_and(|p| p.screen.screen().alternate_screen());
+            .screen(PaneId(pane))
+            .is_some_and(|screen| screen.screen().alternate_screen());
         let steps = CheckStep::of_pane(PaneId(pane), alternate);
         checks.in_flight = Some(InFlight {
             parts_left: steps.len() as u8,
@@ -287,20 +286,21 @@ impl SessionActor {
         behind: Option<Vec<u8>>,
         client: &mut ControlClient,
     ) -> CheckOutcome {
-        let Some(slot) = self.panes.get_mut(&pane) else {
+        // A layout change is being taken: its seed is tmux's anyway.
+        let Some(ours) = self
+            .panes
+            .seeded_screen(PaneId(pane))
+            .filter(|ours| ours.size() == (facts.state.cols, facts.state.rows))
+        else {
             return CheckOutcome::Skipped;
         };
-        if slot.seeding.is_some() || slot.screen.size() != (facts.state.cols, facts.state.rows) {
-            // A layout change is being taken: its seed is tmux's anyway.
-            return CheckOutcome::Skipped;
-        }
         let rows = rows.unwrap_or_default();
         let cursor = TmuxCursor {
             position: (facts.state.cursor_y, facts.state.cursor_x),
             visible: facts.state.cursor_visible,
             alternate: facts.state.alternate_on,
         };
-        let Some(cause) = crate::screen::compare(slot.screen.screen(), &rows, cursor) else {
+        let Some(cause) = crate::screen::compare(ours.screen(), &rows, cursor) else {
             return CheckOutcome::Equal;
         };
         let complete = facts.state.alternate_on == behind.is_some();
@@ -322,10 +322,7 @@ impl SessionActor {
         }
         tracing::debug!(session_id = %self.session_id, pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
         if complete {
-            slot.screen = theirs;
-            if pane == self.window.active {
-                self.screen_hash = slot.screen.content_hash();
-            }
+            self.panes.replace_screen(PaneId(pane), theirs);
         } else {
             self.look(client).await;
         }
