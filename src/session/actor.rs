@@ -5,13 +5,13 @@
 //! exits (`exits`), input being typed (`typing`), settled-screen checks
 //! (`settle`), and the state detector; nothing here is shared or locked.
 
-mod agent;
 mod cold;
 mod exits;
 mod flood;
 mod judge;
 mod panes;
 mod report;
+mod running;
 mod settle;
 mod streams;
 mod typing;
@@ -26,9 +26,9 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use self::exits::{Exited, Exits};
 use self::panes::Panes;
+use self::running::Foreground;
 use self::streams::Streams;
 use self::typing::Jobs;
-use super::foreground::Running;
 use super::state::{Acknowledger, Detector, Signal, StateView};
 use super::{
     ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, Input, SessionCmd, Subscription,
@@ -48,9 +48,6 @@ use crate::tmux::control::{
 /// long paste is typed.
 const TEXT_CHUNK_BYTES: usize = 8 * 1024;
 const HEX_CHUNK_BYTES: usize = 2 * 1024;
-
-/// How long the foreground facts read from /proc are reused.
-const RUNNING_FRESH: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What a command sent over the control client was for.
 enum Purpose {
@@ -101,24 +98,16 @@ struct SessionActor {
     events: mpsc::UnboundedSender<ActorEvent>,
     sessions_changed: Arc<Notify>,
     client_gone: bool,
-    running: Option<(std::time::Instant, Running)>,
-    /// The coding agent in the foreground, when it was last looked for.
-    agent: Option<(std::time::Instant, Option<super::Agent>)>,
+    /// What runs in the active pane, reused for a moment (see `running`).
+    foreground: Foreground,
     /// The panes' processes and how they ended (see `exits`).
     exits: Exits,
     /// Settled-screen checks against tmux (see `settle`).
     checks: settle::Checks,
     /// How the client attaches, for attaching again after a cold stretch.
     control: crate::tmux::control::ControlOptions,
-    /// The actor holds a client (hot); false while cold (see `cold`).
-    live: bool,
-    /// The session has been idle or waiting since the actor started.
-    settled: bool,
-    /// When the actor started (see `cold`: a new session settles first).
-    started_at: std::time::Instant,
-    /// When the first look counted as output (`first_look_done`): not
-    /// output the heat policy counts as recent (see `cold`).
-    first_look_at: Option<DateTime<Utc>>,
+    /// The actor's side of the heat policy (see `cold`).
+    heat: cold::HeatSide,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -185,12 +174,8 @@ impl SessionActor {
             client_gone: false,
             checks: settle::Checks::default(),
             control: spec.control,
-            live: true,
-            settled: false,
-            started_at: std::time::Instant::now(),
-            first_look_at: None,
-            running: None,
-            agent: None,
+            heat: cold::HeatSide::new(),
+            foreground: Foreground::default(),
             exits,
         };
         (actor, exits_rx)
@@ -209,7 +194,7 @@ impl SessionActor {
             bytes: &[],
             changed: true,
         });
-        self.first_look_at = self.detector.last_activity();
+        self.heat.first_look(self.detector.last_activity());
     }
 }
 

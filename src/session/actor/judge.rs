@@ -4,11 +4,11 @@
 
 use chrono::Utc;
 
-use super::{RUNNING_FRESH, SessionActor};
-use crate::session::ActorEvent;
+use super::SessionActor;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
 use crate::session::state::{Activity, Evidence, Signal, question};
+use crate::session::{ActorEvent, Agent, agents};
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
@@ -57,27 +57,18 @@ impl SessionActor {
 
     /// What the active pane runs, from /proc, reused for a moment.
     pub(super) fn running(&mut self) -> Running {
+        let pid = self.panes.active_pid();
         let now = std::time::Instant::now();
-        if let Some((at, running)) = &self.running
-            && now.duration_since(*at) < RUNNING_FRESH
-        {
-            return running.clone();
-        }
-        // A pane whose program is gone (it exited, the pane waits to be
-        // read) keeps what it ran last and where, for the ended summary.
-        let last = self.running.take().map(|(_, last)| last);
-        let running = self
-            .panes
-            .active_pid()
-            .and_then(foreground::running)
-            .or(last)
-            .unwrap_or(Running {
-                command: String::new(),
-                cwd: String::new(),
-                argv: Vec::new(),
-            });
-        self.running = Some((now, running.clone()));
-        running
+        self.foreground
+            .running(now, || pid.and_then(foreground::running))
+    }
+
+    /// The agent in the active pane's foreground, if one is.
+    pub(super) fn agent(&mut self) -> Option<Agent> {
+        let exited = self.exits.has_exited(self.panes.active());
+        let pid = self.panes.active_pid().filter(|_| !exited);
+        let now = std::time::Instant::now();
+        self.foreground.agent(now, || agents::detect(pid?))
     }
 
     /// Feeds the detector; a notable change goes to waiters and the supervisor.
@@ -87,7 +78,7 @@ impl SessionActor {
                 view.state,
                 crate::session::SessionState::Idle | crate::session::SessionState::Waiting
             ) {
-                self.settled = true;
+                self.heat.settled();
             }
             self.state_tx.send_replace(view);
             let _ = self.events.send(ActorEvent::State {

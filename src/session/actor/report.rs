@@ -49,7 +49,7 @@ impl SessionActor {
             ),
             keeps_exit: self.exits.keeps_exit(),
             last_command_status: self.detector.last_command_status(),
-            live: self.live && !self.client_gone,
+            live: self.heat.is_live() && !self.client_gone,
         }
     }
 
