@@ -68,9 +68,12 @@ enum Purpose {
     /// How a pane ended (`looks`: how many times it was asked).
     Exit { pane: PaneId, looks: u8 },
     /// One reply of a settled-screen check (see `settle`).
-    Check { pane: u32, part: settle::CheckPart },
+    Check {
+        pane: PaneId,
+        part: settle::CheckPart,
+    },
     /// Which mode a pane entered or left (see `settle`).
-    Mode { pane: u32 },
+    Mode { pane: PaneId },
     /// Nothing waits; a failure is only logged.
     Quiet,
 }
@@ -515,7 +518,7 @@ impl SessionActor {
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
             Notification::PaneModeChanged { pane } if self.panes.contains(pane) => {
-                self.mode_changed(pane.0, client).await
+                self.mode_changed(pane, client).await
             }
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
             // A person's tmux client (a terminal, not a control client)
@@ -558,7 +561,7 @@ impl SessionActor {
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
         let now = std::time::Instant::now();
         if self.panes.contains(pane) {
-            self.checks.output(pane.0, now);
+            self.checks.output(pane, now);
         }
         // A pane of another window is logged for streams only; bytes a
         // seed in flight already holds still reach the detector (a prompt
@@ -638,7 +641,7 @@ impl SessionActor {
     fn arrange(&mut self, rows: Vec<PaneRow>) -> Vec<(PaneId, bool)> {
         let captures = self.panes.arrange(rows);
         let panes = &self.panes;
-        self.checks.keep_only(|id| panes.contains(PaneId(id)));
+        self.checks.keep_only(|id| panes.contains(id));
         captures
     }
 

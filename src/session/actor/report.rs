@@ -68,16 +68,16 @@ impl SessionActor {
     /// The mode a person has a pane of `region` in: the active pane's,
     /// else (the whole window) the first pane's that is in one.
     fn copy_mode(&self, region: Region) -> Option<crate::session::CopyMode> {
-        let active = self.panes.active().0;
+        let active = self.panes.active();
         let pane = match region {
             Region::ActivePane => Some(active),
             Region::Window => std::iter::once(active)
-                .chain(self.panes.ids().map(|id| id.0))
+                .chain(self.panes.ids())
                 .find(|id| self.checks.mode(*id).is_some()),
         }?;
         let mode = self.checks.mode(pane)?;
         Some(crate::session::CopyMode {
-            pane,
+            pane: pane.0,
             mode: mode.name.clone(),
             position: mode.scroll_position,
             history: mode.history_size,

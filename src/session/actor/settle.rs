@@ -82,7 +82,7 @@ fn mode_due_at(pane: &PaneChecks) -> Option<Instant> {
 /// The session's checks: per pane, and when the last one was sent.
 #[derive(Debug, Default)]
 pub(super) struct Checks {
-    panes: BTreeMap<u32, PaneChecks>,
+    panes: BTreeMap<PaneId, PaneChecks>,
     last_sent: Option<Instant>,
 }
 
@@ -107,7 +107,7 @@ fn due_at(pane: &PaneChecks, last_sent: Option<Instant>) -> Option<Instant> {
 
 impl Checks {
     /// The pane wrote at `now`.
-    pub(super) fn output(&mut self, pane: u32, now: Instant) {
+    pub(super) fn output(&mut self, pane: PaneId, now: Instant) {
         let checks = self.panes.entry(pane).or_default();
         checks.unchecked = true;
         checks.last_output = Some(now);
@@ -115,12 +115,12 @@ impl Checks {
     }
 
     /// The mode a person has `pane` in, as last heard.
-    pub(super) fn mode(&self, pane: u32) -> Option<&PaneMode> {
+    pub(super) fn mode(&self, pane: PaneId) -> Option<&PaneMode> {
         self.panes.get(&pane)?.mode.as_ref()
     }
 
     /// Forgets panes no longer in the window.
-    pub(super) fn keep_only(&mut self, panes: impl Fn(u32) -> bool) {
+    pub(super) fn keep_only(&mut self, panes: impl Fn(PaneId) -> bool) {
         self.panes.retain(|id, _| panes(*id));
     }
 }
@@ -142,17 +142,17 @@ impl SessionActor {
 
     /// The panes a check may look at: not being seeded, no flood skipped
     /// (those are re-seeded anyway).
-    fn checkable(&self) -> impl Iterator<Item = (&u32, &PaneChecks)> {
+    fn checkable(&self) -> impl Iterator<Item = (&PaneId, &PaneChecks)> {
         self.checks
             .panes
             .iter()
-            .filter(|(id, _)| self.panes.steady(PaneId(**id)))
+            .filter(|(id, _)| self.panes.steady(**id))
     }
 
     /// Sends the check of the pane most overdue, if the budget allows.
     pub(super) async fn check_settled(&mut self, client: &mut ControlClient) {
         let now = Instant::now();
-        let modes: Vec<u32> = self
+        let modes: Vec<PaneId> = self
             .checks
             .panes
             .iter()
@@ -186,9 +186,9 @@ impl SessionActor {
         self.checks.last_sent = Some(now);
         let alternate = self
             .panes
-            .screen(PaneId(pane))
+            .screen(pane)
             .is_some_and(|screen| screen.screen().alternate_screen());
-        let steps = CheckStep::of_pane(PaneId(pane), alternate);
+        let steps = CheckStep::of_pane(pane, alternate);
         checks.in_flight = Some(InFlight {
             parts_left: steps.len() as u8,
             facts: None,
@@ -209,7 +209,7 @@ impl SessionActor {
                 }
             }
             Err(e) => {
-                tracing::debug!(session_id = %self.session_id, pane, "sending a screen check failed: {e}");
+                tracing::debug!(session_id = %self.session_id, %pane, "sending a screen check failed: {e}");
                 checks.in_flight = None;
                 self.count_check(CheckOutcome::Failed);
             }
@@ -219,7 +219,7 @@ impl SessionActor {
     /// One reply of a check; once all are in, compares and repairs.
     pub(super) async fn on_check_reply(
         &mut self,
-        pane: u32,
+        pane: PaneId,
         part: CheckPart,
         result: Result<Vec<Vec<u8>>, ControlError>,
         client: &mut ControlClient,
@@ -234,13 +234,13 @@ impl SessionActor {
         };
         match (part, result) {
             (CheckPart::Facts, Ok(lines)) => {
-                let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+                let look = crate::tmux::command::PaneLook { pane };
                 flight.facts = Some(look.parse(&lines));
             }
             (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
             (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
             (_, Err(e)) => {
-                tracing::debug!(session_id = %self.session_id, pane, "a screen check failed: {e}");
+                tracing::debug!(session_id = %self.session_id, %pane, "a screen check failed: {e}");
                 flight.failed = true;
             }
         }
@@ -267,7 +267,7 @@ impl SessionActor {
                     .await
             }
             Some(Err(e)) => {
-                tracing::debug!(session_id = %self.session_id, pane, "a screen check's reply: {e}");
+                tracing::debug!(session_id = %self.session_id, %pane, "a screen check's reply: {e}");
                 CheckOutcome::Failed
             }
             None => CheckOutcome::Failed,
@@ -280,7 +280,7 @@ impl SessionActor {
     /// on the alternate screen and tmuxd was not), re-seeds the window.
     async fn compare_with_tmux(
         &mut self,
-        pane: u32,
+        pane: PaneId,
         facts: PaneFacts,
         rows: Option<Vec<Vec<u8>>>,
         behind: Option<Vec<u8>>,
@@ -289,7 +289,7 @@ impl SessionActor {
         // A layout change is being taken: its seed is tmux's anyway.
         let Some(ours) = self
             .panes
-            .seeded_screen(PaneId(pane))
+            .seeded_screen(pane)
             .filter(|ours| ours.size() == (facts.state.cols, facts.state.rows))
         else {
             return CheckOutcome::Skipped;
@@ -320,9 +320,9 @@ impl SessionActor {
         if let Some(metrics) = self.tmux.metrics() {
             metrics.screen_drift(cause.as_str());
         }
-        tracing::debug!(session_id = %self.session_id, pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
+        tracing::debug!(session_id = %self.session_id, %pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
         if complete {
-            self.panes.replace_screen(PaneId(pane), theirs);
+            self.panes.replace_screen(pane, theirs);
         } else {
             self.look(client).await;
         }
@@ -331,22 +331,22 @@ impl SessionActor {
 
     /// tmux told that a pane entered or left a mode: ask which, so the
     /// summary can say a person is scrolling it and checks wait.
-    pub(super) async fn mode_changed(&mut self, pane: u32, client: &mut ControlClient) {
+    pub(super) async fn mode_changed(&mut self, pane: PaneId, client: &mut ControlClient) {
         self.checks.panes.entry(pane).or_default().mode_asked = Some(Instant::now());
-        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+        let look = crate::tmux::command::PaneLook { pane };
         self.send(client, &look, Purpose::Mode { pane }).await;
     }
 
     /// The answer to `mode_changed`.
-    pub(super) fn on_mode(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) {
-        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+    pub(super) fn on_mode(&mut self, pane: PaneId, result: Result<Vec<Vec<u8>>, ControlError>) {
+        let look = crate::tmux::command::PaneLook { pane };
         match result
             .map_err(|e| e.to_string())
             .and_then(|lines| look.parse(&lines).map_err(|e| e.to_string()))
         {
             Ok(facts) => self.checks.panes.entry(pane).or_default().mode = facts.mode,
             Err(e) => {
-                tracing::debug!(session_id = %self.session_id, pane, "asking a pane's mode failed: {e}")
+                tracing::debug!(session_id = %self.session_id, %pane, "asking a pane's mode failed: {e}")
             }
         }
     }
@@ -371,9 +371,9 @@ mod tests {
         let t0 = Instant::now();
         let mut checks = Checks::default();
         assert_eq!(due_at(&PaneChecks::default(), None), None, "no output");
-        checks.output(1, t0);
-        checks.output(1, t0 + ms(100));
-        let pane = &checks.panes[&1];
+        checks.output(PaneId(1), t0);
+        checks.output(PaneId(1), t0 + ms(100));
+        let pane = &checks.panes[&PaneId(1)];
         assert_eq!(due_at(pane, None), Some(t0 + ms(100) + QUIET));
         // The session checked a moment ago: after SESSION_EVERY.
         assert_eq!(due_at(pane, Some(t0)), Some(t0 + SESSION_EVERY));
@@ -429,9 +429,9 @@ mod tests {
     #[test]
     fn panes_gone_from_the_window_are_forgotten() {
         let mut checks = Checks::default();
-        checks.output(1, Instant::now());
-        checks.output(2, Instant::now());
-        checks.keep_only(|id| id == 2);
-        assert!(checks.panes.contains_key(&2) && !checks.panes.contains_key(&1));
+        checks.output(PaneId(1), Instant::now());
+        checks.output(PaneId(2), Instant::now());
+        checks.keep_only(|id| id == PaneId(2));
+        assert!(checks.panes.contains_key(&PaneId(2)) && !checks.panes.contains_key(&PaneId(1)));
     }
 }
