@@ -162,9 +162,11 @@ impl HeatSide {
     }
 
     /// A session tmuxd created (it keeps its exits) holds its client until
-    /// it first settles, or `SETTLING_AT_MOST`.
-    pub(super) fn settling(&self, keeps_exit: Option<bool>) -> bool {
-        keeps_exit == Some(true) && !self.settled && self.started_at.elapsed() < SETTLING_AT_MOST
+    /// it first settles, or `SETTLING_AT_MOST` (at `now`).
+    pub(super) fn settling(&self, keeps_exit: Option<bool>, now: std::time::Instant) -> bool {
+        keeps_exit == Some(true)
+            && !self.settled
+            && now.saturating_duration_since(self.started_at) < SETTLING_AT_MOST
     }
 
     /// How long since the session's last output (`last_activity`). The
@@ -193,7 +195,9 @@ impl SessionActor {
             tmux_id: self.tmux_id,
             live: self.heat.is_live() && !self.client_gone,
             watched: self.streams.watched(),
-            settling: self.heat.settling(self.exits.keeps_exit()),
+            settling: self
+                .heat
+                .settling(self.exits.keeps_exit(), std::time::Instant::now()),
             busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.panes.busy(),
             quiet_for: self.heat.quiet_for(self.detector.last_activity()),
             seen_for: self.detector.last_activity().map(since),
@@ -382,12 +386,14 @@ mod tests {
         ];
         for (keeps_exit, settled, ago, want) in cases {
             let mut heat = HeatSide::new();
-            heat.started_at -= std::time::Duration::from_secs(ago);
             if settled {
                 heat.settled();
             }
             assert_eq!(
-                heat.settling(keeps_exit),
+                heat.settling(
+                    keeps_exit,
+                    heat.started_at + std::time::Duration::from_secs(ago)
+                ),
                 want,
                 "{keeps_exit:?} {settled} {ago}"
             );
