@@ -1,44 +1,37 @@
 //! The actor loop: control-client events in, commands in, answers out. It
-//! owns the session's control client, each pane's screen, the output log
-//! and the state tracker; nothing here is shared or locked.
-//!
-//! Screens are fed with the bytes each pane's program wrote (`%output`).
-//! When tmuxd attaches, the window's layout changes, or tmux paused a pane,
-//! the window's panes are re-seeded: one `list-panes` for geometry, cursor
-//! and modes, then a `capture-pane` per pane. tmux answers commands in
-//! order with the output it read before them, so a pane's output that
-//! arrives before its capture's reply is already in the capture and is not
-//! fed again; output after it is. A pane flooding output is re-seeded
-//! rather than fed (see `flood`).
+//! owns the session's control client and routes what comes in to the
+//! owners of the session's parts: the window's panes and screens
+//! (`panes`), the output log and its subscribers (`streams`), the panes'
+//! exits (`exits`), input being typed (`typing`), settled-screen checks
+//! (`settle`), and the state detector; nothing here is shared or locked.
 
-mod agent;
 mod cold;
 mod exits;
 mod flood;
 mod judge;
+mod panes;
 mod report;
+mod running;
 mod settle;
+mod streams;
 mod typing;
 
 pub use exits::KEEP_EXIT_OPTION;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
-use self::flood::Flood;
-use super::foreground::Running;
-use super::pane::{Captured, PaneScreen, PaneState};
-use super::replay::{Replay, ReplayRing};
+use self::exits::{Exited, Exits};
+use self::panes::Panes;
+use self::running::Foreground;
+use self::streams::Streams;
+use self::typing::Jobs;
 use super::state::{Acknowledger, Detector, Signal, StateView};
-use super::window::WindowGeometry;
 use super::{
-    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, LiveOutput, SessionCmd,
-    Subscription,
+    ActorConfig, ActorEvent, ActorSpec, ClientExited, CommandError, Input, SessionCmd, Subscription,
 };
 use crate::id::SessionId;
 use crate::tmux::Refusal;
@@ -56,48 +49,6 @@ use crate::tmux::control::{
 const TEXT_CHUNK_BYTES: usize = 8 * 1024;
 const HEX_CHUNK_BYTES: usize = 2 * 1024;
 
-/// How long the foreground facts read from /proc are reused.
-const RUNNING_FRESH: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// A stream subscriber: its pane, its queue, the bytes in it, and the flag
-/// set when it overflowed.
-struct Subscriber {
-    pane: u32,
-    tx: mpsc::UnboundedSender<super::Chunk>,
-    queued: Arc<AtomicUsize>,
-    overflowed: Arc<AtomicBool>,
-}
-
-/// One pane of the current window.
-struct Pane {
-    screen: PaneScreen,
-    pid: Option<u32>,
-    /// Captures asked for and not yet answered; output is not fed meanwhile.
-    seeding: Option<Seed>,
-    /// The current burst of output, and whether it is skipped.
-    flood: Flood,
-}
-
-/// A re-seed in flight: tmux's state of the pane and what came back so far.
-struct Seed {
-    state: PaneState,
-    captured: Captured,
-    replies_left: u8,
-    /// `capture-pane -J` of the same moment (see `PaneScreen::seed_wraps`).
-    joined: Vec<Vec<u8>>,
-    /// The pane wrote between the state and the capture: the capture has
-    /// it, the cursor and modes may not, so the seed is taken again.
-    raced: bool,
-}
-
-/// Within this long of the last screen hash, output counts as a change
-/// without hashing again.
-const HASH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// Seeds taken again at most this many times in a row when output keeps
-/// racing them; after that the last one stands (a busy pane redraws soon).
-const SEED_RETRIES: u8 = 3;
-
 /// What a command sent over the control client was for.
 enum Purpose {
     /// The current window's panes, to lay it out and seed them.
@@ -105,9 +56,9 @@ enum Purpose {
     /// Every pane of the session with its process, to watch them exit.
     Pids,
     /// A pane's rows (`alternate`: the normal screen behind the alternate one).
-    Capture { pane: u32, alternate: bool },
+    Capture { pane: PaneId, alternate: bool },
     /// A pane's rows with wrapped ones joined, to tell which rows wrapped.
-    Joined { pane: u32 },
+    Joined { pane: PaneId },
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
@@ -115,20 +66,16 @@ enum Purpose {
     /// A command asked on someone else's behalf: the reply's lines.
     Lines(oneshot::Sender<Result<Vec<Vec<u8>>, CommandError>>),
     /// How a pane ended (`looks`: how many times it was asked).
-    Exit { pane: u32, looks: u8 },
+    Exit { pane: PaneId, looks: u8 },
     /// One reply of a settled-screen check (see `settle`).
-    Check { pane: u32, part: settle::CheckPart },
+    Check {
+        pane: PaneId,
+        part: settle::CheckPart,
+    },
     /// Which mode a pane entered or left (see `settle`).
-    Mode { pane: u32 },
+    Mode { pane: PaneId },
     /// Nothing waits; a failure is only logged.
     Quiet,
-}
-
-/// An input request being typed in pieces.
-struct InputJob {
-    pieces_left: usize,
-    error: Option<CommandError>,
-    reply: oneshot::Sender<Result<(), CommandError>>,
 }
 
 struct SessionActor {
@@ -141,69 +88,29 @@ struct SessionActor {
     tmux_name: String,
     /// tmux's id of the session (`$N`), learnt at attach; never changes.
     tmux_id: TmuxSessionId,
-    window: WindowGeometry,
-    panes: BTreeMap<u32, Pane>,
-    /// A window look is in flight; `look_again` asks for another after it.
-    looking: bool,
-    look_again: bool,
-    /// Seeds taken again in a row because output raced them.
-    seed_retries: u8,
+    /// The window's panes and their screens (see `panes`).
+    panes: Panes,
     purposes: BTreeMap<Ticket, Purpose>,
-    jobs: BTreeMap<u64, InputJob>,
-    next_job: u64,
-    /// Hash of the active pane's text, to tell real changes from cursor
-    /// moves, and when it was taken.
-    screen_hash: u64,
-    hashed_at: std::time::Instant,
-    ring: ReplayRing,
+    /// Input requests being typed (see `typing`).
+    jobs: Jobs,
+    /// The output log and its subscribers (see `streams`).
+    streams: Streams,
     detector: Detector,
     state_tx: watch::Sender<StateView>,
-    output_tx: watch::Sender<u64>,
-    subscribers: Vec<Subscriber>,
     config: ActorConfig,
     events: mpsc::UnboundedSender<ActorEvent>,
     sessions_changed: Arc<Notify>,
     client_gone: bool,
-    running: Option<(std::time::Instant, Running)>,
-    /// The coding agent in the foreground, when it was last looked for.
-    agent: Option<(std::time::Instant, Option<super::Agent>)>,
-    /// Dead panes whose exit status was read and which were killed.
-    reaped: BTreeSet<u32>,
-    /// Panes whose process has exited (a pidfd or tmux said so), until a
-    /// new process runs in them.
-    exited: BTreeSet<u32>,
-    /// How the last pane that died exited: status, signal.
-    exit: Option<(Option<i32>, Option<i32>)>,
-    /// Whether tmux keeps the session's dead panes for tmuxd to read
-    /// (`KEEP_EXIT_OPTION`, on the sessions tmuxd created); None until asked.
-    keeps_exit: Option<bool>,
-    /// Panes whose process exited (and how often tmux was asked about it).
-    exits_tx: mpsc::UnboundedSender<(u32, u8)>,
-    /// Each pane of the session: its process and the watch on it.
-    watches: BTreeMap<u32, (u32, Option<exits::PidWatch>)>,
-    /// When to list the session's panes once more: a new pane's process
-    /// sets its working directory just after tmux forks it, so the listing
-    /// a layout change brings may still show tmux's own (see `watch_pids`).
-    panes_again_at: Option<std::time::Instant>,
-    /// What the session's last pane shows, being read before the dead
-    /// pane is closed (see `exits`); the end's record waits for it.
-    last_look: Option<oneshot::Receiver<exits::LastLook>>,
+    /// What runs in the active pane, reused for a moment (see `running`).
+    foreground: Foreground,
+    /// The panes' processes and how they ended (see `exits`).
+    exits: Exits,
     /// Settled-screen checks against tmux (see `settle`).
     checks: settle::Checks,
     /// How the client attaches, for attaching again after a cold stretch.
     control: crate::tmux::control::ControlOptions,
-    /// The actor holds a client (hot); false while cold (see `cold`).
-    live: bool,
-    /// The session has been idle or waiting since the actor started.
-    settled: bool,
-    /// When the actor started (see `cold`: a new session settles first).
-    started_at: std::time::Instant,
-    /// The latest output before the last cold stretch: a replay from
-    /// before it has a gap (output while cold was never seen).
-    cold_after_seq: Option<u64>,
-    /// When the first look counted as output (`first_look_done`): not
-    /// output the heat policy counts as recent (see `cold`).
-    first_look_at: Option<DateTime<Utc>>,
+    /// The actor's side of the heat policy (see `cold`).
+    heat: cold::HeatSide,
 }
 
 /// Attaches, takes the first look, and starts the actor's task; answers
@@ -248,52 +155,31 @@ impl SessionActor {
     fn new(
         spec: ActorSpec,
         tmux_id: TmuxSessionId,
-    ) -> (SessionActor, mpsc::UnboundedReceiver<(u32, u8)>) {
+    ) -> (SessionActor, mpsc::UnboundedReceiver<Exited>) {
         let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
             .with_previous(spec.previous_state);
-        let (exits_tx, exits_rx) = mpsc::unbounded_channel();
+        let (exits, exits_rx) = Exits::new();
         let actor = SessionActor {
             session_id: spec.session_id,
             actor_id: spec.actor_id,
             tmux: spec.tmux.clone(),
             tmux_name: spec.tmux_name,
             tmux_id,
-            window: WindowGeometry::default(),
-            panes: BTreeMap::new(),
-            looking: false,
-            look_again: false,
-            seed_retries: 0,
+            panes: Panes::new(),
             purposes: BTreeMap::new(),
-            jobs: BTreeMap::new(),
-            next_job: 0,
-            screen_hash: 0,
-            hashed_at: std::time::Instant::now(),
-            ring: ReplayRing::new(spec.config.replay_bytes),
+            jobs: Jobs::default(),
+            streams: Streams::new(spec.config.replay_bytes, spec.config.subscriber_queue_bytes),
             state_tx: watch::channel(detector.view()).0,
-            output_tx: watch::channel(0).0,
             detector,
-            subscribers: Vec::new(),
             config: spec.config,
             events: spec.events,
             sessions_changed: spec.sessions_changed,
             client_gone: false,
-            panes_again_at: None,
-            last_look: None,
             checks: settle::Checks::default(),
             control: spec.control,
-            live: true,
-            settled: false,
-            started_at: std::time::Instant::now(),
-            cold_after_seq: None,
-            first_look_at: None,
-            running: None,
-            agent: None,
-            reaped: BTreeSet::new(),
-            exited: BTreeSet::new(),
-            watches: BTreeMap::new(),
-            exit: None,
-            keeps_exit: None,
-            exits_tx,
+            heat: cold::HeatSide::new(),
+            foreground: Foreground::default(),
+            exits,
         };
         (actor, exits_rx)
     }
@@ -303,7 +189,7 @@ impl SessionActor {
     /// counts as the first output (a session that prints nothing more is
     /// judged from it: quiet, its foreground).
     fn first_look_done(&mut self, keeps_exit: bool) {
-        self.keeps_exit = Some(keeps_exit);
+        self.exits.set_keeps_exit(keeps_exit);
         // Only sessions tmuxd created keep their exits: their program was
         // started by tmuxd, not typed by someone (see `Detector::started_by_tmuxd`).
         self.detector.started_by_tmuxd(keeps_exit);
@@ -311,7 +197,7 @@ impl SessionActor {
             bytes: &[],
             changed: true,
         });
-        self.first_look_at = self.detector.last_activity();
+        self.heat.first_look(self.detector.last_activity());
     }
 }
 
@@ -351,7 +237,7 @@ impl SessionActor {
         mut self,
         client: Option<ControlClient>,
         mut inbox: mpsc::Receiver<SessionCmd>,
-        mut exits: mpsc::UnboundedReceiver<(u32, u8)>,
+        mut exits: mpsc::UnboundedReceiver<Exited>,
     ) {
         let mut hot = client.map(|client| (client, None));
         loop {
@@ -375,7 +261,7 @@ impl SessionActor {
         mut client: ControlClient,
         first: Option<SessionCmd>,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<Exited>,
     ) -> Hot {
         let mut first = first;
         loop {
@@ -393,7 +279,7 @@ impl SessionActor {
                     return Hot::Stopped;
                 }
                 Some(SessionCmd::Release { reply }) => {
-                    self.release_exits(&mut client).await;
+                    exits::release(&self.tmux_name, &mut client).await;
                     client.close().await;
                     let _ = reply.send(());
                     return Hot::Stopped;
@@ -428,14 +314,10 @@ impl SessionActor {
         &mut self,
         client: &mut ControlClient,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<Exited>,
     ) -> Option<Option<SessionCmd>> {
         let deadline = self.detector.next_deadline();
-        let reseed_at = self
-            .panes
-            .values()
-            .filter_map(|p| p.flood.reseed_at())
-            .min();
+        let reseed_at = self.panes.next_reseed_at();
         let check_at = self.next_check_at();
         tokio::select! {
             cmd = inbox.recv() => return Some(cmd),
@@ -446,12 +328,11 @@ impl SessionActor {
             _ = until(deadline) => self.probe(),
             _ = until_instant(reseed_at), if !self.client_gone => self.reseed_floods(client).await,
             _ = until_instant(check_at), if !self.client_gone => self.check_settled(client).await,
-            _ = until_instant(self.panes_again_at), if !self.client_gone => {
-                self.panes_again_at = None;
+            _ = until_instant(self.exits.panes_again_at()), if !self.client_gone => {
+                self.exits.panes_asked_again();
                 self.ask_pids(client).await;
             }
             Some((pane, looks)) = exits.recv(), if !self.client_gone => {
-                self.exited.insert(pane);
                 self.look_at_exit(pane, looks, client).await
             }
         }
@@ -494,7 +375,7 @@ impl SessionActor {
                 let _ = reply.send(self.subscribe(since, pane));
             }
             SessionCmd::WatchOutput { reply } => {
-                let _ = reply.send(self.output_tx.subscribe());
+                let _ = reply.send(self.streams.watch_output());
             }
             SessionCmd::Snapshot { .. }
             | SessionCmd::Summary { .. }
@@ -542,11 +423,6 @@ impl SessionActor {
         Ok(())
     }
 
-    /// The screens by pane id, for composing a snapshot.
-    fn screens(&self) -> BTreeMap<u32, &PaneScreen> {
-        self.panes.iter().map(|(id, p)| (*id, &p.screen)).collect()
-    }
-
     /// Sends a command; its reply comes back as an event with this purpose.
     async fn send<C: TmuxCommand>(
         &mut self,
@@ -565,11 +441,9 @@ impl SessionActor {
     /// Asks tmux for the current window's panes (once at a time; a change
     /// seen meanwhile asks again when the answer is in).
     async fn look(&mut self, client: &mut ControlClient) {
-        if self.looking {
-            self.look_again = true;
+        if !self.panes.start_look() {
             return;
         }
-        self.looking = true;
         let command = WindowPanes {
             session: self.tmux_name.clone(),
         };
@@ -592,10 +466,7 @@ impl SessionActor {
                         let _ = reply.send(result.map_err(CommandError::from));
                     }
                     Purpose::Pids => match result {
-                        Ok(rows) => {
-                            self.watch_pids(&rows);
-                            self.report_panes(&rows);
-                        }
+                        Ok(rows) => self.pids_in(&rows),
                         Err(e) => {
                             tracing::debug!(session_id = %self.session_id, "listing the panes' processes failed: {e}")
                         }
@@ -605,12 +476,12 @@ impl SessionActor {
                     }
                     Purpose::Mode { pane } => self.on_mode(pane, result),
                     Purpose::Capture { pane, alternate } => {
-                        if self.on_capture(pane, alternate, result) {
+                        if self.panes.captured(pane, alternate, result) {
                             self.look(client).await;
                         }
                     }
                     Purpose::Joined { pane } => {
-                        if self.on_joined(pane, result) {
+                        if self.panes.joined(pane, result) {
                             self.look(client).await;
                         }
                     }
@@ -619,8 +490,8 @@ impl SessionActor {
                         // A pane already closed has nothing more to tell.
                         Err(e) if e.refusal() == Some(Refusal::NoTarget) => {}
                         Err(e) => {
-                            tracing::debug!(session_id = %self.session_id, pane, "asking how a pane ended failed: {e}");
-                            self.look_at_exit_later(pane, looks, exits::EXIT_LOOK_LATER);
+                            tracing::debug!(session_id = %self.session_id, %pane, "asking how a pane ended failed: {e}");
+                            self.exits.look_later(pane, looks, exits::EXIT_LOOK_LATER);
                         }
                     },
                     other => self.settle(other, result.map(drop).map_err(CommandError::from)),
@@ -636,7 +507,7 @@ impl SessionActor {
             Notification::Pause { pane } => {
                 // What the pane writes while paused never comes: tell
                 // subscribers, re-seed its screen, then resume it.
-                self.gap(pane.0);
+                self.gap(pane);
                 self.look(client).await;
                 self.send(client, &RefreshClient::continue_pane(pane), Purpose::Quiet)
                     .await;
@@ -646,8 +517,8 @@ impl SessionActor {
             | Notification::WindowClose { .. }
             | Notification::SessionWindowChanged { .. }
             | Notification::WindowPaneChanged { .. } => self.look(client).await,
-            Notification::PaneModeChanged { pane } if self.panes.contains_key(&pane.0) => {
-                self.mode_changed(pane.0, client).await
+            Notification::PaneModeChanged { pane } if self.panes.contains(pane) => {
+                self.mode_changed(pane, client).await
             }
             Notification::SessionsChanged => self.sessions_changed.notify_one(),
             // A person's tmux client (a terminal, not a control client)
@@ -688,102 +559,41 @@ impl SessionActor {
     /// A pane's output: logged for streams whatever the screen's state, and
     /// fed to the pane's screen once it is seeded, unless it floods.
     fn ingest(&mut self, pane: PaneId, data: Vec<u8>) {
-        let id = pane.0;
         let now = std::time::Instant::now();
-        if self.panes.contains_key(&id) {
-            self.checks.output(id, now);
+        if self.panes.contains(pane) {
+            self.checks.output(pane, now);
         }
-        let changed = match self.panes.get_mut(&id) {
-            // Bytes a seed in flight already holds; the detector still
-            // reads them (a prompt mark or a bell must not be lost). A
-            // skipping pane is seeded again anyway.
-            Some(Pane {
-                seeding: Some(seed),
-                flood,
-                ..
-            }) => {
-                seed.raced |= flood.feed(now, data.len());
-                Some(true)
-            }
-            Some(slot) => {
-                // A flood is re-seeded from tmux instead (`reseed_floods`).
-                if !slot.flood.feed(now, data.len()) {
-                    return self.publish(id, data, Some(true));
-                }
-                let bells = slot.screen.process(&data);
-                // Hashing the whole screen per chunk would cost a flood
-                // dearly: output in a burst counts as a change, and the
-                // hash tells only after a pause whether anything changed.
-                let active = id == self.window.active;
-                let due = now.duration_since(self.hashed_at) >= HASH_EVERY;
-                if active && due {
-                    let hash = slot.screen.content_hash();
-                    let changed = hash != self.screen_hash || bells > 0;
-                    self.screen_hash = hash;
-                    self.hashed_at = now;
-                    Some(changed)
-                } else {
-                    Some(true)
-                }
-            }
-            // A pane of another window: logged for streams only.
-            None => None,
-        };
-        self.publish(id, data, changed);
+        // A pane of another window is logged for streams only; bytes a
+        // seed in flight already holds still reach the detector (a prompt
+        // mark or a bell must not be lost).
+        let changed = self.panes.feed(pane, &data, now);
+        self.publish(pane, data, changed);
     }
 
     /// Output to the detector (`changed`: for a pane of the window), the
     /// replay ring and the pane's stream subscribers.
-    fn publish(&mut self, id: u32, data: Vec<u8>, changed: Option<bool>) {
+    fn publish(&mut self, pane: PaneId, data: Vec<u8>, changed: Option<bool>) {
         if let Some(changed) = changed {
             self.signal(Signal::Output {
                 bytes: &data,
                 changed,
             });
         }
-        let chunk = self.ring.push(id, Bytes::from(data));
-        self.output_tx.send_replace(chunk.seq);
-        // A subscriber whose queue is full is dropped, never waited on.
-        let limit = self.config.subscriber_queue_bytes;
-        let size = chunk.bytes.len();
-        self.subscribers.retain(|s| {
-            if s.pane != id {
-                return !s.tx.is_closed();
-            }
-            if s.queued.fetch_add(size, Ordering::Relaxed) + size > limit {
-                s.overflowed.store(true, Ordering::Relaxed);
-                return false;
-            }
-            s.tx.send(chunk.clone()).is_ok()
-        });
+        self.streams.publish(pane, data);
     }
 
     /// Re-seeds the panes whose skipped output is due to be drawn (see `flood`).
     async fn reseed_floods(&mut self, client: &mut ControlClient) {
-        let now = std::time::Instant::now();
-        let mut due = false;
-        for pane in self.panes.values_mut() {
-            if pane.flood.reseed_at().is_some_and(|at| at <= now) {
-                pane.flood.reseeded(now);
-                due = true;
-            }
-        }
-        if due {
+        if self.panes.floods_due(std::time::Instant::now()) {
             self.look(client).await;
         }
     }
 
     /// Output of `pane` was skipped (tmux paused it): its subscribers are
     /// closed as overflowed, so they reconnect and learn of the gap.
-    fn gap(&mut self, pane: u32) {
-        tracing::warn!(session_id = %self.session_id, pane, "tmux paused the pane's output: re-seeding its screen");
-        self.subscribers.retain(|s| {
-            if s.pane == pane {
-                s.overflowed.store(true, Ordering::Relaxed);
-                return false;
-            }
-            true
-        });
+    fn gap(&mut self, pane: PaneId) {
+        tracing::warn!(session_id = %self.session_id, %pane, "tmux paused the pane's output: re-seeding its screen");
+        self.streams.gap(pane);
     }
 
     async fn on_window(
@@ -791,7 +601,7 @@ impl SessionActor {
         result: Result<Vec<Vec<u8>>, ControlError>,
         client: &mut ControlClient,
     ) {
-        self.looking = false;
+        let again = self.panes.look_done();
         let rows = result.and_then(|body| {
             let command = WindowPanes {
                 session: String::new(),
@@ -805,7 +615,7 @@ impl SessionActor {
                 tracing::debug!(session_id = %self.session_id, "looking at the window failed: {e}")
             }
         }
-        if std::mem::take(&mut self.look_again) {
+        if again {
             self.look(client).await;
         }
     }
@@ -822,118 +632,24 @@ impl SessionActor {
                 join: true,
                 ..CapturePane::screen(Target::Pane(pane))
             };
-            self.send(client, &joined, Purpose::Joined { pane: pane.0 })
-                .await;
+            self.send(client, &joined, Purpose::Joined { pane }).await;
         }
     }
 
-    /// Takes tmux's view of the window: its geometry, and a seed awaited
-    /// for each pane; the panes to capture, and whether each shows its
-    /// alternate screen.
+    /// Takes tmux's view of the window (`rows`, not empty); the panes to
+    /// capture, and whether each shows its alternate screen.
     fn arrange(&mut self, rows: Vec<PaneRow>) -> Vec<(PaneId, bool)> {
-        let first = &rows[0];
-        self.window = WindowGeometry {
-            cols: first.window_cols,
-            rows: first.window_rows,
-            panes: rows.iter().map(|r| (r.pane.0, r.rect)).collect(),
-            active: rows.iter().find(|r| r.active).unwrap_or(first).pane.0,
-        };
-        self.panes
-            .retain(|id, _| rows.iter().any(|r| r.pane.0 == *id));
-        self.checks
-            .keep_only(|id| rows.iter().any(|r| r.pane.0 == id));
-        let mut captures = Vec::new();
-        for row in rows {
-            let state = row.state.clone();
-            let pane = self.panes.entry(row.pane.0).or_insert_with(|| Pane {
-                screen: PaneScreen::new(state.cols, state.rows),
-                pid: None,
-                seeding: None,
-                flood: Flood::default(),
-            });
-            pane.pid = row.pid;
-            pane.seeding = Some(Seed {
-                replies_left: 2 + u8::from(state.alternate_on),
-                joined: Vec::new(),
-                state,
-                captured: Captured::default(),
-                raced: false,
-            });
-            captures.push((row.pane, row.state.alternate_on));
-        }
+        let captures = self.panes.arrange(rows);
+        let panes = &self.panes;
+        self.checks.keep_only(|id| panes.contains(id));
         captures
     }
 
     async fn capture(&mut self, client: &mut ControlClient, pane: PaneId, alternate: bool) {
         // With the alternate screen on, `-a` captures the normal screen behind it.
         let command = CaptureSeed { pane, alternate };
-        let purpose = Purpose::Capture {
-            pane: pane.0,
-            alternate,
-        };
+        let purpose = Purpose::Capture { pane, alternate };
         self.send(client, &command, purpose).await;
-    }
-
-    /// Takes one capture's reply; once a pane's are all in, seeds its
-    /// screen. Returns true when output raced the seed and the window
-    /// should be looked at again.
-    fn on_capture(
-        &mut self,
-        pane: u32,
-        alternate: bool,
-        result: Result<Vec<Vec<u8>>, ControlError>,
-    ) -> bool {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return false;
-        };
-        let Some(seed) = slot.seeding.as_mut() else {
-            return false;
-        };
-        let text = result.map(|lines| lines.join(&b'\n')).unwrap_or_default();
-        match (seed.state.alternate_on, alternate) {
-            // On the alternate screen, the plain capture is what shows.
-            (true, false) => seed.captured.alternate = Some(text),
-            _ => seed.captured.normal = text,
-        }
-        self.seed_reply_in(pane)
-    }
-
-    /// Takes the joined capture of a seed (see `on_capture`).
-    fn on_joined(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) -> bool {
-        let Some(seed) = self.panes.get_mut(&pane).and_then(|p| p.seeding.as_mut()) else {
-            return false;
-        };
-        seed.joined = result.unwrap_or_default();
-        self.seed_reply_in(pane)
-    }
-
-    /// One more reply of a pane's seed is in; once all are, seeds its
-    /// screen. Returns true when output raced the seed.
-    fn seed_reply_in(&mut self, pane: u32) -> bool {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return false;
-        };
-        let Some(seed) = slot.seeding.as_mut() else {
-            return false;
-        };
-        seed.replies_left = seed.replies_left.saturating_sub(1);
-        if seed.replies_left > 0 {
-            return false;
-        }
-        let raced = seed.raced && self.seed_retries < SEED_RETRIES;
-        if let Some(seed) = slot.seeding.take() {
-            slot.screen.seed(&seed.state, &seed.captured);
-            slot.screen.seed_wraps(&seed.joined);
-        }
-        if pane == self.window.active {
-            self.screen_hash = slot.screen.content_hash();
-        }
-        if raced {
-            self.seed_retries += 1;
-        } else {
-            self.seed_retries = 0;
-        }
-        raced
     }
 
     /// A command's reply reached the one who waits for it.
@@ -945,20 +661,7 @@ impl SessionActor {
             Purpose::Lines(reply) => {
                 let _ = reply.send(result.map(|()| Vec::new()));
             }
-            Purpose::Input { job } => {
-                let Some(entry) = self.jobs.get_mut(&job) else {
-                    return;
-                };
-                entry.pieces_left -= 1;
-                if let Err(e) = result {
-                    entry.error.get_or_insert(e);
-                }
-                if entry.pieces_left == 0
-                    && let Some(done) = self.jobs.remove(&job)
-                {
-                    let _ = done.reply.send(done.error.map_or(Ok(()), Err));
-                }
-            }
+            Purpose::Input { job } => self.jobs.piece_done(job, result),
             Purpose::Quiet
             | Purpose::Joined { .. }
             | Purpose::Check { .. }
@@ -975,55 +678,145 @@ impl SessionActor {
     }
 
     fn subscribe(&mut self, since: Option<u64>, pane: Option<u32>) -> Subscription {
-        let pane = pane.unwrap_or(self.window.active);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let overflowed = Arc::new(AtomicBool::new(false));
-        let live = LiveOutput::new(rx, queued.clone());
-        // Output from before a cold stretch, and after it, is not the
-        // whole of what the pane wrote: said as a gap, never silently.
-        let across_cold = |since: u64| self.cold_after_seq.is_some_and(|cold| since <= cold);
-        let replay = match since {
-            Some(since) => match self.ring.since(since) {
-                Replay::Complete(c) if across_cold(since) => Replay::Truncated(only_pane(c, pane)),
-                Replay::Complete(c) => Replay::Complete(only_pane(c, pane)),
-                Replay::Truncated(c) => Replay::Truncated(only_pane(c, pane)),
-            },
-            None => Replay::Complete(Vec::new()),
-        };
-        if !self.client_gone {
-            self.subscribers.push(Subscriber {
-                pane,
-                tx,
-                queued,
-                overflowed: overflowed.clone(),
-            });
-        }
+        let pane = pane.unwrap_or(self.panes.active().0);
+        let streams::Subscribed {
+            replay,
+            live,
+            overflowed,
+            latest_seq,
+        } = self.streams.subscribe(since, PaneId(pane));
         Subscription {
             replay,
             live,
             overflowed,
-            latest_seq: self.ring.latest_seq(),
+            latest_seq,
             pane,
-            cols: self.window.cols,
-            rows: self.window.rows,
+            cols: self.panes.window().cols,
+            rows: self.panes.window().rows,
         }
     }
 
     fn on_client_gone(&mut self) {
         self.client_gone = true;
-        self.subscribers.clear();
+        self.streams.close();
         for (_, purpose) in std::mem::take(&mut self.purposes) {
             self.settle(purpose, Err(CommandError::ClientGone));
         }
         let _ = self.events.send(ActorEvent::Exited(ClientExited {
             session_id: self.session_id,
             actor_id: self.actor_id,
-            program_exited: self.exit.is_some(),
+            program_exited: self.exits.exit().is_some(),
         }));
     }
 }
 
-fn only_pane(chunks: Vec<super::Chunk>, pane: u32) -> Vec<super::Chunk> {
-    chunks.into_iter().filter(|c| c.pane == pane).collect()
+impl SessionActor {
+    /// Types `input` into the active pane; `reply` hears once tmux took it all.
+    async fn type_input(
+        &mut self,
+        input: Input,
+        reply: oneshot::Sender<Result<(), CommandError>>,
+        client: &mut ControlClient,
+    ) {
+        // Raw bytes come from someone at a keyboard (a stream client); text
+        // and keys from a request that gives the session something to do.
+        let typed = input.text.is_some() || !input.keys.is_empty();
+        self.signal(if typed {
+            Signal::Input
+        } else {
+            Signal::Keystrokes
+        });
+        let pieces = typing::pieces(input, &Target::Pane(self.panes.active()));
+        if pieces.is_empty() {
+            let _ = reply.send(Ok(()));
+            return;
+        }
+        let job = self.jobs.start(pieces.len(), reply);
+        // In one write: a daemon killed part way must not leave a line
+        // typed without its Enter for the next input to run into.
+        match client.send_all(&pieces).await {
+            Ok(tickets) => {
+                for ticket in tickets {
+                    self.purposes.insert(ticket, Purpose::Input { job });
+                }
+            }
+            // Nothing was written: the request fails as a whole.
+            Err(e) => self.jobs.failed(job, e.into()),
+        }
+    }
+
+    /// Asks tmux for every pane of the session and its process.
+    async fn ask_pids(&mut self, client: &mut ControlClient) {
+        let pids = exits::pids_query(&self.tmux_name);
+        self.send(client, &pids, Purpose::Pids).await;
+    }
+
+    /// The session's panes and their processes are in: their exits are
+    /// watched, and the supervisor keeps what it takes to restore them.
+    fn pids_in(&mut self, rows: &[Vec<u8>]) {
+        self.exits.watch_pids(rows);
+        if let Some(rows) = exits::plan_rows(rows) {
+            let _ = self.events.send(ActorEvent::Panes {
+                session_id: self.session_id,
+                actor_id: self.actor_id,
+                rows,
+            });
+        }
+    }
+
+    /// A pane's process has exited (or its pane is dead at attach): ask
+    /// tmux how, unless that is known already.
+    async fn look_at_exit(&mut self, pane: PaneId, looks: u8, client: &mut ControlClient) {
+        if self.exits.process_exited(pane) {
+            let ask = exits::exit_query(pane);
+            self.send(client, &ask, Purpose::Exit { pane, looks }).await;
+        }
+    }
+
+    /// What tmux said of a pane's end: a dead pane on a session tmuxd keeps
+    /// the exit of is killed. The session's last pane dying is its end: it
+    /// is reported exited at once (freeing its capacity slot), before the
+    /// kill and the reap that follow.
+    fn on_exit_facts(&mut self, pane: PaneId, value: &[u8], looks: u8) {
+        let Some(exits::Reaped { exit, last }) = self.exits.judge(pane, value, looks) else {
+            return;
+        };
+        tracing::debug!(session_id = %self.session_id, %pane, ?exit, last, "pane exited");
+        if last {
+            self.signal(Signal::End(super::EndReason::ProcessExit));
+        }
+        // What the last pane shows goes with it: read it first, for the
+        // ended session's record.
+        let look = last.then(|| {
+            let ask = exits::LastAsk {
+                pane,
+                history_lines: self.config.ended_scrollback_lines,
+                session: self.tmux_name.clone(),
+            };
+            (self.exits.read_last_look(), ask)
+        });
+        // Forked under the handshake turn, not sent on the client: the
+        // last pane's end closes the session, a notification that must not
+        // meet another client's handshake (tmux < 3.7).
+        let tmux = self.tmux.clone();
+        tokio::spawn(async move {
+            if let Some((tx, ask)) = look {
+                let _ = tx.send(ask.read(&tmux).await);
+            }
+            if let Err(e) = tmux.kill_pane(pane, last).await {
+                tracing::debug!(%pane, "killing a dead pane: {e}");
+            }
+        });
+    }
+
+    /// Once the last pane has been read: seeds the screens with what tmux
+    /// showed last, and gives the history (at once if nothing is being
+    /// read).
+    async fn take_last_look(&mut self) -> Option<super::EndHistory> {
+        let look = self.exits.take_last_look().await?;
+        for (pane, state, captured) in &look.screens {
+            self.panes.seed(*pane, state, captured);
+        }
+        look.history
+    }
 }

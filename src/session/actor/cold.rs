@@ -69,30 +69,33 @@ pub(super) async fn start_cold(
                 pane,
                 alternate: false,
             };
-            actor.on_capture(pane.0, false, ask(Carried::of(&normal)).await);
+            actor
+                .panes
+                .captured(pane, false, ask(Carried::of(&normal)).await);
             if alternate {
                 let behind = CaptureSeed {
                     pane,
                     alternate: true,
                 };
-                actor.on_capture(pane.0, true, ask(Carried::of(&behind)).await);
+                actor
+                    .panes
+                    .captured(pane, true, ask(Carried::of(&behind)).await);
             }
             let joined = CapturePane {
                 escapes: true,
                 join: true,
                 ..CapturePane::screen(Target::Pane(pane))
             };
-            actor.on_joined(pane.0, ask(Carried::of(&joined)).await);
+            actor.panes.joined(pane, ask(Carried::of(&joined)).await);
         }
     }
-    let pids = actor.pids_query();
+    let pids = exits::pids_query(&name);
     if let Ok(rows) = ask(Carried::of(&pids)).await {
-        actor.watch_pids(&rows);
-        actor.report_panes(&rows);
+        actor.pids_in(&rows);
     }
     actor.first_look_done(keeps_exit);
-    actor.live = false;
-    actor.cold_after_seq = Some(actor.ring.latest_seq());
+    actor.heat.set_live(false);
+    actor.streams.went_cold();
     tokio::spawn(actor.run(None, inbox, exits_rx));
     Ok(tmux_id)
 }
@@ -115,32 +118,88 @@ fn since(at: chrono::DateTime<chrono::Utc>) -> std::time::Duration {
 /// as the most recently active).
 const SETTLING_AT_MOST: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The actor's side of the heat policy (the policy itself is the heat
+/// owner's): whether it holds a client, whether a session tmuxd created
+/// is still settling, and which output was only the first look.
+pub(super) struct HeatSide {
+    /// The actor holds a client (hot); false while cold.
+    live: bool,
+    /// The session has been idle or waiting since the actor started.
+    settled: bool,
+    /// When the actor started: a new session settles first.
+    started_at: std::time::Instant,
+    /// When the first look counted as output: not output the heat policy
+    /// counts as recent.
+    first_look_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl HeatSide {
+    pub(super) fn new() -> HeatSide {
+        HeatSide {
+            live: true,
+            settled: false,
+            started_at: std::time::Instant::now(),
+            first_look_at: None,
+        }
+    }
+
+    pub(super) fn is_live(&self) -> bool {
+        self.live
+    }
+
+    pub(super) fn set_live(&mut self, live: bool) {
+        self.live = live;
+    }
+
+    /// The session was seen idle or waiting.
+    pub(super) fn settled(&mut self) {
+        self.settled = true;
+    }
+
+    /// The first look counted as output at `at`.
+    pub(super) fn first_look(&mut self, at: Option<chrono::DateTime<chrono::Utc>>) {
+        self.first_look_at = at;
+    }
+
+    /// A session tmuxd created (it keeps its exits) holds its client until
+    /// it first settles, or `SETTLING_AT_MOST` (at `now`).
+    pub(super) fn settling(&self, keeps_exit: Option<bool>, now: std::time::Instant) -> bool {
+        keeps_exit == Some(true)
+            && !self.settled
+            && now.saturating_duration_since(self.started_at) < SETTLING_AT_MOST
+    }
+
+    /// How long since the session's last output (`last_activity`). The
+    /// first look is not output: a thousand sessions adopted at once are
+    /// not a thousand printing.
+    pub(super) fn quiet_for(
+        &self,
+        last_activity: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Option<std::time::Duration> {
+        last_activity
+            .filter(|at| Some(*at) != self.first_look_at)
+            .map(since)
+    }
+}
+
 impl SessionActor {
     /// Nothing waits on the client and nobody wants live output.
     pub(super) fn can_cool(&self) -> bool {
         let facts = self.heat_facts();
-        facts.live && !facts.busy && !facts.watched && self.last_look.is_none()
+        facts.live && !facts.busy && !facts.watched && !self.exits.reading_last_look()
     }
 
     /// What the heat policy needs to know (see `HeatFacts`).
     pub(super) fn heat_facts(&self) -> HeatFacts {
-        let seeding = self.panes.values().any(|p| p.seeding.is_some());
-        let streams = self.subscribers.iter().any(|s| !s.tx.is_closed());
         HeatFacts {
             tmux_id: self.tmux_id,
-            live: self.live && !self.client_gone,
-            watched: streams || self.output_tx.receiver_count() > 0,
-            settling: self.keeps_exit == Some(true)
-                && !self.settled
-                && self.started_at.elapsed() < SETTLING_AT_MOST,
-            busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.looking || seeding,
-            // The first look is not output: a thousand sessions adopted at
-            // once are not a thousand printing.
-            quiet_for: self
-                .detector
-                .last_activity()
-                .filter(|at| Some(*at) != self.first_look_at)
-                .map(since),
+            live: self.heat.is_live() && !self.client_gone,
+            watched: self.streams.watched(),
+            settling: self
+                .heat
+                .settling(self.exits.keeps_exit(), std::time::Instant::now()),
+            busy: !self.purposes.is_empty() || !self.jobs.is_empty() || self.panes.busy(),
+            quiet_for: self.heat.quiet_for(self.detector.last_activity()),
             seen_for: self.detector.last_activity().map(since),
         }
     }
@@ -166,8 +225,8 @@ impl SessionActor {
     /// Lets the client go (a clean detach); the session lives on.
     pub(super) async fn cool(&mut self, client: ControlClient) {
         client.close().await;
-        self.live = false;
-        self.cold_after_seq = Some(self.ring.latest_seq());
+        self.heat.set_live(false);
+        self.streams.went_cold();
         tracing::debug!(session_id = %self.session_id, "cold: control client let go");
     }
 
@@ -177,7 +236,7 @@ impl SessionActor {
     pub(super) async fn run_cold(
         &mut self,
         inbox: &mut mpsc::Receiver<SessionCmd>,
-        exits: &mut mpsc::UnboundedReceiver<(u32, u8)>,
+        exits: &mut mpsc::UnboundedReceiver<exits::Exited>,
     ) -> Option<(ControlClient, Option<SessionCmd>)> {
         loop {
             let deadline = self.detector.next_deadline();
@@ -213,7 +272,7 @@ impl SessionActor {
                 }
                 _ = until(deadline) => self.probe(),
                 Some((pane, looks)) = exits.recv(), if !self.client_gone => {
-                    self.exited.insert(pane);
+                    self.exits.process_exited(pane);
                     if let Some(mut client) = self.heat().await {
                         self.look_at_exit(pane, looks, &mut client).await;
                         return Some((client, None));
@@ -232,7 +291,7 @@ impl SessionActor {
         }
         match self.attach_again().await {
             Ok(client) => {
-                self.live = true;
+                self.heat.set_live(true);
                 tracing::debug!(session_id = %self.session_id, "hot: control client attached again");
                 Some(client)
             }
@@ -294,7 +353,7 @@ impl SessionActor {
                 let _ = reply.send(self.subscribe(since, pane));
             }
             SessionCmd::WatchOutput { reply } => {
-                let _ = reply.send(self.output_tx.subscribe());
+                let _ = reply.send(self.streams.watch_output());
             }
             SessionCmd::Release { reply } => {
                 let _ = reply.send(());
@@ -308,5 +367,47 @@ impl SessionActor {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_created_session_is_settling_until_it_settles_or_an_adopted_one_never() {
+        // (keeps its exits, settled, started this long ago, settling)
+        let cases = [
+            (Some(true), false, 0, true),
+            (Some(true), true, 0, false),
+            (Some(true), false, SETTLING_AT_MOST.as_secs() + 1, false),
+            (Some(false), false, 0, false),
+            (None, false, 0, false),
+        ];
+        for (keeps_exit, settled, ago, want) in cases {
+            let mut heat = HeatSide::new();
+            if settled {
+                heat.settled();
+            }
+            assert_eq!(
+                heat.settling(
+                    keeps_exit,
+                    heat.started_at + std::time::Duration::from_secs(ago)
+                ),
+                want,
+                "{keeps_exit:?} {settled} {ago}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_look_is_not_recent_output() {
+        let mut heat = HeatSide::new();
+        let first = chrono::Utc::now() - chrono::Duration::seconds(5);
+        heat.first_look(Some(first));
+        assert_eq!(heat.quiet_for(Some(first)), None);
+        assert_eq!(heat.quiet_for(None), None);
+        let later = heat.quiet_for(Some(first + chrono::Duration::seconds(1)));
+        assert!(later.is_some_and(|quiet| quiet >= std::time::Duration::from_secs(3)));
     }
 }

@@ -19,16 +19,14 @@
 //! dead pane). A dead pane with neither is looked at again, a bounded
 //! number of times, before its exit is taken as unknown.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use super::{Purpose, SessionActor};
-use crate::session::state::Signal;
-use crate::session::{ActorEvent, Captured, EndHistory, EndReason, PaneState};
+use crate::session::{Captured, EndHistory, PaneState};
 use crate::tmux::command::restore::{PANE_PLAN_FORMAT, PanePlanRow, parse_plan_row};
 use crate::tmux::command::{
     CaptureSeed, DisplayMessage, ListPanes, OptionScope, PaneScope, SetOption, Target, WindowPanes,
@@ -75,7 +73,7 @@ pub(super) async fn keeps_exit(name: &str, client: &mut ControlClient) -> bool {
 }
 
 /// A pane process's exit, as a pidfd tells it; the task ends when dropped.
-pub(super) struct PidWatch {
+struct PidWatch {
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -88,11 +86,7 @@ impl Drop for PidWatch {
 /// Sends `pane` on `exited` once process `pid` has exited. None when the
 /// kernel has no pidfds (before 5.3) or the process is already gone (then
 /// `exited` hears at once).
-pub(super) fn watch_pid(
-    pid: u32,
-    pane: u32,
-    exited: &mpsc::UnboundedSender<(u32, u8)>,
-) -> Option<PidWatch> {
+fn watch_pid(pid: u32, pane: PaneId, exited: &mpsc::UnboundedSender<Exited>) -> Option<PidWatch> {
     let fd = match pidfd_open(pid) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
@@ -129,42 +123,98 @@ fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
 /// How long after a new pane process is seen its panes are listed again.
 const PANES_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
-impl SessionActor {
-    /// Asks tmux for every pane of the session and its process.
-    pub(super) async fn ask_pids(&mut self, client: &mut ControlClient) {
-        let pids = self.pids_query();
-        self.send(client, &pids, Purpose::Pids).await;
+/// A pane whose process exited, and how many times tmux was asked about it.
+pub(super) type Exited = (PaneId, u8);
+
+/// The session's panes' processes and how they ended: the pidfd watches,
+/// which panes' processes exited and which dead panes were reaped, the last
+/// exit, and the last pane's look being read before the session closes.
+pub(super) struct Exits {
+    /// Panes whose process exited (a pidfd, tmux, or a look asked again).
+    tx: mpsc::UnboundedSender<Exited>,
+    /// Each pane of the session: its process and the watch on it.
+    watches: BTreeMap<PaneId, (u32, Option<PidWatch>)>,
+    /// Panes whose process has exited, until a new process runs in them.
+    exited: BTreeSet<PaneId>,
+    /// Dead panes whose exit status was read and which were killed.
+    reaped: BTreeSet<PaneId>,
+    /// How the last pane that died exited: status, signal.
+    exit: Option<(Option<i32>, Option<i32>)>,
+    /// Whether tmux keeps the session's dead panes for tmuxd to read
+    /// (`KEEP_EXIT_OPTION`, on the sessions tmuxd created); None until asked.
+    keeps_exit: Option<bool>,
+    /// When to list the session's panes once more: a new pane's process
+    /// sets its working directory just after tmux forks it, so the listing
+    /// a layout change brings may still show tmux's own (see `watch_pids`).
+    panes_again_at: Option<std::time::Instant>,
+    /// What the session's last pane shows, being read before the dead
+    /// pane is closed; the end's record waits for it.
+    last_look: Option<oneshot::Receiver<LastLook>>,
+}
+
+/// A dead pane just reaped: how it exited, and whether it was the
+/// session's last live pane.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Reaped {
+    pub(super) exit: (Option<i32>, Option<i32>),
+    pub(super) last: bool,
+}
+
+impl Exits {
+    /// The owner, and where the panes whose process exited are heard.
+    pub(super) fn new() -> (Exits, mpsc::UnboundedReceiver<Exited>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let exits = Exits {
+            tx,
+            watches: BTreeMap::new(),
+            exited: BTreeSet::new(),
+            reaped: BTreeSet::new(),
+            exit: None,
+            keeps_exit: None,
+            panes_again_at: None,
+            last_look: None,
+        };
+        (exits, rx)
     }
 
-    /// Every pane of the session with its process (see `watch_pids`), and
-    /// what it takes to restore it (`report_panes`).
-    pub(super) fn pids_query(&self) -> ListPanes {
-        ListPanes {
-            scope: PaneScope::Session(Target::Session(self.tmux_name.clone())),
-            format: format!("{PIDS_FORMAT} {PANE_PLAN_FORMAT}"),
-        }
+    /// `pane`'s process has exited; true when how it ended is still to be
+    /// asked (it was not reaped already).
+    pub(super) fn process_exited(&mut self, pane: PaneId) -> bool {
+        self.exited.insert(pane);
+        !self.reaped.contains(&pane)
     }
 
-    /// Tells the supervisor the session's windows and panes (the part of
-    /// each `ask_pids` row after `PIDS_FORMAT`), to keep what it takes to
-    /// restore the session. A reply with a row that does not read (a fake
-    /// tmux) tells nothing.
-    pub(super) fn report_panes(&self, rows: &[Vec<u8>]) {
-        let plan: Option<Vec<PanePlanRow>> = rows
-            .iter()
-            .map(|row| {
-                let row = String::from_utf8_lossy(row);
-                let mut fields = row.splitn(4, ' ');
-                parse_plan_row(fields.nth(3)?)
-            })
-            .collect();
-        if let Some(rows) = plan.filter(|rows| !rows.is_empty()) {
-            let _ = self.events.send(ActorEvent::Panes {
-                session_id: self.session_id,
-                actor_id: self.actor_id,
-                rows,
-            });
-        }
+    /// Whether `pane`'s process has exited (and no new one runs in it).
+    pub(super) fn has_exited(&self, pane: PaneId) -> bool {
+        self.exited.contains(&pane)
+    }
+
+    /// How the last pane that died exited: status, signal.
+    pub(super) fn exit(&self) -> Option<(Option<i32>, Option<i32>)> {
+        self.exit
+    }
+
+    pub(super) fn keeps_exit(&self) -> Option<bool> {
+        self.keeps_exit
+    }
+
+    pub(super) fn set_keeps_exit(&mut self, keeps_exit: bool) {
+        self.keeps_exit = Some(keeps_exit);
+    }
+
+    /// When the session's panes are to be listed again.
+    pub(super) fn panes_again_at(&self) -> Option<std::time::Instant> {
+        self.panes_again_at
+    }
+
+    /// The panes are being listed again (see `panes_again_at`).
+    pub(super) fn panes_asked_again(&mut self) {
+        self.panes_again_at = None;
+    }
+
+    /// Whether the last pane's look is still being read.
+    pub(super) fn reading_last_look(&self) -> bool {
+        self.last_look.is_some()
     }
 
     /// Watches the process of every pane of the session from `PIDS_FORMAT`
@@ -183,16 +233,16 @@ impl SessionActor {
             ) else {
                 continue;
             };
-            seen.insert(pane.0);
+            seen.insert(pane);
             if dead == "1" {
-                let _ = self.exits_tx.send((pane.0, 0));
+                let _ = self.tx.send((pane, 0));
             }
-            if self.watches.get(&pane.0).is_some_and(|w| w.0 == pid) {
+            if self.watches.get(&pane).is_some_and(|w| w.0 == pid) {
                 continue;
             }
-            self.exited.remove(&pane.0);
-            let watch = watch_pid(pid, pane.0, &self.exits_tx);
-            self.watches.insert(pane.0, (pid, watch));
+            self.exited.remove(&pane);
+            let watch = watch_pid(pid, pane, &self.tx);
+            self.watches.insert(pane, (pid, watch));
             new_process = true;
         }
         self.watches.retain(|pane, _| seen.contains(pane));
@@ -204,118 +254,52 @@ impl SessionActor {
         }
     }
 
-    /// Undoes what tmuxd set on a session it made (`remain-on-exit`, its
-    /// format, the marker) on every window, so once tmuxd lets go of it a
-    /// program's exit ends its pane as tmux does by default. A session
-    /// without the marker is left as it is.
-    pub(super) async fn release_exits(&mut self, client: &mut ControlClient) {
-        let session = Target::Session(self.tmux_name.clone());
-        if !keeps_exit(&self.tmux_name, client).await {
-            return;
-        }
-        let windows = ListPanes {
-            scope: PaneScope::Session(session.clone()),
-            format: "#{window_id}".to_owned(),
-        };
-        let mut windows = client.run(&windows).await.unwrap_or_default();
-        windows.dedup();
-        for window in windows.iter().filter_map(|w| w.parse().ok()) {
-            for name in ["remain-on-exit", "remain-on-exit-format"] {
-                let unset = SetOption {
-                    scope: OptionScope::Window(Target::Window(window)),
-                    name,
-                    value: None,
-                };
-                let _ = client.run(&unset).await;
-            }
-        }
-        let unmark = SetOption {
-            scope: OptionScope::Session(session),
-            name: KEEP_EXIT_OPTION,
-            value: None,
-        };
-        let _ = client.run(&unmark).await;
-    }
-
-    /// A pane's process has exited (or its pane is dead at attach): ask
-    /// tmux how, unless that is known already.
-    pub(super) async fn look_at_exit(&mut self, pane: u32, looks: u8, client: &mut ControlClient) {
-        if self.reaped.contains(&pane) {
-            return;
-        }
-        let ask = DisplayMessage {
-            target: Some(Target::Pane(PaneId(pane))),
-            format: exit_format(),
-        };
-        self.send(client, &ask, Purpose::Exit { pane, looks }).await;
-    }
-
-    /// What tmux said of a pane's end: keep it and kill the pane if it is
-    /// dead on a session tmuxd keeps the exit of; look again shortly if
-    /// tmux has not noticed the death yet. The session's last pane dying is
-    /// its end: it is reported exited at once (freeing its capacity slot),
-    /// before the kill and the reap that follow.
-    pub(super) fn on_exit_facts(&mut self, pane: u32, value: &[u8], looks: u8) {
+    /// What tmux said of a pane's end after `looks` looks: a dead pane on
+    /// a session tmuxd keeps the exit of is reaped (once); one tmux has not
+    /// noticed or reaped yet is looked at again shortly.
+    pub(super) fn judge(&mut self, pane: PaneId, value: &[u8], looks: u8) -> Option<Reaped> {
         let zombie = || {
             let (pid, _) = self.watches.get(&pane)?;
             crate::session::foreground::zombie_exit(*pid)
         };
         match judge_exit(with_zombie(parse_exit(value), zombie), looks) {
             Exit::Dead { exit, last } if self.reaped.insert(pane) => {
-                tracing::debug!(session_id = %self.session_id, pane, ?exit, last, "pane exited");
                 self.exit = Some(exit);
-                if last {
-                    self.signal(Signal::End(EndReason::ProcessExit));
-                }
-                // What the last pane shows goes with it: read it first,
-                // for the ended session's record.
-                let look = last.then(|| {
-                    let (tx, rx) = tokio::sync::oneshot::channel();
-                    self.last_look = Some(rx);
-                    let ask = LastAsk {
-                        pane: PaneId(pane),
-                        history_lines: self.config.ended_scrollback_lines,
-                        session: self.tmux_name.clone(),
-                    };
-                    (tx, ask)
-                });
-                // Forked under the handshake turn, not sent on the client:
-                // the last pane's end closes the session, a notification
-                // that must not meet another client's handshake (tmux < 3.7).
-                let tmux = self.tmux.clone();
-                tokio::spawn(async move {
-                    if let Some((tx, ask)) = look {
-                        let _ = tx.send(ask.read(&tmux).await);
-                    }
-                    if let Err(e) = tmux.kill_pane(PaneId(pane), last).await {
-                        tracing::debug!(pane, "killing a dead pane: {e}");
-                    }
-                });
+                Some(Reaped { exit, last })
             }
-            Exit::NotYet => self.look_at_exit_later(pane, looks, EXIT_LOOK_LATER),
-            Exit::Unreaped => self.look_at_exit_later(pane, looks, STATUS_LOOK_LATER),
-            Exit::NotOurs => self.keeps_exit = Some(false),
-            Exit::Dead { .. } => {}
+            Exit::NotYet => {
+                self.look_later(pane, looks, EXIT_LOOK_LATER);
+                None
+            }
+            Exit::Unreaped => {
+                self.look_later(pane, looks, STATUS_LOOK_LATER);
+                None
+            }
+            Exit::NotOurs => {
+                self.keeps_exit = Some(false);
+                None
+            }
+            Exit::Dead { .. } => None,
         }
     }
 
-    /// Once the last pane has been read: seeds the screens with what tmux
-    /// showed last, and gives the history (at once if nothing is being
-    /// read).
-    pub(super) async fn take_last_look(&mut self) -> Option<EndHistory> {
-        let look = self.last_look.take()?.await.ok()?;
-        for (pane, state, captured) in &look.screens {
-            if let Some(slot) = self.panes.get_mut(pane) {
-                slot.screen.seed(state, captured);
-            }
-        }
-        look.history
+    /// The last pane's look is to be read; the end's record waits for
+    /// what is sent here.
+    pub(super) fn read_last_look(&mut self) -> oneshot::Sender<LastLook> {
+        let (tx, rx) = oneshot::channel();
+        self.last_look = Some(rx);
+        tx
+    }
+
+    /// What the last pane showed, once read (at once if nothing is being read).
+    pub(super) async fn take_last_look(&mut self) -> Option<LastLook> {
+        self.last_look.take()?.await.ok()
     }
 
     /// Asks again how `pane` ended: soon for the first looks, then every
     /// `later`.
-    pub(super) fn look_at_exit_later(&self, pane: u32, looks: u8, later: Duration) {
-        let again = self.exits_tx.clone();
+    pub(super) fn look_later(&self, pane: PaneId, looks: u8, later: Duration) {
+        let again = self.tx.clone();
         let pause = if looks < EXIT_LOOKS {
             EXIT_LOOK_EVERY
         } else {
@@ -328,27 +312,92 @@ impl SessionActor {
     }
 }
 
+/// Every pane of session `name` with its process (see `Exits::watch_pids`),
+/// and what it takes to restore it (`plan_rows`).
+pub(super) fn pids_query(name: &str) -> ListPanes {
+    ListPanes {
+        scope: PaneScope::Session(Target::Session(name.to_owned())),
+        format: format!("{PIDS_FORMAT} {PANE_PLAN_FORMAT}"),
+    }
+}
+
+/// The session's windows and panes (the part of each `pids_query` row
+/// after `PIDS_FORMAT`), to keep what it takes to restore the session. A
+/// reply with a row that does not read (a fake tmux) tells nothing.
+pub(super) fn plan_rows(rows: &[Vec<u8>]) -> Option<Vec<PanePlanRow>> {
+    let plan: Option<Vec<PanePlanRow>> = rows
+        .iter()
+        .map(|row| {
+            let row = String::from_utf8_lossy(row);
+            let mut fields = row.splitn(4, ' ');
+            parse_plan_row(fields.nth(3)?)
+        })
+        .collect();
+    plan.filter(|rows| !rows.is_empty())
+}
+
+/// Undoes what tmuxd set on session `name` if it made it
+/// (`remain-on-exit`, its format, the marker) on every window, so once
+/// tmuxd lets go of it a program's exit ends its pane as tmux does by
+/// default. A session without the marker is left as it is.
+pub(super) async fn release(name: &str, client: &mut ControlClient) {
+    let session = Target::Session(name.to_owned());
+    if !keeps_exit(name, client).await {
+        return;
+    }
+    let windows = ListPanes {
+        scope: PaneScope::Session(session.clone()),
+        format: "#{window_id}".to_owned(),
+    };
+    let mut windows = client.run(&windows).await.unwrap_or_default();
+    windows.dedup();
+    for window in windows.iter().filter_map(|w| w.parse().ok()) {
+        for name in ["remain-on-exit", "remain-on-exit-format"] {
+            let unset = SetOption {
+                scope: OptionScope::Window(Target::Window(window)),
+                name,
+                value: None,
+            };
+            let _ = client.run(&unset).await;
+        }
+    }
+    let unmark = SetOption {
+        scope: OptionScope::Session(session),
+        name: KEEP_EXIT_OPTION,
+        value: None,
+    };
+    let _ = client.run(&unmark).await;
+}
+
+/// How tmux is asked how `pane` ended (`parse_exit` reads the answer).
+pub(super) fn exit_query(pane: PaneId) -> DisplayMessage {
+    DisplayMessage {
+        target: Some(Target::Pane(pane)),
+        format: exit_format(),
+    }
+}
+
 /// What to read of a session's last pane before it is closed.
-struct LastAsk {
-    pane: PaneId,
+pub(super) struct LastAsk {
+    pub(super) pane: PaneId,
     /// History lines to keep (0: none).
-    history_lines: usize,
+    pub(super) history_lines: usize,
     /// The session whose current window's screens to read: tmuxd's own
     /// may be behind tmux's (a flood's output skipped, a re-seed raced by
     /// output or not answered yet, output not read yet), and no later
     /// redraw will set them right.
-    session: String,
+    pub(super) session: String,
 }
 
 /// What was read of a session's last pane before it was closed.
 pub(super) struct LastLook {
-    history: Option<EndHistory>,
+    pub(super) history: Option<EndHistory>,
     /// Seeds for the current window's panes: (pane, its state, its screen).
-    screens: Vec<(u32, PaneState, Captured)>,
+    pub(super) screens: Vec<(PaneId, PaneState, Captured)>,
 }
 
 impl LastAsk {
-    async fn read(self, tmux: &Tmux) -> LastLook {
+    pub(super) async fn read(self, tmux: &Tmux) -> LastLook {
         let history = match self.history_lines {
             0 => None,
             lines => {
@@ -366,7 +415,7 @@ impl LastAsk {
 
 /// The current window's panes as tmux shows them, read as the actor's
 /// seeds are (`CaptureSeed`), but forked: the session is closing.
-async fn window_seeds(tmux: &Tmux, session: &str) -> Vec<(u32, PaneState, Captured)> {
+async fn window_seeds(tmux: &Tmux, session: &str) -> Vec<(PaneId, PaneState, Captured)> {
     let window = WindowPanes {
         session: session.to_owned(),
     };
@@ -398,7 +447,7 @@ async fn window_seeds(tmux: &Tmux, session: &str) -> Vec<(u32, PaneState, Captur
                 alternate: None,
             },
         };
-        seeds.push((row.pane.0, state, captured));
+        seeds.push((row.pane, state, captured));
     }
     seeds
 }
@@ -520,16 +569,72 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_dead_pane_is_reaped_once_and_a_pane_not_dead_yet_is_asked_again() {
+        let (mut exits, mut again) = Exits::new();
+        let pane = PaneId(3);
+        assert!(exits.process_exited(pane));
+        assert!(exits.has_exited(pane));
+        // tmux has not noticed: asked again soon, nothing known yet.
+        assert_eq!(exits.judge(pane, b"1:0:::", 0), None);
+        let asked = tokio::time::timeout(Duration::from_secs(60), again.recv()).await;
+        assert_eq!(asked.unwrap(), Some((pane, 1)));
+        assert_eq!(exits.exit(), None);
+        // Dead with a status: reaped, once; its exit is the session's.
+        let reaped = Reaped {
+            exit: (Some(7), None),
+            last: true,
+        };
+        assert_eq!(exits.judge(pane, b"1:1:7::", 1), Some(reaped));
+        assert_eq!(exits.judge(pane, b"1:1:7::", 2), None);
+        assert_eq!(exits.exit(), Some((Some(7), None)));
+        assert!(
+            !exits.process_exited(pane),
+            "a reaped pane is not asked about again"
+        );
+        // A session tmuxd did not make: its exits are not kept.
+        assert_eq!(exits.judge(PaneId(4), b":1:0:", 0), None);
+        assert_eq!(exits.keeps_exit(), Some(false));
+    }
+
+    #[tokio::test]
+    async fn pane_listings_watch_new_processes_and_forget_gone_panes() {
+        let (mut exits, mut heard) = Exits::new();
+        let me = std::process::id();
+        exits.watch_pids(&[format!("%1 {me} 0").into_bytes(), b"not a row".to_vec()]);
+        assert!(exits.watches.contains_key(&PaneId(1)));
+        assert!(
+            exits.panes_again_at().is_some(),
+            "a new process is listed again"
+        );
+        exits.panes_asked_again();
+        exits.process_exited(PaneId(1));
+        // The same process again: nothing new; a dead pane is heard at once.
+        exits.watch_pids(&[
+            format!("%1 {me} 0").into_bytes(),
+            format!("%2 {me} 1").into_bytes(),
+        ]);
+        assert!(
+            exits.has_exited(PaneId(1)),
+            "the same process keeps its exit"
+        );
+        assert_eq!(heard.try_recv(), Ok((PaneId(2), 0)));
+        // A new process in pane 1 clears its exit; pane 2 gone is forgotten.
+        exits.watch_pids(&[b"%1 1 0".to_vec()]);
+        assert!(!exits.has_exited(PaneId(1)));
+        assert_eq!(exits.watches.keys().collect::<Vec<_>>(), [&PaneId(1)]);
+    }
+
+    #[tokio::test]
     async fn a_pidfd_tells_when_a_process_exits() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut child = std::process::Command::new("sleep")
             .arg("0.1")
             .spawn()
             .unwrap();
-        let _watch = watch_pid(child.id(), 7, &tx).expect("pidfds on this kernel");
+        let _watch = watch_pid(child.id(), PaneId(7), &tx).expect("pidfds on this kernel");
         let pane = tokio::time::timeout(Duration::from_secs(60), rx.recv()).await;
-        assert_eq!(pane.unwrap(), Some((7, 0)));
+        assert_eq!(pane.unwrap(), Some((PaneId(7), 0)));
         child.wait().unwrap();
-        assert!(watch_pid(u32::MAX, 8, &tx).is_none());
+        assert!(watch_pid(u32::MAX, PaneId(8), &tx).is_none());
     }
 }

@@ -4,17 +4,17 @@
 
 use chrono::Utc;
 
-use super::{RUNNING_FRESH, SessionActor};
-use crate::session::ActorEvent;
+use super::SessionActor;
 use crate::session::foreground::{self, Running};
 use crate::session::rules;
 use crate::session::state::{Activity, Evidence, Signal, question};
+use crate::session::{ActorEvent, Agent, agents};
 
 impl SessionActor {
     /// A deadline passed: look at the foreground group and the screen.
     pub(super) fn probe(&mut self) {
-        let (activity, cpu) = match self.active_pid() {
-            _ if self.exited.contains(&self.window.active) => (Activity::Exited, None),
+        let (activity, cpu) = match self.panes.active_pid() {
+            _ if self.exits.has_exited(self.panes.active()) => (Activity::Exited, None),
             Some(pid) => foreground::look(pid),
             None => (Activity::Unknown, None),
         };
@@ -34,12 +34,12 @@ impl SessionActor {
     /// Whether the active pane asks something where its cursor is
     /// (`question::asks_at_cursor`).
     fn asks_question(&self) -> bool {
-        let Some(pane) = self.panes.get(&self.window.active) else {
+        let Some(pane) = self.panes.screen(self.panes.active()) else {
             return false;
         };
-        let screen = pane.screen.screen();
+        let screen = pane.screen();
         let (row, col) = screen.cursor_position();
-        let (cols, _) = pane.screen.size();
+        let (cols, _) = pane.size();
         let rows: Vec<String> = screen.rows(0, cols).take(usize::from(row) + 1).collect();
         question::asks_at_cursor(&rows, usize::from(col))
     }
@@ -49,38 +49,26 @@ impl SessionActor {
             return None;
         }
         let agent = self.agent();
-        let pane = self.panes.get(&self.window.active)?;
-        let (cols, _) = pane.screen.size();
-        let rows: Vec<String> = pane.screen.screen().rows(0, cols).collect();
+        let pane = self.panes.screen(self.panes.active())?;
+        let (cols, _) = pane.size();
+        let rows: Vec<String> = pane.screen().rows(0, cols).collect();
         rules::evaluate(&self.config.rules, agent, &rows)
-    }
-
-    pub(super) fn active_pid(&self) -> Option<u32> {
-        self.panes.get(&self.window.active).and_then(|p| p.pid)
     }
 
     /// What the active pane runs, from /proc, reused for a moment.
     pub(super) fn running(&mut self) -> Running {
+        let pid = self.panes.active_pid();
         let now = std::time::Instant::now();
-        if let Some((at, running)) = &self.running
-            && now.duration_since(*at) < RUNNING_FRESH
-        {
-            return running.clone();
-        }
-        // A pane whose program is gone (it exited, the pane waits to be
-        // read) keeps what it ran last and where, for the ended summary.
-        let last = self.running.take().map(|(_, last)| last);
-        let running = self
-            .active_pid()
-            .and_then(foreground::running)
-            .or(last)
-            .unwrap_or(Running {
-                command: String::new(),
-                cwd: String::new(),
-                argv: Vec::new(),
-            });
-        self.running = Some((now, running.clone()));
-        running
+        self.foreground
+            .running(now, || pid.and_then(foreground::running))
+    }
+
+    /// The agent in the active pane's foreground, if one is.
+    pub(super) fn agent(&mut self) -> Option<Agent> {
+        let exited = self.exits.has_exited(self.panes.active());
+        let pid = self.panes.active_pid().filter(|_| !exited);
+        let now = std::time::Instant::now();
+        self.foreground.agent(now, || agents::detect(pid?))
     }
 
     /// Feeds the detector; a notable change goes to waiters and the supervisor.
@@ -90,7 +78,7 @@ impl SessionActor {
                 view.state,
                 crate::session::SessionState::Idle | crate::session::SessionState::Waiting
             ) {
-                self.settled = true;
+                self.heat.settled();
             }
             self.state_tx.send_replace(view);
             let _ = self.events.send(ActorEvent::State {

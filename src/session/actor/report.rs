@@ -14,8 +14,8 @@ impl SessionActor {
         let running = self.running();
         let title = self
             .panes
-            .get(&self.window.active)
-            .map(|p| p.screen.title().to_owned())
+            .screen(self.panes.active())
+            .map(|screen| screen.title().to_owned())
             .unwrap_or_default();
         ActorSummary {
             state: state.state,
@@ -26,44 +26,41 @@ impl SessionActor {
             command_line: running.argv,
             cwd: running.cwd,
             title,
-            cols: self.window.cols,
-            rows: self.window.rows,
+            cols: self.panes.window().cols,
+            rows: self.panes.window().rows,
             last_activity_at: self.detector.last_activity(),
             transport: if self.client_gone {
                 Transport::Disconnected
             } else {
                 Transport::Attached
             },
-            subscribers: self
-                .subscribers
-                .iter()
-                .filter(|s| !s.tx.is_closed())
-                .count(),
-            latest_seq: self.ring.latest_seq(),
+            subscribers: self.streams.subscribers(),
+            latest_seq: self.streams.latest_seq(),
             attention: state.attention,
-            exit_status: self.exit.and_then(|(status, _)| status),
-            exit_signal: self.exit.and_then(|(_, signal)| signal),
+            exit_status: self.exits.exit().and_then(|(status, _)| status),
+            exit_signal: self.exits.exit().and_then(|(_, signal)| signal),
             exit_unknown: crate::session::ExitUnknown::judge(
                 match state.reason {
                     crate::session::StateReason::End(end) => Some(end),
                     _ => None,
                 },
-                self.exit,
-                self.keeps_exit,
+                self.exits.exit(),
+                self.exits.keeps_exit(),
             ),
-            keeps_exit: self.keeps_exit,
+            keeps_exit: self.exits.keeps_exit(),
             last_command_status: self.detector.last_command_status(),
-            live: self.live && !self.client_gone,
+            live: self.heat.is_live() && !self.client_gone,
         }
     }
 
     /// The snapshot of `region` in `format`, from memory.
     pub(super) fn snapshot(&self, format: SnapshotFormat, region: Region) -> Snapshot {
-        let mut screen = window::snapshot(&self.window, &self.screens(), format, region);
+        let mut screen =
+            window::snapshot(self.panes.window(), &self.panes.screens(), format, region);
         screen.copy_mode = self.copy_mode(region);
         Snapshot {
             session_id: self.session_id,
-            seq: self.ring.latest_seq(),
+            seq: self.streams.latest_seq(),
             screen,
         }
     }
@@ -71,16 +68,16 @@ impl SessionActor {
     /// The mode a person has a pane of `region` in: the active pane's,
     /// else (the whole window) the first pane's that is in one.
     fn copy_mode(&self, region: Region) -> Option<crate::session::CopyMode> {
-        let active = self.window.active;
+        let active = self.panes.active();
         let pane = match region {
             Region::ActivePane => Some(active),
             Region::Window => std::iter::once(active)
-                .chain(self.panes.keys().copied())
+                .chain(self.panes.ids())
                 .find(|id| self.checks.mode(*id).is_some()),
         }?;
         let mode = self.checks.mode(pane)?;
         Some(crate::session::CopyMode {
-            pane,
+            pane: pane.0,
             mode: mode.name.clone(),
             position: mode.scroll_position,
             history: mode.history_size,

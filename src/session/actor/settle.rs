@@ -82,7 +82,7 @@ fn mode_due_at(pane: &PaneChecks) -> Option<Instant> {
 /// The session's checks: per pane, and when the last one was sent.
 #[derive(Debug, Default)]
 pub(super) struct Checks {
-    panes: BTreeMap<u32, PaneChecks>,
+    panes: BTreeMap<PaneId, PaneChecks>,
     last_sent: Option<Instant>,
 }
 
@@ -107,7 +107,7 @@ fn due_at(pane: &PaneChecks, last_sent: Option<Instant>) -> Option<Instant> {
 
 impl Checks {
     /// The pane wrote at `now`.
-    pub(super) fn output(&mut self, pane: u32, now: Instant) {
+    pub(super) fn output(&mut self, pane: PaneId, now: Instant) {
         let checks = self.panes.entry(pane).or_default();
         checks.unchecked = true;
         checks.last_output = Some(now);
@@ -115,89 +115,192 @@ impl Checks {
     }
 
     /// The mode a person has `pane` in, as last heard.
-    pub(super) fn mode(&self, pane: u32) -> Option<&PaneMode> {
+    pub(super) fn mode(&self, pane: PaneId) -> Option<&PaneMode> {
         self.panes.get(&pane)?.mode.as_ref()
     }
 
     /// Forgets panes no longer in the window.
-    pub(super) fn keep_only(&mut self, panes: impl Fn(u32) -> bool) {
+    pub(super) fn keep_only(&mut self, panes: impl Fn(PaneId) -> bool) {
         self.panes.retain(|id, _| panes(*id));
     }
-}
 
-impl SessionActor {
-    /// The next moment a pane of the window is due a check (panes being
-    /// seeded or whose flood is skipped wait; they are re-seeded anyway).
-    pub(super) fn next_check_at(&self) -> Option<Instant> {
-        let modes = self.checks.panes.values().filter_map(mode_due_at).min();
-        if !self.tmux.check_budget().enabled() {
+    /// The next moment a pane is due a mode look or (`checking`: the
+    /// server's budget is on) a check; only `steady` panes are checked.
+    pub(super) fn next_at(
+        &self,
+        checking: bool,
+        steady: impl Fn(PaneId) -> bool,
+    ) -> Option<Instant> {
+        let modes = self.panes.values().filter_map(mode_due_at).min();
+        if !checking {
             return modes;
         }
         let checks = self
-            .checkable()
-            .filter_map(|(_, checks)| due_at(checks, self.checks.last_sent))
+            .panes
+            .iter()
+            .filter(|(id, _)| steady(**id))
+            .filter_map(|(_, checks)| due_at(checks, self.last_sent))
             .min();
         [modes, checks].into_iter().flatten().min()
     }
 
-    /// The panes a check may look at: not being seeded, no flood skipped
-    /// (those are re-seeded anyway).
-    fn checkable(&self) -> impl Iterator<Item = (&u32, &PaneChecks)> {
-        self.checks.panes.iter().filter(|(id, _)| {
-            self.panes
-                .get(id)
-                .is_some_and(|p| p.seeding.is_none() && p.flood.reseed_at().is_none())
-        })
-    }
-
-    /// Sends the check of the pane most overdue, if the budget allows.
-    pub(super) async fn check_settled(&mut self, client: &mut ControlClient) {
-        let now = Instant::now();
-        let modes: Vec<u32> = self
-            .checks
-            .panes
+    /// The panes whose mode is due to be asked again at `now`.
+    pub(super) fn modes_due(&self, now: Instant) -> Vec<PaneId> {
+        self.panes
             .iter()
             .filter(|(_, checks)| mode_due_at(checks).is_some_and(|at| at <= now))
             .map(|(id, _)| *id)
-            .collect();
-        for pane in modes {
-            self.mode_changed(pane, client).await;
-        }
-        if !self.tmux.check_budget().enabled() {
-            return;
-        }
-        let Some(pane) = self
-            .checkable()
-            .filter_map(|(id, checks)| Some((due_at(checks, self.checks.last_sent)?, *id)))
+            .collect()
+    }
+
+    /// The `steady` pane most overdue a check at `now`.
+    pub(super) fn due(&self, now: Instant, steady: impl Fn(PaneId) -> bool) -> Option<PaneId> {
+        self.panes
+            .iter()
+            .filter(|(id, _)| steady(**id))
+            .filter_map(|(id, checks)| Some((due_at(checks, self.last_sent)?, *id)))
             .filter(|(at, _)| *at <= now)
             .min()
             .map(|(_, id)| id)
-        else {
-            return;
-        };
-        let Some(checks) = self.checks.panes.get_mut(&pane) else {
-            return;
-        };
-        if !self.tmux.check_budget().try_take(now) {
+    }
+
+    /// The server's budget was spent when `pane` was due: it asks again later.
+    pub(super) fn budget_spent(&mut self, pane: PaneId, now: Instant) {
+        if let Some(checks) = self.panes.get_mut(&pane) {
             checks.not_before = Some(now + BUDGET_RETRY);
-            return;
         }
+    }
+
+    /// A check of `pane` in `parts` replies is sent at `now`.
+    pub(super) fn sent(&mut self, pane: PaneId, parts: u8, now: Instant) {
+        let Some(checks) = self.panes.get_mut(&pane) else {
+            return;
+        };
         checks.not_before = None;
         checks.unchecked = false;
-        self.checks.last_sent = Some(now);
-        let alternate = self
-            .panes
-            .get(&pane)
-            .is_some_and(|p| p.screen.screen().alternate_screen());
-        let steps = CheckStep::of_pane(PaneId(pane), alternate);
+        self.last_sent = Some(now);
         checks.in_flight = Some(InFlight {
-            parts_left: steps.len() as u8,
+            parts_left: parts,
             facts: None,
             rows: None,
             behind: None,
             writes: checks.writes,
             failed: false,
         });
+    }
+
+    /// Sending `pane`'s check failed: nothing is in flight.
+    pub(super) fn not_sent(&mut self, pane: PaneId) {
+        if let Some(checks) = self.panes.get_mut(&pane) {
+            checks.in_flight = None;
+        }
+    }
+
+    /// Whether a check of `pane` awaits replies.
+    pub(super) fn in_flight(&self, pane: PaneId) -> bool {
+        self.panes.get(&pane).is_some_and(|c| c.in_flight.is_some())
+    }
+
+    /// One reply of `pane`'s check at `now`; what to make of the check
+    /// once all are in.
+    pub(super) fn reply(
+        &mut self,
+        pane: PaneId,
+        part: CheckPart,
+        result: Result<Vec<Vec<u8>>, ControlError>,
+        now: Instant,
+    ) -> Option<Checked> {
+        let checks = self.panes.get_mut(&pane)?;
+        let flight = checks.in_flight.as_mut()?;
+        match (part, result) {
+            (CheckPart::Facts, Ok(lines)) => {
+                let look = crate::tmux::command::PaneLook { pane };
+                flight.facts = Some(look.parse(&lines));
+            }
+            (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
+            (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
+            (_, Err(_)) => flight.failed = true,
+        }
+        flight.parts_left = flight.parts_left.saturating_sub(1);
+        if flight.parts_left > 0 {
+            return None;
+        }
+        let flight = checks.in_flight.take()?;
+        let raced = flight.writes != checks.writes;
+        if let Some(Ok(facts)) = &flight.facts {
+            checks.mode = facts.mode.clone();
+            checks.mode_asked = Some(now);
+        }
+        Some(match flight.facts {
+            _ if flight.failed => Checked::Failed(None),
+            Some(Ok(facts)) if raced || facts.mode.is_some() => Checked::Skipped,
+            Some(Ok(facts)) => Checked::Complete {
+                facts,
+                rows: flight.rows,
+                behind: flight.behind,
+            },
+            Some(Err(e)) => Checked::Failed(Some(e)),
+            None => Checked::Failed(None),
+        })
+    }
+
+    /// `pane`'s mode is being asked at `now`.
+    pub(super) fn mode_asked(&mut self, pane: PaneId, now: Instant) {
+        self.panes.entry(pane).or_default().mode_asked = Some(now);
+    }
+
+    /// tmux said which mode `pane` is in.
+    pub(super) fn mode_heard(&mut self, pane: PaneId, mode: Option<PaneMode>) {
+        self.panes.entry(pane).or_default().mode = mode;
+    }
+}
+
+/// What a check came to once all its replies are in.
+pub(super) enum Checked {
+    /// Output raced it, or a person has the pane in a mode.
+    Skipped,
+    /// A reply failed (said when it was heard), or did not parse.
+    Failed(Option<ParseError>),
+    /// Everything is in: tmux's facts, rows and the screen behind.
+    Complete {
+        facts: PaneFacts,
+        rows: Option<Vec<Vec<u8>>>,
+        behind: Option<Vec<u8>>,
+    },
+}
+
+impl SessionActor {
+    /// The next moment a pane of the window is due a check (panes being
+    /// seeded or whose flood is skipped wait; they are re-seeded anyway).
+    pub(super) fn next_check_at(&self) -> Option<Instant> {
+        let checking = self.tmux.check_budget().enabled();
+        self.checks
+            .next_at(checking, |pane| self.panes.steady(pane))
+    }
+
+    /// Sends the check of the pane most overdue, if the budget allows.
+    pub(super) async fn check_settled(&mut self, client: &mut ControlClient) {
+        let now = Instant::now();
+        for pane in self.checks.modes_due(now) {
+            self.mode_changed(pane, client).await;
+        }
+        if !self.tmux.check_budget().enabled() {
+            return;
+        }
+        let panes = &self.panes;
+        let Some(pane) = self.checks.due(now, |pane| panes.steady(pane)) else {
+            return;
+        };
+        if !self.tmux.check_budget().try_take(now) {
+            self.checks.budget_spent(pane, now);
+            return;
+        }
+        let alternate = self
+            .panes
+            .screen(pane)
+            .is_some_and(|screen| screen.screen().alternate_screen());
+        let steps = CheckStep::of_pane(pane, alternate);
+        self.checks.sent(pane, steps.len() as u8, now);
         match client.send_all(&steps).await {
             Ok(tickets) => {
                 for (ticket, step) in tickets.into_iter().zip(&steps) {
@@ -210,8 +313,8 @@ impl SessionActor {
                 }
             }
             Err(e) => {
-                tracing::debug!(session_id = %self.session_id, pane, "sending a screen check failed: {e}");
-                checks.in_flight = None;
+                tracing::debug!(session_id = %self.session_id, %pane, "sending a screen check failed: {e}");
+                self.checks.not_sent(pane);
                 self.count_check(CheckOutcome::Failed);
             }
         }
@@ -220,58 +323,32 @@ impl SessionActor {
     /// One reply of a check; once all are in, compares and repairs.
     pub(super) async fn on_check_reply(
         &mut self,
-        pane: u32,
+        pane: PaneId,
         part: CheckPart,
         result: Result<Vec<Vec<u8>>, ControlError>,
         client: &mut ControlClient,
     ) {
-        let Some(flight) = self
-            .checks
-            .panes
-            .get_mut(&pane)
-            .and_then(|c| c.in_flight.as_mut())
-        else {
-            return;
-        };
-        match (part, result) {
-            (CheckPart::Facts, Ok(lines)) => {
-                let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
-                flight.facts = Some(look.parse(&lines));
-            }
-            (CheckPart::Rows, Ok(lines)) => flight.rows = Some(lines),
-            (CheckPart::Behind, Ok(lines)) => flight.behind = Some(lines.join(&b'\n')),
-            (_, Err(e)) => {
-                tracing::debug!(session_id = %self.session_id, pane, "a screen check failed: {e}");
-                flight.failed = true;
-            }
+        if let Err(e) = &result
+            && self.checks.in_flight(pane)
+        {
+            tracing::debug!(session_id = %self.session_id, %pane, "a screen check failed: {e}");
         }
-        flight.parts_left = flight.parts_left.saturating_sub(1);
-        if flight.parts_left > 0 {
-            return;
-        }
-        let Some(checks) = self.checks.panes.get_mut(&pane) else {
-            return;
-        };
-        let Some(flight) = checks.in_flight.take() else {
-            return;
-        };
-        let raced = flight.writes != checks.writes;
-        if let Some(Ok(facts)) = &flight.facts {
-            checks.mode = facts.mode.clone();
-            checks.mode_asked = Some(Instant::now());
-        }
-        let outcome = match flight.facts {
-            _ if flight.failed => CheckOutcome::Failed,
-            Some(Ok(facts)) if raced || facts.mode.is_some() => CheckOutcome::Skipped,
-            Some(Ok(facts)) => {
-                self.compare_with_tmux(pane, facts, flight.rows, flight.behind, client)
-                    .await
-            }
-            Some(Err(e)) => {
-                tracing::debug!(session_id = %self.session_id, pane, "a screen check's reply: {e}");
+        let outcome = match self.checks.reply(pane, part, result, Instant::now()) {
+            None => return,
+            Some(Checked::Skipped) => CheckOutcome::Skipped,
+            Some(Checked::Failed(None)) => CheckOutcome::Failed,
+            Some(Checked::Failed(Some(e))) => {
+                tracing::debug!(session_id = %self.session_id, %pane, "a screen check's reply: {e}");
                 CheckOutcome::Failed
             }
-            None => CheckOutcome::Failed,
+            Some(Checked::Complete {
+                facts,
+                rows,
+                behind,
+            }) => {
+                self.compare_with_tmux(pane, facts, rows, behind, client)
+                    .await
+            }
         };
         self.count_check(outcome);
     }
@@ -281,26 +358,27 @@ impl SessionActor {
     /// on the alternate screen and tmuxd was not), re-seeds the window.
     async fn compare_with_tmux(
         &mut self,
-        pane: u32,
+        pane: PaneId,
         facts: PaneFacts,
         rows: Option<Vec<Vec<u8>>>,
         behind: Option<Vec<u8>>,
         client: &mut ControlClient,
     ) -> CheckOutcome {
-        let Some(slot) = self.panes.get_mut(&pane) else {
+        // A layout change is being taken: its seed is tmux's anyway.
+        let Some(ours) = self
+            .panes
+            .seeded_screen(pane)
+            .filter(|ours| ours.size() == (facts.state.cols, facts.state.rows))
+        else {
             return CheckOutcome::Skipped;
         };
-        if slot.seeding.is_some() || slot.screen.size() != (facts.state.cols, facts.state.rows) {
-            // A layout change is being taken: its seed is tmux's anyway.
-            return CheckOutcome::Skipped;
-        }
         let rows = rows.unwrap_or_default();
         let cursor = TmuxCursor {
             position: (facts.state.cursor_y, facts.state.cursor_x),
             visible: facts.state.cursor_visible,
             alternate: facts.state.alternate_on,
         };
-        let Some(cause) = crate::screen::compare(slot.screen.screen(), &rows, cursor) else {
+        let Some(cause) = crate::screen::compare(ours.screen(), &rows, cursor) else {
             return CheckOutcome::Equal;
         };
         let complete = facts.state.alternate_on == behind.is_some();
@@ -320,12 +398,9 @@ impl SessionActor {
         if let Some(metrics) = self.tmux.metrics() {
             metrics.screen_drift(cause.as_str());
         }
-        tracing::debug!(session_id = %self.session_id, pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
+        tracing::debug!(session_id = %self.session_id, %pane, cause = cause.as_str(), "the screen had drifted from tmux's: taking tmux's");
         if complete {
-            slot.screen = theirs;
-            if pane == self.window.active {
-                self.screen_hash = slot.screen.content_hash();
-            }
+            self.panes.replace_screen(pane, theirs);
         } else {
             self.look(client).await;
         }
@@ -334,22 +409,22 @@ impl SessionActor {
 
     /// tmux told that a pane entered or left a mode: ask which, so the
     /// summary can say a person is scrolling it and checks wait.
-    pub(super) async fn mode_changed(&mut self, pane: u32, client: &mut ControlClient) {
-        self.checks.panes.entry(pane).or_default().mode_asked = Some(Instant::now());
-        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+    pub(super) async fn mode_changed(&mut self, pane: PaneId, client: &mut ControlClient) {
+        self.checks.mode_asked(pane, Instant::now());
+        let look = crate::tmux::command::PaneLook { pane };
         self.send(client, &look, Purpose::Mode { pane }).await;
     }
 
     /// The answer to `mode_changed`.
-    pub(super) fn on_mode(&mut self, pane: u32, result: Result<Vec<Vec<u8>>, ControlError>) {
-        let look = crate::tmux::command::PaneLook { pane: PaneId(pane) };
+    pub(super) fn on_mode(&mut self, pane: PaneId, result: Result<Vec<Vec<u8>>, ControlError>) {
+        let look = crate::tmux::command::PaneLook { pane };
         match result
             .map_err(|e| e.to_string())
             .and_then(|lines| look.parse(&lines).map_err(|e| e.to_string()))
         {
-            Ok(facts) => self.checks.panes.entry(pane).or_default().mode = facts.mode,
+            Ok(facts) => self.checks.mode_heard(pane, facts.mode),
             Err(e) => {
-                tracing::debug!(session_id = %self.session_id, pane, "asking a pane's mode failed: {e}")
+                tracing::debug!(session_id = %self.session_id, %pane, "asking a pane's mode failed: {e}")
             }
         }
     }
@@ -374,9 +449,9 @@ mod tests {
         let t0 = Instant::now();
         let mut checks = Checks::default();
         assert_eq!(due_at(&PaneChecks::default(), None), None, "no output");
-        checks.output(1, t0);
-        checks.output(1, t0 + ms(100));
-        let pane = &checks.panes[&1];
+        checks.output(PaneId(1), t0);
+        checks.output(PaneId(1), t0 + ms(100));
+        let pane = &checks.panes[&PaneId(1)];
         assert_eq!(due_at(pane, None), Some(t0 + ms(100) + QUIET));
         // The session checked a moment ago: after SESSION_EVERY.
         assert_eq!(due_at(pane, Some(t0)), Some(t0 + SESSION_EVERY));
@@ -429,12 +504,87 @@ mod tests {
         assert_eq!(mode_due_at(&pane), Some(t0 + MODE_EVERY));
     }
 
+    /// A check of pane 1 sent, in two replies (state, rows), after output.
+    fn sent_check() -> (Checks, Instant) {
+        let t0 = Instant::now();
+        let mut checks = Checks::default();
+        checks.output(PaneId(1), t0);
+        let due = t0 + QUIET;
+        assert_eq!(checks.due(due, |_| true), Some(PaneId(1)));
+        assert_eq!(checks.due(due, |_| false), None, "not steady");
+        checks.sent(PaneId(1), 2, due);
+        assert!(checks.in_flight(PaneId(1)));
+        assert_eq!(checks.due(due + SESSION_EVERY, |_| true), None, "in flight");
+        (checks, due)
+    }
+
+    fn ok(line: &str) -> Result<Vec<Vec<u8>>, ControlError> {
+        Ok(vec![line.as_bytes().to_vec()])
+    }
+
+    const LIVE: &str = "0\t\t\t120\t80\t24\t5\t9\t1\t0\t0\t23\t0\tt";
+    const COPY: &str = "1\tcopy-mode\t7\t277\t80\t24\t80\t0\t0\t1\t0\t23\t1\tt";
+
+    #[test]
+    fn a_check_comes_to_a_comparison_once_all_its_replies_are_in() {
+        let (mut checks, now) = sent_check();
+        let facts = checks.reply(PaneId(1), CheckPart::Facts, ok(LIVE), now);
+        assert!(facts.is_none(), "the rows are still out");
+        let done = checks.reply(PaneId(1), CheckPart::Rows, ok("$ "), now);
+        let Some(Checked::Complete { rows, behind, .. }) = done else {
+            panic!("not complete");
+        };
+        assert_eq!((rows, behind), (Some(vec![b"$ ".to_vec()]), None));
+        assert!(!checks.in_flight(PaneId(1)));
+        // A late or stray reply is nobody's.
+        assert!(
+            checks
+                .reply(PaneId(1), CheckPart::Rows, ok(""), now)
+                .is_none()
+        );
+        assert!(
+            checks
+                .reply(PaneId(9), CheckPart::Rows, ok(""), now)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_check_raced_by_output_or_a_mode_is_skipped_and_a_failed_one_fails() {
+        let (mut checks, now) = sent_check();
+        checks.output(PaneId(1), now);
+        checks.reply(PaneId(1), CheckPart::Facts, ok(LIVE), now);
+        let raced = checks.reply(PaneId(1), CheckPart::Rows, ok(""), now);
+        assert!(matches!(raced, Some(Checked::Skipped)));
+
+        let (mut checks, now) = sent_check();
+        checks.reply(PaneId(1), CheckPart::Facts, ok(COPY), now);
+        let scrolled = checks.reply(PaneId(1), CheckPart::Rows, ok(""), now);
+        assert!(matches!(scrolled, Some(Checked::Skipped)));
+        assert_eq!(checks.mode(PaneId(1)).map(|m| m.scroll_position), Some(7));
+        assert_eq!(checks.modes_due(now + MODE_EVERY), [PaneId(1)]);
+
+        let (mut checks, now) = sent_check();
+        let gone = Err(ControlError::Attach {
+            session: "s".into(),
+            message: "gone".into(),
+        });
+        checks.reply(PaneId(1), CheckPart::Facts, gone, now);
+        let failed = checks.reply(PaneId(1), CheckPart::Rows, ok(""), now);
+        assert!(matches!(failed, Some(Checked::Failed(None))));
+
+        let (mut checks, now) = sent_check();
+        checks.reply(PaneId(1), CheckPart::Facts, ok("junk"), now);
+        let unread = checks.reply(PaneId(1), CheckPart::Rows, ok(""), now);
+        assert!(matches!(unread, Some(Checked::Failed(Some(_)))));
+    }
+
     #[test]
     fn panes_gone_from_the_window_are_forgotten() {
         let mut checks = Checks::default();
-        checks.output(1, Instant::now());
-        checks.output(2, Instant::now());
-        checks.keep_only(|id| id == 2);
-        assert!(checks.panes.contains_key(&2) && !checks.panes.contains_key(&1));
+        checks.output(PaneId(1), Instant::now());
+        checks.output(PaneId(2), Instant::now());
+        checks.keep_only(|id| id == PaneId(2));
+        assert!(checks.panes.contains_key(&PaneId(2)) && !checks.panes.contains_key(&PaneId(1)));
     }
 }

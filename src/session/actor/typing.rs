@@ -2,13 +2,13 @@
 //! small enough for tmux to take one at a time, in order, answered once
 //! tmux took all of them.
 
+use std::collections::BTreeMap;
+
 use tokio::sync::oneshot;
 
-use super::{HEX_CHUNK_BYTES, InputJob, Purpose, SessionActor, TEXT_CHUNK_BYTES};
-use crate::session::state::Signal;
+use super::{HEX_CHUNK_BYTES, TEXT_CHUNK_BYTES};
 use crate::session::{CommandError, Input};
 use crate::tmux::command::{ParseError, SendHex, SendKeys, SendLiteral, Target, TmuxCommand};
-use crate::tmux::control::{ControlClient, PaneId};
 
 /// Key names per `send-keys`. tmux parses a control client's command line
 /// with a yacc grammar whose stack holds one entry per word: measured with
@@ -16,56 +16,70 @@ use crate::tmux::control::{ControlClient, PaneId};
 /// "yacc stack overflow". A thousand keeps far from it.
 const KEYS_PER_COMMAND: usize = 1000;
 
-impl SessionActor {
-    pub(super) async fn type_input(
+/// An input request being typed in pieces.
+struct InputJob {
+    pieces_left: usize,
+    error: Option<CommandError>,
+    reply: oneshot::Sender<Result<(), CommandError>>,
+}
+
+/// The input requests being typed, by job number; each is answered once
+/// tmux has taken (or refused) all its pieces.
+#[derive(Default)]
+pub(super) struct Jobs {
+    jobs: BTreeMap<u64, InputJob>,
+    next: u64,
+}
+
+impl Jobs {
+    /// A request of `pieces` pieces (at least one) starts; its number.
+    pub(super) fn start(
         &mut self,
-        input: Input,
+        pieces: usize,
         reply: oneshot::Sender<Result<(), CommandError>>,
-        client: &mut ControlClient,
-    ) {
-        // Raw bytes come from someone at a keyboard (a stream client); text
-        // and keys from a request that gives the session something to do.
-        let typed = input.text.is_some() || !input.keys.is_empty();
-        self.signal(if typed {
-            Signal::Input
-        } else {
-            Signal::Keystrokes
-        });
-        let pieces = pieces(input, &Target::Pane(PaneId(self.window.active)));
-        if pieces.is_empty() {
-            let _ = reply.send(Ok(()));
+    ) -> u64 {
+        let job = self.next;
+        self.next += 1;
+        let entry = InputJob {
+            pieces_left: pieces,
+            error: None,
+            reply,
+        };
+        self.jobs.insert(job, entry);
+        job
+    }
+
+    /// Nothing of `job` was written: it fails as a whole.
+    pub(super) fn failed(&mut self, job: u64, error: CommandError) {
+        if let Some(done) = self.jobs.remove(&job) {
+            let _ = done.reply.send(Err(error));
+        }
+    }
+
+    /// tmux answered one piece of `job`; the last answers the request,
+    /// with the first error if any piece failed.
+    pub(super) fn piece_done(&mut self, job: u64, result: Result<(), CommandError>) {
+        let Some(entry) = self.jobs.get_mut(&job) else {
             return;
+        };
+        entry.pieces_left -= 1;
+        if let Err(e) = result {
+            entry.error.get_or_insert(e);
         }
-        let job = self.next_job;
-        self.next_job += 1;
-        self.jobs.insert(
-            job,
-            InputJob {
-                pieces_left: pieces.len(),
-                error: None,
-                reply,
-            },
-        );
-        // In one write: a daemon killed part way must not leave a line
-        // typed without its Enter for the next input to run into.
-        match client.send_all(&pieces).await {
-            Ok(tickets) => {
-                for ticket in tickets {
-                    self.purposes.insert(ticket, Purpose::Input { job });
-                }
-            }
-            // Nothing was written: the request fails as a whole.
-            Err(e) => {
-                if let Some(done) = self.jobs.remove(&job) {
-                    let _ = done.reply.send(Err(e.into()));
-                }
-            }
+        if entry.pieces_left == 0
+            && let Some(done) = self.jobs.remove(&job)
+        {
+            let _ = done.reply.send(done.error.map_or(Ok(()), Err));
         }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
     }
 }
 
 /// One `send-keys` of an input request.
-enum Piece {
+pub(super) enum Piece {
     Text(SendLiteral),
     Hex(SendHex),
     Keys(SendKeys),
@@ -93,7 +107,7 @@ impl TmuxCommand for Piece {
 
 /// Text, then raw bytes, then keys, as `send-keys` commands small enough
 /// for tmux to take one at a time.
-fn pieces(input: Input, target: &Target) -> Vec<Piece> {
+pub(super) fn pieces(input: Input, target: &Target) -> Vec<Piece> {
     let text = input.text.filter(|t| !t.is_empty());
     let bytes = input.bytes.filter(|b| !b.is_empty());
     let mut pieces: Vec<Piece> = text
@@ -121,6 +135,47 @@ fn pieces(input: Input, target: &Target) -> Vec<Piece> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tmux::control::{ControlError, PaneId};
+
+    #[test]
+    fn a_request_is_answered_once_all_its_pieces_are_in_with_the_first_error() {
+        let failed = |why: &str| {
+            Err(CommandError::Tmux(ControlError::Attach {
+                session: "s".to_owned(),
+                message: why.to_owned(),
+            }))
+        };
+        let text = |r: Answer| r.map_err(|e| e.to_string());
+        // (each piece's result, the answer)
+        type Answer = Result<(), CommandError>;
+        let cases: [(Vec<Answer>, Answer); 3] = [
+            (vec![Ok(()), Ok(())], Ok(())),
+            (vec![failed("first"), failed("second")], failed("first")),
+            (vec![Ok(()), failed("late")], failed("late")),
+        ];
+        for (results, want) in cases {
+            let mut jobs = Jobs::default();
+            let (reply, mut answer) = oneshot::channel();
+            let job = jobs.start(results.len(), reply);
+            let last = results.len() - 1;
+            for (i, result) in results.into_iter().enumerate() {
+                assert!(answer.try_recv().is_err(), "answered before piece {i}");
+                assert!(!jobs.is_empty());
+                jobs.piece_done(job, result);
+                assert_eq!(jobs.is_empty(), i == last);
+            }
+            assert_eq!(text(answer.try_recv().unwrap()), text(want));
+        }
+        // A reply for a job no longer there (or never) changes nothing.
+        let mut jobs = Jobs::default();
+        jobs.piece_done(7, Ok(()));
+        let (reply, mut answer) = oneshot::channel();
+        let job = jobs.start(2, reply);
+        jobs.failed(job, CommandError::ClientGone);
+        assert!(jobs.is_empty());
+        let gone = Err(CommandError::ClientGone);
+        assert_eq!(text(answer.try_recv().unwrap()), text(gone));
+    }
 
     #[test]
     fn keys_are_sent_a_thousand_to_a_command() {
