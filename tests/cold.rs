@@ -612,3 +612,52 @@ fn stopping_killing_or_detaching_leaves_hot_and_cold_sessions_alone() {
     no_clients();
     assert_unchanged(&before, &server_state(&tmux, &names), "SIGKILL disturbed");
 }
+
+/// A session tmuxd created holds its client until it first settles (its
+/// first moments are when a program asks or fails); after a restart of
+/// tmuxd those moments are long past, so the budget applies at once.
+#[test]
+fn sessions_tmuxd_created_are_not_new_again_after_a_restart() {
+    let tmux = TmuxServer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let options = || DaemonOptions {
+        data_dir: Some(data.clone()),
+        ..one_live_client()
+    };
+    let mut daemon = Daemon::start_with(&tmux, options());
+    // Silent and never at a prompt: none of them settles by itself.
+    let names = ["first", "second", "third"];
+    for name in names {
+        daemon.create(&serde_json::json!({ "name": name, "command": "sleep 600" }));
+    }
+    let live = |daemon: &Daemon| {
+        names
+            .iter()
+            .filter(|name| summary_of(daemon, name)["live"] == true)
+            .count()
+    };
+    assert_eq!(
+        live(&daemon),
+        3,
+        "new sessions past the budget hold their clients"
+    );
+    daemon.terminate();
+    let daemon = Daemon::start_with(&tmux, options());
+    for name in names {
+        attached_id(&daemon, name);
+    }
+    // The heat owner decides every second; a known session held as new
+    // would stay hot for a minute.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while live(&daemon) > 1 {
+        assert!(
+            Instant::now() < deadline,
+            "after a restart, sessions tmuxd created held their clients as new: {:?}",
+            daemon.sessions()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -177,7 +177,7 @@ impl SessionActor {
             client_gone: false,
             checks: settle::Checks::default(),
             control: spec.control,
-            heat: cold::HeatSide::new(),
+            heat: cold::HeatSide::new(spec.previous_state.is_some()),
             foreground: Foreground::default(),
             exits,
         };

@@ -134,10 +134,13 @@ pub(super) struct HeatSide {
 }
 
 impl HeatSide {
-    pub(super) fn new() -> HeatSide {
+    /// `known`: a previous run of tmuxd already tracked the session, so
+    /// its first moments are past (a restart of tmuxd must not hold every
+    /// session it once created hot for a minute).
+    pub(super) fn new(known: bool) -> HeatSide {
         HeatSide {
             live: true,
-            settled: false,
+            settled: known,
             started_at: std::time::Instant::now(),
             first_look_at: None,
         }
@@ -376,16 +379,24 @@ mod tests {
 
     #[test]
     fn a_created_session_is_settling_until_it_settles_or_an_adopted_one_never() {
-        // (keeps its exits, settled, started this long ago, settling)
+        // (keeps its exits, a previous run tracked it, settled, started
+        // this long ago, settling)
         let cases = [
-            (Some(true), false, 0, true),
-            (Some(true), true, 0, false),
-            (Some(true), false, SETTLING_AT_MOST.as_secs() + 1, false),
-            (Some(false), false, 0, false),
-            (None, false, 0, false),
+            (Some(true), false, false, 0, true),
+            (Some(true), false, true, 0, false),
+            (
+                Some(true),
+                false,
+                false,
+                SETTLING_AT_MOST.as_secs() + 1,
+                false,
+            ),
+            (Some(true), true, false, 0, false),
+            (Some(false), false, false, 0, false),
+            (None, false, false, 0, false),
         ];
-        for (keeps_exit, settled, ago, want) in cases {
-            let mut heat = HeatSide::new();
+        for (keeps_exit, known, settled, ago, want) in cases {
+            let mut heat = HeatSide::new(known);
             if settled {
                 heat.settled();
             }
@@ -395,14 +406,14 @@ mod tests {
                     heat.started_at + std::time::Duration::from_secs(ago)
                 ),
                 want,
-                "{keeps_exit:?} {settled} {ago}"
+                "{keeps_exit:?} {known} {settled} {ago}"
             );
         }
     }
 
     #[test]
     fn the_first_look_is_not_recent_output() {
-        let mut heat = HeatSide::new();
+        let mut heat = HeatSide::new(false);
         let first = chrono::Utc::now() - chrono::Duration::seconds(5);
         heat.first_look(Some(first));
         assert_eq!(heat.quiet_for(Some(first)), None);
