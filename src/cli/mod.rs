@@ -7,6 +7,7 @@ mod client;
 mod complete;
 mod doctor;
 mod duration;
+mod error;
 mod events;
 mod hints;
 mod hooks;

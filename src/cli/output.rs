@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::client::ClientError;
+use super::error::ClientError;
 
 /// Writes all of `bytes` to stdout and flushes, so output reaches a pipe
 /// as it comes; a reader that has gone becomes [`ClientError::StdoutClosed`].

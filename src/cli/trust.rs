@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use super::client::ClientError;
+use super::error::ClientError;
 use crate::secret::{PROOF_PATH, Proofs, new_nonce};
 
 /// Where the daemon is.

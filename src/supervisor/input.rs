@@ -1,16 +1,14 @@
 //! Typing into sessions (now, or queued until ready: see `queue`) and
 //! published thoughts.
 
-use std::sync::Arc;
-
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::registry::Typist;
 use super::{
     Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
     ThoughtUpdate, When, check_input_size,
 };
 use crate::id::SessionId;
-use crate::session::SessionHandle;
 use crate::store::{InputWhen, NewEvent, Thought, cut_str};
 use crate::tmux::validate_key;
 use crate::wire::{EventThought, Payload, ThoughtUpdated};
@@ -122,17 +120,11 @@ impl Supervisor {
     /// Who types into a session, and the lock that keeps each request's
     /// pieces together and requests in order.
     pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
-        let (tmux_name, handle, turn) = self.registry().typist(id).map_err(|e| match e {
+        self.registry().typist(id).map_err(|e| match e {
             SupervisorError::NotFound(_) if self.inner.endings.is_kept(id) => {
                 SupervisorError::HasEnded(id.to_string())
             }
             e => e,
-        })?;
-        Ok(Typist {
-            session_id: id,
-            tmux_name,
-            handle,
-            turn,
         })
     }
 
@@ -252,17 +244,6 @@ fn thought_in_event(thought: &Thought) -> EventThought {
         thought: thought.into(),
         text_truncated,
     }
-}
-
-/// What typing into one session needs: its actor (which types over its
-/// control client, in order with everything else it sends) and a turn lock.
-pub(super) struct Typist {
-    session_id: SessionId,
-    pub(super) tmux_name: String,
-    handle: SessionHandle,
-    /// Held while one request is typed, so a queued item's text and its
-    /// Enter are never split by another request.
-    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Typist {

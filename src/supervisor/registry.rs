@@ -35,7 +35,7 @@ mod queue;
 mod tests;
 
 pub use discovery::{Birth, Planned};
-pub use queue::{QueueRefusal, ready};
+pub use queue::{QueueRefusal, Typist, ready};
 
 /// A tracked session.
 pub struct Entry {

@@ -147,7 +147,7 @@ pub struct Scrollback {
     /// Served from an ended session's record.
     pub ended: bool,
     /// Why an ended session has no history kept.
-    pub missing: Option<super::endings::NoHistory>,
+    pub missing: Option<NoHistory>,
 }
 
 /// `PUT /v1/sessions/{id}/thought`.
@@ -251,5 +251,33 @@ pub enum SupervisorError {
 impl SupervisorError {
     pub fn gone(id: SessionId) -> impl FnOnce(ActorGone) -> SupervisorError {
         move |_| SupervisorError::Gone(id.to_string())
+    }
+}
+
+/// Why an ended session has no history kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoHistory {
+    /// `session.ended_scrollback_lines` is 0.
+    Disabled,
+    /// The pane was gone before tmuxd could read it: the session was
+    /// killed outside tmuxd, its tmux server went, an adopted session's
+    /// program ended (tmux closes such a pane at once), or it ended before
+    /// tmuxd attached.
+    NotCaptured,
+    /// tmux refused to give it.
+    Refused,
+    /// Its file could not be written, or was lost from the data dir.
+    Lost,
+}
+
+impl NoHistory {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoHistory::Disabled => "disabled",
+            NoHistory::NotCaptured => "not_captured",
+            NoHistory::Refused => "refused",
+            NoHistory::Lost => "lost",
+        }
     }
 }

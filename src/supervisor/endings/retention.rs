@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::id::SessionId;
 use crate::session::{EndHistory, FinalScreens};
 use crate::store::{EndedFile, EndedRecord};
+pub use crate::supervisor::types::NoHistory;
 use crate::supervisor::types::SessionSummary;
 
 /// How many ended sessions are kept, and for how long.
@@ -38,34 +39,6 @@ pub enum History {
     Kept { lines: usize },
     /// None, and why.
     Missing { why: NoHistory },
-}
-
-/// Why an ended session has no history kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoHistory {
-    /// `session.ended_scrollback_lines` is 0.
-    Disabled,
-    /// The pane was gone before tmuxd could read it: the session was
-    /// killed outside tmuxd, its tmux server went, an adopted session's
-    /// program ended (tmux closes such a pane at once), or it ended before
-    /// tmuxd attached.
-    NotCaptured,
-    /// tmux refused to give it.
-    Refused,
-    /// Its file could not be written, or was lost from the data dir.
-    Lost,
-}
-
-impl NoHistory {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoHistory::Disabled => "disabled",
-            NoHistory::NotCaptured => "not_captured",
-            NoHistory::Refused => "refused",
-            NoHistory::Lost => "lost",
-        }
-    }
 }
 
 /// What of an end's history is to be kept (`keep`: the configured number

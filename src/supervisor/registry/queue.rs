@@ -144,20 +144,29 @@ impl Registry {
     }
 
     /// Who types into session `id`: its name, actor and turn lock.
-    #[allow(clippy::type_complexity)]
-    pub fn typist(
-        &self,
-        id: SessionId,
-    ) -> Result<(String, SessionHandle, Arc<tokio::sync::Mutex<()>>), SupervisorError> {
+    pub fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
         let state = self.lock();
         let entry = state
             .sessions
             .get(&id)
             .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
-        Ok((
-            entry.tmux_name.clone(),
-            entry.handle.clone(),
-            entry.typing.clone(),
-        ))
+        Ok(Typist {
+            session_id: id,
+            tmux_name: entry.tmux_name.clone(),
+            handle: entry.handle.clone(),
+            turn: entry.typing.clone(),
+        })
     }
+}
+
+/// What typing into one session needs: its actor (which types over its
+/// control client, in order with everything else it sends) and a turn lock.
+/// Its typing is in `supervisor/input.rs`.
+pub struct Typist {
+    pub(in crate::supervisor) session_id: SessionId,
+    pub(in crate::supervisor) tmux_name: String,
+    pub(in crate::supervisor) handle: SessionHandle,
+    /// Held while one request is typed, so a queued item's text and its
+    /// Enter are never split by another request.
+    pub(in crate::supervisor) turn: Arc<tokio::sync::Mutex<()>>,
 }
