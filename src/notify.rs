@@ -11,6 +11,7 @@ mod deliver;
 mod gate;
 mod message;
 mod ntfy;
+mod push_message;
 mod sign;
 
 use std::path::Path;
@@ -20,6 +21,7 @@ use tokio_util::task::TaskTracker;
 
 pub use gate::{End, Gate, Trigger};
 pub use message::{Context, message};
+pub use push_message::push_message;
 
 use crate::config::NotifyConfig;
 use crate::metrics::Metrics;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use ece::MAX_PLAINTEXT;
-pub use payload::Message;
+pub use payload::{Answer, Message};
 pub use subscriptions::{Owner, Subscription, SubscriptionError};
 pub use vapid::{KEY_FILE, VapidError};
 

@@ -83,7 +83,8 @@ impl Delivery {
     /// Sends to every target configured, each counted in the metrics as
     /// delivered or failed (a push per browser).
     pub async fn run(self, cancel: CancellationToken, metrics: Metrics) {
-        let message = Message::new(self.trigger, &self.event, &self.context, &self.targets.host);
+        let message =
+            super::push_message(self.trigger, &self.event, &self.context, &self.targets.host);
         let (posted, ran, published, pushed) = tokio::join!(
             self.post(&cancel),
             self.run_command(),
