@@ -392,8 +392,14 @@ fn a_fake_session_is_listed_typed_into_streamed_resized_and_killed() {
     input(&daemon, &id, json!({ "keys": ["C-c"] }));
     daemon.wait_until(&id, "idle");
     let lines = daemon.wait_for_snapshot(&id, "^C");
+    // What the pane wrote since the echo, for a failure's message.
+    let written = read_until(&mut stream, "^C");
     let at = lines.iter().position(|l| l == "$ sleep 30");
-    assert_eq!(at.map(|at| lines[at + 1].as_str()), Some("^C"), "{lines:?}");
+    assert_eq!(
+        at.map(|at| lines[at + 1].as_str()),
+        Some("^C"),
+        "{lines:?}; written since the last check: {written:?}"
+    );
     // A cursor key reaches the pane as an escape sequence, which the fake
     // shell's line discipline drops.
     input(&daemon, &id, json!({ "text": "echo up", "keys": ["Up"] }));
