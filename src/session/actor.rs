@@ -477,12 +477,12 @@ impl SessionActor {
                     Purpose::Mode { pane } => self.on_mode(pane, result),
                     Purpose::Capture { pane, alternate } => {
                         if self.panes.captured(pane, alternate, result) {
-                            self.look(client).await;
+                            self.seed_raced(pane, client).await;
                         }
                     }
                     Purpose::Joined { pane } => {
                         if self.panes.joined(pane, result) {
-                            self.look(client).await;
+                            self.seed_raced(pane, client).await;
                         }
                     }
                     Purpose::Exit { pane, looks } => match result {
@@ -554,6 +554,13 @@ impl SessionActor {
             actor_id: self.actor_id,
             name,
         });
+    }
+
+    /// The pane wrote between its seed's look and its capture: the capture
+    /// has the output, the cursor may not, so the window is looked at again.
+    async fn seed_raced(&mut self, pane: PaneId, client: &mut ControlClient) {
+        tracing::debug!(session_id = %self.session_id, %pane, "output raced the seed: seeding again");
+        self.look(client).await;
     }
 
     /// A pane's output: logged for streams whatever the screen's state, and
