@@ -481,3 +481,38 @@ fn bad_live_input_gets_clear_errors_and_changes_nothing() {
         "the bad resize changed nothing"
     );
 }
+
+/// The list serves what each actor published last, asking none: what runs
+/// in the foreground still follows a program started and interrupted, and
+/// the state with it, with nothing but lists asked meanwhile.
+#[test]
+fn the_list_follows_what_runs_without_asking_the_actors() {
+    let tmux = TmuxServer::new();
+    let daemon = Daemon::start(&tmux);
+    let id = shell(&daemon, "listed");
+    let listed = |command: &str, state: &str| {
+        wait_for(&format!("listed running {command}, {state}"), || {
+            let (_, list) = daemon.get("/v1/sessions");
+            let session = list["sessions"]
+                .as_array()?
+                .iter()
+                .find(|s| s["session_id"] == id.as_str())?
+                .clone();
+            (session["current_command"] == command && session["state"] == state).then_some(session)
+        })
+    };
+    listed("bash", "idle");
+    daemon.type_line(&id, "sleep 30");
+    let sleeping = listed("sleep", "working");
+    assert_eq!(
+        sleeping["command_line"],
+        json!(["sleep", "30"]),
+        "{sleeping}"
+    );
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "keys": ["C-c"] }),
+    );
+    assert_eq!(status, 200, "{body}");
+    listed("bash", "idle");
+}

@@ -97,6 +97,9 @@ struct SessionActor {
     streams: Streams,
     detector: Detector,
     state_tx: watch::Sender<StateView>,
+    /// Where the summary is published after everything handled
+    /// (`SessionHandle::summary_now`).
+    summary_tx: watch::Sender<Option<super::ActorSummary>>,
     config: ActorConfig,
     events: mpsc::UnboundedSender<ActorEvent>,
     sessions_changed: Arc<Notify>,
@@ -119,16 +122,17 @@ struct SessionActor {
 pub(super) async fn start(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
+    summary_tx: watch::Sender<Option<super::ActorSummary>>,
 ) -> Result<TmuxSessionId, ControlError> {
     if spec.cold_start
         && let Some(lender) = spec.tmux.server_client().cloned()
     {
-        return cold::start_cold(spec, inbox, lender).await;
+        return cold::start_cold(spec, inbox, summary_tx, lender).await;
     }
     let mut client =
         ControlClient::attach(&spec.tmux, &spec.tmux_name, spec.control.clone()).await?;
     let tmux_id = client.attached().session;
-    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id);
+    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id, summary_tx);
     // The first look is awaited, so the session's summary has its size
     // from the start; the captures it asks for are answered in the loop.
     let rows = client
@@ -155,6 +159,7 @@ impl SessionActor {
     fn new(
         spec: ActorSpec,
         tmux_id: TmuxSessionId,
+        summary_tx: watch::Sender<Option<super::ActorSummary>>,
     ) -> (SessionActor, mpsc::UnboundedReceiver<Exited>) {
         let detector = Detector::new(Utc::now(), spec.config.timing, spec.attention)
             .with_previous(spec.previous_state);
@@ -170,6 +175,7 @@ impl SessionActor {
             jobs: Jobs::default(),
             streams: Streams::new(spec.config.replay_bytes, spec.config.subscriber_queue_bytes),
             state_tx: watch::channel(detector.view()).0,
+            summary_tx,
             detector,
             config: spec.config,
             events: spec.events,
@@ -265,6 +271,7 @@ impl SessionActor {
     ) -> Hot {
         let mut first = first;
         loop {
+            self.publish_summary();
             let cmd = match first.take() {
                 Some(cmd) => Some(cmd),
                 None => match self.next_hot(&mut client, inbox, exits).await {
@@ -404,7 +411,7 @@ impl SessionActor {
                 let _ = reply.send(self.snapshot(format, region));
             }
             SessionCmd::Summary { reply } => {
-                let _ = reply.send(self.summary());
+                let _ = reply.send(self.summary(true));
             }
             SessionCmd::WatchState { reply } => {
                 let _ = reply.send(self.state_tx.subscribe());

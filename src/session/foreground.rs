@@ -361,7 +361,7 @@ fn parse_stat(stat: &str) -> Option<Stat> {
 /// What a pane's terminal runs now, as tmux's `pane_current_command` and
 /// `pane_current_path` would say, read from /proc without asking tmux: the
 /// leader of the terminal's foreground process group.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Running {
     pub command: String,
     pub cwd: String,

@@ -474,6 +474,8 @@ const INBOX: usize = 64;
 #[derive(Clone, Debug)]
 pub struct SessionHandle {
     tx: mpsc::Sender<SessionCmd>,
+    /// The summary the actor last published (see `summary_now`).
+    summary: watch::Receiver<Option<ActorSummary>>,
 }
 
 /// A started actor: its handle, and tmux's id of the session its client
@@ -488,9 +490,10 @@ impl SessionHandle {
     /// task that owns it.
     pub async fn spawn(spec: ActorSpec) -> Result<Spawned, ControlError> {
         let (tx, rx) = mpsc::channel(INBOX);
-        let tmux_id = actor::start(spec, rx).await?;
+        let (summary_tx, summary) = watch::channel(None);
+        let tmux_id = actor::start(spec, rx, summary_tx).await?;
         Ok(Spawned {
-            handle: SessionHandle { tx },
+            handle: SessionHandle { tx, summary },
             tmux_id,
         })
     }
@@ -501,6 +504,7 @@ impl SessionHandle {
     pub fn unattached() -> SessionHandle {
         SessionHandle {
             tx: mpsc::channel(1).0,
+            summary: watch::channel(None).1,
         }
     }
 
@@ -532,8 +536,21 @@ impl SessionHandle {
         .await
     }
 
+    /// The session's summary, asked of the actor: what runs in its
+    /// foreground is looked at again if the last look is older than a
+    /// moment.
     pub async fn summary(&self) -> Result<ActorSummary, ActorGone> {
         self.ask(|reply| SessionCmd::Summary { reply }).await
+    }
+
+    /// The summary the actor published last, without asking it: it
+    /// publishes after everything it handles, so this is as current as an
+    /// answer would be, but for the foreground program, which is as of the
+    /// actor's last look (it looks while the session is active). A list of
+    /// a thousand sessions reads these instead of waking a thousand actors.
+    /// None before the actor's first look, and the last one once it stopped.
+    pub fn summary_now(&self) -> Option<ActorSummary> {
+        self.summary.borrow().clone()
     }
 
     pub async fn subscribe(

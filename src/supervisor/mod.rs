@@ -51,9 +51,6 @@ use crate::wire::Event;
 use persist::Persistence;
 use registry::{Lookup, Registry};
 
-/// How long a list waits for each actor before serving its last known summary.
-const SUMMARY_TIMEOUT: Duration = Duration::from_millis(500);
-
 /// Supervisor settings, taken from the config.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -311,16 +308,15 @@ impl Supervisor {
     }
 
     /// Every live session, and with `ended` those ended within the
-    /// retention window, sorted by id. Actors are asked in parallel; one
-    /// that does not answer in time is shown with its last known summary.
+    /// retention window, sorted by id: each actor's published summary
+    /// (`SessionHandle::summary_now`), no actor asked, so a list of a
+    /// thousand costs what reading a thousand summaries does.
     pub async fn list(&self, ended: bool) -> Vec<SessionSummary> {
         let handles = self.registry().handles();
-        let answers =
-            futures::future::join_all(handles.into_iter().map(|(id, handle)| async move {
-                let answer = tokio::time::timeout(SUMMARY_TIMEOUT, handle.summary()).await;
-                (id, answer.ok().and_then(Result::ok))
-            }))
-            .await;
+        let answers = handles
+            .into_iter()
+            .map(|(id, handle)| (id, handle.summary_now()))
+            .collect();
         let mut sessions = self.registry().list(answers);
         if ended {
             let live: std::collections::BTreeSet<SessionId> =

@@ -639,13 +639,14 @@ impl Registry {
     // Summaries.
 
     /// The client-facing summary of a session from its actor's answer;
-    /// remembered for when the actor is too slow to answer a list.
+    /// remembered for a list served before the actor published one.
     pub fn summarize(&self, id: SessionId, actor: ActorSummary) -> Option<SessionSummary> {
         self.lock().summarize(id, actor)
     }
 
-    /// The list of sessions from the actors' answers (`None`: no answer in
-    /// time, the last summary is served): tracked and attaching; by id.
+    /// The list of sessions from the actors' published summaries (`None`:
+    /// none yet, the last one known here is served): tracked and attaching;
+    /// by id.
     pub fn list(&self, answers: Vec<(SessionId, Option<ActorSummary>)>) -> Vec<SessionSummary> {
         let mut state = self.lock();
         let mut sessions: BTreeMap<SessionId, SessionSummary> = answers

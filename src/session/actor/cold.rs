@@ -11,7 +11,7 @@
 //! flight (no reply awaited, no input being typed, no stream or screen
 //! feed) cools.
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::{SessionActor, exits, until};
 use crate::session::state::Signal;
@@ -32,6 +32,7 @@ use crate::tmux::server_client::ServerClient;
 pub(super) async fn start_cold(
     spec: ActorSpec,
     inbox: mpsc::Receiver<SessionCmd>,
+    summary_tx: watch::Sender<Option<crate::session::ActorSummary>>,
     lender: ServerClient,
 ) -> Result<TmuxSessionId, ControlError> {
     let tmux = spec.tmux.clone();
@@ -55,7 +56,7 @@ pub(super) async fn start_cold(
             session: name.clone(),
             message: format!("not a session id and a mark: {marks:?}"),
         })?;
-    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id);
+    let (mut actor, exits_rx) = SessionActor::new(spec, tmux_id, summary_tx);
     let window = WindowPanes {
         session: name.clone(),
     };
@@ -242,6 +243,7 @@ impl SessionActor {
         exits: &mut mpsc::UnboundedReceiver<exits::Exited>,
     ) -> Option<(ControlClient, Option<SessionCmd>)> {
         loop {
+            self.publish_summary();
             let deadline = self.detector.next_deadline();
             tokio::select! {
                 cmd = inbox.recv() => {

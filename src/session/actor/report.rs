@@ -9,9 +9,15 @@ use crate::session::{
 };
 
 impl SessionActor {
-    pub(super) fn summary(&mut self) -> ActorSummary {
+    /// The summary; with `look`, what runs in the foreground is read from
+    /// /proc again if the last look is older than a moment, else it is the
+    /// last look's (the probes look while the session is active).
+    pub(super) fn summary(&mut self, look: bool) -> ActorSummary {
         let state = self.detector.view();
-        let running = self.running();
+        let (running, agent) = match look {
+            true => (self.running(), self.agent()),
+            false => self.foreground.last(),
+        };
         let title = self
             .panes
             .screen(self.panes.active())
@@ -22,7 +28,7 @@ impl SessionActor {
             state_reason: state.reason,
             state_since: state.since,
             current_command: running.command,
-            agent: self.agent(),
+            agent,
             command_line: running.argv,
             cwd: running.cwd,
             title,
@@ -51,6 +57,14 @@ impl SessionActor {
             last_command_status: self.detector.last_command_status(),
             live: self.heat.is_live() && !self.client_gone,
         }
+    }
+
+    /// Publishes the summary for `SessionHandle::summary_now`, without
+    /// reading /proc: after every message, event and timer the actor
+    /// handles, so nothing it knows is missing from it.
+    pub(super) fn publish_summary(&mut self) {
+        let summary = self.summary(false);
+        self.summary_tx.send_replace(Some(summary));
     }
 
     /// The snapshot of `region` in `format`, from memory.
@@ -95,7 +109,7 @@ impl SessionActor {
             pane_ansi: screen(SnapshotFormat::Ansi, Region::ActivePane),
         };
         Final {
-            summary: self.summary(),
+            summary: self.summary(true),
             screens,
             history,
         }

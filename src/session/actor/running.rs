@@ -32,13 +32,17 @@ impl Foreground {
             return running.clone();
         }
         let last = self.running.take().map(|(_, last)| last);
-        let running = look().or(last).unwrap_or(Running {
-            command: String::new(),
-            cwd: String::new(),
-            argv: Vec::new(),
-        });
+        let running = look().or(last).unwrap_or_default();
         self.running = Some((now, running.clone()));
         running
+    }
+
+    /// What ran and which agent at the last looks, without looking (nothing
+    /// before the first).
+    pub(super) fn last(&self) -> (Running, Option<Agent>) {
+        let running = self.running.as_ref().map(|(_, running)| running.clone());
+        let agent = self.agent.and_then(|(_, agent)| agent);
+        (running.unwrap_or_default(), agent)
     }
 
     /// The agent in the foreground, at `now`: the last look while fresh,
@@ -92,5 +96,19 @@ mod tests {
         assert_eq!(fg.agent(t0 + FRESH / 2, || unreachable!("fresh")), None);
         let again = fg.agent(t0 + FRESH, || Some(Agent::Claude));
         assert_eq!(again, Some(Agent::Claude));
+    }
+
+    #[test]
+    fn the_last_looks_are_given_without_looking_however_old() {
+        let t0 = Instant::now();
+        let mut fg = Foreground::default();
+        assert_eq!(fg.last(), (Running::default(), None));
+        fg.running(t0, || runs("claude"));
+        fg.agent(t0, || Some(Agent::Claude));
+        let (running, agent) = fg.last();
+        assert_eq!(
+            (running.command.as_str(), agent),
+            ("claude", Some(Agent::Claude))
+        );
     }
 }
