@@ -3,7 +3,8 @@
 //! the hook says, and what the agent said to its user becomes the
 //! session's thought.
 
-use super::{MAX_THOUGHT_BYTES, Supervisor, SupervisorError, ThoughtUpdate};
+use super::Supervisor;
+use super::types::{MAX_THOUGHT_BYTES, SupervisorError, ThoughtUpdate};
 use crate::id::SessionId;
 use crate::session::{HookEvent, SessionHandle, StateView};
 use crate::store::cut_str;

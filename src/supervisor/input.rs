@@ -3,10 +3,11 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::Supervisor;
 use super::registry::Typist;
-use super::{
-    Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, Supervisor, SupervisorError,
-    ThoughtUpdate, When, check_input_size,
+use super::types::{
+    Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, SupervisorError,
+    ThoughtUpdate, When, check_input_size, tmux_refused,
 };
 use crate::id::SessionId;
 use crate::store::{InputWhen, NewEvent, Thought, cut_str};
@@ -111,9 +112,7 @@ impl Supervisor {
                 "{id} has moved on: the attention this answer was for is no longer up \
                  (someone answered or looked, or it asks something else now); nothing was typed"
             ))),
-            Ok(Some(typed)) => {
-                typed.map_err(|message| super::tmux_refused(id, "send-keys", message))
-            }
+            Ok(Some(typed)) => typed.map_err(|message| tmux_refused(id, "send-keys", message)),
         }
     }
 
@@ -272,7 +271,7 @@ impl Typist {
             .type_input(input)
             .await
             .map_err(SupervisorError::gone(self.session_id))?
-            .map_err(|message| super::tmux_refused(self.session_id, "send-keys", message))
+            .map_err(|message| tmux_refused(self.session_id, "send-keys", message))
     }
 }
 

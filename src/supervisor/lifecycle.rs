@@ -8,11 +8,13 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
+use super::Supervisor;
 use super::queue::dropped_input;
 use super::registry::{Commit, MarkEnding, NewEntry, Reservation, restore_attention};
-use super::{
-    CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, Supervisor,
-    SupervisorError, check_input_size, check_size,
+use super::tags;
+use super::types::{
+    CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, SupervisorError,
+    check_input_size, check_size,
 };
 use crate::id::SessionId;
 use crate::session::{
@@ -130,8 +132,7 @@ impl Supervisor {
         let name = reservation.tmux_name().to_owned();
         let (view, tagged) = match made.tagged_panes {
             Some(panes) => (session_views(&panes).remove(&name), true),
-            None => self
-                .view_tagging(&name, reservation.id())
+            None => tags::view_tagging(self.tmux(), &name, reservation.id())
                 .await
                 .unwrap_or((None, false)),
         };
@@ -201,10 +202,11 @@ impl Supervisor {
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
             )));
         }
-        let (view, tagged) = match self.view_tagging(tmux_name, reservation.id()).await? {
-            (Some(view), tagged) => (view, tagged),
-            (None, _) => return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned())),
-        };
+        let (view, tagged) =
+            match tags::view_tagging(self.tmux(), tmux_name, reservation.id()).await? {
+                (Some(view), tagged) => (view, tagged),
+                (None, _) => return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned())),
+            };
         self.adopt_with_view(reservation, view, tagged, "api_adopt")
             .await
     }
@@ -440,7 +442,7 @@ impl Supervisor {
             .unwrap_or_else(|_| state_unknown(attention));
         let name = reservation.tmux_name().to_owned();
         if !tagged {
-            self.tag_sessions(vec![(name.clone(), id)]);
+            tags::tag_sessions(self.tmux(), vec![(name.clone(), id)]);
         }
         self.record(event, id, &name);
         for item in &interrupted {

@@ -6,8 +6,9 @@
 
 use chrono::Utc;
 
+use super::Supervisor;
 use super::registry::QueueRefusal;
-use super::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, Supervisor, SupervisorError};
+use super::types::{InputOutcome, MAX_QUEUED_INPUTS, QueueItem, SupervisorError};
 use crate::id::SessionId;
 use crate::session::{SessionState, StateView};
 use crate::store::{InputWhen, NewEvent, QueuedInput};

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use super::Supervisor;
 use super::lifecycle::{Attach, Carried, EndReason};
 use super::registry::restore_attention;
+use super::tags;
 use crate::id::SessionId;
 use crate::session::{SessionState, StateReason, StateView};
 use crate::store::{NewEvent, PersistedSession, RegistryFile};
@@ -96,7 +97,7 @@ impl Supervisor {
     /// detached, or record that they ended while tmuxd was away. The counter
     /// moves past every id found on a live session first.
     pub(super) async fn restore(&self, file: RegistryFile, live: &BTreeMap<String, SessionView>) {
-        let tags = self.unknown_session_tags(&file, live).await;
+        let tags = tags::unknown_session_tags(self.tmux(), &file, live).await;
         let mut plan = super::plan::plan_startup(&file, live, &tags, &self.inner.settings.filter);
         self.registry()
             .merge_startup(&mut plan.tagged, plan.next_counter, &plan.detached);
@@ -221,7 +222,7 @@ impl Supervisor {
                 marks.push(mark);
             }
         }
-        self.tag_sessions(marks);
+        tags::tag_sessions(self.tmux(), marks);
         let _ = self.persist().await;
     }
 

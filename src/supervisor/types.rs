@@ -205,7 +205,7 @@ pub enum SupervisorError {
     #[error("maximum session capacity reached ({max}/{max})")]
     Capacity { max: usize },
     #[error(transparent)]
-    TooManyWaits(#[from] super::WaitCap),
+    TooManyWaits(#[from] super::wait::WaitCap),
     #[error(transparent)]
     Tmux(#[from] TmuxError),
     #[error(transparent)]
@@ -280,4 +280,47 @@ impl NoHistory {
             NoHistory::Lost => "lost",
         }
     }
+}
+
+pub fn check_size(cols: u16, rows: u16) -> Result<(), SupervisorError> {
+    let ok = |n: u16| (MIN_SIZE..=MAX_SIZE).contains(&n);
+    if !ok(cols) || !ok(rows) {
+        return Err(SupervisorError::BadRequest(format!(
+            "cols and rows must be between {MIN_SIZE} and {MAX_SIZE} (got {cols}x{rows})"
+        )));
+    }
+    if u32::from(cols) * u32::from(rows) > MAX_CELLS {
+        return Err(SupervisorError::BadRequest(format!(
+            "a window may have at most {MAX_CELLS} cells (got {cols}x{rows})"
+        )));
+    }
+    Ok(())
+}
+
+/// What tmux's refusal of a command sent through a session's actor means:
+/// the session (or its client) went away meanwhile (404), or tmux said no.
+pub(crate) fn tmux_refused(
+    id: SessionId,
+    command: &'static str,
+    error: crate::session::CommandError,
+) -> SupervisorError {
+    match error.is_gone() {
+        true => SupervisorError::Gone(id.to_string()),
+        false => SupervisorError::Refused {
+            command,
+            source: error,
+        },
+    }
+}
+
+/// Refuses input longer than `MAX_INPUT_BYTES` before anything is typed.
+pub fn check_input_size(what: &'static str, size: usize) -> Result<(), SupervisorError> {
+    if size > MAX_INPUT_BYTES {
+        return Err(SupervisorError::TooLarge {
+            what,
+            size,
+            max: MAX_INPUT_BYTES,
+        });
+    }
+    Ok(())
 }

@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::Supervisor;
 use super::plan::NameFilter;
-use super::{Supervisor, SupervisorError};
+use super::types::SupervisorError;
 use crate::id::SessionId;
 use crate::tmux::command::{ListSessions, SessionSummary as TmuxSessionInfo};
 use crate::tmux::control::TmuxSessionId;

@@ -13,11 +13,12 @@ use crate::session::{
     StateReason, StateView, Transport,
 };
 use crate::store::{NewEvent, ScrollbackFile, Thought};
+use crate::supervisor::Supervisor;
 use crate::supervisor::lifecycle::EndReason;
 use crate::supervisor::queue::dropped_input;
 use crate::supervisor::registry::Entry;
-use crate::supervisor::{
-    DeleteMode, DeleteOutcome, Scrollback, SessionSummary, Supervisor, SupervisorError,
+use crate::supervisor::types::{
+    DeleteMode, DeleteOutcome, Scrollback, SessionSummary, SupervisorError,
 };
 use crate::wire::{Deleted, Exit, Payload};
 

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use super::book::BookError;
 use crate::id::SessionId;
 use crate::store::{NewEvent, Origin, RestoreMode, RestoreRecord};
+use crate::supervisor::Supervisor;
 use crate::supervisor::lifecycle::{Attach, EndReason, default_view};
-use crate::supervisor::{SessionSummary, Supervisor, SupervisorError};
+use crate::supervisor::types::{SessionSummary, SupervisorError};
 use crate::tmux::NewSession;
 use crate::tmux::command::restore::{
     Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,

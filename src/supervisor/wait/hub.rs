@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::super::MatchedLine;
 use super::find_line;
 use crate::id::SessionId;
 use crate::session::{
     Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
 };
+use crate::supervisor::types::MatchedLine;
 
 /// How often a session's screen is read at most while output flows.
 const MATCH_EVERY: Duration = Duration::from_millis(50);

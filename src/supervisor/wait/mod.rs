@@ -20,11 +20,12 @@ use regex::Regex;
 pub use limits::{WaitCap, WaitLimits};
 pub use pattern::{PatternError, REGEX_SIZE_LIMIT};
 
-use super::{MatchedLine, SessionSummary, Supervisor, SupervisorError, Until, WaitOutcome};
+use super::Supervisor;
 use crate::id::SessionId;
 use crate::session::{
     Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
 };
+use crate::supervisor::types::{MatchedLine, SessionSummary, SupervisorError, Until, WaitOutcome};
 
 /// Longest wait a client may ask for.
 pub const MAX_WAIT_MS: u64 = 3_600_000;
