@@ -516,3 +516,34 @@ fn the_list_follows_what_runs_without_asking_the_actors() {
     assert_eq!(status, 200, "{body}");
     listed("bash", "idle");
 }
+
+/// Input to a session still listed `starting` (adopted at startup, its
+/// client not attached yet) waits for the attach and is typed, as every
+/// other request to it waits; it used to answer 404.
+#[test]
+fn input_to_a_session_still_starting_waits_for_it_and_is_typed() {
+    let tmux = TmuxServer::new();
+    // Enough sessions that the daemon's paced attaches leave some
+    // `starting` for a moment after it answers.
+    for n in 0..60 {
+        tmux.new_shell(&format!("early{n}"));
+    }
+    let daemon = Daemon::start(&tmux);
+    let (_, list) = daemon.get("/v1/sessions");
+    let starting: Vec<String> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "starting")
+        .map(|s| s["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    let id = starting
+        .last()
+        .unwrap_or_else(|| panic!("no session was still starting to type into: {list}"));
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": "echo typed-$((20+22))", "submit": true }),
+    );
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_for_snapshot(id, "typed-42");
+}

@@ -61,7 +61,7 @@ impl Supervisor {
                 .enqueue(id, text.unwrap_or_default(), input.submit, when)
                 .await;
         }
-        let typist = self.typist(id)?;
+        let typist = self.typist(id).await?;
         typist.type_in(text, &input.keys, input.submit).await?;
         Ok(InputOutcome {
             delivered: true,
@@ -73,7 +73,7 @@ impl Supervisor {
     /// (never through tmux's key table), in order with other input.
     pub async fn write_raw(&self, id: SessionId, bytes: &[u8]) -> Result<(), SupervisorError> {
         check_input_size("input", bytes.len())?;
-        let typist = self.typist(id)?;
+        let typist = self.typist(id).await?;
         typist
             .type_raw(crate::session::Input {
                 bytes: Some(bytes.to_vec()),
@@ -99,7 +99,7 @@ impl Supervisor {
             ));
         }
         check_typed(text, keys)?;
-        let typist = self.typist(id)?;
+        let typist = self.typist(id).await?;
         let _turn = typist.turn.lock().await;
         let input = crate::session::Input {
             text: text.map(str::to_owned),
@@ -117,8 +117,10 @@ impl Supervisor {
     }
 
     /// Who types into a session, and the lock that keeps each request's
-    /// pieces together and requests in order.
-    pub(super) fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
+    /// pieces together and requests in order. A session still attaching
+    /// (listed `starting`) is waited for, as every request waits for it.
+    pub(super) async fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
+        self.handle(id).await?;
         self.registry().typist(id).map_err(|e| match e {
             SupervisorError::NotFound(_) if self.inner.endings.is_kept(id) => {
                 SupervisorError::HasEnded(id.to_string())

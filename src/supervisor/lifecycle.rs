@@ -172,7 +172,7 @@ impl Supervisor {
             request.command.clone(),
         );
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = match self.typist(summary.session_id) {
+            let typed = match self.typist(summary.session_id).await {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };

@@ -173,7 +173,7 @@ impl Supervisor {
             return false;
         };
         let marked = self.persist().await;
-        let typist = match (marked, self.typist(id)) {
+        let typist = match (marked, self.typist(id).await) {
             (Ok(()), Ok(typist)) => typist,
             (marked, _) => {
                 // Without the mark on disk a crash could type it twice: wait.
