@@ -525,7 +525,7 @@ fn input_to_a_session_still_starting_waits_for_it_and_is_typed() {
     let tmux = TmuxServer::new();
     // Enough sessions that the daemon's paced attaches leave some
     // `starting` for a moment after it answers.
-    for n in 0..60 {
+    for n in 0..100 {
         tmux.new_shell(&format!("early{n}"));
     }
     let daemon = Daemon::start(&tmux);
