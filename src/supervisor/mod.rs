@@ -36,7 +36,7 @@ pub use plan::NameFilter;
 pub use restore::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
-pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitCap, WaitLimits};
+pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitLimits};
 
 use crate::config::{Config, RuleConfig, RuleState};
 use crate::id::SessionId;

@@ -180,6 +180,15 @@ pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 /// Longest `command` a session can be created with.
 pub const MAX_COMMAND_BYTES: usize = 8 * 1024;
 
+/// Which cap a wait would pass; the message names its config key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WaitCap {
+    #[error("too many waits on {session_id}: {max} are open (http.max_waits_per_session = {max})")]
+    Session { session_id: String, max: usize },
+    #[error("too many waits open in all: {max} (http.max_waits = {max})")]
+    Total { max: usize },
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SupervisorError {
     #[error("no session {0}")]
@@ -205,7 +214,7 @@ pub enum SupervisorError {
     #[error("maximum session capacity reached ({max}/{max})")]
     Capacity { max: usize },
     #[error(transparent)]
-    TooManyWaits(#[from] super::wait::WaitCap),
+    TooManyWaits(#[from] WaitCap),
     #[error(transparent)]
     Tmux(#[from] TmuxError),
     #[error(transparent)]

@@ -7,21 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use crate::id::SessionId;
 use crate::metrics::Metrics;
+use crate::supervisor::types::WaitCap;
 
 /// `http.max_waits_per_session` and `http.max_waits`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitLimits {
     pub per_session: usize,
     pub total: usize,
-}
-
-/// Which cap a wait would pass; the message names its config key.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum WaitCap {
-    #[error("too many waits on {session_id}: {max} are open (http.max_waits_per_session = {max})")]
-    Session { session_id: String, max: usize },
-    #[error("too many waits open in all: {max} (http.max_waits = {max})")]
-    Total { max: usize },
 }
 
 /// Whether one more wait fits beside `open_here` on its session and

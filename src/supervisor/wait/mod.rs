@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::Utc;
 use regex::Regex;
 
-pub use limits::{WaitCap, WaitLimits};
+pub use limits::WaitLimits;
 pub use pattern::{PatternError, REGEX_SIZE_LIMIT};
 
 use super::Supervisor;
