@@ -492,6 +492,13 @@ impl Supervisor {
     pub async fn shutdown(&self) {
         let handles = self.registry().close();
         futures::future::join_all(handles.iter().map(SessionHandle::shutdown)).await;
+        // An attention raised just before the stop may not have reached the
+        // registry through the event loop; the actor's last summary has it.
+        for (id, handle) in self.registry().handles() {
+            if let Some(summary) = handle.summary_now() {
+                self.registry().keep_last_attention(id, summary.attention);
+            }
+        }
         let _ = self.persist().await;
         self.inner.persistence.close();
     }

@@ -143,6 +143,15 @@ impl Registry {
         })
     }
 
+    /// At shutdown, once the actors stopped: the attention `id`'s actor
+    /// showed last, for `registry.json`. Its last report may not have been
+    /// applied (`reported`), since the event loop stops with the daemon.
+    pub fn keep_last_attention(&self, id: SessionId, attention: Option<Attention>) {
+        if let Some(entry) = self.lock().sessions.get_mut(&id) {
+            entry.attention_saved = attention.map(persist_attention);
+        }
+    }
+
     /// Who types into session `id`: its name, actor and turn lock.
     pub fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
         let state = self.lock();
