@@ -35,7 +35,9 @@ pub(super) fn spawn_loops(
     };
     tasks.spawn(discovery);
     tasks.spawn(super::status_timers::align_after_attaches(
-        supervisor.clone(),
+        supervisor.inner.client_attached.clone(),
+        supervisor.registry().clone(),
+        supervisor.tmux().clone(),
         cancel.clone(),
     ));
     tasks.spawn(checkpoint);

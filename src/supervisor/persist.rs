@@ -614,10 +614,3 @@ fn survive_file_size_limit() {
         tracing::warn!("cannot handle SIGXFSZ; a file size limit would stop the daemon: {e}");
     }
 }
-
-impl super::Supervisor {
-    /// Whether the data dir takes writes, for health and metrics.
-    pub fn storage_report(&self) -> StorageReport {
-        self.inner.persistence.storage_report()
-    }
-}
