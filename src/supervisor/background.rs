@@ -141,7 +141,7 @@ async fn handle_actor_events(
                     tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
-                    supervisor.on_state(session_id, actor_id, view).await;
+                    supervisor.inner.input.on_state(session_id, actor_id, view).await;
                 }
                 // Any actor of the session may report it: the name is tmux's.
                 ActorEvent::Renamed { session_id, name, .. } => {

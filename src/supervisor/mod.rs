@@ -4,6 +4,7 @@
 
 mod background;
 mod endings;
+mod find;
 mod hooks;
 mod input;
 mod lifecycle;
@@ -17,6 +18,7 @@ mod settings;
 mod sightings;
 mod status_timers;
 mod tags;
+mod thoughts;
 mod types;
 mod untracked;
 mod wait;
@@ -42,13 +44,13 @@ pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitLimits};
 use crate::id::SessionId;
 use crate::metrics::Metrics;
 use crate::session::{ActorEvent, HookEvent, Region, SessionHandle, SnapshotFormat};
-use crate::store::EventPage;
+use crate::store::{EventPage, Thought};
 use crate::tmux::command::ListSessions;
 use crate::tmux::control::PaneId;
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use crate::wire::Event;
 use persist::Persistence;
-use registry::{Lookup, Registry};
+use registry::Registry;
 
 #[derive(Clone)]
 pub struct Supervisor {
@@ -59,7 +61,11 @@ struct Inner {
     tmux: Tmux,
     settings: Settings,
     registry: Arc<Registry>,
-    persistence: Persistence,
+    persistence: Arc<Persistence>,
+    /// Finds a session's actor for a request, waiting out attaches and ends.
+    find: find::Finder,
+    /// Typing and queued input.
+    input: input::Inputs,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
     /// Actors wake this when their control client hears `%sessions-changed`.
@@ -67,10 +73,7 @@ struct Inner {
     /// Woken when a control client attached (see `status_timers`).
     client_attached: Arc<Notify>,
     /// The ended sessions kept readable, and `ended.json`.
-    endings: endings::Endings,
-    /// Counts attaches that finished (either way); requests for a session
-    /// still attaching watch it.
-    attached: tokio::sync::watch::Sender<u64>,
+    endings: Arc<endings::Endings>,
     /// The daemon's tasks: adoptions run in them.
     tasks: TaskTracker,
     /// Fires when the daemon stops: adoptions still waiting give up.
@@ -105,12 +108,24 @@ impl Supervisor {
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        let endings = endings::Endings::new(
+        let persistence = Arc::new(persistence);
+        let endings = Arc::new(endings::Endings::new(
             restored.ended,
             settings.retention,
             persistence.ended_writer(),
+        ));
+        let registry = Arc::new(Registry::restored(
+            restored.registry,
+            thoughts,
+            endings.ids(),
+        ));
+        let find = find::Finder::new(registry.clone(), endings.clone());
+        let input = input::Inputs::new(
+            registry.clone(),
+            persistence.clone(),
+            endings.clone(),
+            find.clone(),
         );
-        let registry = Registry::restored(restored.registry, thoughts, endings.ids());
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
@@ -118,14 +133,15 @@ impl Supervisor {
                 waits,
                 tmux,
                 settings,
-                registry: Arc::new(registry),
+                registry,
                 persistence,
+                find,
+                input,
                 events,
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
                 client_attached: Arc::new(Notify::new()),
                 endings,
-                attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
                 restore,
@@ -170,31 +186,14 @@ impl Supervisor {
     /// Builds the registry file and queues its write in one locked section,
     /// so writes land in the order the states existed.
     fn persist(&self) -> tokio::sync::oneshot::Receiver<()> {
-        self.registry()
-            .write_file(|file| self.inner.persistence.queue_registry(file))
+        self.inner.persistence.write_registry(self.registry())
     }
 
     /// The handle of a live session and its tmux name; `HasEnded` for an
     /// ended session still kept, else `NotFound`. A session still
     /// attaching is waited for (its attach has a deadline).
     pub async fn handle(&self, id: SessionId) -> Result<(SessionHandle, String), SupervisorError> {
-        let not_found = || SupervisorError::NotFound(id.to_string());
-        let mut attached = self.inner.attached.subscribe();
-        loop {
-            match self.registry().lookup(id) {
-                Lookup::Live(handle, name) => return Ok((handle, name)),
-                Lookup::Untracked => break,
-                Lookup::Attaching => {}
-            }
-            if attached.changed().await.is_err() {
-                return Err(not_found());
-            }
-        }
-        self.until_retained(id).await;
-        match self.inner.endings.is_kept(id) {
-            true => Err(SupervisorError::HasEnded(id.to_string())),
-            false => Err(not_found()),
-        }
+        self.inner.find.handle(id).await
     }
 
     /// Every live session, and with `ended` those ended within the
@@ -227,7 +226,7 @@ impl Supervisor {
                 | SupervisorError::Gone(_)
                 | SupervisorError::HasEnded(_),
             ) => {
-                self.until_retained(id).await;
+                self.inner.find.until_retained(id).await;
                 match self.ended_summary(id) {
                     Some(summary) => Ok(summary),
                     None => self.get_live(id).await,
@@ -264,7 +263,7 @@ impl Supervisor {
                 ended: false,
             }),
             None => {
-                self.until_retained(id).await;
+                self.inner.find.until_retained(id).await;
                 let snapshot = self.ended_snapshot(id, format, region)?;
                 Ok(ScreenServed {
                     snapshot,
@@ -328,7 +327,7 @@ impl Supervisor {
             }),
             Err(e) => match self.unless_ended(id, &name, e).await {
                 SupervisorError::Gone(_) => {
-                    self.until_retained(id).await;
+                    self.inner.find.until_retained(id).await;
                     self.ended_scrollback(id, lines).await
                 }
                 e => Err(e),
@@ -349,6 +348,56 @@ impl Supervisor {
             }
             _ => error.into(),
         }
+    }
+
+    /// Types text, then keys, then Enter, through tmux so the order holds;
+    /// or queues the text until the session is ready for it.
+    pub async fn input(
+        &self,
+        id: SessionId,
+        input: Input,
+    ) -> Result<InputOutcome, SupervisorError> {
+        self.inner.input.send(id, input).await
+    }
+
+    /// Raw bytes from a stream client, written to the program in the pane.
+    pub async fn write_raw(&self, id: SessionId, bytes: &[u8]) -> Result<(), SupervisorError> {
+        self.inner.input.write_raw(id, bytes).await
+    }
+
+    /// Types an answer only while the attention raised at `since` is up.
+    pub async fn answer(
+        &self,
+        id: SessionId,
+        since: chrono::DateTime<chrono::Utc>,
+        text: Option<&str>,
+        keys: &[String],
+    ) -> Result<(), SupervisorError> {
+        self.inner.input.answer(id, since, text, keys).await
+    }
+
+    /// The items queued for a session, oldest first.
+    pub fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
+        self.inner.input.queued(id)
+    }
+
+    /// Takes queued item `n` out, unless its typing has begun.
+    pub async fn cancel_queued(&self, id: SessionId, n: u64) -> Result<QueueItem, SupervisorError> {
+        self.inner.input.cancel_queued(id, n).await
+    }
+
+    /// Stores an external status; an older one (by `updated_at`) never
+    /// replaces a newer one. Returns the thought in force and whether this
+    /// update was applied.
+    pub async fn put_thought(
+        &self,
+        id: SessionId,
+        update: ThoughtUpdate,
+    ) -> Result<(Thought, bool), SupervisorError> {
+        let now = chrono::Utc::now();
+        let thought = thoughts::checked_thought(update, now)?;
+        let (_, name) = self.handle(id).await?;
+        Ok(self.inner.input.put_thought(id, name, thought, now).await)
     }
 
     /// Applies a coding agent's hook `event` to the session whose window
