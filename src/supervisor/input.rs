@@ -399,7 +399,91 @@ impl Typist {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::metrics::Metrics;
+    use crate::store::{EndedFile, RegistryFile};
+    use crate::supervisor::endings::Retention;
+
+    /// The owner alone, over an empty registry and a data dir in `dir`.
+    fn inputs(dir: &std::path::Path) -> Inputs {
+        let (persistence, _) = Persistence::open(dir, Metrics::new()).unwrap();
+        let retention = Retention {
+            max: 10,
+            max_age: chrono::Duration::days(1),
+        };
+        let endings = Endings::new(
+            EndedFile::empty(),
+            retention,
+            Box::new(|_| oneshot::channel().1),
+        );
+        let endings = Arc::new(endings);
+        let registry = Registry::restored(RegistryFile::empty(), BTreeMap::new(), []);
+        let registry = Arc::new(registry);
+        let find = Finder::new(registry.clone(), endings.clone());
+        Inputs::new(registry, Arc::new(persistence), endings, find)
+    }
+
+    fn kind(answer: Result<InputOutcome, SupervisorError>) -> &'static str {
+        match answer {
+            Ok(_) => "ok",
+            Err(SupervisorError::BadRequest(_)) => "bad_request",
+            Err(SupervisorError::InvalidKeys(_)) => "invalid_keys",
+            Err(SupervisorError::TooLarge { .. }) => "too_large",
+            Err(SupervisorError::NotFound(_)) => "not_found",
+            Err(_) => "other",
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_input_is_refused_before_the_session_is_looked_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = inputs(dir.path());
+        let input = |text: &str, keys: &[&str], submit: bool, when: When| Input {
+            text: Some(text.to_owned()),
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+            submit,
+            when,
+        };
+        let huge = "x".repeat(crate::supervisor::types::MAX_INPUT_BYTES + 1);
+        // (input to a session nobody tracks, what it gets)
+        let table = [
+            (input("", &[], false, When::Now), "bad_request"),
+            (input("a\0b", &[], true, When::Now), "bad_request"),
+            (input(&huge, &[], true, When::Idle), "too_large"),
+            (input("x", &["Enter"], false, When::Idle), "bad_request"),
+            (input("x", &["Nonsense"], false, When::Now), "invalid_keys"),
+            (input("ls", &[], true, When::Now), "not_found"),
+            (input("ls", &[], true, When::Idle), "not_found"),
+            (input("", &["C-c"], false, When::Now), "not_found"),
+        ];
+        for (input, expected) in table {
+            let what = format!("{:.20?} {:?} {:?}", input.text, input.keys, input.when);
+            assert_eq!(
+                kind(inputs.send(SessionId(1), input).await),
+                expected,
+                "{what}"
+            );
+        }
+        let unknown = SessionId(1);
+        assert!(matches!(
+            inputs.write_raw(unknown, b"ls\r").await,
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.queued(unknown),
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.cancel_queued(unknown, 1).await,
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.answer(unknown, Utc::now(), None, &[]).await,
+            Err(SupervisorError::BadRequest(_))
+        ));
+    }
 
     #[test]
     fn keys_are_bounded_in_number_and_length() {
