@@ -1,6 +1,9 @@
 //! The supervisor owns the registry (session id -> actor handle): it creates,
 //! adopts and deletes sessions, answers queries by asking actors, and runs
-//! discovery, the reaper and checkpoints in the background.
+//! discovery, the reaper and checkpoints in the background. Features with
+//! state of their own are owners it holds (the registry, endings, restore,
+//! waits, input, the finder), each reached through its methods; what
+//! needs several of them at once is a step of the supervisor's.
 
 mod background;
 mod endings;
