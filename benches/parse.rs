@@ -67,7 +67,7 @@ fn colour_flood() -> Vec<u8> {
 fn snapshot_cost(pane: &PaneScreen, format: SnapshotFormat) -> Duration {
     let (cols, rows) = pane.size();
     let geometry = WindowGeometry::single_pane(cols, rows);
-    let panes = BTreeMap::from([(0, pane)]);
+    let panes = BTreeMap::from([(geometry.active, pane)]);
     let n = 2000;
     let started = Instant::now();
     for _ in 0..n {

@@ -280,7 +280,7 @@ fn compare(bytes: &[u8], seen: &Seen) -> Option<String> {
         ));
     }
     let geometry = WindowGeometry::single_pane(cols, rows);
-    let panes = BTreeMap::from([(0, &pane)]);
+    let panes = BTreeMap::from([(geometry.active, &pane)]);
     // `capture-pane -p` leaves line-drawing cells untranslated (`q` for
     // `─`); the snapshot shows what tmux draws, so text is compared where
     // there is none, and through the `-e` capture's shift out/in always.

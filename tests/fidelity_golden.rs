@@ -133,7 +133,7 @@ fn check_fixture(case: &str) {
     }
     pane.process(&output[fed..]);
     let geometry = WindowGeometry::single_pane(state.cols, state.rows);
-    let panes = std::collections::BTreeMap::from([(0, &pane)]);
+    let panes = std::collections::BTreeMap::from([(geometry.active, &pane)]);
     let text = compose_snapshot(&geometry, &panes, SnapshotFormat::Text, Region::ActivePane);
     let expected = String::from_utf8(read("expected.txt")).unwrap();
     let expected = trim_lines(expected.lines().map(str::to_owned).collect());

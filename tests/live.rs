@@ -517,18 +517,15 @@ fn the_list_follows_what_runs_without_asking_the_actors() {
     listed("bash", "idle");
 }
 
-/// Input to a session still listed `starting` (adopted at startup, its
-/// client not attached yet) waits for the attach and is typed, as every
-/// other request to it waits; it used to answer 404.
-#[test]
-fn input_to_a_session_still_starting_waits_for_it_and_is_typed() {
-    let tmux = TmuxServer::new();
-    // Enough sessions that the daemon's paced attaches leave some
-    // `starting` for a moment after it answers.
+/// A daemon started over 100 sessions, and one of them still listed
+/// `starting` (adopted at startup, its client not attached yet): enough
+/// sessions that the daemon's paced attaches leave some `starting` for a
+/// moment after it answers.
+fn daemon_with_a_session_starting(tmux: &TmuxServer) -> (Daemon, String) {
     for n in 0..100 {
         tmux.new_shell(&format!("early{n}"));
     }
-    let daemon = Daemon::start(&tmux);
+    let daemon = Daemon::start(tmux);
     let (_, list) = daemon.get("/v1/sessions");
     let starting: Vec<String> = list["sessions"]
         .as_array()
@@ -539,11 +536,35 @@ fn input_to_a_session_still_starting_waits_for_it_and_is_typed() {
         .collect();
     let id = starting
         .last()
-        .unwrap_or_else(|| panic!("no session was still starting to type into: {list}"));
+        .unwrap_or_else(|| panic!("no session was still starting to type into: {list}"))
+        .clone();
+    (daemon, id)
+}
+
+/// Input to a session still listed `starting` waits for the attach and is
+/// typed, as every other request to it waits; it used to answer 404.
+#[test]
+fn input_to_a_session_still_starting_waits_for_it_and_is_typed() {
+    let tmux = TmuxServer::new();
+    let (daemon, id) = daemon_with_a_session_starting(&tmux);
     let (status, body) = daemon.post(
         &format!("/v1/sessions/{id}/input"),
         &json!({ "text": "echo typed-$((20+22))", "submit": true }),
     );
     assert_eq!(status, 200, "{body}");
-    daemon.wait_for_snapshot(id, "typed-42");
+    daemon.wait_for_snapshot(&id, "typed-42");
+}
+
+/// Input queued for a session still listed `starting` waits for the
+/// attach too, then is queued and typed once the shell is at its prompt.
+#[test]
+fn input_queued_for_a_session_still_starting_is_queued_and_typed() {
+    let tmux = TmuxServer::new();
+    let (daemon, id) = daemon_with_a_session_starting(&tmux);
+    let (status, body) = daemon.post(
+        &format!("/v1/sessions/{id}/input"),
+        &json!({ "text": "echo queued-$((40+2))", "submit": true, "when": "idle" }),
+    );
+    assert_eq!(status, 200, "{body}");
+    daemon.wait_for_snapshot(&id, "queued-42");
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::ansi;
 use super::pane::PaneScreen;
 use crate::tmux::PaneRect;
+use crate::tmux::control::PaneId;
 
 /// Which part of the window a snapshot shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,13 +75,25 @@ pub struct CopyMode {
 }
 
 /// A window's size and where each of its panes sits (tmux's layout).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WindowGeometry {
     pub cols: u16,
     pub rows: u16,
-    /// Pane id (`%N` without the `%`) and its place.
-    pub panes: Vec<(u32, PaneRect)>,
-    pub active: u32,
+    /// Each pane and its place.
+    pub panes: Vec<(PaneId, PaneRect)>,
+    pub active: PaneId,
+}
+
+/// No panes yet (before tmux's first layout), `%0` named active.
+impl Default for WindowGeometry {
+    fn default() -> Self {
+        WindowGeometry {
+            cols: 0,
+            rows: 0,
+            panes: Vec::new(),
+            active: PaneId(0),
+        }
+    }
 }
 
 impl WindowGeometry {
@@ -95,12 +108,12 @@ impl WindowGeometry {
         WindowGeometry {
             cols,
             rows,
-            panes: vec![(0, rect)],
-            active: 0,
+            panes: vec![(PaneId(0), rect)],
+            active: PaneId(0),
         }
     }
 
-    pub fn rect_of(&self, pane: u32) -> Option<PaneRect> {
+    pub fn rect_of(&self, pane: PaneId) -> Option<PaneRect> {
         self.panes
             .iter()
             .find(|(id, _)| *id == pane)
@@ -111,7 +124,7 @@ impl WindowGeometry {
 /// The window's rows (or the active pane's) from the panes' screens.
 pub fn snapshot(
     geometry: &WindowGeometry,
-    panes: &BTreeMap<u32, &PaneScreen>,
+    panes: &BTreeMap<PaneId, &PaneScreen>,
     format: SnapshotFormat,
     region: Region,
 ) -> ScreenSnapshot {
@@ -213,7 +226,7 @@ fn pane_rows(pane: &PaneScreen, rect: PaneRect, format: SnapshotFormat) -> Vec<S
 /// none does.
 fn window_rows(
     geometry: &WindowGeometry,
-    panes: &BTreeMap<u32, &PaneScreen>,
+    panes: &BTreeMap<PaneId, &PaneScreen>,
     format: SnapshotFormat,
     wrapped: &[u16],
 ) -> Vec<String> {
@@ -306,8 +319,8 @@ mod tests {
         pane
     }
 
-    fn by_id(panes: &[(u32, PaneScreen)]) -> BTreeMap<u32, &PaneScreen> {
-        panes.iter().map(|(id, p)| (*id, p)).collect()
+    fn by_id(panes: &[(u32, PaneScreen)]) -> BTreeMap<PaneId, &PaneScreen> {
+        panes.iter().map(|(id, p)| (PaneId(*id), p)).collect()
     }
 
     #[test]
@@ -315,8 +328,8 @@ mod tests {
         let geometry = WindowGeometry {
             cols: 10,
             rows: 3,
-            panes: vec![(0, rect(0, 0, 10, 3))],
-            active: 0,
+            panes: vec![(PaneId(0), rect(0, 0, 10, 3))],
+            active: PaneId(0),
         };
         let owned = [(0, pane(10, 3, b"one\r\ntwo\x1b]2;t\x07"))];
         let panes = by_id(&owned);
@@ -333,8 +346,8 @@ mod tests {
         let geometry = WindowGeometry {
             cols: 11,
             rows: 2,
-            panes: vec![(1, rect(0, 0, 5, 2)), (2, rect(6, 0, 5, 2))],
-            active: 2,
+            panes: vec![(PaneId(1), rect(0, 0, 5, 2)), (PaneId(2), rect(6, 0, 5, 2))],
+            active: PaneId(2),
         };
         let owned = [
             (1, pane(5, 2, b"left\r\nl2")),
@@ -357,8 +370,8 @@ mod tests {
         let geometry = WindowGeometry {
             cols: 4,
             rows: 3,
-            panes: vec![(1, rect(0, 0, 4, 1)), (2, rect(0, 2, 4, 1))],
-            active: 1,
+            panes: vec![(PaneId(1), rect(0, 0, 4, 1)), (PaneId(2), rect(0, 2, 4, 1))],
+            active: PaneId(1),
         };
         let owned = [(1, pane(4, 1, b"abcd")), (2, pane(4, 1, b"x"))];
         let panes = by_id(&owned);

@@ -35,7 +35,9 @@ pub(super) fn spawn_loops(
     };
     tasks.spawn(discovery);
     tasks.spawn(super::status_timers::align_after_attaches(
-        supervisor.clone(),
+        supervisor.inner.client_attached.clone(),
+        supervisor.registry().clone(),
+        supervisor.tmux().clone(),
         cancel.clone(),
     ));
     tasks.spawn(checkpoint);
@@ -139,7 +141,7 @@ async fn handle_actor_events(
                     tasks.spawn(reap_until_known(supervisor.clone(), exit, cancel.clone()));
                 }
                 ActorEvent::State { session_id, actor_id, view } => {
-                    supervisor.on_state(session_id, actor_id, view).await;
+                    supervisor.inner.input.on_state(session_id, actor_id, view).await;
                 }
                 // Any actor of the session may report it: the name is tmux's.
                 ActorEvent::Renamed { session_id, name, .. } => {

@@ -1,18 +1,28 @@
-//! Typing into sessions (now, or queued until ready: see `queue`) and
-//! published thoughts.
+//! Typing into sessions, now or queued until a session is ready for it,
+//! and published thoughts. The queues and thoughts are kept by the
+//! registry beside the session they belong to (so `registry.json` and
+//! `thoughts.json` are each built from one state under one lock); this
+//! owner decides what is typed, when, and in whose turn.
 
-use chrono::{DateTime, TimeDelta, Utc};
+use std::sync::Arc;
 
-use super::Supervisor;
-use super::registry::Typist;
+use chrono::{DateTime, Utc};
+use tokio::sync::oneshot;
+
+use super::endings::Endings;
+use super::find::Finder;
+use super::persist::Persistence;
+use super::queue::{dropped_input, item_view, refusal, state_event};
+use super::registry::{QueueRefusal, Registry, Typist};
+use super::thoughts::{check_thought_time, thought_in_event};
 use super::types::{
-    Input, InputOutcome, MAX_THOUGHT_BYTES, MAX_THOUGHT_STATE_BYTES, SupervisorError,
-    ThoughtUpdate, When, check_input_size, tmux_refused,
+    Input, InputOutcome, QueueItem, SupervisorError, When, check_input_size, tmux_refused,
 };
 use crate::id::SessionId;
-use crate::store::{InputWhen, NewEvent, Thought, cut_str};
+use crate::session::{SessionState, StateView};
+use crate::store::{InputWhen, NewEvent, Thought};
 use crate::tmux::validate_key;
-use crate::wire::{EventThought, Payload, ThoughtUpdated};
+use crate::wire::{Exit, InputDropped, Payload, ThoughtUpdated};
 
 /// Key names one input may carry. tmux itself takes any number: they are
 /// sent `KEYS_PER_COMMAND` to a `send-keys`, under its parser's limit;
@@ -22,19 +32,37 @@ pub const MAX_INPUT_KEYS: usize = 10_000;
 /// megabyte of `C-` prefixes would be checked and sent for nothing.
 pub const MAX_KEY_NAME_BYTES: usize = 32;
 
-/// Bytes of a thought's text its `thought_update` event carries; the whole
-/// text (up to `MAX_THOUGHT_BYTES`) stays in `thoughts.json` and the summary.
-pub const THOUGHT_EVENT_TEXT_BYTES: usize = 1024;
+/// Typing and queued input for every session. Cheap to clone: a queued
+/// item is typed in a task of its own.
+#[derive(Clone)]
+pub(super) struct Inputs {
+    registry: Arc<Registry>,
+    persistence: Arc<Persistence>,
+    /// Asked only whether a session ended and is kept (`HasEnded`).
+    endings: Arc<Endings>,
+    /// Input for a session still attaching waits for it, as every request
+    /// does.
+    find: Finder,
+}
 
-/// How far in the future a thought's `updated_at` may be: clocks differ a
-/// little, but a thought from next year would hold off every later update
-/// (older ones are not applied) until then.
-pub const MAX_THOUGHT_AHEAD: TimeDelta = TimeDelta::minutes(5);
+impl Inputs {
+    pub(super) fn new(
+        registry: Arc<Registry>,
+        persistence: Arc<Persistence>,
+        endings: Arc<Endings>,
+        find: Finder,
+    ) -> Inputs {
+        Inputs {
+            registry,
+            persistence,
+            endings,
+            find,
+        }
+    }
 
-impl Supervisor {
     /// Types text, then keys, then Enter, through tmux so the order holds;
     /// or queues the text until the session is next idle.
-    pub async fn input(
+    pub(super) async fn send(
         &self,
         id: SessionId,
         input: Input,
@@ -51,12 +79,15 @@ impl Supervisor {
             When::Idle => Some(InputWhen::Idle),
             When::Waiting => Some(InputWhen::Waiting),
         };
+        if queued.is_some() && !input.keys.is_empty() {
+            return Err(SupervisorError::BadRequest(
+                "queued input takes text and submit, not keys".into(),
+            ));
+        }
         if let Some(when) = queued {
-            if !input.keys.is_empty() {
-                return Err(SupervisorError::BadRequest(
-                    "queued input takes text and submit, not keys".into(),
-                ));
-            }
+            // Queued for a session still attaching: it is queued once
+            // its client is up.
+            self.find.handle(id).await?;
             return self
                 .enqueue(id, text.unwrap_or_default(), input.submit, when)
                 .await;
@@ -71,7 +102,11 @@ impl Supervisor {
 
     /// Raw bytes from a stream client, written to the program in the pane
     /// (never through tmux's key table), in order with other input.
-    pub async fn write_raw(&self, id: SessionId, bytes: &[u8]) -> Result<(), SupervisorError> {
+    pub(super) async fn write_raw(
+        &self,
+        id: SessionId,
+        bytes: &[u8],
+    ) -> Result<(), SupervisorError> {
         check_input_size("input", bytes.len())?;
         let typist = self.typist(id).await?;
         typist
@@ -85,7 +120,7 @@ impl Supervisor {
     /// Types an answer (text, then keys) into a session only while the
     /// attention raised at `since` is still up (a push notification's
     /// action); `Conflict` when the session has moved on, nothing typed.
-    pub async fn answer(
+    pub(super) async fn answer(
         &self,
         id: SessionId,
         since: DateTime<Utc>,
@@ -120,56 +155,32 @@ impl Supervisor {
     /// pieces together and requests in order. A session still attaching
     /// (listed `starting`) is waited for, as every request waits for it.
     pub(super) async fn typist(&self, id: SessionId) -> Result<Typist, SupervisorError> {
-        self.handle(id).await?;
-        self.registry().typist(id).map_err(|e| match e {
-            SupervisorError::NotFound(_) if self.inner.endings.is_kept(id) => {
+        self.find.handle(id).await?;
+        self.registry.typist(id).map_err(|e| match e {
+            SupervisorError::NotFound(_) if self.endings.is_kept(id) => {
                 SupervisorError::HasEnded(id.to_string())
             }
             e => e,
         })
     }
 
-    /// Stores an external status; an older one (by `updated_at`) never
-    /// replaces a newer one. Returns the thought in force and whether this
-    /// update was applied.
-    pub async fn put_thought(
+    /// Stores session `id`'s thought, checked by `checked_thought`; an
+    /// older one (by `updated_at`) never replaces a newer one. Returns the
+    /// thought in force and whether this one was applied.
+    pub(super) async fn put_thought(
         &self,
         id: SessionId,
-        update: ThoughtUpdate,
-    ) -> Result<(Thought, bool), SupervisorError> {
-        if update.text.len() > MAX_THOUGHT_BYTES {
-            return Err(SupervisorError::BadRequest(format!(
-                "text is longer than {MAX_THOUGHT_BYTES} bytes"
-            )));
-        }
-        if update
-            .state
-            .as_ref()
-            .is_some_and(|s| s.len() > MAX_THOUGHT_STATE_BYTES || s.chars().any(char::is_control))
-        {
-            return Err(SupervisorError::BadRequest(format!(
-                "state must be at most {MAX_THOUGHT_STATE_BYTES} bytes without control characters"
-            )));
-        }
-        let now = Utc::now();
-        if let Some(at) = update.updated_at {
-            check_thought_time(at, now)?;
-        }
-        let (_, name) = self.handle(id).await?;
-        let thought = Thought {
-            text: update.text,
-            state: update.state,
-            tokens_in: update.tokens_in,
-            tokens_out: update.tokens_out,
-            updated_at: update.updated_at.unwrap_or(now),
-        };
+        tmux_name: String,
+        thought: Thought,
+        now: DateTime<Utc>,
+    ) -> (Thought, bool) {
         let updated_at = thought.updated_at;
         // One stored before the future was refused does not block either.
         let newer = |t: &Thought| {
             t.updated_at > updated_at && check_thought_time(t.updated_at, now).is_ok()
         };
-        let (current, applied, written) = self.registry().put_thought(id, thought, newer, |file| {
-            self.inner.persistence.queue_thoughts(file)
+        let (current, applied, written) = self.registry.put_thought(id, thought, newer, |file| {
+            self.persistence.queue_thoughts(file)
         });
         if let Some(written) = written {
             let _ = written.await;
@@ -178,10 +189,149 @@ impl Supervisor {
             };
             let event = NewEvent::new(Payload::ThoughtUpdate(updated))
                 .session_id(id)
-                .tmux_name(name);
-            self.inner.persistence.record(event);
+                .tmux_name(tmux_name);
+            self.persistence.record(event);
         }
-        Ok((current, applied))
+        (current, applied)
+    }
+
+    async fn enqueue(
+        &self,
+        id: SessionId,
+        text: &str,
+        submit: bool,
+        when: InputWhen,
+    ) -> Result<InputOutcome, SupervisorError> {
+        let ready_now = self
+            .registry
+            .enqueue(id, text, submit, when, Utc::now())
+            .map_err(|refused| refusal(id, refused, self.endings.is_kept(id)))?;
+        let _ = self.persist().await;
+        // Already ready: no transition will come, so deliver now.
+        if ready_now && self.deliver_next(id).await {
+            return Ok(InputOutcome {
+                delivered: true,
+                queued: false,
+            });
+        }
+        Ok(InputOutcome {
+            delivered: false,
+            queued: true,
+        })
+    }
+
+    /// The items queued for a session, oldest first; none for an ended
+    /// session still kept (its queue was dropped at the end).
+    pub(super) fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
+        match self.registry.queued(id) {
+            Some(items) => Ok(items.iter().map(item_view).collect()),
+            None if self.endings.is_kept(id) => Ok(Vec::new()),
+            None => Err(SupervisorError::NotFound(id.to_string())),
+        }
+    }
+
+    /// Takes item `n` out of the queue, unless its typing has begun.
+    pub(super) async fn cancel_queued(
+        &self,
+        id: SessionId,
+        n: u64,
+    ) -> Result<QueueItem, SupervisorError> {
+        let (item, name) = self
+            .registry
+            .cancel_queued(id, n)
+            .map_err(|refused| match refused {
+                QueueRefusal::NoSuchItem => SupervisorError::NoQueuedInput {
+                    session_id: id.to_string(),
+                    n,
+                },
+                QueueRefusal::Started => {
+                    SupervisorError::Conflict(format!("queued input {n} of {id} is being typed"))
+                }
+                refused => refusal(id, refused, self.endings.is_kept(id)),
+            })?;
+        let _ = self.persist().await;
+        self.persistence.record(
+            dropped_input(&item, "cancelled")
+                .session_id(id)
+                .tmux_name(name),
+        );
+        Ok(item_view(&item))
+    }
+
+    /// The session reported a new view: record it, keep its attention
+    /// flag (persisted, so restarts keep it), and type the next queued
+    /// input if the session is ready for it.
+    pub(super) async fn on_state(&self, id: SessionId, actor_id: u64, view: StateView) {
+        if view.state == SessionState::Exited {
+            // The last pane died: the slot is free at once (the registry
+            // reads the actor's state); the end that follows records the
+            // exited event with the exit facts.
+            return;
+        }
+        let Some(reported) = self.registry.reported(id, actor_id, &view) else {
+            return;
+        };
+        let event = state_event(&view, Exit::default())
+            .session_id(id)
+            .tmux_name(reported.tmux_name);
+        self.persistence.record(event);
+        if reported.attention_changed {
+            drop(self.persist());
+        }
+        if matches!(view.state, SessionState::Idle | SessionState::Waiting) {
+            // Typing takes a moment; the event loop does not wait for it.
+            let inputs = self.clone();
+            tokio::spawn(async move { inputs.deliver_next(id).await });
+        }
+    }
+
+    /// Types the oldest queued input if the session is ready for it and
+    /// nothing is being typed; the next one waits for the next time.
+    ///
+    /// At most once: the item is marked `started` on disk before its first
+    /// byte is typed and leaves the queue once typed. A daemon killed in
+    /// between finds the mark at restart and reports the item dropped as
+    /// `interrupted` instead of typing it a second time.
+    async fn deliver_next(&self, id: SessionId) -> bool {
+        let Some(item) = self.registry.take_next(id) else {
+            return false;
+        };
+        let marked = self.persist().await;
+        let typist = match (marked, self.typist(id).await) {
+            (Ok(()), Ok(typist)) => typist,
+            (marked, _) => {
+                // Without the mark on disk a crash could type it twice: wait.
+                self.registry.delivery_postponed(id);
+                if marked.is_err() {
+                    tracing::warn!(session_id = %id, "queued input waits: its start could not be saved");
+                }
+                return false;
+            }
+        };
+        let text = Some(item.text.as_str()).filter(|t| !t.is_empty());
+        let typed = typist.type_in(text, &[], item.submit).await;
+        let name = typist.tmux_name;
+        self.registry.delivered(id);
+        let _ = self.persist().await;
+        match typed {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(session_id = %id, "typing queued input failed: {e}");
+                self.persistence.record(
+                    NewEvent::new(Payload::InputDropped(InputDropped::Failed {
+                        message: e.to_string(),
+                    }))
+                    .session_id(id)
+                    .tmux_name(&name)
+                    .reason("delivery_failed"),
+                );
+                false
+            }
+        }
+    }
+
+    fn persist(&self) -> oneshot::Receiver<()> {
+        self.persistence.write_registry(&self.registry)
     }
 }
 
@@ -217,36 +367,6 @@ fn check_keys(keys: &[String]) -> Result<(), SupervisorError> {
     Ok(())
 }
 
-/// Refuses an `updated_at` more than `MAX_THOUGHT_AHEAD` after `now`.
-fn check_thought_time(
-    updated_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<(), SupervisorError> {
-    if updated_at > now + MAX_THOUGHT_AHEAD {
-        return Err(SupervisorError::BadRequest(format!(
-            "updated_at {updated_at} is more than {} minutes in the future",
-            MAX_THOUGHT_AHEAD.num_minutes()
-        )));
-    }
-    Ok(())
-}
-
-/// A thought as its event carries it: the text cut to
-/// `THOUGHT_EVENT_TEXT_BYTES`, and then `"text_truncated": true`.
-fn thought_in_event(thought: &Thought) -> EventThought {
-    let mut text = thought.text.clone();
-    cut_str(&mut text, THOUGHT_EVENT_TEXT_BYTES);
-    let text_truncated = text.len() < thought.text.len();
-    let thought = Thought {
-        text,
-        ..thought.clone()
-    };
-    EventThought {
-        thought: thought.into(),
-        text_truncated,
-    }
-}
-
 impl Typist {
     /// Text, then keys, then Enter, in this session's turn.
     pub(super) async fn type_in(
@@ -279,7 +399,91 @@ impl Typist {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::metrics::Metrics;
+    use crate::store::{EndedFile, RegistryFile};
+    use crate::supervisor::endings::Retention;
+
+    /// The owner alone, over an empty registry and a data dir in `dir`.
+    fn inputs(dir: &std::path::Path) -> Inputs {
+        let (persistence, _) = Persistence::open(dir, Metrics::new()).unwrap();
+        let retention = Retention {
+            max: 10,
+            max_age: chrono::Duration::days(1),
+        };
+        let endings = Endings::new(
+            EndedFile::empty(),
+            retention,
+            Box::new(|_| oneshot::channel().1),
+        );
+        let endings = Arc::new(endings);
+        let registry = Registry::restored(RegistryFile::empty(), BTreeMap::new(), []);
+        let registry = Arc::new(registry);
+        let find = Finder::new(registry.clone(), endings.clone());
+        Inputs::new(registry, Arc::new(persistence), endings, find)
+    }
+
+    fn kind(answer: Result<InputOutcome, SupervisorError>) -> &'static str {
+        match answer {
+            Ok(_) => "ok",
+            Err(SupervisorError::BadRequest(_)) => "bad_request",
+            Err(SupervisorError::InvalidKeys(_)) => "invalid_keys",
+            Err(SupervisorError::TooLarge { .. }) => "too_large",
+            Err(SupervisorError::NotFound(_)) => "not_found",
+            Err(_) => "other",
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_input_is_refused_before_the_session_is_looked_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = inputs(dir.path());
+        let input = |text: &str, keys: &[&str], submit: bool, when: When| Input {
+            text: Some(text.to_owned()),
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+            submit,
+            when,
+        };
+        let huge = "x".repeat(crate::supervisor::types::MAX_INPUT_BYTES + 1);
+        // (input to a session nobody tracks, what it gets)
+        let table = [
+            (input("", &[], false, When::Now), "bad_request"),
+            (input("a\0b", &[], true, When::Now), "bad_request"),
+            (input(&huge, &[], true, When::Idle), "too_large"),
+            (input("x", &["Enter"], false, When::Idle), "bad_request"),
+            (input("x", &["Nonsense"], false, When::Now), "invalid_keys"),
+            (input("ls", &[], true, When::Now), "not_found"),
+            (input("ls", &[], true, When::Idle), "not_found"),
+            (input("", &["C-c"], false, When::Now), "not_found"),
+        ];
+        for (input, expected) in table {
+            let what = format!("{:.20?} {:?} {:?}", input.text, input.keys, input.when);
+            assert_eq!(
+                kind(inputs.send(SessionId(1), input).await),
+                expected,
+                "{what}"
+            );
+        }
+        let unknown = SessionId(1);
+        assert!(matches!(
+            inputs.write_raw(unknown, b"ls\r").await,
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.queued(unknown),
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.cancel_queued(unknown, 1).await,
+            Err(SupervisorError::NotFound(_))
+        ));
+        assert!(matches!(
+            inputs.answer(unknown, Utc::now(), None, &[]).await,
+            Err(SupervisorError::BadRequest(_))
+        ));
+    }
 
     #[test]
     fn keys_are_bounded_in_number_and_length() {
@@ -303,58 +507,6 @@ mod tests {
                 keys.len(),
                 keys.first().map_or("", |k| k)
             );
-        }
-    }
-
-    #[test]
-    fn thoughts_dated_too_far_ahead_are_refused() {
-        let now = Utc::now();
-        let minute = TimeDelta::minutes(1);
-        // (updated_at, accepted)
-        let table = [
-            (now - TimeDelta::days(400), true),
-            (now, true),
-            (now + minute, true),
-            (now + MAX_THOUGHT_AHEAD, true),
-            (now + MAX_THOUGHT_AHEAD + TimeDelta::seconds(1), false),
-            (now + TimeDelta::days(365 * 900), false),
-        ];
-        for (at, accepted) in table {
-            assert_eq!(check_thought_time(at, now).is_ok(), accepted, "{at}");
-        }
-    }
-
-    #[test]
-    fn a_thought_event_carries_at_most_a_kib_of_its_text() {
-        let long = "ü".repeat(THOUGHT_EVENT_TEXT_BYTES);
-        // (text, text in the event, truncated)
-        let cases = [
-            ("planning".to_owned(), "planning".to_owned(), false),
-            (
-                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
-                "a".repeat(THOUGHT_EVENT_TEXT_BYTES),
-                false,
-            ),
-            (long.clone(), "ü".repeat(THOUGHT_EVENT_TEXT_BYTES / 2), true),
-            (
-                "b".repeat(16 * 1024),
-                "b".repeat(THOUGHT_EVENT_TEXT_BYTES),
-                true,
-            ),
-        ];
-        for (text, in_event, truncated) in cases {
-            let thought = Thought {
-                text,
-                state: Some("busy".into()),
-                tokens_in: Some(3),
-                tokens_out: None,
-                updated_at: Utc::now(),
-            };
-            let carried = thought_in_event(&thought);
-            assert_eq!(carried.thought.text, in_event);
-            assert_eq!(carried.thought.state.as_deref(), Some("busy"));
-            assert_eq!(carried.thought.tokens_in, Some(3));
-            assert_eq!(carried.text_truncated, truncated);
         }
     }
 }

@@ -172,7 +172,7 @@ impl Supervisor {
             request.command.clone(),
         );
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = match self.typist(summary.session_id).await {
+            let typed = match self.inner.input.typist(summary.session_id).await {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };
@@ -648,8 +648,7 @@ pub(super) struct Attaching {
 
 impl Drop for Attaching {
     fn drop(&mut self) {
-        self.supervisor.registry().end_attach(self.id);
-        self.supervisor.inner.attached.send_modify(|n| *n += 1);
+        self.supervisor.inner.find.attach_finished(self.id);
     }
 }
 

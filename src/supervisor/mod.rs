@@ -1,9 +1,13 @@
 //! The supervisor owns the registry (session id -> actor handle): it creates,
 //! adopts and deletes sessions, answers queries by asking actors, and runs
-//! discovery, the reaper and checkpoints in the background.
+//! discovery, the reaper and checkpoints in the background. Features with
+//! state of their own are owners it holds (the registry, endings, restore,
+//! waits, input, the finder), each reached through its methods; what
+//! needs several of them at once is a step of the supervisor's.
 
 mod background;
 mod endings;
+mod find;
 mod hooks;
 mod input;
 mod lifecycle;
@@ -13,9 +17,11 @@ mod queue;
 mod reattach;
 mod registry;
 mod restore;
+mod settings;
 mod sightings;
 mod status_timers;
 mod tags;
+mod thoughts;
 mod types;
 mod untracked;
 mod wait;
@@ -23,7 +29,6 @@ mod wait;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -34,131 +39,21 @@ pub use hooks::HookOutcome;
 pub use persist::StorageReport;
 pub use plan::NameFilter;
 pub use restore::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
+pub use settings::Settings;
 pub use types::*;
 pub use untracked::{Untracked, UntrackedWhy};
 pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitLimits};
 
-use crate::config::{Config, RuleConfig, RuleState};
 use crate::id::SessionId;
 use crate::metrics::Metrics;
-use crate::session::{
-    ActorConfig, ActorEvent, Region, ScreenRule, SessionHandle, SessionState, SnapshotFormat,
-    Timing,
-};
-use crate::store::EventPage;
+use crate::session::{ActorEvent, HookEvent, Region, SessionHandle, SnapshotFormat};
+use crate::store::{EventPage, Thought};
+use crate::tmux::command::ListSessions;
+use crate::tmux::control::PaneId;
 use crate::tmux::{CaptureRange, SessionStatus, Tmux, TmuxError};
 use crate::wire::Event;
 use persist::Persistence;
-use registry::{Lookup, Registry};
-
-/// Supervisor settings, taken from the config.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    pub max_sessions: usize,
-    pub discovery_interval: Duration,
-    pub reaper_interval: Duration,
-    pub checkpoint_interval: Duration,
-    pub filter: NameFilter,
-    /// How long a session made outside tmuxd must have lived before
-    /// discovery adopts it (`discovery.min_age_ms`).
-    pub min_age: Duration,
-    pub actor: ActorConfig,
-    pub max_scrollback_lines: usize,
-    /// How long a tmux command may take, forked or over a control client.
-    pub command_timeout: Duration,
-    /// How many ended sessions stay readable, and for how long.
-    pub retention: Retention,
-    /// Waits open at once, per session and in all.
-    pub waits: WaitLimits,
-    /// The environment of every session tmuxd makes: its own unix socket
-    /// (`TMUXD_SOCKET`), so `tmuxd hooks send` in an agent there finds
-    /// this daemon whatever its data dir. Never a token.
-    pub session_env: Vec<(String, String)>,
-    /// Where a session starts when its creator names no directory: without
-    /// `-c`, tmux would start it in tmuxd's own working directory, which
-    /// nobody chose (a service's `/`, the checkout tmuxd was run from).
-    pub default_cwd: String,
-}
-
-impl Settings {
-    pub fn from_config(config: &Config) -> Self {
-        Settings {
-            max_sessions: config.max_sessions,
-            discovery_interval: Duration::from_millis(config.discovery.interval_ms),
-            reaper_interval: Duration::from_millis(config.reaper.interval_ms),
-            checkpoint_interval: Duration::from_secs(config.checkpoint_interval_s),
-            filter: NameFilter::new(&config.discovery.include, &config.discovery.exclude),
-            min_age: Duration::from_millis(config.discovery.min_age_ms),
-            actor: ActorConfig {
-                replay_bytes: config.session.replay_bytes,
-                subscriber_queue_bytes: config.session.subscriber_queue_bytes,
-                timing: Timing {
-                    idle_after: chrono::Duration::milliseconds(config.state.idle_after_ms as i64),
-                    prompt_settle: chrono::Duration::milliseconds(
-                        config.state.prompt_settle_ms as i64,
-                    ),
-                    attention_after: chrono::Duration::seconds(
-                        config.state.attention_after_s as i64,
-                    ),
-                    probe_interval: chrono::Duration::milliseconds(
-                        config.state.probe_interval_ms as i64,
-                    ),
-                },
-                rules: config
-                    .state
-                    .rules
-                    .iter()
-                    .map(compile_rule)
-                    .chain(crate::session::presets(&config.state.disabled_presets))
-                    .collect(),
-                ended_scrollback_lines: config.session.ended_scrollback_lines,
-            },
-            max_scrollback_lines: config.session.max_scrollback_lines,
-            command_timeout: Duration::from_millis(config.tmux.command_timeout_ms),
-            retention: Retention {
-                max: config.session.ended_max,
-                max_age: chrono::Duration::seconds(config.session.ended_max_age_s as i64),
-            },
-            waits: WaitLimits {
-                per_session: config.http.max_waits_per_session,
-                total: config.http.max_waits,
-            },
-            session_env: vec![(
-                crate::cli::SOCKET_VAR.to_owned(),
-                std::path::absolute(config.data_dir.join(crate::store::SOCKET_FILE))
-                    .unwrap_or_else(|_| config.data_dir.join(crate::store::SOCKET_FILE))
-                    .to_string_lossy()
-                    .into_owned(),
-            )],
-            default_cwd: default_cwd(std::env::var_os("HOME").as_deref()),
-        }
-    }
-}
-
-/// The daemon's HOME when it names a directory, else `/` (where tmux itself
-/// ends up when neither a directory nor HOME can be entered).
-fn default_cwd(home: Option<&std::ffi::OsStr>) -> String {
-    home.and_then(|home| home.to_str())
-        .map(Path::new)
-        .filter(|home| home.is_absolute() && home.is_dir())
-        .map_or_else(|| "/".to_owned(), |home| home.display().to_string())
-}
-
-/// A validated rule, compiled. Its reason is leaked: rules live as long
-/// as the daemon, and a `'static` reason keeps state views `Copy`.
-fn compile_rule(rule: &RuleConfig) -> ScreenRule {
-    ScreenRule {
-        regex: regex::Regex::new(&rule.regex).expect("validated with the config"),
-        rows: rule.rows,
-        state: match rule.state {
-            RuleState::Idle => SessionState::Idle,
-            RuleState::Working => SessionState::Working,
-            RuleState::Waiting => SessionState::Waiting,
-        },
-        reason: Box::leak(rule.reason.clone().into_boxed_str()),
-        agent: rule.agent,
-    }
-}
+use registry::Registry;
 
 #[derive(Clone)]
 pub struct Supervisor {
@@ -169,7 +64,11 @@ struct Inner {
     tmux: Tmux,
     settings: Settings,
     registry: Arc<Registry>,
-    persistence: Persistence,
+    persistence: Arc<Persistence>,
+    /// Finds a session's actor for a request, waiting out attaches and ends.
+    find: find::Finder,
+    /// Typing and queued input.
+    input: input::Inputs,
     events: mpsc::UnboundedSender<ActorEvent>,
     next_actor_id: AtomicU64,
     /// Actors wake this when their control client hears `%sessions-changed`.
@@ -177,10 +76,7 @@ struct Inner {
     /// Woken when a control client attached (see `status_timers`).
     client_attached: Arc<Notify>,
     /// The ended sessions kept readable, and `ended.json`.
-    endings: endings::Endings,
-    /// Counts attaches that finished (either way); requests for a session
-    /// still attaching watch it.
-    attached: tokio::sync::watch::Sender<u64>,
+    endings: Arc<endings::Endings>,
     /// The daemon's tasks: adoptions run in them.
     tasks: TaskTracker,
     /// Fires when the daemon stops: adoptions still waiting give up.
@@ -215,12 +111,24 @@ impl Supervisor {
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        let endings = endings::Endings::new(
+        let persistence = Arc::new(persistence);
+        let endings = Arc::new(endings::Endings::new(
             restored.ended,
             settings.retention,
             persistence.ended_writer(),
+        ));
+        let registry = Arc::new(Registry::restored(
+            restored.registry,
+            thoughts,
+            endings.ids(),
+        ));
+        let find = find::Finder::new(registry.clone(), endings.clone());
+        let input = input::Inputs::new(
+            registry.clone(),
+            persistence.clone(),
+            endings.clone(),
+            find.clone(),
         );
-        let registry = Registry::restored(restored.registry, thoughts, endings.ids());
         let waits = wait::Waits::new(settings.waits, metrics.clone());
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
@@ -228,14 +136,15 @@ impl Supervisor {
                 waits,
                 tmux,
                 settings,
-                registry: Arc::new(registry),
+                registry,
                 persistence,
+                find,
+                input,
                 events,
                 next_actor_id: AtomicU64::new(1),
                 sessions_changed: Arc::new(Notify::new()),
                 client_attached: Arc::new(Notify::new()),
                 endings,
-                attached: tokio::sync::watch::channel(0).0,
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
                 restore,
@@ -280,31 +189,14 @@ impl Supervisor {
     /// Builds the registry file and queues its write in one locked section,
     /// so writes land in the order the states existed.
     fn persist(&self) -> tokio::sync::oneshot::Receiver<()> {
-        self.registry()
-            .write_file(|file| self.inner.persistence.queue_registry(file))
+        self.inner.persistence.write_registry(self.registry())
     }
 
     /// The handle of a live session and its tmux name; `HasEnded` for an
     /// ended session still kept, else `NotFound`. A session still
     /// attaching is waited for (its attach has a deadline).
     pub async fn handle(&self, id: SessionId) -> Result<(SessionHandle, String), SupervisorError> {
-        let not_found = || SupervisorError::NotFound(id.to_string());
-        let mut attached = self.inner.attached.subscribe();
-        loop {
-            match self.registry().lookup(id) {
-                Lookup::Live(handle, name) => return Ok((handle, name)),
-                Lookup::Untracked => break,
-                Lookup::Attaching => {}
-            }
-            if attached.changed().await.is_err() {
-                return Err(not_found());
-            }
-        }
-        self.until_retained(id).await;
-        match self.inner.endings.is_kept(id) {
-            true => Err(SupervisorError::HasEnded(id.to_string())),
-            false => Err(not_found()),
-        }
+        self.inner.find.handle(id).await
     }
 
     /// Every live session, and with `ended` those ended within the
@@ -337,7 +229,7 @@ impl Supervisor {
                 | SupervisorError::Gone(_)
                 | SupervisorError::HasEnded(_),
             ) => {
-                self.until_retained(id).await;
+                self.inner.find.until_retained(id).await;
                 match self.ended_summary(id) {
                     Some(summary) => Ok(summary),
                     None => self.get_live(id).await,
@@ -374,7 +266,7 @@ impl Supervisor {
                 ended: false,
             }),
             None => {
-                self.until_retained(id).await;
+                self.inner.find.until_retained(id).await;
                 let snapshot = self.ended_snapshot(id, format, region)?;
                 Ok(ScreenServed {
                     snapshot,
@@ -438,7 +330,7 @@ impl Supervisor {
             }),
             Err(e) => match self.unless_ended(id, &name, e).await {
                 SupervisorError::Gone(_) => {
-                    self.until_retained(id).await;
+                    self.inner.find.until_retained(id).await;
                     self.ended_scrollback(id, lines).await
                 }
                 e => Err(e),
@@ -459,6 +351,97 @@ impl Supervisor {
             }
             _ => error.into(),
         }
+    }
+
+    /// Types text, then keys, then Enter, through tmux so the order holds;
+    /// or queues the text until the session is ready for it.
+    pub async fn input(
+        &self,
+        id: SessionId,
+        input: Input,
+    ) -> Result<InputOutcome, SupervisorError> {
+        self.inner.input.send(id, input).await
+    }
+
+    /// Raw bytes from a stream client, written to the program in the pane.
+    pub async fn write_raw(&self, id: SessionId, bytes: &[u8]) -> Result<(), SupervisorError> {
+        self.inner.input.write_raw(id, bytes).await
+    }
+
+    /// Types an answer only while the attention raised at `since` is up.
+    pub async fn answer(
+        &self,
+        id: SessionId,
+        since: chrono::DateTime<chrono::Utc>,
+        text: Option<&str>,
+        keys: &[String],
+    ) -> Result<(), SupervisorError> {
+        self.inner.input.answer(id, since, text, keys).await
+    }
+
+    /// The items queued for a session, oldest first.
+    pub fn queued(&self, id: SessionId) -> Result<Vec<QueueItem>, SupervisorError> {
+        self.inner.input.queued(id)
+    }
+
+    /// Takes queued item `n` out, unless its typing has begun.
+    pub async fn cancel_queued(&self, id: SessionId, n: u64) -> Result<QueueItem, SupervisorError> {
+        self.inner.input.cancel_queued(id, n).await
+    }
+
+    /// Stores an external status; an older one (by `updated_at`) never
+    /// replaces a newer one. Returns the thought in force and whether this
+    /// update was applied.
+    pub async fn put_thought(
+        &self,
+        id: SessionId,
+        update: ThoughtUpdate,
+    ) -> Result<(Thought, bool), SupervisorError> {
+        let now = chrono::Utc::now();
+        let thought = thoughts::checked_thought(update, now)?;
+        let (_, name) = self.handle(id).await?;
+        Ok(self.inner.input.put_thought(id, name, thought, now).await)
+    }
+
+    /// Applies a coding agent's hook `event` to the session whose window
+    /// holds `pane`: its detector is told, and its message becomes the
+    /// session's thought.
+    pub async fn hook(
+        &self,
+        pane: PaneId,
+        event: HookEvent,
+    ) -> Result<HookOutcome, SupervisorError> {
+        let (id, handle) = hooks::session_of_pane(self.registry(), self.tmux(), pane).await?;
+        let view = match event.hook {
+            Some(hook) => Some(handle.hook(hook).await.map_err(SupervisorError::gone(id))?),
+            None => None,
+        };
+        if let Some(update) = hooks::hook_thought(&event.name, event.message) {
+            self.put_thought(id, update).await?;
+        }
+        Ok(HookOutcome {
+            session_id: id,
+            view,
+        })
+    }
+
+    /// The tmux sessions tmuxd does not track, asked of tmux now (over a
+    /// tracked session's control client when there is one); none when no
+    /// tmux server runs.
+    pub async fn untracked(&self) -> Result<Vec<Untracked>, SupervisorError> {
+        let listing = match self.ask_or_fork(&ListSessions).await {
+            Ok(listing) => listing,
+            Err(e) if e.is_missing_session() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let tracked = self.registry().tracked();
+        let filter = &self.inner.settings.filter;
+        Ok(untracked::plan_untracked(&listing, &tracked, filter))
+    }
+
+    /// Whether the data dir takes writes, for health and metrics.
+    pub fn storage_report(&self) -> StorageReport {
+        self.inner.persistence.storage_report()
     }
 
     pub fn events_since(&self, since: u64) -> (Vec<Event>, bool) {
@@ -501,28 +484,5 @@ impl Supervisor {
         }
         let _ = self.persist().await;
         self.inner.persistence.close();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::ffi::OsStr;
-
-    #[test]
-    fn the_default_cwd_is_home_when_it_is_a_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().to_str().unwrap();
-        let file = dir.path().join("file");
-        std::fs::write(&file, "").unwrap();
-        let cases: [(Option<&OsStr>, &str); 5] = [
-            (Some(OsStr::new(home)), home),
-            (None, "/"),
-            (Some(OsStr::new("relative/home")), "/"),
-            (Some(OsStr::new("/no/such/home")), "/"),
-            (Some(file.as_os_str()), "/"),
-        ];
-        for (given, expected) in cases {
-            assert_eq!(super::default_cwd(given), expected, "{given:?}");
-        }
     }
 }

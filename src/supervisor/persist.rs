@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use super::registry::Registry;
 use crate::metrics::{Metrics, StoreFile};
 use crate::store::floors::{
     ID_BLOCK, IdEvidence, SEQ_BLOCK, SeqEvidence, plan_next_seq, plan_session_counter,
@@ -182,6 +183,12 @@ impl Persistence {
     /// disk is retried in the background, and shows in `storage_report`.
     pub fn queue_registry(&self, file: RegistryFile) -> oneshot::Receiver<()> {
         self.queue(|done| Job::Registry(file, done))
+    }
+
+    /// Builds the registry file and queues its write in one locked
+    /// section, so writes land in the order the states existed.
+    pub fn write_registry(&self, registry: &Registry) -> oneshot::Receiver<()> {
+        registry.write_file(|file| self.queue_registry(file))
     }
 
     pub fn queue_thoughts(&self, file: ThoughtsFile) -> oneshot::Receiver<()> {
@@ -612,12 +619,5 @@ fn survive_file_size_limit() {
     // The handler stays installed after the stream is dropped.
     if let Err(e) = signal(SignalKind::from_raw(libc::SIGXFSZ)) {
         tracing::warn!("cannot handle SIGXFSZ; a file size limit would stop the daemon: {e}");
-    }
-}
-
-impl super::Supervisor {
-    /// Whether the data dir takes writes, for health and metrics.
-    pub fn storage_report(&self) -> StorageReport {
-        self.inner.persistence.storage_report()
     }
 }

@@ -16,11 +16,14 @@
 //! they were, and the timers fire together from then on. Like any option
 //! change, it redraws attached clients once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::Supervisor;
+use super::registry::Registry;
+use crate::tmux::Tmux;
 use crate::tmux::command::{OptionScope, PinStatusInterval, SetOption, Target};
 
 /// How long attaches must have stopped before the timers are aligned.
@@ -32,9 +35,14 @@ const ASK: Duration = Duration::from_secs(1);
 /// How many sessions to try when some have a `status-interval` of their own.
 const CANDIDATES: usize = 3;
 
-/// Aligns the status timers once attaches have settled, after each burst.
-pub(super) async fn align_after_attaches(supervisor: Supervisor, cancel: CancellationToken) {
-    let attached = supervisor.inner.client_attached.clone();
+/// Aligns the status timers once attaches have settled, after each burst
+/// (`attached` is woken when a control client attached).
+pub(super) async fn align_after_attaches(
+    attached: Arc<Notify>,
+    registry: Arc<Registry>,
+    tmux: Tmux,
+    cancel: CancellationToken,
+) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -49,48 +57,47 @@ pub(super) async fn align_after_attaches(supervisor: Supervisor, cancel: Cancell
                 _ = tokio::time::sleep_until(deadline) => break,
             }
         }
-        supervisor.align_status_timers().await;
+        align_status_timers(&registry, &tmux).await;
     }
 }
 
-impl Supervisor {
-    /// Pins and unpins one tracked session's `status-interval` over its
-    /// control client (no fork). A session with a value of its own is
-    /// left alone and the next one tried.
-    async fn align_status_timers(&self) {
-        let candidates = self.registry().some_live(CANDIDATES);
-        for (handle, name) in candidates {
-            let target = Target::Session(name.clone());
-            let pin = PinStatusInterval {
-                target: target.clone(),
-            };
-            match tokio::time::timeout(ASK, handle.ask_tmux(&pin)).await {
-                Ok(Ok(Ok(()))) => {}
-                Ok(Ok(Err(refusal))) => {
-                    tracing::debug!(tmux_name = %name, "status timers not aligned here: {refusal}");
-                    continue;
-                }
-                // Maybe pinned, maybe not: unsetting is right either way.
-                _ => {}
-            }
-            self.unpin_status_interval(target).await;
-            return;
-        }
-    }
-
-    /// Unsets the value `PinStatusInterval` gave: over any tracked
-    /// session's client, or a fork if none answers.
-    async fn unpin_status_interval(&self, target: Target) {
-        let unpin = SetOption {
-            scope: OptionScope::Session(target),
-            name: "status-interval",
-            value: None,
+/// Pins and unpins one tracked session's `status-interval` over its
+/// control client (no fork). A session with a value of its own is
+/// left alone and the next one tried.
+async fn align_status_timers(registry: &Registry, tmux: &Tmux) {
+    let candidates = registry.some_live(CANDIDATES);
+    for (handle, name) in candidates {
+        let target = Target::Session(name.clone());
+        let pin = PinStatusInterval {
+            target: target.clone(),
         };
-        match self.ask_or_fork(&unpin).await {
-            Ok(()) => tracing::debug!("status timers aligned"),
-            // Gone with its session.
-            Err(e) if e.is_missing_session() => {}
-            Err(e) => tracing::warn!("could not unset the status-interval tmuxd set: {e}"),
+        match tokio::time::timeout(ASK, handle.ask_tmux(&pin)).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(refusal))) => {
+                tracing::debug!(tmux_name = %name, "status timers not aligned here: {refusal}");
+                continue;
+            }
+            // Maybe pinned, maybe not: unsetting is right either way.
+            _ => {}
         }
+        unpin_status_interval(registry, tmux, target).await;
+        return;
+    }
+}
+
+/// Unsets the value `PinStatusInterval` gave: over any tracked
+/// session's client, or a fork if none answers.
+async fn unpin_status_interval(registry: &Registry, tmux: &Tmux, target: Target) {
+    let unpin = SetOption {
+        scope: OptionScope::Session(target),
+        name: "status-interval",
+        value: None,
+    };
+    let lender = registry.any_handle_except(None);
+    match tmux.run_routed(&unpin, lender.as_ref()).await {
+        Ok(()) => tracing::debug!("status timers aligned"),
+        // Gone with its session.
+        Err(e) if e.is_missing_session() => {}
+        Err(e) => tracing::warn!("could not unset the status-interval tmuxd set: {e}"),
     }
 }

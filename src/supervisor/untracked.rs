@@ -4,11 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::Supervisor;
 use super::plan::NameFilter;
-use super::types::SupervisorError;
 use crate::id::SessionId;
-use crate::tmux::command::{ListSessions, SessionSummary as TmuxSessionInfo};
+use crate::tmux::command::SessionSummary as TmuxSessionInfo;
 use crate::tmux::control::TmuxSessionId;
 use crate::tmux::validate_session_name;
 
@@ -81,25 +79,6 @@ pub fn plan_untracked(
             }
         })
         .collect()
-}
-
-impl Supervisor {
-    /// The tmux sessions tmuxd does not track, asked of tmux now (over a
-    /// tracked session's control client when there is one); none when no
-    /// tmux server runs.
-    pub async fn untracked(&self) -> Result<Vec<Untracked>, SupervisorError> {
-        let listing = match self.ask_or_fork(&ListSessions).await {
-            Ok(listing) => listing,
-            Err(e) if e.is_missing_session() => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        let tracked = self.registry().tracked();
-        Ok(plan_untracked(
-            &listing,
-            &tracked,
-            &self.inner.settings.filter,
-        ))
-    }
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ impl Panes {
     }
 
     pub(super) fn active(&self) -> PaneId {
-        PaneId(self.window.active)
+        self.window.active
     }
 
     pub(super) fn contains(&self, pane: PaneId) -> bool {
@@ -113,8 +113,8 @@ impl Panes {
     }
 
     /// The screens by pane id, for composing a snapshot.
-    pub(super) fn screens(&self) -> BTreeMap<u32, &PaneScreen> {
-        self.panes.iter().map(|(id, p)| (id.0, &p.screen)).collect()
+    pub(super) fn screens(&self) -> BTreeMap<PaneId, &PaneScreen> {
+        self.panes.iter().map(|(id, p)| (*id, &p.screen)).collect()
     }
 
     pub(super) fn active_pid(&self) -> Option<u32> {
@@ -162,7 +162,7 @@ impl Panes {
         // Hashing the whole screen per chunk would cost a flood dearly:
         // output in a burst counts as a change, and the hash tells only
         // after a pause whether anything changed.
-        let active = pane.0 == self.window.active;
+        let active = pane == self.window.active;
         if !active || now.duration_since(self.hashed_at) < HASH_EVERY {
             return Some(true);
         }
@@ -202,8 +202,8 @@ impl Panes {
         self.window = WindowGeometry {
             cols: first.window_cols,
             rows: first.window_rows,
-            panes: rows.iter().map(|r| (r.pane.0, r.rect)).collect(),
-            active: rows.iter().find(|r| r.active).unwrap_or(first).pane.0,
+            panes: rows.iter().map(|r| (r.pane, r.rect)).collect(),
+            active: rows.iter().find(|r| r.active).unwrap_or(first).pane,
         };
         self.panes
             .retain(|id, _| rows.iter().any(|r| r.pane == *id));
@@ -281,7 +281,7 @@ impl Panes {
             slot.screen.seed(&seed.state, &seed.captured);
             slot.screen.seed_wraps(&seed.joined);
         }
-        if pane.0 == self.window.active {
+        if pane == self.window.active {
             self.screen_hash = slot.screen.content_hash();
         }
         if raced {
@@ -306,7 +306,7 @@ impl Panes {
             return;
         };
         slot.screen = screen;
-        if pane.0 == self.window.active {
+        if pane == self.window.active {
             self.screen_hash = slot.screen.content_hash();
         }
     }
@@ -400,7 +400,10 @@ mod tests {
         // A pane gone from the window is forgotten.
         panes.arrange(vec![row(2, true, false)]);
         assert_eq!(panes.ids().collect::<Vec<_>>(), [PaneId(2)]);
-        assert_eq!(panes.screens().keys().copied().collect::<Vec<_>>(), [2]);
+        assert_eq!(
+            panes.screens().keys().copied().collect::<Vec<_>>(),
+            [PaneId(2)]
+        );
     }
 
     #[test]

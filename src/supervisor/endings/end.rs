@@ -268,18 +268,6 @@ impl Supervisor {
         }
     }
 
-    /// Returns once a session whose end is being recorded (no longer
-    /// tracked, not yet retained) has been retained; at once otherwise. An
-    /// end always finishes, so this does not wait long.
-    pub(in crate::supervisor) async fn until_retained(&self, id: SessionId) {
-        let mut retained = self.inner.endings.watch_settled();
-        while self.registry().is_finishing(id) {
-            if retained.changed().await.is_err() {
-                return;
-            }
-        }
-    }
-
     /// The last summary of an ended session still kept.
     pub fn ended_summary(&self, id: SessionId) -> Option<SessionSummary> {
         self.inner.endings.summary(id)

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::find_line;
+use super::lines::find_line;
 use crate::id::SessionId;
 use crate::session::{
     Region, ScreenSnapshot, SessionHandle, SessionState, SnapshotFormat, StateView,
@@ -285,7 +285,7 @@ mod tests {
                 regex("error: \\w+"),
                 regex("^ok$"),
             ],
-            &super::super::screen_of(&lines, &[]),
+            &super::super::lines::screen_of(&lines, &[]),
         );
         let rows: Vec<Option<usize>> = found.iter().map(|f| f.as_ref().map(|m| m.row)).collect();
         assert_eq!(rows, [Some(1), None, Some(1), Some(2)]);
