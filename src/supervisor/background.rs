@@ -424,7 +424,7 @@ impl Supervisor {
 
     async fn checkpoint(&self) {
         let _ = self.persist().await;
-        self.prune_ended().await;
+        self.inner.endings.prune_due().await;
         self.inner.persistence.sync_events();
     }
 }

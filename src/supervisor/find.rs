@@ -1,7 +1,7 @@
-//! Finding a live session's actor for a request. A session still
-//! attaching (listed `starting`) is waited for, and so is one whose end is
-//! being recorded, so a request finds a session live, ended and kept, or
-//! unknown: never between two of those.
+//! Finding a session for a request: its actor, or its summary live or
+//! ended. A session still attaching (listed `starting`) is waited for, and
+//! so is one whose end is being recorded, so a request finds a session
+//! live, ended and kept, or unknown: never between two of those.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::endings::Endings;
 use super::registry::{Lookup, Registry};
-use super::types::SupervisorError;
+use super::types::{SessionSummary, SupervisorError};
 use crate::id::SessionId;
 use crate::session::SessionHandle;
 
@@ -55,6 +55,41 @@ impl Finder {
             true => Err(SupervisorError::HasEnded(id.to_string())),
             false => Err(not_found()),
         }
+    }
+
+    /// A live session's summary, or the last one of an ended session
+    /// still kept.
+    pub(super) async fn summary(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        match self.live_summary(id).await {
+            Err(
+                SupervisorError::NotFound(_)
+                | SupervisorError::Gone(_)
+                | SupervisorError::HasEnded(_),
+            ) => {
+                self.until_retained(id).await;
+                match self.endings.summary(id) {
+                    Some(summary) => Ok(summary),
+                    None => self.live_summary(id).await,
+                }
+            }
+            answer => answer,
+        }
+    }
+
+    async fn live_summary(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
+        if let Some(summary) = self.registry.attaching_summary(id) {
+            return Ok(summary);
+        }
+        let (handle, _) = self.handle(id).await?;
+        let actor = handle.summary().await.map_err(SupervisorError::gone(id))?;
+        let summary = self.registry.summarize(id, actor);
+        summary.ok_or_else(|| SupervisorError::Gone(id.to_string()))
+    }
+
+    /// Whether session `id`'s end is being recorded (no longer tracked,
+    /// not yet kept).
+    pub(super) fn is_finishing(&self, id: SessionId) -> bool {
+        self.registry.is_finishing(id)
     }
 
     /// Returns once a session whose end is being recorded (no longer

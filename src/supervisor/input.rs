@@ -412,11 +412,13 @@ mod tests {
         let retention = Retention {
             max: 10,
             max_age: chrono::Duration::days(1),
+            history_lines: 0,
         };
         let endings = Endings::new(
             EndedFile::empty(),
             retention,
             Box::new(|_| oneshot::channel().1),
+            persistence.scrollback_files(),
         );
         let endings = Arc::new(endings);
         let registry = Registry::restored(RegistryFile::empty(), BTreeMap::new(), []);

@@ -346,6 +346,23 @@ impl Supervisor {
         })
     }
 
+    /// Removes an ended session still kept: its record and history go,
+    /// and a `session_removed` event says so. Nothing of it is served after.
+    async fn remove_ended(
+        &self,
+        id: SessionId,
+        mode: DeleteMode,
+    ) -> Result<DeleteOutcome, SupervisorError> {
+        let summary = self.inner.endings.discard(id).await?;
+        let removed = NewEvent::new(Payload::SessionRemoved).reason("api_delete");
+        self.record(removed, id, &summary.tmux_name);
+        Ok(DeleteOutcome {
+            session_id: id,
+            mode,
+            tmux_alive: false,
+        })
+    }
+
     /// The active pane's history, read before tmuxd kills the session, for
     /// its ended record; None when none is kept.
     async fn history_before_kill(&self, name: &str) -> Option<EndHistory> {
@@ -461,8 +478,9 @@ impl Supervisor {
         let gone = || SupervisorError::Gone(id.to_string());
         match self.registry().commit(reservation, new, actor) {
             Commit::Tracked { summary, renamed } => {
-                // Adopted again under its old id: it is live, not ended.
-                drop(self.inner.endings.remove(id));
+                // Adopted again under its old id: it is live, not ended
+                // (and most often was never kept: nothing to discard).
+                let _ = self.inner.endings.discard(id).await;
                 if let Some((old, new)) = renamed {
                     self.record_rename(id, &old, &new);
                 }
@@ -556,9 +574,9 @@ impl Supervisor {
             summary: summary.clone(),
             screens: None,
             ended_at: now,
-            history: self.keep_history(id, None).await,
+            history: self.inner.endings.keep_history(id, None).await,
         };
-        self.retain(id, retained).await;
+        self.inner.endings.keep(id, retained).await;
         summary
     }
 

@@ -116,6 +116,7 @@ impl Supervisor {
             restored.ended,
             settings.retention,
             persistence.ended_writer(),
+            persistence.scrollback_files(),
         ));
         let registry = Arc::new(Registry::restored(
             restored.registry,
@@ -129,7 +130,12 @@ impl Supervisor {
             endings.clone(),
             find.clone(),
         );
-        let waits = wait::Waits::new(settings.waits, metrics.clone());
+        let waits = wait::Waits::new(
+            settings.waits,
+            metrics.clone(),
+            find.clone(),
+            endings.clone(),
+        );
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
@@ -151,7 +157,6 @@ impl Supervisor {
                 sightings: sightings::Sightings::default(),
             }),
         };
-        supervisor.sweep_histories();
         supervisor.discover(background::Adoptions::Startup).await;
         background::spawn_loops(&supervisor, actor_events, tasks, cancel);
         Ok(supervisor)
@@ -223,30 +228,27 @@ impl Supervisor {
     /// A live session's summary, or the last one of an ended session
     /// still kept.
     pub async fn get(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
-        match self.get_live(id).await {
-            Err(
-                SupervisorError::NotFound(_)
-                | SupervisorError::Gone(_)
-                | SupervisorError::HasEnded(_),
-            ) => {
-                self.inner.find.until_retained(id).await;
-                match self.ended_summary(id) {
-                    Some(summary) => Ok(summary),
-                    None => self.get_live(id).await,
-                }
-            }
-            answer => answer,
-        }
+        self.inner.find.summary(id).await
     }
 
-    async fn get_live(&self, id: SessionId) -> Result<SessionSummary, SupervisorError> {
-        if let Some(summary) = self.registry().attaching_summary(id) {
-            return Ok(summary);
-        }
-        let (handle, _) = self.handle(id).await?;
-        let actor = handle.summary().await.map_err(SupervisorError::gone(id))?;
-        let summary = self.registry().summarize(id, actor);
-        summary.ok_or_else(|| SupervisorError::Gone(id.to_string()))
+    /// Answers as soon as `until` holds (at once if it already does), or
+    /// `Timeout` after `timeout_ms`.
+    pub async fn wait(
+        &self,
+        id: SessionId,
+        until: Until,
+        timeout_ms: u64,
+    ) -> Result<WaitOutcome, SupervisorError> {
+        self.inner.waits.wait(id, until, timeout_ms).await
+    }
+
+    /// Compiles a `match` wait's regex: within `REGEX_SIZE_LIMIT`, on a
+    /// blocking thread, a few at a time.
+    pub async fn compile_match(
+        &self,
+        pattern: &str,
+    ) -> Result<std::sync::Arc<regex::Regex>, PatternError> {
+        self.inner.waits.compile_match(pattern).await
     }
 
     /// The live screen, or an ended session's last one.
@@ -267,7 +269,7 @@ impl Supervisor {
             }),
             None => {
                 self.inner.find.until_retained(id).await;
-                let snapshot = self.ended_snapshot(id, format, region)?;
+                let snapshot = self.inner.endings.last_screen(id, format, region)?;
                 Ok(ScreenServed {
                     snapshot,
                     ended: true,
@@ -314,7 +316,7 @@ impl Supervisor {
         let name = match self.handle(id).await {
             Ok((_, name)) => name,
             Err(SupervisorError::HasEnded(_)) => {
-                return self.ended_scrollback(id, lines).await;
+                return self.inner.endings.scrollback(id, lines).await;
             }
             Err(e) => return Err(e),
         };
@@ -331,7 +333,7 @@ impl Supervisor {
             Err(e) => match self.unless_ended(id, &name, e).await {
                 SupervisorError::Gone(_) => {
                     self.inner.find.until_retained(id).await;
-                    self.ended_scrollback(id, lines).await
+                    self.inner.endings.scrollback(id, lines).await
                 }
                 e => Err(e),
             },

@@ -76,6 +76,7 @@ impl Settings {
             retention: Retention {
                 max: config.session.ended_max,
                 max_age: chrono::Duration::seconds(config.session.ended_max_age_s as i64),
+                history_lines: config.session.ended_scrollback_lines,
             },
             waits: WaitLimits {
                 per_session: config.http.max_waits_per_session,

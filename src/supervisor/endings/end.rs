@@ -2,24 +2,21 @@
 //! and hands over its last summary, screens and (when it read them before
 //! the pane went) the history above them, which stay readable; the end is
 //! recorded with one reason, the same in the session's last state event
-//! and in its `session_deleted` event. And reading what an end kept.
+//! and in its `session_deleted` event.
 
 use chrono::{DateTime, Utc};
 
-use super::retention::{History, NoHistory, Retained, plan_history};
+use super::retention::{History, NoHistory, Retained};
 use crate::id::SessionId;
 use crate::session::{
-    ActorSummary, EndHistory, ExitUnknown, Final, Region, SessionState, Snapshot, SnapshotFormat,
-    StateReason, StateView, Transport,
+    ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
-use crate::store::{NewEvent, ScrollbackFile, Thought};
+use crate::store::{NewEvent, Thought};
 use crate::supervisor::Supervisor;
 use crate::supervisor::lifecycle::EndReason;
 use crate::supervisor::queue::dropped_input;
 use crate::supervisor::registry::Entry;
-use crate::supervisor::types::{
-    DeleteMode, DeleteOutcome, Scrollback, SessionSummary, SupervisorError,
-};
+use crate::supervisor::types::SessionSummary;
 use crate::wire::{Deleted, Exit, Payload};
 
 impl Supervisor {
@@ -80,10 +77,10 @@ impl Supervisor {
             let _ = written.await;
         }
         if let Some(actor) = actor {
-            let history = self.keep_history(id, read).await;
+            let history = self.inner.endings.keep_history(id, read).await;
             let mut retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
             retained.history = history;
-            self.retain(id, retained).await;
+            self.inner.endings.keep(id, retained).await;
         }
         let settled_all = self.registry().finish(id);
         if settled_all && reason == EndReason::TmuxServerGone {
@@ -163,182 +160,4 @@ fn retained(
             why: NoHistory::NotCaptured,
         },
     }
-}
-impl Supervisor {
-    /// Keeps an ended session (dropping what falls out of the window) and
-    /// writes `ended.json`; wakes waiters looking for it.
-    pub(in crate::supervisor) async fn retain(&self, id: SessionId, retained: Retained) {
-        let (written, dropped) = self.inner.endings.retain(id, retained, Utc::now());
-        self.inner.endings.settled();
-        let _ = written.await;
-        self.forget_histories(dropped).await;
-    }
-
-    /// Drops ended sessions past the window (at each checkpoint).
-    pub(in crate::supervisor) async fn prune_ended(&self) {
-        let (written, dropped) = self.inner.endings.prune(Utc::now());
-        if let Some(written) = written {
-            let _ = written.await;
-        }
-        self.forget_histories(dropped).await;
-    }
-
-    /// Removes an ended session still kept (`DELETE` on it): its record
-    /// leaves `ended.json`, then its history file goes, and a
-    /// `session_removed` event says so. Nothing of it is served after.
-    pub(in crate::supervisor) async fn remove_ended(
-        &self,
-        id: SessionId,
-        mode: DeleteMode,
-    ) -> Result<DeleteOutcome, SupervisorError> {
-        let (written, summary) = self.inner.endings.remove(id).ok_or_else(|| not_found(id))?;
-        let _ = written.await;
-        self.forget_histories(vec![id]).await;
-        let removed = NewEvent::new(Payload::SessionRemoved).reason("api_delete");
-        self.record(removed, id, &summary.tmux_name);
-        Ok(DeleteOutcome {
-            session_id: id,
-            mode,
-            tmux_alive: false,
-        })
-    }
-
-    /// Writes what is kept of an end's history beside `ended.json`, before
-    /// the end is retained (so a record never names a file not yet there).
-    pub(in crate::supervisor) async fn keep_history(
-        &self,
-        id: SessionId,
-        read: Option<EndHistory>,
-    ) -> History {
-        if let Some(EndHistory::Refused(error)) = &read {
-            tracing::warn!(session_id = %id, "tmux did not give the history of an ended session: {error}");
-        }
-        let keep = self.inner.settings.actor.ended_scrollback_lines;
-        let lines = match plan_history(keep, read) {
-            Ok(lines) => lines,
-            Err(why) => return History::Missing { why },
-        };
-        if lines.is_empty() {
-            return History::Kept { lines: 0 };
-        }
-        let file = ScrollbackFile::new(id, lines);
-        let count = file.lines.len();
-        let files = self.inner.persistence.scrollback_files();
-        match tokio::task::spawn_blocking(move || files.save(&file)).await {
-            Ok(Ok(())) => History::Kept { lines: count },
-            Ok(Err(e)) => {
-                tracing::warn!(session_id = %id, "cannot keep an ended session's history: {e}");
-                History::Missing {
-                    why: NoHistory::Lost,
-                }
-            }
-            Err(_) => History::Missing {
-                why: NoHistory::Lost,
-            },
-        }
-    }
-
-    /// Removes the history files of ended sessions no longer kept, after
-    /// `ended.json` stopped naming them.
-    async fn forget_histories(&self, dropped: Vec<SessionId>) {
-        if dropped.is_empty() {
-            return;
-        }
-        let files = self.inner.persistence.scrollback_files();
-        let removed = tokio::task::spawn_blocking(move || {
-            for id in dropped {
-                if let Err(e) = files.remove(id) {
-                    tracing::warn!("cannot remove an ended session's history: {e}");
-                }
-            }
-        });
-        let _ = removed.await;
-    }
-
-    /// Removes history files no kept ended session names (a crash came
-    /// between dropping a record and its file); at startup.
-    pub(in crate::supervisor) fn sweep_histories(&self) {
-        let keep = self.inner.endings.ids();
-        let removed = self.inner.persistence.scrollback_files().sweep(&keep);
-        if removed > 0 {
-            tracing::info!(
-                removed,
-                "removed history files of ended sessions no longer kept"
-            );
-        }
-    }
-
-    /// The last summary of an ended session still kept.
-    pub fn ended_summary(&self, id: SessionId) -> Option<SessionSummary> {
-        self.inner.endings.summary(id)
-    }
-
-    /// Every ended session still kept, by id.
-    pub fn ended_sessions(&self) -> Vec<SessionSummary> {
-        self.inner.endings.summaries()
-    }
-
-    /// The history kept of an ended session: its last `lines` lines, or
-    /// why there are none.
-    pub(in crate::supervisor) async fn ended_scrollback(
-        &self,
-        id: SessionId,
-        lines: usize,
-    ) -> Result<Scrollback, SupervisorError> {
-        let history = self
-            .inner
-            .endings
-            .history(id)
-            .ok_or_else(|| not_found(id))?;
-        let missing = |why| Scrollback {
-            lines: Vec::new(),
-            ended: true,
-            missing: Some(why),
-        };
-        match history {
-            History::Missing { why } => Ok(missing(why)),
-            History::Kept { lines: 0 } => Ok(Scrollback {
-                lines: Vec::new(),
-                ended: true,
-                missing: None,
-            }),
-            History::Kept { .. } => {
-                let files = self.inner.persistence.scrollback_files();
-                let loaded = tokio::task::spawn_blocking(move || files.load(id)).await;
-                match loaded {
-                    Ok(Ok(Some(mut file))) => {
-                        file.lines.drain(..file.lines.len().saturating_sub(lines));
-                        Ok(Scrollback {
-                            lines: file.lines,
-                            ended: true,
-                            missing: None,
-                        })
-                    }
-                    Ok(Err(e)) => {
-                        tracing::warn!(session_id = %id, "cannot read an ended session's history: {e}");
-                        Ok(missing(NoHistory::Lost))
-                    }
-                    _ => Ok(missing(NoHistory::Lost)),
-                }
-            }
-        }
-    }
-
-    /// The last screen of an ended session, if it was kept.
-    pub(in crate::supervisor) fn ended_snapshot(
-        &self,
-        id: SessionId,
-        format: SnapshotFormat,
-        region: Region,
-    ) -> Result<Snapshot, SupervisorError> {
-        self.inner
-            .endings
-            .snapshot(id, format, region)
-            .ok_or_else(|| not_found(id))?
-            .ok_or_else(|| SupervisorError::NoLastScreen(id.to_string()))
-    }
-}
-
-fn not_found(id: SessionId) -> SupervisorError {
-    SupervisorError::NotFound(id.to_string())
 }

@@ -12,11 +12,14 @@ use crate::store::{EndedFile, EndedRecord};
 pub use crate::supervisor::types::NoHistory;
 use crate::supervisor::types::SessionSummary;
 
-/// How many ended sessions are kept, and for how long.
+/// How many ended sessions are kept, for how long, and how many lines of
+/// the history above each one's last screen.
 #[derive(Clone, Copy, Debug)]
 pub struct Retention {
     pub max: usize,
     pub max_age: Duration,
+    /// `session.ended_scrollback_lines`: 0 keeps none.
+    pub history_lines: usize,
 }
 
 /// One ended session.
@@ -189,6 +192,7 @@ pub(in crate::supervisor) mod tests {
         let retention = Retention {
             max: 2,
             max_age: Duration::seconds(100),
+            history_lines: 0,
         };
         let ids = |ns: &[u64]| ns.iter().copied().map(SessionId).collect::<Vec<_>>();
         let mut kept: BTreeMap<SessionId, Retained> =

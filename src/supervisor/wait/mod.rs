@@ -22,7 +22,8 @@ pub use limits::WaitLimits;
 use lines::find_line;
 pub use pattern::{PatternError, REGEX_SIZE_LIMIT};
 
-use super::Supervisor;
+use super::endings::Endings;
+use super::find::Finder;
 use crate::id::SessionId;
 use crate::session::{Region, SessionHandle, SessionState, SnapshotFormat, StateView};
 use crate::supervisor::types::{MatchedLine, SessionSummary, SupervisorError, Until, WaitOutcome};
@@ -36,21 +37,14 @@ pub const MAX_WAIT_MS: u64 = 3_600_000;
 /// the condition.
 const GONE_RETRY: Duration = Duration::from_millis(10);
 
-/// What waits share: the open count, the match hubs, the regex compiler.
+/// The waits: the open count, the match hubs, the regex compiler; and
+/// where a wait finds its session, live (`find`) or ended (`endings`).
 pub(super) struct Waits {
     open: limits::OpenWaits,
     hubs: hub::Hubs,
     compiler: pattern::Compiler,
-}
-
-impl Waits {
-    pub(super) fn new(limits: WaitLimits, metrics: crate::metrics::Metrics) -> Self {
-        Waits {
-            open: limits::OpenWaits::new(limits, metrics),
-            hubs: hub::Hubs::default(),
-            compiler: pattern::Compiler::default(),
-        }
-    }
+    find: Finder,
+    endings: Arc<Endings>,
 }
 
 /// What a wait on a live session came to.
@@ -60,10 +54,25 @@ enum Live {
     Gone,
 }
 
-impl Supervisor {
+impl Waits {
+    pub(super) fn new(
+        limits: WaitLimits,
+        metrics: crate::metrics::Metrics,
+        find: Finder,
+        endings: Arc<Endings>,
+    ) -> Self {
+        Waits {
+            open: limits::OpenWaits::new(limits, metrics),
+            hubs: hub::Hubs::default(),
+            compiler: pattern::Compiler::default(),
+            find,
+            endings,
+        }
+    }
+
     /// Answers as soon as `until` holds (at once if it already does), or
     /// `Timeout` after `timeout_ms`.
-    pub async fn wait(
+    pub(super) async fn wait(
         &self,
         id: SessionId,
         until: Until,
@@ -74,7 +83,7 @@ impl Supervisor {
                 "timeout_ms must be at most {MAX_WAIT_MS}"
             )));
         }
-        let _slot = self.inner.waits.open.open(id)?;
+        let _slot = self.open.open(id)?;
         let waited =
             tokio::time::timeout(Duration::from_millis(timeout_ms), self.wait_for(id, &until))
                 .await;
@@ -88,16 +97,16 @@ impl Supervisor {
 
     /// Compiles a `match` wait's regex: within `REGEX_SIZE_LIMIT`, on a
     /// blocking thread, a few at a time.
-    pub async fn compile_match(&self, pattern: &str) -> Result<Arc<Regex>, PatternError> {
-        self.inner.waits.compiler.compile(pattern.to_owned()).await
+    pub(super) async fn compile_match(&self, pattern: &str) -> Result<Arc<Regex>, PatternError> {
+        self.compiler.compile(pattern.to_owned()).await
     }
 
     async fn wait_for(&self, id: SessionId, until: &Until) -> Result<WaitOutcome, SupervisorError> {
-        let mut retained = self.inner.endings.watch_settled();
+        let mut retained = self.endings.watch_settled();
         let mut first: Option<StateView> = None;
         let mut gone: Option<SessionHandle> = None;
         loop {
-            if let Ok((handle, _)) = self.handle(id).await {
+            if let Ok((handle, _)) = self.find.handle(id).await {
                 if gone.as_ref().is_some_and(|g| g.same_actor(&handle)) {
                     tokio::time::sleep(GONE_RETRY).await;
                 }
@@ -112,8 +121,8 @@ impl Supervisor {
             // An end marks the session finishing as it stops tracking it, and
             // retains it before the mark goes: asked in this order, one of
             // the two answers.
-            let finishing = self.is_finishing(id);
-            if let Some(summary) = self.ended_summary(id) {
+            let finishing = self.find.is_finishing(id);
+            if let Some(summary) = self.endings.summary(id) {
                 return self.wait_ended(id, summary, until, first);
             }
             if !finishing {
@@ -122,10 +131,6 @@ impl Supervisor {
             // Ending right now: its record is on the way.
             let _ = retained.changed().await;
         }
-    }
-
-    fn is_finishing(&self, id: SessionId) -> bool {
-        self.registry().is_finishing(id)
     }
 
     async fn wait_live(
@@ -177,7 +182,7 @@ impl Supervisor {
 
     /// A `match` wait: its session's hub tells when a line matches.
     async fn wait_match(&self, id: SessionId, handle: &SessionHandle, regex: &Arc<Regex>) -> Live {
-        let mut ticket = self.inner.waits.hubs.join(id, handle, regex.clone());
+        let mut ticket = self.hubs.join(id, handle, regex.clone());
         match ticket.answer().await {
             hub::Answer::Matched(line) => self.met(id, Some(line)).await,
             hub::Answer::Gone => Live::Gone,
@@ -185,7 +190,7 @@ impl Supervisor {
     }
 
     async fn met(&self, id: SessionId, matched: Option<MatchedLine>) -> Live {
-        match self.get(id).await {
+        match self.find.summary(id).await {
             Ok(session) => Live::Met(Box::new(WaitOutcome { session, matched })),
             Err(_) => Live::Gone,
         }
@@ -194,7 +199,7 @@ impl Supervisor {
     /// How much longer the screen must stay unchanged to have been quiet
     /// for `quiet`; None when it already has.
     async fn quiet_left(&self, id: SessionId, quiet: Duration) -> Option<Duration> {
-        let summary = self.get(id).await.ok()?;
+        let summary = self.find.summary(id).await.ok()?;
         let last = summary.actor.last_activity_at.unwrap_or(summary.created_at);
         let quiet_for = (Utc::now() - last).to_std().unwrap_or_default();
         quiet.checked_sub(quiet_for).filter(|left| !left.is_zero())
@@ -221,7 +226,9 @@ impl Supervisor {
             Until::Change if first.is_some() => met(None),
             Until::Attention if session.actor.attention.is_some() => met(None),
             Until::Match(regex) => {
-                let snapshot = self.ended_snapshot(id, SnapshotFormat::Text, Region::Window)?;
+                let snapshot =
+                    self.endings
+                        .last_screen(id, SnapshotFormat::Text, Region::Window)?;
                 match find_line(regex, &snapshot.screen) {
                     Some(line) => met(Some(line)),
                     None => ended(),
