@@ -31,7 +31,9 @@ pub use health::{
     Health, Readiness, ServerInfo, ServerSocket, StorageFailure, StorageReport, StorageStatus,
     StorageWrite, VersionInfo,
 };
-pub use hooks::{CODEX_TURN_COMPLETE, ClaudeEvent, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse};
+pub use hooks::{
+    Agent, CODEX_TURN_COMPLETE, ClaudeEvent, HOOK_MAX_BODY_BYTES, HookQuery, HookResponse,
+};
 pub use login::{AccessLevel, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI};
 pub use push::{
     AnswerRequest, AnswerResponse, PushInfo, SubscribeRequest, SubscribeResponse,

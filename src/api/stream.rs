@@ -19,6 +19,7 @@ use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::id::SessionId;
 use crate::metrics::StreamKind;
 use crate::session::{Chunk, Replay, SessionHandle};
+use crate::tmux::control::PaneId;
 use crate::wire::{ErrorBody, StreamClientMessage, StreamQuery, StreamServerMessage};
 
 /// One pane's output, live (WebSocket).
@@ -74,12 +75,12 @@ pub async fn stream(
     .await
 }
 
-fn parse_pane(text: &str) -> Option<u32> {
-    let digits = text.strip_prefix('%').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// `%N`, or `N` as a shell would rather not quote it.
+fn parse_pane(text: &str) -> Option<PaneId> {
+    match text.strip_prefix('%') {
+        Some(_) => text.parse().ok(),
+        None => format!("%{text}").parse().ok(),
     }
-    digits.parse().ok()
 }
 
 /// Frames sent per flush at most.
@@ -98,7 +99,7 @@ async fn serve(
     handle: SessionHandle,
     state: AppState,
     id: SessionId,
-    (since, pane): (Option<u64>, Option<u32>),
+    (since, pane): (Option<u64>, Option<PaneId>),
 ) {
     let access = socket.access();
     let socket = socket.into_inner();
@@ -124,7 +125,7 @@ async fn serve(
     let ready = StreamServerMessage::Ready {
         latest_seq: subscription.latest_seq,
         replay_from,
-        pane: format!("%{}", subscription.pane),
+        pane: subscription.pane.to_string(),
         cols: subscription.cols,
         rows: subscription.rows,
     };
@@ -229,5 +230,28 @@ async fn control(
 fn error(message: &str) -> StreamServerMessage {
     StreamServerMessage::Error {
         message: message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pane_is_percent_n_or_n() {
+        for (text, want) in [
+            ("%3", Some(PaneId(3))),
+            ("3", Some(PaneId(3))),
+            ("%", None),
+            ("", None),
+            ("%%3", None),
+            ("-3", None),
+            ("+3", None),
+            ("3x", None),
+            ("@3", None),
+            ("99999999999", None),
+        ] {
+            assert_eq!(parse_pane(text), want, "{text:?}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::{ConfigError, invalid};
-use crate::session::Agent;
+use crate::wire::Agent;
 
 /// Rows a rule looks at when it does not say.
 const DEFAULT_RULE_ROWS: usize = 5;

@@ -552,7 +552,7 @@ fn a_rule_may_name_its_agent() {
     let (config, _) = resolve(Some(layer), &home(), &Flags::default()).unwrap();
     assert_eq!(
         config.state.rules[0].agent,
-        Some(crate::session::Agent::Claude)
+        Some(crate::wire::Agent::Claude)
     );
     assert!(sections::render_rules(&config.state.rules).ends_with(r#"agent = "claude" }]"#));
     let unknown =

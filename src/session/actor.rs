@@ -691,14 +691,14 @@ impl SessionActor {
         }
     }
 
-    fn subscribe(&mut self, since: Option<u64>, pane: Option<u32>) -> Subscription {
-        let pane = pane.unwrap_or(self.panes.active().0);
+    fn subscribe(&mut self, since: Option<u64>, pane: Option<PaneId>) -> Subscription {
+        let pane = pane.unwrap_or(self.panes.active());
         let streams::Subscribed {
             replay,
             live,
             overflowed,
             latest_seq,
-        } = self.streams.subscribe(since, PaneId(pane));
+        } = self.streams.subscribe(since, pane);
         Subscription {
             replay,
             live,

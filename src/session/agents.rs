@@ -6,51 +6,8 @@
 
 mod hooks;
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::wire::Agent;
 pub use hooks::{HookError, HookEvent, interpret};
-
-/// The coding agents tmuxd knows; their names are the API's (`agent` in a
-/// session summary, `/v1/hooks/{agent}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Agent {
-    /// Claude Code (`claude`, a node script or a native build).
-    Claude,
-    /// OpenAI Codex CLI (`codex`; the npm package's node wrapper runs a
-    /// native binary named after its target triple).
-    Codex,
-    /// Google Gemini CLI (`gemini`, a node script).
-    Gemini,
-    /// aider (`aider`, a python script or `python -m aider`).
-    Aider,
-    /// opencode (`opencode`).
-    Opencode,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 5] = [
-        Agent::Claude,
-        Agent::Codex,
-        Agent::Gemini,
-        Agent::Aider,
-        Agent::Opencode,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Aider => "aider",
-            Agent::Opencode => "opencode",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|a| a.as_str() == name)
-    }
-}
 
 /// Programs that run an agent's script: the script (or `-m` module) names
 /// the agent, not the interpreter.

@@ -37,7 +37,7 @@ pub use window::{
 use crate::id::SessionId;
 use crate::tmux::Tmux;
 use crate::tmux::command::{Carried, TmuxCommand};
-use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
+use crate::tmux::control::{ControlError, ControlOptions, PaneId, TmuxSessionId};
 use crate::tmux::route::{Lender, LentAnswer};
 
 /// Requests an actor serves; each carries its own reply channel.
@@ -100,7 +100,7 @@ pub enum SessionCmd {
     /// unless given), with replay from the log.
     Subscribe {
         since: Option<u64>,
-        pane: Option<u32>,
+        pane: Option<PaneId>,
         reply: oneshot::Sender<Subscription>,
     },
     /// The state as it changes, for waiters.
@@ -349,8 +349,8 @@ pub struct Subscription {
     pub live: LiveOutput,
     pub overflowed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub latest_seq: u64,
-    /// The pane streamed (`%N` without the `%`).
-    pub pane: u32,
+    /// The pane streamed.
+    pub pane: PaneId,
     pub cols: u16,
     pub rows: u16,
 }
@@ -556,7 +556,7 @@ impl SessionHandle {
     pub async fn subscribe(
         &self,
         since: Option<u64>,
-        pane: Option<u32>,
+        pane: Option<PaneId>,
     ) -> Result<Subscription, ActorGone> {
         self.ask(|reply| SessionCmd::Subscribe { since, pane, reply })
             .await

@@ -6,6 +6,48 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::sessions::{Attention, SessionState};
 
+/// The coding agents tmuxd knows; their names are the API's (`agent` in a
+/// session summary, `/v1/hooks/{agent}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    /// Claude Code (`claude`, a node script or a native build).
+    Claude,
+    /// OpenAI Codex CLI (`codex`; the npm package's node wrapper runs a
+    /// native binary named after its target triple).
+    Codex,
+    /// Google Gemini CLI (`gemini`, a node script).
+    Gemini,
+    /// aider (`aider`, a python script or `python -m aider`).
+    Aider,
+    /// opencode (`opencode`).
+    Opencode,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Aider,
+        Agent::Opencode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Aider => "aider",
+            Agent::Opencode => "opencode",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+}
+
 /// The Claude Code hook events tmuxd reads (`hook_event_name`): the ones
 /// `tmuxd hooks install claude` installs, and the only ones the daemon
 /// reads a state from. One list, so the two cannot drift apart.
