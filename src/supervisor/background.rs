@@ -186,16 +186,22 @@ impl Supervisor {
         match self.session_status(id, &name).await {
             Ok(SessionStatus::Alive) => self.reattach(id, exit.actor_id).await,
             Ok(SessionStatus::Gone) => {
-                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                self.inner
+                    .ends
+                    .end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
             // tmux exits with its last session: the program's exit ended both.
             Ok(SessionStatus::NoServer) if exit.program_exited => {
-                self.end(id, Some(exit.actor_id), EndReason::ProcessExit)
+                self.inner
+                    .ends
+                    .end(id, Some(exit.actor_id), EndReason::ProcessExit)
                     .await
             }
             Ok(SessionStatus::NoServer) => {
-                self.end(id, Some(exit.actor_id), EndReason::TmuxServerGone)
+                self.inner
+                    .ends
+                    .end(id, Some(exit.actor_id), EndReason::TmuxServerGone)
                     .await
             }
             Err(e) => {

@@ -334,7 +334,9 @@ impl Supervisor {
                     self.registry().unmark_ending(id);
                     return Err(e.into());
                 }
-                self.end_with_history(id, None, EndReason::ApiKill, history)
+                self.inner
+                    .ends
+                    .end_with_history(id, None, EndReason::ApiKill, history)
                     .await;
             }
         }

@@ -84,7 +84,10 @@ struct Inner {
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost, and `restore.json`.
-    restore: restore::Restore,
+    restore: Arc<restore::Restore>,
+    /// Ends tracking of a session (over the registry, persistence, restore
+    /// and endings).
+    ends: endings::Ends,
     /// What discovery has seen of tmux's sessions.
     sightings: sightings::Sightings,
 }
@@ -137,6 +140,13 @@ impl Supervisor {
             endings.clone(),
         );
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
+        let restore = Arc::new(restore);
+        let ends = endings::Ends::new(
+            registry.clone(),
+            persistence.clone(),
+            restore.clone(),
+            endings.clone(),
+        );
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
                 waits,
@@ -154,6 +164,7 @@ impl Supervisor {
                 tasks: tasks.clone(),
                 cancel: cancel.clone(),
                 restore,
+                ends,
                 sightings: sightings::Sightings::default(),
             }),
         };

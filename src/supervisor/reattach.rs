@@ -55,7 +55,11 @@ impl Supervisor {
         };
         if too_often {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
-            return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
+            return self
+                .inner
+                .ends
+                .end(id, Some(actor_id), EndReason::AttachFailed)
+                .await;
         }
         let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
         let handle = match self
@@ -74,7 +78,11 @@ impl Supervisor {
             Ok(spawned) => spawned.handle,
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
-                return self.end(id, Some(actor_id), EndReason::AttachFailed).await;
+                return self
+                    .inner
+                    .ends
+                    .end(id, Some(actor_id), EndReason::AttachFailed)
+                    .await;
             }
         };
         let view = handle

@@ -3,6 +3,11 @@
 //! the pane went) the history above them, which stay readable; the end is
 //! recorded with one reason, the same in the session's last state event
 //! and in its `session_deleted` event.
+//!
+//! An end is one step over four owners, in this order: the registry lets
+//! the session go (marked finishing), the restore book learns why, the
+//! events and the registry file say so, and the endings keep what is left
+//! and wake who waits for it. `Ends` holds those four and nothing else.
 
 use chrono::{DateTime, Utc};
 
@@ -12,14 +17,41 @@ use crate::session::{
     ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
 use crate::store::{NewEvent, Thought};
-use crate::supervisor::Supervisor;
+use std::sync::Arc;
+
+use super::Endings;
 use crate::supervisor::lifecycle::EndReason;
+use crate::supervisor::persist::Persistence;
 use crate::supervisor::queue::dropped_input;
-use crate::supervisor::registry::Entry;
+use crate::supervisor::registry::{Entry, Registry};
+use crate::supervisor::restore::Restore;
 use crate::supervisor::types::SessionSummary;
 use crate::wire::{Deleted, Exit, Payload};
 
-impl Supervisor {
+/// Ends tracking of sessions (see the module's doc).
+#[derive(Clone)]
+pub(in crate::supervisor) struct Ends {
+    registry: Arc<Registry>,
+    persistence: Arc<Persistence>,
+    restore: Arc<Restore>,
+    endings: Arc<Endings>,
+}
+
+impl Ends {
+    pub(in crate::supervisor) fn new(
+        registry: Arc<Registry>,
+        persistence: Arc<Persistence>,
+        restore: Arc<Restore>,
+        endings: Arc<Endings>,
+    ) -> Ends {
+        Ends {
+            registry,
+            persistence,
+            restore,
+            endings,
+        }
+    }
+
     /// Stops tracking a session whose end is decided. `actor_id` (when
     /// given) must still be current.
     pub(in crate::supervisor) async fn end(
@@ -43,19 +75,20 @@ impl Supervisor {
         // An attach that keeps failing stays detached: discovery must not
         // re-adopt it in a loop. Its thought stays for the same reason.
         let keep_detached = reason == EndReason::AttachFailed;
-        let untracked = self.registry().untrack(
+        let untracked = self.registry.untrack(
             id,
             actor_id,
             keep_detached,
             std::time::Instant::now(),
-            |file| self.inner.persistence.queue_thoughts(file),
+            |file| self.persistence.queue_thoughts(file),
         );
         let Some(untracked) = untracked else {
             return;
         };
         // Before this end is settled (below), so the last to settle sees
         // every session lost with the server.
-        self.tracking_ended(id, reason);
+        let server_gone = reason == EndReason::TmuxServerGone;
+        self.restore.tracking_ended(id, server_gone, Utc::now());
         let entry = &untracked.entry;
         let mut last = entry.handle().finish(reason).await.ok();
         let read = last.as_mut().and_then(|l| l.history.take()).or(history);
@@ -72,21 +105,26 @@ impl Supervisor {
             acknowledged_by: None,
         };
         self.record_end(entry, &view, actor.as_ref(), reason);
-        let _ = self.persist().await;
+        let _ = self.persistence.write_registry(&self.registry).await;
         if let Some(written) = untracked.thoughts_written {
             let _ = written.await;
         }
         if let Some(actor) = actor {
-            let history = self.inner.endings.keep_history(id, read).await;
+            let history = self.endings.keep_history(id, read).await;
             let mut retained = retained(&untracked.entry, untracked.thought, actor, &view, last);
             retained.history = history;
-            self.inner.endings.keep(id, retained).await;
+            self.endings.keep(id, retained).await;
         }
-        let settled_all = self.registry().finish(id);
-        if settled_all && reason == EndReason::TmuxServerGone {
-            self.announce_loss(reason, 0);
+        let settled_all = self.registry.finish(id);
+        if settled_all && server_gone {
+            self.restore.announce_loss(&self.persistence, reason, 0);
         }
-        self.inner.endings.settled();
+        self.endings.settled();
+    }
+
+    fn record(&self, event: NewEvent, entry: &Entry) {
+        let event = event.session_id(entry.id()).tmux_name(entry.tmux_name());
+        self.persistence.record(event);
     }
 
     /// The exited state event, the delete event, and the queued inputs dropped.
@@ -101,24 +139,12 @@ impl Supervisor {
             exit_status: actor.and_then(|a| a.exit_status),
             exit_signal: actor.and_then(|a| a.exit_signal),
         };
-        self.record(
-            crate::supervisor::queue::state_event(view, exit),
-            entry.id(),
-            entry.tmux_name(),
-        );
-        self.record(
-            NewEvent::new(Payload::SessionDeleted(Deleted { exit: Some(exit) }))
-                .reason(reason.as_str()),
-            entry.id(),
-            entry.tmux_name(),
-        );
+        self.record(crate::supervisor::queue::state_event(view, exit), entry);
+        let deleted = Payload::SessionDeleted(Deleted { exit: Some(exit) });
+        self.record(NewEvent::new(deleted).reason(reason.as_str()), entry);
         if reason != EndReason::AttachFailed {
             for item in entry.queue() {
-                self.record(
-                    dropped_input(item, reason.as_str()),
-                    entry.id(),
-                    entry.tmux_name(),
-                );
+                self.record(dropped_input(item, reason.as_str()), entry);
             }
         }
     }

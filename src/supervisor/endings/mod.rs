@@ -21,6 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use tokio::sync::{oneshot, watch};
 
+pub(super) use end::Ends;
 pub use retention::{History, NoHistory, Retained, Retention};
 
 use super::persist::Writer;

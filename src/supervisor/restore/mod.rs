@@ -20,10 +20,12 @@ use tokio::sync::oneshot;
 use book::BookError;
 pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
 
-use super::persist::Writer;
+use super::persist::{Persistence, Writer};
 use crate::id::SessionId;
-use crate::store::{RestoreFile, RestoreMode, RestoreRecord};
+use crate::session::EndReason;
+use crate::store::{NewEvent, RestoreFile, RestoreMode, RestoreRecord};
 use crate::tmux::Blueprint;
+use crate::wire::{Payload, ServerLost};
 use book::Book;
 
 /// Queues a whole new version of `restore.json`.
@@ -104,6 +106,22 @@ impl Restore {
             let lost = book.announce(still_tracked).then(|| book.lost()).flatten();
             (lost, lost.is_some())
         })
+    }
+
+    /// Says once that the server is lost, when every session went with it
+    /// (`tracked` are still tracked): a warning in the log and a
+    /// `tmux_lost` event in `events` (which the notifier follows).
+    pub fn announce_loss(&self, events: &Persistence, reason: EndReason, tracked: usize) {
+        let Some((since, restorable)) = self.announce(tracked) else {
+            return;
+        };
+        tracing::warn!(
+            %since,
+            restorable,
+            "the tmux server is gone and took every session with it; `tmuxd restore` brings them back"
+        );
+        let lost = Payload::TmuxLost(ServerLost { since, restorable });
+        events.record(NewEvent::new(lost).reason(reason.as_str()));
     }
 
     /// Startup found the persisted sessions in `missing` gone and `found`

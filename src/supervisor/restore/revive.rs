@@ -18,7 +18,7 @@ use crate::tmux::command::restore::{
     Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
 };
 use crate::tmux::command::{DisplayMessage, Target};
-use crate::wire::{Payload, Restored, ServerLost};
+use crate::wire::{Payload, Restored};
 
 /// Why a restore happens, as its events say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,33 +86,6 @@ impl Supervisor {
         self.inner.restore.observed(id, &name, blueprint);
     }
 
-    /// Tracking of a session ended: lost with the server (kept to be
-    /// restored), or for good (forgotten).
-    pub(in crate::supervisor) fn tracking_ended(&self, id: SessionId, reason: EndReason) {
-        let server_gone = reason == EndReason::TmuxServerGone;
-        self.inner
-            .restore
-            .tracking_ended(id, server_gone, Utc::now());
-    }
-
-    /// Says once that the server is lost, when every session went with it
-    /// (`tracked` are still tracked): a warning in the log and a `tmux_lost`
-    /// event (which the notifier follows).
-    pub(in crate::supervisor) fn announce_loss(&self, reason: EndReason, tracked: usize) {
-        let Some((since, restorable)) = self.inner.restore.announce(tracked) else {
-            return;
-        };
-        tracing::warn!(
-            %since,
-            restorable,
-            "the tmux server is gone and took every session with it; `tmuxd restore` brings them back"
-        );
-        self.inner.persistence.record(
-            NewEvent::new(Payload::TmuxLost(ServerLost { since, restorable }))
-                .reason(reason.as_str()),
-        );
-    }
-
     /// Startup found the persisted sessions in `missing` gone, and `found`
     /// alive: with none alive, tmux was lost while tmuxd was away (said by
     /// `after_start`, once the notifier listens).
@@ -127,7 +100,8 @@ impl Supervisor {
     /// found lost at startup, and with `restore_now` (`restore.on_start`)
     /// restores the lost sessions in the background.
     pub fn after_start(&self, restore_now: bool) {
-        self.announce_loss(EndReason::StartupMissingTmux, 0);
+        let (restore, events) = (&self.inner.restore, &self.inner.persistence);
+        restore.announce_loss(events, EndReason::StartupMissingTmux, 0);
         if restore_now && self.tmux_lost().is_some() {
             let supervisor = self.clone();
             self.inner.tasks.spawn(async move {
