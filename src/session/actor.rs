@@ -40,7 +40,7 @@ use crate::tmux::command::{
     WindowPanes,
 };
 use crate::tmux::control::{
-    ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
+    Batch, ClientEvent, ControlClient, ControlError, Notification, PaneId, Ticket, TmuxSessionId,
 };
 
 /// Bytes of literal text or raw input per `send-keys` over the control
@@ -59,6 +59,9 @@ enum Purpose {
     Capture { pane: PaneId, alternate: bool },
     /// A pane's rows with wrapped ones joined, to tell which rows wrapped.
     Joined { pane: PaneId },
+    /// The window's panes again after their captures: each seed's cursor
+    /// and modes as of its captures.
+    SeedStates,
     /// One piece of an input request.
     Input { job: u64 },
     /// A command whose reply someone waits for.
@@ -492,6 +495,12 @@ impl SessionActor {
                             self.seed_raced(pane, client).await;
                         }
                     }
+                    Purpose::SeedStates => {
+                        let rows = result.and_then(|body| Ok(WindowPanes::rows(&body)?));
+                        if let Some(pane) = self.panes.states(rows).first() {
+                            self.seed_raced(*pane, client).await;
+                        }
+                    }
                     Purpose::Exit { pane, looks } => match result {
                         Ok(lines) => self.on_exit_facts(pane, &lines.concat(), looks),
                         // A pane already closed has nothing more to tell.
@@ -563,8 +572,8 @@ impl SessionActor {
         });
     }
 
-    /// The pane wrote between its seed's look and its capture: the capture
-    /// has the output, the cursor may not, so the window is looked at again.
+    /// The pane wrote between two of its seed's commands: the captures and
+    /// the cursor are not of one moment, so the window is looked at again.
     async fn seed_raced(&mut self, pane: PaneId, client: &mut ControlClient) {
         tracing::debug!(session_id = %self.session_id, %pane, "output raced the seed: seeding again");
         self.look(client).await;
@@ -616,12 +625,7 @@ impl SessionActor {
         client: &mut ControlClient,
     ) {
         let again = self.panes.look_done();
-        let rows = result.and_then(|body| {
-            let command = WindowPanes {
-                session: String::new(),
-            };
-            Ok(command.parse(&body)?)
-        });
+        let rows = result.and_then(|body| Ok(WindowPanes::rows(&body)?));
         match rows {
             Ok(rows) if !rows.is_empty() => self.lay_out(rows, client).await,
             Ok(_) => {}
@@ -634,19 +638,35 @@ impl SessionActor {
         }
     }
 
-    /// Takes tmux's view of the window and re-seeds every pane in it.
+    /// Takes tmux's view of the window and re-seeds every pane in it: the
+    /// captures, then the panes' cursors and modes, in one write, so tmux
+    /// answers them all of one moment (see `panes`).
     async fn lay_out(&mut self, rows: Vec<PaneRow>, client: &mut ControlClient) {
+        let mut batch = Batch::default();
+        let mut purposes = Vec::new();
         for (pane, alternate) in self.arrange(rows) {
-            self.capture(client, pane, false).await;
-            if alternate {
-                self.capture(client, pane, true).await;
+            for alternate in [false, true].into_iter().take(1 + usize::from(alternate)) {
+                batch.push(&CaptureSeed { pane, alternate });
+                purposes.push(Purpose::Capture { pane, alternate });
             }
             let joined = CapturePane {
                 escapes: true,
                 join: true,
                 ..CapturePane::screen(Target::Pane(pane))
             };
-            self.send(client, &joined, Purpose::Joined { pane }).await;
+            batch.push(&joined);
+            purposes.push(Purpose::Joined { pane });
+        }
+        let states = WindowPanes {
+            session: self.tmux_name.clone(),
+        };
+        batch.push(&states);
+        purposes.push(Purpose::SeedStates);
+        match client.send_batch(batch).await {
+            Ok(tickets) => self.purposes.extend(tickets.into_iter().zip(purposes)),
+            Err(e) => {
+                tracing::debug!(session_id = %self.session_id, "seeding the window's panes failed: {e}")
+            }
         }
     }
 
@@ -657,13 +677,6 @@ impl SessionActor {
         let panes = &self.panes;
         self.checks.keep_only(|id| panes.contains(id));
         captures
-    }
-
-    async fn capture(&mut self, client: &mut ControlClient, pane: PaneId, alternate: bool) {
-        // With the alternate screen on, `-a` captures the normal screen behind it.
-        let command = CaptureSeed { pane, alternate };
-        let purpose = Purpose::Capture { pane, alternate };
-        self.send(client, &command, purpose).await;
     }
 
     /// A command's reply reached the one who waits for it.
@@ -678,6 +691,7 @@ impl SessionActor {
             Purpose::Input { job } => self.jobs.piece_done(job, result),
             Purpose::Quiet
             | Purpose::Joined { .. }
+            | Purpose::SeedStates
             | Purpose::Check { .. }
             | Purpose::Mode { .. }
             | Purpose::Window

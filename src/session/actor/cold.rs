@@ -65,6 +65,9 @@ pub(super) async fn start_cold(
         .parse(&rows)
         .map_err(|e| cannot_look(&name, e.into()))?;
     if !rows.is_empty() {
+        // No output reaches a session without a client: the look's state
+        // stands for the seeds' (`Panes::states`), as it did before them.
+        let states = rows.clone();
         for (pane, alternate) in actor.arrange(rows) {
             let normal = CaptureSeed {
                 pane,
@@ -89,6 +92,7 @@ pub(super) async fn start_cold(
             };
             actor.panes.joined(pane, ask(Carried::of(&joined)).await);
         }
+        actor.panes.states(Ok(states));
     }
     let pids = exits::pids_query(&name);
     if let Ok(rows) = ask(Carried::of(&pids)).await {

@@ -4,12 +4,16 @@
 //!
 //! Screens are fed with the bytes each pane's program wrote (`%output`).
 //! When tmuxd attaches, the window's layout changes, or tmux paused a pane,
-//! the window's panes are re-seeded: one `list-panes` for geometry, cursor
-//! and modes, then a `capture-pane` per pane. tmux answers commands in
-//! order with the output it read before them, so a pane's output that
-//! arrives before its capture's reply is already in the capture and is not
-//! fed again; output after it is. A pane flooding output is re-seeded
-//! rather than fed (see `flood`).
+//! the window's panes are re-seeded: one `list-panes` for the geometry,
+//! then, in one write, a `capture-pane` per pane and a second `list-panes`
+//! for each pane's cursor and modes as of those captures (tmux runs the
+//! lines of one write together, reading no output between them). tmux
+//! answers commands in order with the output it read before them, so a
+//! pane's output that arrives before its seed's first reply is in the
+//! captures and the state and is not fed again; output after the last
+//! reply is. Output between the replies would mean the captures and the
+//! state are of different moments: the seed is taken again. A pane
+//! flooding output is re-seeded rather than fed (see `flood`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -40,13 +44,20 @@ struct Pane {
 
 /// A re-seed in flight: tmux's state of the pane and what came back so far.
 struct Seed {
+    /// From the look that began the seed, until the state asked after the
+    /// captures replaces it.
     state: PaneState,
     captured: Captured,
+    /// The captures' replies and the state's still to come.
     replies_left: u8,
+    /// A reply of this seed is in: output from now on was read by tmux
+    /// between two of its commands.
+    answering: bool,
     /// `capture-pane -J` of the same moment (see `PaneScreen::seed_wraps`).
     joined: Vec<Vec<u8>>,
-    /// The pane wrote between the state and the capture: the capture has
-    /// it, the cursor and modes may not, so the seed is taken again.
+    /// The pane wrote between two of the seed's commands, or changed
+    /// screens since the look: the captures and the state are not of one
+    /// moment, so the seed is taken again.
     raced: bool,
 }
 
@@ -151,7 +162,8 @@ impl Panes {
         // Bytes a seed in flight already holds. A skipping pane is seeded
         // again anyway.
         if let Some(seed) = slot.seeding.as_mut() {
-            seed.raced |= slot.flood.feed(now, data.len());
+            let counted = slot.flood.feed(now, data.len());
+            seed.raced |= counted && seed.answering;
             return Some(true);
         }
         // A flood is re-seeded from tmux instead (`reseed_floods`).
@@ -218,7 +230,8 @@ impl Panes {
             });
             pane.pid = row.pid;
             pane.seeding = Some(Seed {
-                replies_left: 2 + u8::from(state.alternate_on),
+                replies_left: 3 + u8::from(state.alternate_on),
+                answering: false,
                 joined: Vec::new(),
                 state,
                 captured: Captured::default(),
@@ -263,6 +276,43 @@ impl Panes {
         self.seed_reply_in(pane)
     }
 
+    /// Takes the panes' state asked after their captures (see the module's
+    /// doc): each seed in flight gets its pane's cursor and modes as of its
+    /// captures. Returns the panes whose seed raced (see `captured`).
+    pub(super) fn states(&mut self, result: Result<Vec<PaneRow>, ControlError>) -> Vec<PaneId> {
+        let rows = result.ok();
+        let seeding: Vec<PaneId> = self
+            .panes
+            .iter()
+            .filter(|(_, p)| p.seeding.is_some())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut raced = Vec::new();
+        for pane in seeding {
+            let row = rows
+                .as_ref()
+                .and_then(|r| r.iter().find(|r| r.pane == pane));
+            if let Some(seed) = self.panes.get_mut(&pane).and_then(|p| p.seeding.as_mut()) {
+                match row {
+                    // Captured as planned (the same screen, the same size).
+                    Some(row)
+                        if (row.state.alternate_on, row.state.cols, row.state.rows)
+                            == (seed.state.alternate_on, seed.state.cols, seed.state.rows) =>
+                    {
+                        seed.state = row.state.clone();
+                    }
+                    // The pane left the window: a layout change follows.
+                    None if rows.is_some() => {}
+                    _ => seed.raced = true,
+                }
+            }
+            if self.seed_reply_in(pane) {
+                raced.push(pane);
+            }
+        }
+        raced
+    }
+
     /// One more reply of a pane's seed is in; once all are, seeds its
     /// screen. Returns true when output raced the seed.
     fn seed_reply_in(&mut self, pane: PaneId) -> bool {
@@ -272,6 +322,7 @@ impl Panes {
         let Some(seed) = slot.seeding.as_mut() else {
             return false;
         };
+        seed.answering = true;
         seed.replies_left = seed.replies_left.saturating_sub(1);
         if seed.replies_left > 0 {
             return false;
@@ -365,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pane_is_seeded_once_all_its_captures_are_in_and_fed_after() {
+    fn a_pane_is_seeded_once_its_captures_and_state_are_in_and_fed_after() {
         let mut panes = Panes::new();
         let captures = panes.arrange(vec![row(1, false, false), row(2, true, true)]);
         assert_eq!(captures, [(PaneId(1), false), (PaneId(2), true)]);
@@ -373,29 +424,31 @@ mod tests {
         assert_eq!(panes.active_pid(), Some(102));
         assert!(panes.busy() && !panes.steady(PaneId(1)));
         let now = Instant::now();
-        // Output during the seed is in the capture: not fed.
+        // Output before the seed's first reply is in its captures and its
+        // state: not fed, and no race.
         assert_eq!(panes.feed(PaneId(1), b"late", now), Some(true));
         assert!(!panes.captured(PaneId(1), false, lines("hello")));
+        assert!(!panes.joined(PaneId(1), lines("hello")));
         assert!(
             panes.seeded_screen(PaneId(1)).is_none(),
-            "the joined capture is still out"
+            "the state is still out"
         );
-        // The seed stands, and the window is looked at again: the cursor
-        // and modes read before that output may be behind.
-        assert!(panes.joined(PaneId(1), lines("hello")), "raced");
-        let screen = panes.seeded_screen(PaneId(1)).expect("seeded");
-        assert_eq!(first_row(screen), "hello");
-        // Pane 2 shows its alternate screen: three replies.
+        // Pane 2 shows its alternate screen: a capture more.
         assert!(!panes.captured(PaneId(2), false, lines("shown")));
         assert!(!panes.joined(PaneId(2), lines("shown")));
-        assert!(!panes.steady(PaneId(2)));
         assert!(!panes.captured(PaneId(2), true, lines("behind")));
+        assert!(!panes.steady(PaneId(2)));
+        // The state asked after the captures: pane 1's cursor is after
+        // "hello" (the look that began the seed had it at the start).
+        let mut after = row(1, false, false);
+        after.state.cursor_x = 5;
+        assert_eq!(panes.states(Ok(vec![after, row(2, true, true)])), []);
+        let screen = panes.seeded_screen(PaneId(1)).expect("seeded");
+        assert_eq!(first_row(screen), "hello");
         assert!(panes.steady(PaneId(2)) && !panes.busy());
-        // Seeded: output is fed to the screen; another window's is not.
-        // (The seed's cursor is tmux's, at the top left.)
-        assert_eq!(panes.feed(PaneId(1), b"HE", now), Some(true));
-        let screen = panes.screen(PaneId(1)).unwrap();
-        assert_eq!(first_row(screen), "HEllo");
+        // Seeded: output is fed at the state's cursor; another window's is not.
+        assert_eq!(panes.feed(PaneId(1), b"!", now), Some(true));
+        assert_eq!(first_row(panes.screen(PaneId(1)).unwrap()), "hello!");
         assert_eq!(panes.feed(PaneId(9), b"elsewhere", now), None);
         // A pane gone from the window is forgotten.
         panes.arrange(vec![row(2, true, false)]);
@@ -406,19 +459,95 @@ mod tests {
         );
     }
 
+    /// The steps of one pane's seed, as the actor hears them.
+    #[derive(Clone, Copy, Debug)]
+    enum Step {
+        Output,
+        Capture,
+        Joined,
+        /// The state after the captures: whether the alternate screen is on.
+        State {
+            alternate_on: bool,
+        },
+        StateRefused,
+    }
+
+    /// Runs `steps` on a fresh seed of a one-pane window; whether it raced.
+    fn seed_raced(panes: &mut Panes, steps: &[Step]) -> bool {
+        panes.arrange(vec![row(1, true, false)]);
+        let mut raced = false;
+        for step in steps {
+            raced |= match *step {
+                Step::Output => panes.feed(PaneId(1), b"x", Instant::now()) == Some(false),
+                Step::Capture => panes.captured(PaneId(1), false, lines("")),
+                Step::Joined => panes.joined(PaneId(1), lines("")),
+                Step::State { alternate_on } => {
+                    let rows = vec![row(1, true, alternate_on)];
+                    !panes.states(Ok(rows)).is_empty()
+                }
+                Step::StateRefused => {
+                    let refused = Err(ControlError::Closed {
+                        command: "list-panes".into(),
+                    });
+                    !panes.states(refused).is_empty()
+                }
+            };
+        }
+        raced
+    }
+
+    #[test]
+    fn a_seed_is_taken_again_only_when_its_answers_are_not_of_one_moment() {
+        use Step::*;
+        let same = State {
+            alternate_on: false,
+        };
+        let cases: [(&str, &[Step], bool); 6] = [
+            ("quiet", &[Capture, Joined, same], false),
+            (
+                "output before the first reply",
+                &[Output, Capture, Joined, same],
+                false,
+            ),
+            (
+                "output between the captures",
+                &[Capture, Output, Joined, same],
+                true,
+            ),
+            (
+                "output before the state",
+                &[Capture, Joined, Output, same],
+                true,
+            ),
+            (
+                "the screen changed since the look",
+                &[Capture, Joined, State { alternate_on: true }],
+                true,
+            ),
+            ("the state refused", &[Capture, Joined, StateRefused], true),
+        ];
+        for (what, steps, want) in cases {
+            let mut panes = Panes::new();
+            assert_eq!(seed_raced(&mut panes, steps), want, "{what}");
+            assert!(!panes.busy(), "{what}: the seed is done");
+        }
+    }
+
     #[test]
     fn output_racing_a_seed_takes_it_again_a_bounded_number_of_times() {
+        use Step::*;
+        let raced = [
+            Capture,
+            Output,
+            Joined,
+            State {
+                alternate_on: false,
+            },
+        ];
         let mut panes = Panes::new();
-        let mut retries = 0;
-        for _ in 0..=SEED_RETRIES {
-            panes.arrange(vec![row(1, true, false)]);
-            // Output between the pane's state and its capture.
-            panes.feed(PaneId(1), b"x", Instant::now());
-            panes.captured(PaneId(1), false, lines(""));
-            if panes.joined(PaneId(1), lines("")) {
-                retries += 1;
-            }
-        }
-        assert_eq!(retries, SEED_RETRIES);
+        let retries = (0..=SEED_RETRIES)
+            .filter(|_| seed_raced(&mut panes, &raced))
+            .count();
+        assert_eq!(retries, usize::from(SEED_RETRIES));
     }
 }

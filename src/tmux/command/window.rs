@@ -44,6 +44,13 @@ impl TmuxCommand for WindowPanes {
     }
 
     fn parse(&self, lines: &[Vec<u8>]) -> Result<Vec<PaneRow>, ParseError> {
+        WindowPanes::rows(lines)
+    }
+}
+
+impl WindowPanes {
+    /// Reads a reply to this command (whichever session it named).
+    pub fn rows(lines: &[Vec<u8>]) -> Result<Vec<PaneRow>, ParseError> {
         text_lines(lines)
             .iter()
             .map(|line| {

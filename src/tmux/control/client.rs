@@ -132,6 +132,27 @@ struct Line {
     notifications_in_reply: bool,
 }
 
+impl Line {
+    fn of<C: TmuxCommand>(command: &C) -> Line {
+        Line {
+            args: command.args(),
+            notifications_in_reply: command.notifications_in_reply(),
+        }
+    }
+}
+
+/// Commands to write together (`ControlClient::send_batch`).
+#[derive(Default)]
+pub struct Batch {
+    lines: Vec<Line>,
+}
+
+impl Batch {
+    pub fn push<C: TmuxCommand>(&mut self, command: &C) {
+        self.lines.push(Line::of(command));
+    }
+}
+
 type ReplyResult = Result<Vec<Vec<u8>>, ControlError>;
 
 pub struct ControlClient {
@@ -424,11 +445,9 @@ impl ControlClient {
         delivery: Delivery,
         deadline: Instant,
     ) -> Result<Ticket, ControlError> {
-        let line = Line {
-            args: command.args(),
-            notifications_in_reply: command.notifications_in_reply(),
-        };
-        let tickets = self.write_lines(vec![line], delivery, deadline).await?;
+        let tickets = self
+            .write_lines(vec![Line::of(command)], delivery, deadline)
+            .await?;
         Ok(tickets[0])
     }
 
@@ -439,15 +458,21 @@ impl ControlClient {
         &mut self,
         commands: &[C],
     ) -> Result<Vec<Ticket>, ControlError> {
+        let mut batch = Batch::default();
+        for command in commands {
+            batch.push(command);
+        }
+        self.send_batch(batch).await
+    }
+
+    /// Sends a batch of commands of any kinds in one write, answered as
+    /// events in order. tmux reads the lines of one write together and
+    /// runs them one after another without reading any pane's output in
+    /// between, so their answers are of one moment.
+    pub async fn send_batch(&mut self, batch: Batch) -> Result<Vec<Ticket>, ControlError> {
         let deadline = Instant::now() + self.options.timeout;
-        let lines = commands
-            .iter()
-            .map(|command| Line {
-                args: command.args(),
-                notifications_in_reply: command.notifications_in_reply(),
-            })
-            .collect();
-        self.write_lines(lines, Delivery::Event, deadline).await
+        self.write_lines(batch.lines, Delivery::Event, deadline)
+            .await
     }
 
     async fn write_lines(

@@ -18,7 +18,7 @@ mod spawn;
 mod transport;
 
 pub use client::{
-    Attached, ClientEvent, ControlClient, ControlOptions, DEFAULT_PAUSE_AFTER_SECS, Ticket,
+    Attached, Batch, ClientEvent, ControlClient, ControlOptions, DEFAULT_PAUSE_AFTER_SECS, Ticket,
 };
 pub use error::ControlError;
 pub use ids::{IdError, PaneId, TmuxSessionId, WindowId};
