@@ -406,10 +406,15 @@ fn a_fake_agent_calling_the_installed_hooks_is_followed() {
     assert_eq!(done["attention"], Value::Null, "{done}");
     // Each hook's state was reported as it came (`working` was already
     // the state when the prompt hook came, so it made no event).
-    let states: Vec<(String, String)> = daemon
-        .events()
+    let is_state = |e: &Value| e["kind"] == "session_state" && e["session_id"] == id.as_str();
+    let events = daemon.events_once("the stop hook's state event", |events| {
+        events
+            .iter()
+            .any(|e| is_state(e) && e["reason"] == "hook_stop")
+    });
+    let states: Vec<(String, String)> = events
         .iter()
-        .filter(|e| e["kind"] == "session_state" && e["session_id"] == id.as_str())
+        .filter(|e| is_state(e))
         .map(|e| {
             let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
             (text(&e["state"]), text(&e["reason"]))

@@ -203,10 +203,15 @@ fn a_bell_raises_attention_and_idle_follows_the_prompt_quickly() {
     assert_eq!(working["state"], "working");
     let attention = wait_state(&daemon, &id, "attention", 10_000);
     assert_eq!(attention["attention"]["reason"], "bell");
-    let states: Vec<(String, String)> = daemon
-        .events()
+    let is_state = |e: &Value| e["kind"] == "session_state" && e["session_id"] == id.as_str();
+    let events = daemon.events_once("the bell's state event", |events| {
+        events
+            .iter()
+            .any(|e| is_state(e) && e["attention"]["reason"] == "bell")
+    });
+    let states: Vec<(String, String)> = events
         .iter()
-        .filter(|e| e["kind"] == "session_state" && e["session_id"] == id.as_str())
+        .filter(|e| is_state(e))
         .map(|e| {
             (
                 e["state"].as_str().unwrap().to_owned(),

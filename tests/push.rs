@@ -244,11 +244,12 @@ fn a_push_opens_with_the_subscription_keys_is_signed_and_its_answer_is_typed_onc
     let (status, body) = daemon.post(&format!("/v1/sessions/{id}/answer"), &answer);
     assert_eq!((status.as_u16(), &body), (200, &json!({"typed": true})));
     tmux.wait_for_text("build", "answered-y");
-    let acknowledged = daemon
-        .events()
-        .into_iter()
-        .find(|e| e["session_id"] == id.as_str() && e["acknowledged_by"] == "push_action");
-    assert!(acknowledged.is_some(), "an event says who acknowledged it");
+    // An event says who acknowledged it.
+    daemon.events_once("the acknowledgement's event", |events| {
+        events
+            .iter()
+            .any(|e| e["session_id"] == id.as_str() && e["acknowledged_by"] == "push_action")
+    });
 
     // The same answer again (a second tap, a second phone): nothing typed.
     let (status, body) = daemon.post(&format!("/v1/sessions/{id}/answer"), &answer);

@@ -624,6 +624,13 @@ impl Daemon {
     pub fn events(&self) -> Vec<Value> {
         read_events(&self.data_dir)
     }
+
+    /// The event log once `holds` says it has what a test looks for. A
+    /// state is in a session's summary as soon as its actor decides it;
+    /// its event reaches the log a moment later, through the supervisor.
+    pub fn events_once(&self, what: &str, holds: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        wait_for(what, || Some(self.events()).filter(|events| holds(events)))
+    }
 }
 
 /// Returns once every thread of process `pid` is stopped (after a
