@@ -7,6 +7,7 @@
 
 mod background;
 mod endings;
+mod ends;
 mod find;
 mod hooks;
 mod input;
@@ -87,7 +88,7 @@ struct Inner {
     restore: Arc<restore::Restore>,
     /// Ends tracking of a session (over the registry, persistence, restore
     /// and endings).
-    ends: endings::Ends,
+    ends: ends::Ends,
     /// What discovery has seen of tmux's sessions.
     sightings: sightings::Sightings,
 }
@@ -141,7 +142,7 @@ impl Supervisor {
         );
         let restore = restore::Restore::new(restored.restore, persistence.restore_writer());
         let restore = Arc::new(restore);
-        let ends = endings::Ends::new(
+        let ends = ends::Ends::new(
             registry.clone(),
             persistence.clone(),
             restore.clone(),

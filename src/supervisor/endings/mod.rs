@@ -1,8 +1,8 @@
-//! Endings: how tracking of a session ends (`end`), and the ended sessions
-//! kept readable for a while (their last summary, screens and the history
-//! above them, bounded by count and age: `retention`), in memory and in
-//! `ended.json` (the history in a file per session beside it) so a restart
-//! keeps them. A `DELETE` removes one before its time.
+//! Endings: the ended sessions kept readable for a while (their last
+//! summary, screens and the history above them, bounded by count and age:
+//! `retention`), in memory and in `ended.json` (the history in a file per
+//! session beside it) so a restart keeps them. A `DELETE` removes one
+//! before its time. How tracking ends is `Ends` (`supervisor/ends.rs`).
 //!
 //! The kept sessions are private behind one lock (a std mutex, never held
 //! across an `.await`); each change builds `ended.json` and queues its
@@ -12,7 +12,6 @@
 //! never names a history that is not there (a crash between leaves only an
 //! unnamed file, swept at startup).
 
-mod end;
 mod retention;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +20,6 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use tokio::sync::{oneshot, watch};
 
-pub(super) use end::Ends;
 pub use retention::{History, NoHistory, Retained, Retention};
 
 use super::persist::Writer;

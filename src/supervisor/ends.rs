@@ -9,28 +9,27 @@
 //! events and the registry file say so, and the endings keep what is left
 //! and wake who waits for it. `Ends` holds those four and nothing else.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
-use super::retention::{History, NoHistory, Retained};
+use super::endings::{Endings, History, NoHistory, Retained};
+use super::lifecycle::EndReason;
+use super::persist::Persistence;
+use super::queue::dropped_input;
+use super::registry::{Entry, Registry};
+use super::restore::Restore;
+use super::types::SessionSummary;
 use crate::id::SessionId;
 use crate::session::{
     ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
 };
 use crate::store::{NewEvent, Thought};
-use std::sync::Arc;
-
-use super::Endings;
-use crate::supervisor::lifecycle::EndReason;
-use crate::supervisor::persist::Persistence;
-use crate::supervisor::queue::dropped_input;
-use crate::supervisor::registry::{Entry, Registry};
-use crate::supervisor::restore::Restore;
-use crate::supervisor::types::SessionSummary;
 use crate::wire::{Deleted, Exit, Payload};
 
 /// Ends tracking of sessions (see the module's doc).
 #[derive(Clone)]
-pub(in crate::supervisor) struct Ends {
+pub(super) struct Ends {
     registry: Arc<Registry>,
     persistence: Arc<Persistence>,
     restore: Arc<Restore>,
@@ -38,7 +37,7 @@ pub(in crate::supervisor) struct Ends {
 }
 
 impl Ends {
-    pub(in crate::supervisor) fn new(
+    pub(super) fn new(
         registry: Arc<Registry>,
         persistence: Arc<Persistence>,
         restore: Arc<Restore>,
@@ -54,18 +53,13 @@ impl Ends {
 
     /// Stops tracking a session whose end is decided. `actor_id` (when
     /// given) must still be current.
-    pub(in crate::supervisor) async fn end(
-        &self,
-        id: SessionId,
-        actor_id: Option<u64>,
-        reason: EndReason,
-    ) {
+    pub(super) async fn end(&self, id: SessionId, actor_id: Option<u64>, reason: EndReason) {
         self.end_with_history(id, actor_id, reason, None).await;
     }
 
     /// As `end`, with the history read before the session was closed
     /// (`history`: by whoever closed it), kept unless the actor read one.
-    pub(in crate::supervisor) async fn end_with_history(
+    pub(super) async fn end_with_history(
         &self,
         id: SessionId,
         actor_id: Option<u64>,
@@ -139,7 +133,7 @@ impl Ends {
             exit_status: actor.and_then(|a| a.exit_status),
             exit_signal: actor.and_then(|a| a.exit_signal),
         };
-        self.record(crate::supervisor::queue::state_event(view, exit), entry);
+        self.record(super::queue::state_event(view, exit), entry);
         let deleted = Payload::SessionDeleted(Deleted { exit: Some(exit) });
         self.record(NewEvent::new(deleted).reason(reason.as_str()), entry);
         if reason != EndReason::AttachFailed {
