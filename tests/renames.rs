@@ -82,6 +82,15 @@ fn a_session_renamed_from_outside_is_followed_and_never_adopted_again() {
     let summary = daemon.summary(&id);
     assert_eq!(summary["tmux_name"], "fourth", "{summary}");
 
+    // The registry takes a rename a moment before its event is logged.
+    let expected: Vec<(String, String)> = names
+        .windows(2)
+        .map(|p| (p[0].to_owned(), p[1].to_owned()))
+        .collect();
+    daemon.events_once("every rename's event", |events| {
+        let renamed = |e: &&Value| e["kind"] == "session_renamed";
+        events.iter().filter(renamed).count() >= expected.len()
+    });
     let renames: Vec<(String, String)> = events_of(&daemon, "session_renamed")
         .iter()
         .map(|e| {
@@ -90,10 +99,6 @@ fn a_session_renamed_from_outside_is_followed_and_never_adopted_again() {
             let name = |key: &str| e[key].as_str().unwrap().to_owned();
             (name("old_name"), name("new_name"))
         })
-        .collect();
-    let expected: Vec<(String, String)> = names
-        .windows(2)
-        .map(|p| (p[0].to_owned(), p[1].to_owned()))
         .collect();
     assert_eq!(renames, expected);
     let adopted = events_of(&daemon, "session_adopted");
