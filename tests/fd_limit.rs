@@ -59,8 +59,9 @@ fn three_hundred_silent_connections_under_a_256_descriptor_limit_starve_nobody()
     let took = started.elapsed();
     eprintln!("served after {took:?} behind 300 silent connections");
     // Strangers are shed for the owner, who must not wait for their header
-    // timeout (10 s by default).
-    assert!(took < Duration::from_secs(1), "served after {took:?}");
+    // timeout (10 s by default): half of it is the bound, since a loaded
+    // machine takes a second over 300 connects (1.02 s once under a hog).
+    assert!(took < Duration::from_secs(5), "served after {took:?}");
     // Descriptors were never exhausted: tmux still starts, files are still written.
     daemon.create(&json!({ "name": "after-flood", "command": common::SHELL }));
     assert!(tmux.has_session("after-flood"));
