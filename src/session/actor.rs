@@ -644,8 +644,15 @@ impl SessionActor {
     async fn lay_out(&mut self, rows: Vec<PaneRow>, client: &mut ControlClient) {
         let mut batch = Batch::default();
         let mut purposes = Vec::new();
-        for (pane, alternate) in self.arrange(rows) {
-            for alternate in [false, true].into_iter().take(1 + usize::from(alternate)) {
+        for (pane, alternate_on) in self.arrange(rows) {
+            // With the alternate screen on, `-a` captures the normal screen
+            // behind it as well.
+            let captures: &[bool] = if alternate_on {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            for &alternate in captures {
                 batch.push(&CaptureSeed { pane, alternate });
                 purposes.push(Purpose::Capture { pane, alternate });
             }

@@ -276,8 +276,11 @@ mod tests {
     use super::*;
     use crate::supervisor::endings::retention::tests::ended;
 
+    /// Endings whose history files are never touched (loading sweeps an
+    /// empty directory of their own).
     fn endings(file: EndedFile) -> Endings {
-        endings_in(file, &std::env::temp_dir().join("tmuxd-endings-unused"), 10)
+        let dir = tempfile::tempdir().unwrap();
+        endings_in(file, dir.path(), 10)
     }
 
     /// Endings keeping at most `max`, their histories in `dir`.
