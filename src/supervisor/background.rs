@@ -10,11 +10,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Supervisor;
-use super::lifecycle::EndReason;
 use super::plan::DiscoveryPlan;
 use super::registry::{Birth, ExitMeets, Planned};
 use crate::id::SessionId;
-use crate::session::{ActorEvent, ClientExited, SessionHandle};
+use crate::session::{ActorEvent, ClientExited, EndReason, SessionHandle};
 use crate::tmux::command::{ListPaneInfo, ListSessions, PaneScope, Target, TmuxCommand};
 use crate::tmux::{PaneInfo, SessionStatus, SessionView, TmuxError, session_views};
 
@@ -145,10 +144,12 @@ async fn handle_actor_events(
                 }
                 // Any actor of the session may report it: the name is tmux's.
                 ActorEvent::Renamed { session_id, name, .. } => {
-                    supervisor.follow_rename(session_id, &name);
+                    supervisor.inner.persistence.follow_rename(supervisor.registry(), session_id, &name);
                 }
                 ActorEvent::Panes { session_id, actor_id, rows } => {
-                    supervisor.on_panes(session_id, actor_id, rows);
+                    if let Some(name) = supervisor.registry().current_name(session_id, actor_id) {
+                        supervisor.inner.restore.observed(session_id, &name, &rows);
+                    }
                 }
             },
         }
@@ -184,7 +185,7 @@ impl Supervisor {
             ExitMeets::Nothing => return Ok(()),
         };
         match self.session_status(id, &name).await {
-            Ok(SessionStatus::Alive) => self.reattach(id, exit.actor_id).await,
+            Ok(SessionStatus::Alive) => self.inner.attacher.reattach(id, exit.actor_id).await,
             Ok(SessionStatus::Gone) => {
                 self.inner
                     .ends
@@ -307,7 +308,7 @@ impl Supervisor {
         let live = session_views(&panes);
         let pending = self.registry().take_restore_pending();
         if let Some(file) = pending {
-            self.restore(file, &live).await;
+            self.inner.attacher.reattach_at_startup(file, &live).await;
         }
         // Ids and births, for following renames and waiting out young
         // sessions; without them, names alone (as every pane listed).
@@ -363,7 +364,9 @@ impl Supervisor {
             untracked: _,
         } = planned;
         for (id, old, new) in &renamed {
-            self.record_rename(*id, old, new);
+            self.inner
+                .persistence
+                .record_rename(self.registry(), *id, old, new);
         }
         // Reserved and listed as `starting` now, so the next look does not
         // adopt them again; attached in tasks of their own, paced (see
@@ -376,7 +379,9 @@ impl Supervisor {
             };
             let tmux_id = tmux_ids.get(name).copied();
             if let Some(reservation) = self.reserve_discovered(name, tmux_id) {
-                self.adopt_discovered(reservation, view.clone());
+                self.inner
+                    .attacher
+                    .adopt_discovered(reservation, view.clone());
             }
         }
         self.forget_detached(&plan).await;

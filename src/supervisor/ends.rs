@@ -14,7 +14,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::endings::{Endings, History, NoHistory, Retained};
-use super::lifecycle::EndReason;
 use super::persist::Persistence;
 use super::queue::dropped_input;
 use super::registry::{Entry, Registry};
@@ -22,7 +21,8 @@ use super::restore::Restore;
 use super::types::SessionSummary;
 use crate::id::SessionId;
 use crate::session::{
-    ActorSummary, EndHistory, ExitUnknown, Final, SessionState, StateReason, StateView, Transport,
+    ActorSummary, EndHistory, EndReason, ExitUnknown, Final, SessionState, StateReason, StateView,
+    Transport,
 };
 use crate::store::{NewEvent, Thought};
 use crate::wire::{Deleted, Exit, Payload};

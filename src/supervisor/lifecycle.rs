@@ -3,93 +3,26 @@
 //! first, runs tmux outside the lock, then commits in one locked section.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
-use chrono::{DateTime, Utc};
-use tokio::sync::watch;
+use chrono::Utc;
 
 use super::Supervisor;
-use super::queue::dropped_input;
-use super::registry::{Commit, MarkEnding, NewEntry, Reservation, restore_attention};
+use super::attach::{Attach, default_view};
+use super::registry::{MarkEnding, Reservation};
 use super::tags;
 use super::types::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, SupervisorError,
     check_input_size, check_size,
 };
 use crate::id::SessionId;
-use crate::session::{
-    ActorSpec, ActorSummary, Attention, EndHistory, ExitUnknown, SessionState, Spawned,
-};
-use crate::session::{StateReason, StateView};
-use crate::store::{NewEvent, PersistedAttention, QueuedInput};
-use crate::tmux::control::{ControlError, ControlOptions, TmuxSessionId};
-use crate::tmux::{
-    CaptureRange, NewSession, SessionStatus, SessionView, session_views, validate_session_name,
-};
-use crate::wire::{Adopted, Deleted, Exit, Payload, Renamed};
+use crate::session::{EndHistory, EndReason};
+use crate::store::NewEvent;
+use crate::tmux::control::TmuxSessionId;
+use crate::tmux::{CaptureRange, NewSession, SessionView, session_views, validate_session_name};
+use crate::wire::{Adopted, Payload};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
-
-pub use crate::session::EndReason;
-
-/// A tmux session about to get an actor.
-pub(super) struct Attach {
-    pub(super) reservation: Reservation,
-    pub(super) view: SessionView,
-    pub(super) created_at: DateTime<Utc>,
-    pub(super) command: Option<String>,
-    pub(super) cwd: Option<String>,
-    /// Input still queued from before (a restart or a detach).
-    pub(super) queue: Vec<QueuedInput>,
-    /// tmux already carries the session's id (see `tags`).
-    pub(super) tagged: bool,
-    /// Attention raised before (a restart or a detach).
-    pub(super) attention: Option<PersistedAttention>,
-    /// tmuxd just made it with `remain-on-exit`: it cannot close during
-    /// the handshake, so the attach need not wait for a quiet server.
-    pub(super) kept_exit: bool,
-    /// The state a previous run of tmuxd last recorded, and since when.
-    pub(super) previous_state: Option<(SessionState, DateTime<Utc>)>,
-}
-
-/// What a new actor takes over from the one before it.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Carried {
-    pub(super) attention: Option<Attention>,
-    pub(super) state: Option<(SessionState, DateTime<Utc>)>,
-}
-
-/// The state of an actor gone before it could be watched (its exit is on
-/// its way to the reaper): `starting`, as before it said anything.
-pub(super) fn state_unknown(attention: Option<Attention>) -> watch::Receiver<StateView> {
-    let view = StateView {
-        state: SessionState::Starting,
-        reason: StateReason::Attaching,
-        since: Utc::now(),
-        attention,
-        acknowledged_by: None,
-    };
-    watch::channel(view).1
-}
-
-/// The view tmux draws before discovery has looked at a session.
-pub(super) fn default_view(name: &str) -> SessionView {
-    SessionView {
-        name: name.to_owned(),
-        cols: 80,
-        rows: 24,
-        status_lines: 1,
-        status_top: false,
-        current_command: String::new(),
-        cwd: String::new(),
-        title: String::new(),
-        dead: false,
-        alternate_on: false,
-        pid: None,
-        active_pane: None,
-    }
-}
 
 impl Supervisor {
     pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
@@ -150,7 +83,7 @@ impl Supervisor {
             kept_exit,
             previous_state: None,
         };
-        let summary = match self
+        let summary = match (self.inner.attacher)
             .attach(
                 attach,
                 NewEvent::new(Payload::SessionCreated).reason("api_create"),
@@ -240,28 +173,6 @@ impl Supervisor {
         self.registry().rename_reservation(reservation, &names)
     }
 
-    /// Lists a session discovery found and reserved as `starting` now, and
-    /// adopts it in a task of its own (which a stopping daemon drops).
-    pub(super) fn adopt_discovered(&self, reservation: Reservation, view: SessionView) {
-        let attach = self.adoption(reservation, view, false);
-        let announced = self.announce(&attach);
-        let supervisor = self.clone();
-        let cancel = self.inner.cancel.clone();
-        self.inner.tasks.spawn(async move {
-            let event =
-                NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason("discovered");
-            let adopted = tokio::select! {
-                _ = cancel.cancelled() => return,
-                adopted = supervisor.attach_announced(attach, announced, event) => adopted,
-            };
-            if let Err(e) = adopted
-                && !supervisor.registry().is_closing()
-            {
-                tracing::warn!("adopting a discovered session failed: {e}");
-            }
-        });
-    }
-
     async fn adopt_with_view(
         &self,
         reservation: Reservation,
@@ -269,30 +180,14 @@ impl Supervisor {
         tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
-        let attach = self.adoption(reservation, view, tagged);
-        self.attach(
-            attach,
-            NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason(reason),
-        )
-        .await
-    }
-
-    /// What adopting an existing session takes over from a record of it
-    /// kept while it was detached.
-    fn adoption(&self, reservation: Reservation, view: SessionView, tagged: bool) -> Attach {
-        let known = self.registry().detached(reservation.tmux_name());
-        Attach {
-            reservation,
-            view,
-            created_at: known.as_ref().map_or_else(Utc::now, |k| k.created_at),
-            command: known.as_ref().and_then(|k| k.command.clone()),
-            cwd: known.as_ref().and_then(|k| k.cwd.clone()),
-            attention: known.as_ref().and_then(|k| k.attention.clone()),
-            queue: known.map(|k| k.queued_inputs).unwrap_or_default(),
-            tagged,
-            kept_exit: false,
-            previous_state: None,
-        }
+        let attach = self.inner.attacher.adoption(reservation, view, tagged);
+        self.inner
+            .attacher
+            .attach(
+                attach,
+                NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason(reason),
+            )
+            .await
     }
 
     pub async fn delete(
@@ -379,296 +274,10 @@ impl Supervisor {
         })
     }
 
-    /// Starts the actor and commits the reservation as a tracked session.
-    pub(super) async fn attach(
-        &self,
-        attach: Attach,
-        event: NewEvent,
-    ) -> Result<SessionSummary, SupervisorError> {
-        let announced = self.announce(&attach);
-        self.attach_announced(attach, announced, event).await
-    }
-
-    /// Lists the session as `starting` until the guard drops, so a session
-    /// whose attach waits its turn (see `control::pace`) is listed at once.
-    pub(super) fn announce(&self, attach: &Attach) -> Attaching {
-        // Items whose typing had begun are reported, not queued (below).
-        let queued = attach.queue.iter().filter(|i| !i.started).count();
-        self.attaching(&attach.reservation, &attach.view, attach.created_at, queued)
-    }
-
-    /// `attach` for a session already listed as `starting` (`announce`).
-    pub(super) async fn attach_announced(
-        &self,
-        attach: Attach,
-        _announced: Attaching,
-        event: NewEvent,
-    ) -> Result<SessionSummary, SupervisorError> {
-        let Attach {
-            reservation,
-            view,
-            created_at,
-            command,
-            cwd,
-            queue,
-            tagged,
-            attention,
-            kept_exit,
-            previous_state,
-        } = attach;
-        let attention: Option<Attention> = attention.as_ref().and_then(restore_attention);
-        // An item whose typing began before tmuxd stopped may be partly
-        // typed: it is reported, never typed again.
-        let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
-        let id = reservation.id();
-        let actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
-        let spawned = match self
-            .spawn_actor(
-                id,
-                actor_id,
-                &view.name,
-                Carried {
-                    attention,
-                    state: previous_state,
-                },
-                !kept_exit,
-            )
-            .await
-        {
-            Ok(spawned) => spawned,
-            Err(e) => {
-                let name = reservation.tmux_name().to_owned();
-                drop(reservation);
-                let gone = matches!(
-                    self.tmux().session_status(&view.name).await,
-                    Ok(SessionStatus::Gone | SessionStatus::NoServer)
-                );
-                return match gone {
-                    true => Ok(self
-                        .ended_at_once(id, &name, &view, (created_at, kept_exit), event)
-                        .await),
-                    false => Err(e.into()),
-                };
-            }
-        };
-        let handle = spawned.handle;
-        // Asked before the session is tracked: a session that ends at once
-        // is reaped right away, and its creator still gets its summary.
-        let actor = handle.summary().await.ok();
-        let state = handle
-            .watch_state()
-            .await
-            .unwrap_or_else(|_| state_unknown(attention));
-        let name = reservation.tmux_name().to_owned();
-        if !tagged {
-            tags::tag_sessions(self.tmux(), vec![(name.clone(), id)]);
-        }
-        self.record(event, id, &name);
-        for item in &interrupted {
-            self.record(dropped_input(item, "interrupted"), id, &name);
-        }
-        let new = NewEntry {
-            tmux_id: spawned.tmux_id,
-            created_at,
-            command,
-            cwd,
-            handle,
-            actor_id,
-            view: state,
-            queue,
-        };
-        let gone = || SupervisorError::Gone(id.to_string());
-        match self.registry().commit(reservation, new, actor) {
-            Commit::Tracked { summary, renamed } => {
-                // Adopted again under its old id: it is live, not ended
-                // (and most often was never kept: nothing to discard).
-                let _ = self.inner.endings.discard(id).await;
-                if let Some((old, new)) = renamed {
-                    self.record_rename(id, &old, &new);
-                }
-                let _ = self.persist().await;
-                summary.map(|s| *s).ok_or_else(gone)
-            }
-            // The daemon is stopping and has let every other client go.
-            Commit::Closing(handle) => {
-                handle.shutdown().await;
-                Err(gone())
-            }
-        }
-    }
-
-    /// Lists the session as `starting` until the guard drops (attached or not).
-    fn attaching(
-        &self,
-        reservation: &Reservation,
-        view: &SessionView,
-        created_at: DateTime<Utc>,
-        queued_inputs: usize,
-    ) -> Attaching {
-        let now = Utc::now();
-        let summary = SessionSummary {
-            session_id: reservation.id(),
-            tmux_name: reservation.tmux_name().to_owned(),
-            created_at,
-            ended_at: None,
-            queued_inputs,
-            thought: None,
-            actor: ActorSummary::without_client(
-                SessionState::Starting,
-                StateReason::Attaching,
-                now,
-                (view.cols, view.rows),
-            ),
-        };
-        self.registry().begin_attach(summary);
-        Attaching {
-            supervisor: self.clone(),
-            id: reservation.id(),
-        }
-    }
-
-    /// A session whose program ended before a client could attach: its
-    /// creation and its end are both recorded, it is kept as ended (without
-    /// a screen: none was seen), and its creator still gets a summary.
-    /// `kept_exit` is whether tmux keeps its dead pane (tmuxd made it): an
-    /// adopted one that ends mid-attach says so, as it would attached.
-    async fn ended_at_once(
-        &self,
-        id: SessionId,
-        name: &str,
-        view: &SessionView,
-        (created_at, kept_exit): (DateTime<Utc>, bool),
-        event: NewEvent,
-    ) -> SessionSummary {
-        let reason = EndReason::ProcessExit;
-        let now = Utc::now();
-        let end = StateView {
-            state: SessionState::Exited,
-            reason: StateReason::End(reason),
-            since: now,
-            attention: None,
-            acknowledged_by: None,
-        };
-        let events = [
-            event,
-            super::queue::state_event(&end, Exit::default()),
-            NewEvent::new(Payload::SessionDeleted(Deleted::default())).reason(reason.as_str()),
-        ];
-        for event in events {
-            self.inner
-                .persistence
-                .record(event.session_id(id).tmux_name(name));
-        }
-        let summary = SessionSummary {
-            session_id: id,
-            tmux_name: name.to_owned(),
-            created_at,
-            ended_at: Some(now),
-            queued_inputs: 0,
-            thought: None,
-            actor: ActorSummary {
-                exit_unknown: ExitUnknown::judge(Some(reason), None, Some(kept_exit)),
-                keeps_exit: Some(kept_exit),
-                ..ActorSummary::without_client(end.state, end.reason, now, (view.cols, view.rows))
-            },
-        };
-        let retained = super::endings::Retained {
-            summary: summary.clone(),
-            screens: None,
-            ended_at: now,
-            history: self.inner.endings.keep_history(id, None).await,
-        };
-        self.inner.endings.keep(id, retained).await;
-        summary
-    }
-
-    /// Attaches a control client to tmux session `name` and starts its actor.
-    /// With `wait_for_quiet`, attaches once the server has been quiet a
-    /// moment (see `tmux::control::handshake`): a session tmuxd did not make
-    /// with `remain-on-exit` may close during the handshake, and that
-    /// notification must not meet it.
-    pub(super) async fn spawn_actor(
-        &self,
-        id: SessionId,
-        actor_id: u64,
-        name: &str,
-        carried: Carried,
-        wait_for_quiet: bool,
-    ) -> Result<Spawned, ControlError> {
-        let spawned = crate::session::SessionHandle::spawn(ActorSpec {
-            session_id: id,
-            actor_id,
-            tmux: self.tmux().clone(),
-            tmux_name: name.to_owned(),
-            control: ControlOptions {
-                timeout: self.inner.settings.command_timeout,
-                wait_for_quiet,
-                ..ControlOptions::default()
-            },
-            config: self.inner.settings.actor.clone(),
-            events: self.inner.events.clone(),
-            sessions_changed: self.inner.sessions_changed.clone(),
-            attention: carried.attention,
-            previous_state: carried.state,
-            // Past the heat budget, a session tmuxd did not make starts
-            // cold: it would be let go within a second anyway.
-            cold_start: wait_for_quiet
-                && self.tmux().server_client().is_some_and(|c| {
-                    self.registry().tracked_or_reserved_count() > c.live_clients()
-                }),
-        })
-        .await?;
-        self.inner.client_attached.notify_one();
-        Ok(spawned)
-    }
-
     pub(super) fn record(&self, event: NewEvent, id: SessionId, tmux_name: &str) {
         self.inner
             .persistence
             .record(event.session_id(id).tmux_name(tmux_name));
-    }
-
-    /// The current view of one session, or `None` if tmux does not have it.
-    pub(super) async fn view_of(&self, name: &str) -> Result<Option<SessionView>, SupervisorError> {
-        let panes = self.tmux().list_panes().await?;
-        Ok(session_views(&panes).remove(name))
-    }
-
-    /// Follows tmux's rename of tracked session `id` (heard by its actor,
-    /// or seen by discovery): recorded once, persisted.
-    pub(super) fn follow_rename(&self, id: SessionId, name: &str) {
-        let old = self.registry().rename(id, name);
-        if let Some(old) = old {
-            self.record_rename(id, &old, name);
-        }
-    }
-
-    /// Records a rename already made in the registry, and persists it.
-    pub(super) fn record_rename(&self, id: SessionId, old: &str, new: &str) {
-        tracing::info!(session_id = %id, old_name = %old, new_name = %new, "session renamed in tmux");
-        self.inner.persistence.record(
-            NewEvent::new(Payload::SessionRenamed(Renamed {
-                old_name: old.to_owned(),
-                new_name: new.to_owned(),
-            }))
-            .session_id(id)
-            .tmux_name(new),
-        );
-        // Queued; nothing waits for the write.
-        drop(self.persist());
-    }
-}
-
-/// A session listed as attaching; dropping it takes the listing away and
-/// wakes requests waiting for the session (`Supervisor::handle`).
-pub(super) struct Attaching {
-    supervisor: Supervisor,
-    id: SessionId,
-}
-
-impl Drop for Attaching {
-    fn drop(&mut self) {
-        self.supervisor.inner.find.attach_finished(self.id);
     }
 }
 

@@ -5,6 +5,7 @@
 //! waits, input, the finder), each reached through its methods; what
 //! needs several of them at once is a step of the supervisor's.
 
+mod attach;
 mod background;
 mod endings;
 mod ends;
@@ -15,7 +16,6 @@ mod lifecycle;
 mod persist;
 mod plan;
 mod queue;
-mod reattach;
 mod registry;
 mod restore;
 mod settings;
@@ -29,7 +29,6 @@ mod wait;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -47,7 +46,7 @@ pub use wait::{MAX_WAIT_MS, PatternError, REGEX_SIZE_LIMIT, WaitLimits};
 
 use crate::id::SessionId;
 use crate::metrics::Metrics;
-use crate::session::{ActorEvent, HookEvent, Region, SessionHandle, SnapshotFormat};
+use crate::session::{HookEvent, Region, SessionHandle, SnapshotFormat};
 use crate::store::{EventPage, Thought};
 use crate::tmux::command::ListSessions;
 use crate::tmux::control::PaneId;
@@ -63,29 +62,28 @@ pub struct Supervisor {
 
 struct Inner {
     tmux: Tmux,
-    settings: Settings,
+    settings: Arc<Settings>,
     registry: Arc<Registry>,
     persistence: Arc<Persistence>,
     /// Finds a session's actor for a request, waiting out attaches and ends.
     find: find::Finder,
     /// Typing and queued input.
     input: input::Inputs,
-    events: mpsc::UnboundedSender<ActorEvent>,
-    next_actor_id: AtomicU64,
+    /// Gives sessions their actors: every create, adoption, re-attach and
+    /// restore goes through it.
+    attacher: attach::Attacher,
     /// Actors wake this when their control client hears `%sessions-changed`.
     sessions_changed: Arc<Notify>,
     /// Woken when a control client attached (see `status_timers`).
     client_attached: Arc<Notify>,
     /// The ended sessions kept readable, and `ended.json`.
     endings: Arc<endings::Endings>,
-    /// The daemon's tasks: adoptions run in them.
-    tasks: TaskTracker,
-    /// Fires when the daemon stops: adoptions still waiting give up.
-    cancel: CancellationToken,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
     /// What it takes to restore each session if tmux is lost, and `restore.json`.
     restore: Arc<restore::Restore>,
+    /// Brings the sessions lost with their tmux server back.
+    revive: restore::Revive,
     /// Ends tracking of a session (over the registry, persistence, restore
     /// and endings).
     ends: ends::Ends,
@@ -148,8 +146,36 @@ impl Supervisor {
             restore.clone(),
             endings.clone(),
         );
+        let settings = Arc::new(settings);
+        let sessions_changed = Arc::new(Notify::new());
+        let client_attached = Arc::new(Notify::new());
+        let attacher = attach::Attacher::new(attach::Parts {
+            tmux: tmux.clone(),
+            settings: settings.clone(),
+            registry: registry.clone(),
+            persistence: persistence.clone(),
+            endings: endings.clone(),
+            find: find.clone(),
+            ends: ends.clone(),
+            restore: restore.clone(),
+            events,
+            sessions_changed: sessions_changed.clone(),
+            client_attached: client_attached.clone(),
+            tasks: tasks.clone(),
+            cancel: cancel.clone(),
+        });
+        let revive = restore::Revive::new(restore::RevivalParts {
+            restore: restore.clone(),
+            attacher: attacher.clone(),
+            tmux: tmux.clone(),
+            registry: registry.clone(),
+            persistence: persistence.clone(),
+            settings: settings.clone(),
+            tasks: tasks.clone(),
+        });
         let supervisor = Supervisor {
             inner: Arc::new(Inner {
+                revive,
                 waits,
                 tmux,
                 settings,
@@ -157,13 +183,10 @@ impl Supervisor {
                 persistence,
                 find,
                 input,
-                events,
-                next_actor_id: AtomicU64::new(1),
-                sessions_changed: Arc::new(Notify::new()),
-                client_attached: Arc::new(Notify::new()),
+                attacher,
+                sessions_changed,
+                client_attached,
                 endings,
-                tasks: tasks.clone(),
-                cancel: cancel.clone(),
                 restore,
                 ends,
                 sightings: sightings::Sightings::default(),
@@ -451,6 +474,28 @@ impl Supervisor {
         let tracked = self.registry().tracked();
         let filter = &self.inner.settings.filter;
         Ok(untracked::plan_untracked(&listing, &tracked, filter))
+    }
+
+    /// Whether the tmux server was lost with sessions still to restore.
+    pub fn tmux_lost(&self) -> Option<TmuxLost> {
+        self.inner.revive.tmux_lost()
+    }
+
+    /// Once the daemon is up (the notifier listening): says that tmux was
+    /// found lost at startup, and with `restore_now` (`restore.on_start`)
+    /// restores the lost sessions in the background.
+    pub fn after_start(&self, restore_now: bool) {
+        self.inner.revive.after_start(restore_now);
+    }
+
+    /// Restores the lost sessions named in `ids` (every lost one when
+    /// `None`); see `Revive::restore_lost`.
+    pub async fn restore_lost(
+        &self,
+        ids: Option<&[SessionId]>,
+        cause: RestoreCause,
+    ) -> Result<RestoreOutcome, SupervisorError> {
+        self.inner.revive.restore_lost(ids, cause).await
     }
 
     /// Whether the data dir takes writes, for health and metrics.

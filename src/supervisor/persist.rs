@@ -12,6 +12,7 @@ use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::registry::Registry;
+use crate::id::SessionId;
 use crate::metrics::{Metrics, StoreFile};
 use crate::store::floors::{
     ID_BLOCK, IdEvidence, SEQ_BLOCK, SeqEvidence, plan_next_seq, plan_session_counter,
@@ -22,7 +23,7 @@ use crate::store::{
     NewEvent, RegistryFile, RestoreFile, ScrollbackFiles, StorageHealth, StoreError, ThoughtsFile,
     Write, salvage_damaged_files,
 };
-use crate::wire::Event;
+use crate::wire::{Event, Payload, Renamed};
 
 /// Rotate `events.jsonl` past this size.
 const EVENT_LOG_BYTES: u64 = 8 * 1024 * 1024;
@@ -189,6 +190,27 @@ impl Persistence {
     /// section, so writes land in the order the states existed.
     pub fn write_registry(&self, registry: &Registry) -> oneshot::Receiver<()> {
         registry.write_file(|file| self.queue_registry(file))
+    }
+
+    /// Follows tmux's rename of tracked session `id` (heard by its actor,
+    /// or seen by discovery) in the registry: recorded once, persisted.
+    pub fn follow_rename(&self, registry: &Registry, id: SessionId, name: &str) {
+        if let Some(old) = registry.rename(id, name) {
+            self.record_rename(registry, id, &old, name);
+        }
+    }
+
+    /// Records a rename already made in the registry, and persists it.
+    pub fn record_rename(&self, registry: &Registry, id: SessionId, old: &str, new: &str) {
+        tracing::info!(session_id = %id, old_name = %old, new_name = %new, "session renamed in tmux");
+        let renamed = Renamed {
+            old_name: old.to_owned(),
+            new_name: new.to_owned(),
+        };
+        let event = NewEvent::new(Payload::SessionRenamed(renamed));
+        self.record(event.session_id(id).tmux_name(new));
+        // Queued; nothing waits for the write.
+        drop(self.write_registry(registry));
     }
 
     pub fn queue_thoughts(&self, file: ThoughtsFile) -> oneshot::Receiver<()> {

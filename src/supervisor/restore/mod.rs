@@ -18,13 +18,13 @@ use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
 use book::BookError;
-pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, TmuxLost};
+pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, RevivalParts, Revive, TmuxLost};
 
 use super::persist::{Persistence, Writer};
 use crate::id::SessionId;
 use crate::session::EndReason;
 use crate::store::{NewEvent, RestoreFile, RestoreMode, RestoreRecord};
-use crate::tmux::Blueprint;
+use crate::tmux::command::restore::{PanePlanRow, blueprint_of, proc_command_line};
 use crate::wire::{Payload, ServerLost};
 use book::Book;
 
@@ -76,8 +76,13 @@ impl Restore {
         })
     }
 
-    /// A tracked session's windows as tmux reports them now.
-    pub fn observed(&self, id: SessionId, tmux_name: &str, blueprint: Blueprint) {
+    /// A tracked session's windows and panes as its actor reports them
+    /// now (written when they changed). A shell pane's command line is
+    /// read from /proc here, no fork.
+    pub fn observed(&self, id: SessionId, tmux_name: &str, rows: &[PanePlanRow]) {
+        let Some(blueprint) = blueprint_of(rows, proc_command_line) else {
+            return;
+        };
         self.change(|book| ((), book.observed(id, tmux_name, blueprint)))
     }
 

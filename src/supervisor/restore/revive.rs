@@ -4,20 +4,24 @@
 //! and restoring the lost sessions under their names and ids.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use tokio_util::task::TaskTracker;
 
+use super::Restore;
 use super::book::BookError;
 use crate::id::SessionId;
+use crate::session::EndReason;
 use crate::store::{NewEvent, Origin, RestoreMode, RestoreRecord};
-use crate::supervisor::Supervisor;
-use crate::supervisor::lifecycle::{Attach, EndReason, default_view};
+use crate::supervisor::attach::{Attach, Attacher, default_view};
+use crate::supervisor::persist::Persistence;
+use crate::supervisor::registry::Registry;
+use crate::supervisor::settings::Settings;
 use crate::supervisor::types::{SessionSummary, SupervisorError};
-use crate::tmux::NewSession;
-use crate::tmux::command::restore::{
-    Launch, PanePlanRow, blueprint_of, first_pane, proc_command_line, rebuild_commands,
-};
+use crate::tmux::command::restore::{Launch, first_pane, rebuild_commands};
 use crate::tmux::command::{DisplayMessage, Target};
+use crate::tmux::{NewSession, Tmux, session_views};
 use crate::wire::{Payload, Restored};
 
 /// Why a restore happens, as its events say.
@@ -59,53 +63,70 @@ pub struct TmuxLost {
     pub restorable: usize,
 }
 
-impl Supervisor {
+/// Brings lost sessions back (see the module's doc): the restore book
+/// says what each was, tmux makes it again, the attacher gives it an actor.
+#[derive(Clone)]
+pub struct Revive {
+    restore: Arc<Restore>,
+    attacher: Attacher,
+    tmux: Tmux,
+    registry: Arc<Registry>,
+    persistence: Arc<Persistence>,
+    settings: Arc<Settings>,
+    /// A restore at startup runs in one of the daemon's tasks.
+    tasks: TaskTracker,
+}
+
+/// What a `Revive` is made of (see its fields).
+pub struct RevivalParts {
+    pub restore: Arc<Restore>,
+    pub attacher: Attacher,
+    pub tmux: Tmux,
+    pub registry: Arc<Registry>,
+    pub persistence: Arc<Persistence>,
+    pub settings: Arc<Settings>,
+    pub tasks: TaskTracker,
+}
+
+impl Revive {
+    pub fn new(parts: RevivalParts) -> Revive {
+        let RevivalParts {
+            restore,
+            attacher,
+            tmux,
+            registry,
+            persistence,
+            settings,
+            tasks,
+        } = parts;
+        Revive {
+            restore,
+            attacher,
+            tmux,
+            registry,
+            persistence,
+            settings,
+            tasks,
+        }
+    }
+
     /// Whether the tmux server was lost with sessions still to restore.
     pub fn tmux_lost(&self) -> Option<TmuxLost> {
-        self.inner
-            .restore
+        self.restore
             .lost()
             .map(|(since, restorable)| TmuxLost { since, restorable })
-    }
-
-    /// A session's windows and panes, from its current actor: kept for a
-    /// restore (written when they changed). A shell pane's command line is
-    /// read from /proc here, no fork.
-    pub(in crate::supervisor) fn on_panes(
-        &self,
-        id: SessionId,
-        actor_id: u64,
-        rows: Vec<PanePlanRow>,
-    ) {
-        let Some(name) = self.registry().current_name(id, actor_id) else {
-            return;
-        };
-        let Some(blueprint) = blueprint_of(&rows, proc_command_line) else {
-            return;
-        };
-        self.inner.restore.observed(id, &name, blueprint);
-    }
-
-    /// Startup found the persisted sessions in `missing` gone, and `found`
-    /// alive: with none alive, tmux was lost while tmuxd was away (said by
-    /// `after_start`, once the notifier listens).
-    pub(in crate::supervisor) fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
-        let tracked = self.registry().tracked_ids();
-        self.inner
-            .restore
-            .after_startup(missing, found, |id| tracked.contains(&id), Utc::now());
     }
 
     /// Once the daemon is up (the notifier listening): says that tmux was
     /// found lost at startup, and with `restore_now` (`restore.on_start`)
     /// restores the lost sessions in the background.
     pub fn after_start(&self, restore_now: bool) {
-        let (restore, events) = (&self.inner.restore, &self.inner.persistence);
-        restore.announce_loss(events, EndReason::StartupMissingTmux, 0);
+        let events = &self.persistence;
+        (self.restore).announce_loss(events, EndReason::StartupMissingTmux, 0);
         if restore_now && self.tmux_lost().is_some() {
-            let supervisor = self.clone();
-            self.inner.tasks.spawn(async move {
-                match supervisor.restore_lost(None, RestoreCause::Startup).await {
+            let revive = self.clone();
+            self.tasks.spawn(async move {
+                match revive.restore_lost(None, RestoreCause::Startup).await {
                     Ok(outcome) => tracing::info!(
                         restored = outcome.restored.len(),
                         failed = outcome.failed.len(),
@@ -131,7 +152,7 @@ impl Supervisor {
                 "session_ids is empty; leave it out to restore every lost session".into(),
             ));
         }
-        let wanted = self.inner.restore.to_restore(ids).map_err(|e| match e {
+        let wanted = self.restore.to_restore(ids).map_err(|e| match e {
             BookError::NotLost(id) => SupervisorError::NotRestorable(id),
         })?;
         let mut outcome = RestoreOutcome::default();
@@ -148,7 +169,7 @@ impl Supervisor {
                 }
             }
         }
-        let _ = self.inner.restore.write_now().await;
+        let _ = self.restore.write_now().await;
         Ok(outcome)
     }
 
@@ -159,8 +180,8 @@ impl Supervisor {
         cause: RestoreCause,
     ) -> Result<SessionSummary, SupervisorError> {
         let name = record.tmux_name.clone();
-        let max = self.inner.settings.max_sessions;
-        let reservation = self.registry().reserve_restore(id, &name, max)?;
+        let max = self.settings.max_sessions;
+        let reservation = self.registry.reserve_restore(id, &name, max)?;
         let launches = launches(record);
         let first = record.blueprint.as_ref().map(|b| first_pane(b, &launches));
         let first_command = first
@@ -174,14 +195,14 @@ impl Supervisor {
                 .as_ref()
                 .map(|f| f.cwd)
                 .filter(|cwd| Path::new(cwd).is_dir())
-                .or(Some(self.default_cwd())),
+                .or(Some(&self.settings.default_cwd)),
             size: first.as_ref().map(|f| (f.cols, f.rows)),
             command: first_command.as_deref(),
             keep_exit: true,
             tag: Some(&tag),
-            env: &self.inner.settings.session_env,
+            env: &self.settings.session_env,
         };
-        let made = match self.tmux().new_session(&new).await {
+        let made = match self.tmux.new_session(&new).await {
             Ok(made) => made,
             Err(e) => {
                 return Err(match e.is_duplicate_session() {
@@ -195,17 +216,18 @@ impl Supervisor {
                 target: Some(Target::Session(name.clone())),
                 format: "#{window_index}".to_owned(),
             };
-            let made_at = self.tmux().run_cmd(&probe).await.ok();
+            let made_at = self.tmux.run_cmd(&probe).await.ok();
             let made_at = made_at.and_then(|i| i.trim().parse().ok());
             let made_at = made_at.unwrap_or(blueprint.windows[0].index);
             let commands = rebuild_commands(&name, blueprint, &launches, made_at);
-            if let Err(e) = self.tmux().run_in_one(&commands).await {
+            if let Err(e) = self.tmux.run_in_one(&commands).await {
                 // The session is there, with what tmux made before the error.
                 tracing::warn!(tmux_name = %name, "restoring the windows and layouts stopped: {e}");
             }
         }
         // Looked at after the rebuild: the current window may have changed.
-        let view = self.view_of(&name).await.ok().flatten();
+        let panes = self.tmux.list_panes().await.ok();
+        let view = panes.and_then(|panes| session_views(&panes).remove(&name));
         let attach = Attach {
             reservation,
             view: view.unwrap_or_else(|| default_view(&name)),
@@ -223,13 +245,13 @@ impl Supervisor {
             resumed: record.resume_command.is_some(),
         };
         let event = NewEvent::new(Payload::SessionRestored(restored)).reason(cause.as_str());
-        match self.attach(attach, event).await {
+        match self.attacher.attach(attach, event).await {
             Ok(summary) => {
-                self.inner.restore.restored(id);
+                self.restore.restored(id);
                 Ok(summary)
             }
             Err(e) => {
-                let _ = self.tmux().kill_session(&name).await;
+                let _ = self.tmux.kill_session(&name).await;
                 Err(e)
             }
         }

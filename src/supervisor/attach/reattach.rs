@@ -3,18 +3,17 @@
 //! live sessions carry, see `tags`) with the live tmux sessions at startup.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::Supervisor;
-use super::lifecycle::{Attach, Carried, EndReason};
-use super::registry::restore_attention;
-use super::tags;
+use super::{Attach, Attacher, Attaching, Carried, state_unknown};
 use crate::id::SessionId;
-use crate::session::{SessionState, StateReason, StateView};
+use crate::session::{EndReason, SessionState, StateReason, StateView};
 use crate::store::{NewEvent, PersistedSession, RegistryFile};
+use crate::supervisor::queue::state_event;
+use crate::supervisor::registry::restore_attention;
+use crate::supervisor::{plan, tags};
 use crate::tmux::SessionView;
 use crate::wire::{Adopted, Deleted, Event, Exit, Payload, Renamed};
 
@@ -22,17 +21,14 @@ use crate::wire::{Adopted, Deleted, Event, Exit, Payload, Renamed};
 const REATTACH_LIMIT: usize = 3;
 const REATTACH_WINDOW: Duration = Duration::from_secs(10);
 
-impl Supervisor {
+impl Attacher {
     /// Each session's last recorded state and since when, from the retained
     /// events (a restart keeps `state_since` where the state is unchanged).
     fn last_states(&self) -> HashMap<SessionId, (SessionState, DateTime<Utc>)> {
         let mut states = HashMap::new();
         let mut since = 0;
         loop {
-            let page = self
-                .inner
-                .persistence
-                .events_page(since, 10_000, usize::MAX);
+            let page = self.persistence.events_page(since, 10_000, usize::MAX);
             last_states_in(&page.events, &mut states);
             match page.events.last() {
                 Some(last) if page.has_more && last.seq > since => since = last.seq,
@@ -42,8 +38,8 @@ impl Supervisor {
     }
 
     /// tmuxd's client went away but the session lives: attach a new one.
-    pub(super) async fn reattach(&self, id: SessionId, actor_id: u64) {
-        let noted = self.registry().note_reattach(
+    pub(in crate::supervisor) async fn reattach(&self, id: SessionId, actor_id: u64) {
+        let noted = self.registry.note_reattach(
             id,
             actor_id,
             Instant::now(),
@@ -56,12 +52,11 @@ impl Supervisor {
         if too_often {
             tracing::warn!(tmux_name = %name, "tmuxd's client keeps being dropped; letting the session go");
             return self
-                .inner
                 .ends
                 .end(id, Some(actor_id), EndReason::AttachFailed)
                 .await;
         }
-        let new_actor_id = self.inner.next_actor_id.fetch_add(1, Ordering::Relaxed);
+        let new_actor_id = self.next_actor_id();
         let handle = match self
             .spawn_actor(
                 id,
@@ -79,7 +74,6 @@ impl Supervisor {
             Err(e) => {
                 tracing::warn!(tmux_name = %name, "re-attaching failed: {e}");
                 return self
-                    .inner
                     .ends
                     .end(id, Some(actor_id), EndReason::AttachFailed)
                     .await;
@@ -88,10 +82,8 @@ impl Supervisor {
         let view = handle
             .watch_state()
             .await
-            .unwrap_or_else(|_| super::lifecycle::state_unknown(attention));
-        let old = self
-            .registry()
-            .replace_actor(id, actor_id, new_actor_id, handle.clone(), view);
+            .unwrap_or_else(|_| state_unknown(attention));
+        let old = (self.registry).replace_actor(id, actor_id, new_actor_id, handle.clone(), view);
         match old {
             Some(old) => old.shutdown().await,
             // Deleted meanwhile: the new client is not wanted either.
@@ -104,10 +96,14 @@ impl Supervisor {
     /// or the id tmux carries for a session the registry lost), keep
     /// detached, or record that they ended while tmuxd was away. The counter
     /// moves past every id found on a live session first.
-    pub(super) async fn restore(&self, file: RegistryFile, live: &BTreeMap<String, SessionView>) {
-        let tags = tags::unknown_session_tags(self.tmux(), &file, live).await;
-        let mut plan = super::plan::plan_startup(&file, live, &tags, &self.inner.settings.filter);
-        self.registry()
+    pub(in crate::supervisor) async fn reattach_at_startup(
+        &self,
+        file: RegistryFile,
+        live: &BTreeMap<String, SessionView>,
+    ) {
+        let tags = tags::unknown_session_tags(&self.tmux, &file, live).await;
+        let mut plan = plan::plan_startup(&file, live, &tags, &self.settings.filter);
+        self.registry
             .merge_startup(&mut plan.tagged, plan.next_counter, &plan.detached);
         for session in &plan.missing {
             let reason = EndReason::StartupMissingTmux;
@@ -119,11 +115,11 @@ impl Supervisor {
                 acknowledged_by: None,
             };
             let events = [
-                super::queue::state_event(&view, Exit::default()),
+                state_event(&view, Exit::default()),
                 NewEvent::new(Payload::SessionDeleted(Deleted::default())).reason(reason.as_str()),
             ];
             for event in events {
-                self.inner.persistence.record(
+                self.persistence.record(
                     event
                         .session_id(session.session_id)
                         .tmux_name(&session.tmux_name),
@@ -171,7 +167,7 @@ impl Supervisor {
         }
         for (session_id, old, new) in &plan.renamed {
             tracing::info!(%session_id, old_name = %old, new_name = %new, "session renamed in tmux while tmuxd was away");
-            self.inner.persistence.record(
+            self.persistence.record(
                 NewEvent::new(Payload::SessionRenamed(Renamed {
                     old_name: old.clone(),
                     new_name: new.clone(),
@@ -182,17 +178,16 @@ impl Supervisor {
         }
         if found == 0 {
             // Nothing to attach: whether tmux was lost is known now.
-            let _ = self.persist().await;
+            let _ = self.persistence.write_registry(&self.registry).await;
             self.lost_at_startup(&missing, found);
             return;
         }
         // The daemon serves while these attach (paced, see `control::pace`).
-        let supervisor = self.clone();
-        let cancel = self.inner.cancel.clone();
-        self.inner.tasks.spawn(async move {
+        let attacher = self.clone();
+        self.tasks.spawn(async move {
             tokio::select! {
-                _ = cancel.cancelled() => {}
-                _ = supervisor.reattach_all(attaches) => supervisor.lost_at_startup(&missing, found),
+                _ = attacher.cancel.cancelled() => {}
+                _ = attacher.reattach_all(attaches) => attacher.lost_at_startup(&missing, found),
             }
         });
     }
@@ -205,7 +200,7 @@ impl Supervisor {
     async fn reattach_all(&self, attaches: Vec<StartupAttach>) {
         let mut running = tokio::task::JoinSet::new();
         for startup in attaches {
-            let supervisor = self.clone();
+            let attacher = self.clone();
             running.spawn(async move {
                 let StartupAttach {
                     name,
@@ -215,7 +210,7 @@ impl Supervisor {
                     announced,
                     event,
                 } = startup;
-                match supervisor.attach_announced(attach, announced, event).await {
+                match attacher.attach_announced(attach, announced, event).await {
                     Ok(_) => mark.then_some((name, id)),
                     Err(e) => {
                         tracing::warn!(tmux_name = %name, "re-attaching after restart failed: {e}");
@@ -230,8 +225,16 @@ impl Supervisor {
                 marks.push(mark);
             }
         }
-        tags::tag_sessions(self.tmux(), marks);
-        let _ = self.persist().await;
+        tags::tag_sessions(&self.tmux, marks);
+        let _ = self.persistence.write_registry(&self.registry).await;
+    }
+
+    /// Startup found the persisted sessions in `missing` gone, and `found`
+    /// alive: with none alive, tmux was lost while tmuxd was away (said
+    /// once the notifier listens: `Supervisor::after_start`).
+    fn lost_at_startup(&self, missing: &[SessionId], found: usize) {
+        let tracked = self.registry.tracked_ids();
+        (self.restore).after_startup(missing, found, |id| tracked.contains(&id), Utc::now());
     }
 
     /// What re-attaching a persisted session takes over from its record.
@@ -241,9 +244,7 @@ impl Supervisor {
         view: &SessionView,
         previous_state: Option<(SessionState, DateTime<Utc>)>,
     ) -> Attach {
-        let reservation = self
-            .registry()
-            .reserve_persisted(session.session_id, &session.tmux_name);
+        let reservation = (self.registry).reserve_persisted(session.session_id, &session.tmux_name);
         Attach {
             reservation,
             view: view.clone(),
@@ -268,7 +269,7 @@ struct StartupAttach {
     /// tmux does not carry its id yet.
     mark: bool,
     attach: Attach,
-    announced: super::lifecycle::Attaching,
+    announced: Attaching,
     event: NewEvent,
 }
 
