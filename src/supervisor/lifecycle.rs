@@ -3,12 +3,20 @@
 //! first, runs tmux outside the lock, then commits in one locked section.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::Utc;
 
-use super::Supervisor;
-use super::attach::{Attach, default_view};
-use super::registry::{MarkEnding, Reservation};
+use super::attach::{Attach, Attacher, default_view};
+use super::endings::Endings;
+use super::ends::Ends;
+use super::find::Finder;
+use super::input::Inputs;
+use super::persist::Persistence;
+use super::registry::{MarkEnding, Registry, Reservation};
+use super::restore::Restore;
+use super::settings::Settings;
+use super::sightings::Sightings;
 use super::tags;
 use super::types::{
     CreateSession, DeleteMode, DeleteOutcome, MAX_COMMAND_BYTES, SessionSummary, SupervisorError,
@@ -17,34 +25,61 @@ use super::types::{
 use crate::id::SessionId;
 use crate::session::{EndHistory, EndReason};
 use crate::store::NewEvent;
-use crate::tmux::control::TmuxSessionId;
-use crate::tmux::{CaptureRange, NewSession, SessionView, session_views, validate_session_name};
+use crate::tmux::{
+    CaptureRange, NewSession, SessionView, Tmux, session_views, validate_session_name,
+};
 use crate::wire::{Adopted, Payload};
 
 /// Tries at picking a free numeric name when tmux has one we had not seen.
 const AUTO_NAME_TRIES: usize = 5;
 
-impl Supervisor {
-    pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
+/// Creates, adopts and deletes sessions on request: each asks tmux,
+/// gives the session its actor through the attacher (or ends its
+/// tracking), and tells the owners whose state the change concerns.
+#[derive(Clone)]
+pub(super) struct Lifecycle {
+    pub(super) tmux: Tmux,
+    pub(super) settings: Arc<Settings>,
+    pub(super) registry: Arc<Registry>,
+    /// Names tmux has that a create must not take.
+    pub(super) sightings: Arc<Sightings>,
+    pub(super) attacher: Attacher,
+    /// A created session's restore record; a detached one is forgotten.
+    pub(super) restore: Arc<Restore>,
+    /// A create's initial input.
+    pub(super) input: Inputs,
+    /// A delete waits out an attach, as every request does.
+    pub(super) find: Finder,
+    /// A delete of an ended session removes what its end kept.
+    pub(super) endings: Arc<Endings>,
+    pub(super) ends: Ends,
+    pub(super) persistence: Arc<Persistence>,
+}
+
+impl Lifecycle {
+    pub(super) async fn create(
+        &self,
+        request: CreateSession,
+    ) -> Result<SessionSummary, SupervisorError> {
         validate_create(&request)?;
-        let max = self.inner.settings.max_sessions;
-        let names = self.inner.sightings.names();
+        let max = self.settings.max_sessions;
+        let names = self.sightings.names();
         let mut reservation = self
-            .registry()
+            .registry
             .reserve_new(request.name.as_deref(), max, &names)?;
         let mut tries = 0;
         let made = loop {
             let tag = reservation.id().to_string();
             let new = NewSession {
                 name: reservation.tmux_name(),
-                cwd: Some(request.cwd.as_deref().unwrap_or(self.default_cwd())),
+                cwd: Some(request.cwd.as_deref().unwrap_or(&self.settings.default_cwd)),
                 size: request.size,
                 command: request.command.as_deref(),
                 keep_exit: true,
                 tag: Some(&tag),
-                env: &self.inner.settings.session_env,
+                env: &self.settings.session_env,
             };
-            match self.tmux().new_session(&new).await {
+            match self.tmux.new_session(&new).await {
                 Ok(made) => break made,
                 Err(e)
                     if e.is_duplicate_session()
@@ -65,7 +100,7 @@ impl Supervisor {
         let name = reservation.tmux_name().to_owned();
         let (view, tagged) = match made.tagged_panes {
             Some(panes) => (session_views(&panes).remove(&name), true),
-            None => tags::view_tagging(self.tmux(), &name, reservation.id())
+            None => tags::view_tagging(&self.tmux, &name, reservation.id())
                 .await
                 .unwrap_or((None, false)),
         };
@@ -83,7 +118,8 @@ impl Supervisor {
             kept_exit,
             previous_state: None,
         };
-        let summary = match (self.inner.attacher)
+        let summary = match self
+            .attacher
             .attach(
                 attach,
                 NewEvent::new(Payload::SessionCreated).reason("api_create"),
@@ -93,11 +129,11 @@ impl Supervisor {
             Ok(summary) => summary,
             Err(e) => {
                 // Nothing may be left behind by a failed create.
-                let _ = self.tmux().kill_session(&name).await;
+                let _ = self.tmux.kill_session(&name).await;
                 return Err(e);
             }
         };
-        self.inner.restore.created(
+        self.restore.created(
             summary.session_id,
             &summary.tmux_name,
             request.restore,
@@ -105,7 +141,7 @@ impl Supervisor {
             request.command.clone(),
         );
         if let Some(input) = request.initial_input.as_deref().filter(|i| !i.is_empty()) {
-            let typed = match self.inner.input.typist(summary.session_id).await {
+            let typed = match self.input.typist(summary.session_id).await {
                 Ok(typist) => typist.type_in(Some(input), &[], true).await,
                 Err(e) => Err(e),
             };
@@ -117,7 +153,7 @@ impl Supervisor {
     }
 
     /// Tracks an existing tmux session, reusing its old id if it had one.
-    pub async fn adopt(
+    pub(super) async fn adopt(
         &self,
         tmux_name: &str,
         session_id: Option<SessionId>,
@@ -126,17 +162,15 @@ impl Supervisor {
             name: tmux_name.to_owned(),
             reason,
         })?;
-        let max = self.inner.settings.max_sessions;
-        let reservation = self
-            .registry()
-            .reserve_existing(tmux_name, None, Some(max))?;
+        let max = self.settings.max_sessions;
+        let reservation = self.registry.reserve_existing(tmux_name, None, Some(max))?;
         if let Some(wanted) = session_id.filter(|wanted| *wanted != reservation.id()) {
             return Err(SupervisorError::BadRequest(format!(
                 "session_id {wanted} does not belong to tmux session {tmux_name:?}"
             )));
         }
         let (view, tagged) =
-            match tags::view_tagging(self.tmux(), tmux_name, reservation.id()).await? {
+            match tags::view_tagging(&self.tmux, tmux_name, reservation.id()).await? {
                 (Some(view), tagged) => (view, tagged),
                 (None, _) => return Err(SupervisorError::NoSuchTmuxSession(tmux_name.to_owned())),
             };
@@ -144,33 +178,13 @@ impl Supervisor {
             .await
     }
 
-    /// Takes the id and name of a session discovery found; a full
-    /// registry refuses it (said once in the log).
-    pub(super) fn reserve_discovered(
-        &self,
-        name: &str,
-        tmux_id: Option<TmuxSessionId>,
-    ) -> Option<Reservation> {
-        let max = self.inner.settings.max_sessions;
-        match self.registry().reserve_existing(name, tmux_id, Some(max)) {
-            Ok(reservation) => Some(reservation),
-            Err(SupervisorError::Capacity { max }) => {
-                if self.inner.sightings.refuse(name) {
-                    tracing::warn!(tmux_name = %name, "not adopting: {max} sessions tracked already");
-                }
-                None
-            }
-            Err(_) => None,
-        }
-    }
-
     /// tmux had the reservation's numeric name: it is noted, and the next
     /// free one taken.
     fn next_free_name(&self, reservation: Reservation) -> Reservation {
         let taken = reservation.tmux_name().to_owned();
-        self.inner.sightings.note_name(taken);
-        let names = self.inner.sightings.names();
-        self.registry().rename_reservation(reservation, &names)
+        self.sightings.note_name(taken);
+        let names = self.sightings.names();
+        self.registry.rename_reservation(reservation, &names)
     }
 
     async fn adopt_with_view(
@@ -180,9 +194,8 @@ impl Supervisor {
         tagged: bool,
         reason: &str,
     ) -> Result<SessionSummary, SupervisorError> {
-        let attach = self.inner.attacher.adoption(reservation, view, tagged);
-        self.inner
-            .attacher
+        let attach = self.attacher.adoption(reservation, view, tagged);
+        self.attacher
             .attach(
                 attach,
                 NewEvent::new(Payload::SessionAdopted(Adopted::default())).reason(reason),
@@ -190,12 +203,12 @@ impl Supervisor {
             .await
     }
 
-    pub async fn delete(
+    pub(super) async fn delete(
         &self,
         id: SessionId,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let name = match self.handle(id).await {
+        let name = match self.find.handle(id).await {
             Ok((_, name)) => name,
             // Its screens and history may hold secrets: gone on request.
             Err(SupervisorError::HasEnded(_)) => return self.remove_ended(id, mode).await,
@@ -204,7 +217,7 @@ impl Supervisor {
         match mode {
             DeleteMode::Detach => {
                 let entry = self
-                    .registry()
+                    .registry
                     .detach(id)
                     .ok_or_else(|| SupervisorError::NotFound(id.to_string()))?;
                 entry.handle().release().await;
@@ -213,29 +226,28 @@ impl Supervisor {
                     id,
                     entry.tmux_name(),
                 );
-                self.inner.restore.forget(id);
-                let _ = self.persist().await;
+                self.restore.forget(id);
+                let _ = self.persistence.write_registry(&self.registry).await;
             }
             DeleteMode::Kill => {
-                self.registry().mark_ending(id).map_err(|e| match e {
+                self.registry.mark_ending(id).map_err(|e| match e {
                     MarkEnding::NotTracked => SupervisorError::NotFound(id.to_string()),
                     MarkEnding::AlreadyEnding => SupervisorError::Gone(id.to_string()),
                 })?;
                 let history = self.history_before_kill(&name).await;
-                if let Err(e) = self.tmux().kill_session(&name).await
+                if let Err(e) = self.tmux.kill_session(&name).await
                     && !e.is_missing_session()
                 {
                     // The session may still be running: keep tracking it.
-                    self.registry().unmark_ending(id);
+                    self.registry.unmark_ending(id);
                     return Err(e.into());
                 }
-                self.inner
-                    .ends
+                self.ends
                     .end_with_history(id, None, EndReason::ApiKill, history)
                     .await;
             }
         }
-        let tmux_alive = self.tmux().has_session(&name).await.unwrap_or(false);
+        let tmux_alive = self.tmux.has_session(&name).await.unwrap_or(false);
         Ok(DeleteOutcome {
             session_id: id,
             mode,
@@ -250,7 +262,7 @@ impl Supervisor {
         id: SessionId,
         mode: DeleteMode,
     ) -> Result<DeleteOutcome, SupervisorError> {
-        let summary = self.inner.endings.discard(id).await?;
+        let summary = self.endings.discard(id).await?;
         let removed = NewEvent::new(Payload::SessionRemoved).reason("api_delete");
         self.record(removed, id, &summary.tmux_name);
         Ok(DeleteOutcome {
@@ -263,20 +275,19 @@ impl Supervisor {
     /// The active pane's history, read before tmuxd kills the session, for
     /// its ended record; None when none is kept.
     async fn history_before_kill(&self, name: &str) -> Option<EndHistory> {
-        let lines = self.inner.settings.actor.ended_scrollback_lines;
+        let lines = self.settings.actor.ended_scrollback_lines;
         if lines == 0 {
             return None;
         }
         let range = CaptureRange::History { lines };
-        Some(match self.tmux().capture_pane(name, range).await {
+        Some(match self.tmux.capture_pane(name, range).await {
             Ok(lines) => EndHistory::Captured(lines),
             Err(e) => EndHistory::Refused(e.to_string()),
         })
     }
 
-    pub(super) fn record(&self, event: NewEvent, id: SessionId, tmux_name: &str) {
-        self.inner
-            .persistence
+    fn record(&self, event: NewEvent, id: SessionId, tmux_name: &str) {
+        self.persistence
             .record(event.session_id(id).tmux_name(tmux_name));
     }
 }

@@ -7,6 +7,7 @@
 
 mod attach;
 mod background;
+mod discovery;
 mod endings;
 mod ends;
 mod find;
@@ -69,26 +70,14 @@ struct Inner {
     find: find::Finder,
     /// Typing and queued input.
     input: input::Inputs,
-    /// Gives sessions their actors: every create, adoption, re-attach and
-    /// restore goes through it.
-    attacher: attach::Attacher,
-    /// Actors wake this when their control client hears `%sessions-changed`.
-    sessions_changed: Arc<Notify>,
-    /// Woken when a control client attached (see `status_timers`).
-    client_attached: Arc<Notify>,
+    /// Creates, adopts and deletes sessions on request.
+    lifecycle: lifecycle::Lifecycle,
     /// The ended sessions kept readable, and `ended.json`.
     endings: Arc<endings::Endings>,
     /// Open waits, their caps, and what `match` waits share.
     waits: wait::Waits,
-    /// What it takes to restore each session if tmux is lost, and `restore.json`.
-    restore: Arc<restore::Restore>,
     /// Brings the sessions lost with their tmux server back.
     revive: restore::Revive,
-    /// Ends tracking of a session (over the registry, persistence, restore
-    /// and endings).
-    ends: ends::Ends,
-    /// What discovery has seen of tmux's sessions.
-    sightings: sightings::Sightings,
 }
 
 impl Supervisor {
@@ -105,6 +94,8 @@ impl Supervisor {
         metrics: Metrics,
     ) -> Result<Supervisor, SupervisorError> {
         let (persistence, restored) = Persistence::open(data_dir, metrics.clone())?;
+        let persistence = Arc::new(persistence);
+        let settings = Arc::new(settings);
         let (events, actor_events) = mpsc::unbounded_channel();
         // A thought under a key that is no session id (a hand edit) is dropped.
         let thoughts = restored
@@ -113,7 +104,6 @@ impl Supervisor {
             .into_iter()
             .filter_map(|(id, thought)| Some((id.parse().ok()?, thought)))
             .collect();
-        let persistence = Arc::new(persistence);
         let endings = Arc::new(endings::Endings::new(
             restored.ended,
             settings.retention,
@@ -146,7 +136,6 @@ impl Supervisor {
             restore.clone(),
             endings.clone(),
         );
-        let settings = Arc::new(settings);
         let sessions_changed = Arc::new(Notify::new());
         let client_attached = Arc::new(Notify::new());
         let attacher = attach::Attacher::new(attach::Parts {
@@ -173,28 +162,72 @@ impl Supervisor {
             settings: settings.clone(),
             tasks: tasks.clone(),
         });
-        let supervisor = Supervisor {
+        let sightings = Arc::new(sightings::Sightings::default());
+        let lifecycle = lifecycle::Lifecycle {
+            tmux: tmux.clone(),
+            settings: settings.clone(),
+            registry: registry.clone(),
+            sightings: sightings.clone(),
+            attacher: attacher.clone(),
+            restore: restore.clone(),
+            input: input.clone(),
+            find: find.clone(),
+            endings: endings.clone(),
+            ends: ends.clone(),
+            persistence: persistence.clone(),
+        };
+        let discovery = discovery::Discovery::new(
+            tmux.clone(),
+            settings.clone(),
+            registry.clone(),
+            sightings,
+            persistence.clone(),
+            attacher.clone(),
+        );
+        let reaper = background::Reaper {
+            tmux: tmux.clone(),
+            registry: registry.clone(),
+            persistence: persistence.clone(),
+            input: input.clone(),
+            attacher,
+            ends,
+            restore,
+            interval: settings.reaper_interval,
+        };
+        discovery.discover(discovery::Adoptions::Startup).await;
+        tasks.spawn(discovery::discover_often(
+            discovery,
+            sessions_changed,
+            cancel.clone(),
+        ));
+        tasks.spawn(status_timers::align_after_attaches(
+            client_attached,
+            registry.clone(),
+            tmux.clone(),
+            cancel.clone(),
+        ));
+        tasks.spawn(background::checkpoints(
+            settings.checkpoint_interval,
+            registry.clone(),
+            persistence.clone(),
+            endings.clone(),
+            cancel.clone(),
+        ));
+        tasks.spawn(reaper.run(actor_events, cancel, tasks.clone()));
+        Ok(Supervisor {
             inner: Arc::new(Inner {
-                revive,
-                waits,
                 tmux,
                 settings,
                 registry,
                 persistence,
                 find,
                 input,
-                attacher,
-                sessions_changed,
-                client_attached,
+                lifecycle,
                 endings,
-                restore,
-                ends,
-                sightings: sightings::Sightings::default(),
+                waits,
+                revive,
             }),
-        };
-        supervisor.discover(background::Adoptions::Startup).await;
-        background::spawn_loops(&supervisor, actor_events, tasks, cancel);
-        Ok(supervisor)
+        })
     }
 
     /// The registry: each of its methods is one short locked section.
@@ -284,6 +317,31 @@ impl Supervisor {
         pattern: &str,
     ) -> Result<std::sync::Arc<regex::Regex>, PatternError> {
         self.inner.waits.compile_match(pattern).await
+    }
+
+    /// Makes a tmux session (its name, directory, size, command and
+    /// environment checked first) and tracks it.
+    pub async fn create(&self, request: CreateSession) -> Result<SessionSummary, SupervisorError> {
+        self.inner.lifecycle.create(request).await
+    }
+
+    /// Tracks an existing tmux session, reusing its old id if it had one.
+    pub async fn adopt(
+        &self,
+        tmux_name: &str,
+        session_id: Option<SessionId>,
+    ) -> Result<SessionSummary, SupervisorError> {
+        self.inner.lifecycle.adopt(tmux_name, session_id).await
+    }
+
+    /// Stops tracking a session (detach) or kills it; an ended session
+    /// still kept is removed.
+    pub async fn delete(
+        &self,
+        id: SessionId,
+        mode: DeleteMode,
+    ) -> Result<DeleteOutcome, SupervisorError> {
+        self.inner.lifecycle.delete(id, mode).await
     }
 
     /// The live screen, or an ended session's last one.
@@ -466,7 +524,8 @@ impl Supervisor {
     /// tracked session's control client when there is one); none when no
     /// tmux server runs.
     pub async fn untracked(&self) -> Result<Vec<Untracked>, SupervisorError> {
-        let listing = match self.ask_or_fork(&ListSessions).await {
+        let lender = self.registry().any_handle_except(None);
+        let listing = match self.tmux().run_routed(&ListSessions, lender.as_ref()).await {
             Ok(listing) => listing,
             Err(e) if e.is_missing_session() => Vec::new(),
             Err(e) => return Err(e.into()),
