@@ -15,9 +15,9 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::state::AppState;
 use crate::metrics::{Metrics, StreamKind, SubscriberGuard};
 use crate::supervisor::Supervisor;
 use crate::wire::Event;

@@ -10,7 +10,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
-use super::AppState;
+use super::state::AppState;
 use crate::tmux::{ProbeError, TmuxError};
 use crate::wire::{Health, Readiness, StorageReport, StorageStatus, TmuxLost, VersionInfo};
 

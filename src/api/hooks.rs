@@ -9,10 +9,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
 
-use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiQuery, from_str_strict};
+use super::state::AppState;
 use crate::session::{Agent, interpret_hook};
 use crate::tmux::control::PaneId;
 use crate::wire::{

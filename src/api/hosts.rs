@@ -24,9 +24,9 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use super::AppState;
 use super::auth::{Access, AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use super::state::AppState;
 use super::ws::{CLOSE_TRY_LATER, close};
 use crate::fleet::answers;
 use crate::fleet::bounded::{MAX_ANSWER_BYTES, ReadError, read_capped};

@@ -13,10 +13,10 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use chrono::Utc;
 
-use super::AppState;
 use super::auth::{CODE_TTL, CREDENTIAL_TTL, PageCredential, Peer, ReadWrite, TokenHolder};
 use super::error::ApiError;
 use super::extract::ApiJson;
+use super::state::AppState;
 use crate::wire::{
     AccessLevel, ErrorCode, LoginCode, LoginGrant, LoginRequest, LogoutResponse, WhoAmI,
 };

@@ -9,7 +9,7 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::AppState;
+use super::state::AppState;
 use crate::metrics::{CONTENT_TYPE, Metrics, StorageHealth};
 
 /// The label of requests that matched no route.

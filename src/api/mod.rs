@@ -19,46 +19,24 @@ mod restore;
 mod screen;
 mod server;
 mod sessions;
+mod state;
 mod stream;
 mod untracked;
 mod wait;
 mod ws;
 
-use std::sync::Arc;
-
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{delete, get, post, put};
 use axum::{Router, middleware};
-use tokio_util::sync::CancellationToken;
 
 use crate::wire::ErrorCode;
 pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, Standing, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
 pub use health::TmuxProbe;
+pub use state::AppState;
 pub use ws::StreamLimits;
-
-use crate::metrics::Metrics;
-use crate::supervisor::Supervisor;
-
-#[derive(Clone)]
-pub struct AppState {
-    pub supervisor: Supervisor,
-    pub auth: Arc<AuthPolicy>,
-    pub streams: StreamLimits,
-    /// `tmux -V`, shared by health checks so they do not fork per request.
-    pub tmux_probe: TmuxProbe,
-    /// Fires at shutdown: open streams close instead of holding the server.
-    pub cancel: CancellationToken,
-    pub metrics: Metrics,
-    /// The TCP address the daemon listens on, for the login links it makes.
-    pub http_address: std::net::SocketAddr,
-    /// The fleet peers whose sessions this daemon also serves.
-    pub fleet: crate::fleet::Fleet,
-    /// Web Push, unless `notify.web_push` is off.
-    pub push: Option<crate::push::Push>,
-}
 
 /// Every route, grouped by what it needs; each group's guard decides who
 /// gets through before any handler runs, whatever headers a request carries.

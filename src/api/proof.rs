@@ -7,9 +7,9 @@ use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
 
-use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::state::AppState;
 use crate::secret::{MAX_NONCE_HEX, MIN_NONCE_HEX, Proofs, valid_nonce};
 
 /// The client's fresh nonce.

@@ -8,10 +8,10 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use sha2::{Digest, Sha256};
 
-use super::AppState;
 use super::auth::{PageCredential, ReadWrite};
 use super::error::ApiError;
 use super::extract::{ApiJson, session_id};
+use super::state::AppState;
 use crate::push::{Owner, Push, Subscription};
 use crate::wire::{
     AnswerRequest, AnswerResponse, PushInfo, SubscribeRequest, SubscribeResponse,

@@ -4,10 +4,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 
-use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::session_id;
+use super::state::AppState;
 use crate::id::FleetId;
 use crate::wire::{ErrorBody, QueueCancelled, QueueList};
 

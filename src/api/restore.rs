@@ -4,10 +4,10 @@
 use axum::Json;
 use axum::extract::State;
 
-use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::ApiJson;
+use super::state::AppState;
 use crate::id::SessionId;
 use crate::supervisor::{RestoreCause, SupervisorError};
 use crate::wire::{ErrorBody, RestoreFailure, RestoreRequest, RestoreResponse};

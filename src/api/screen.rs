@@ -11,10 +11,10 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use futures::StreamExt;
 
-use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
 use super::extract::ApiQuery;
+use super::state::AppState;
 use super::ws::{self, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_TRY_LATER, Outbox};
 use crate::id::SessionId;
 use crate::metrics::StreamKind;

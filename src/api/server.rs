@@ -6,7 +6,7 @@
 use axum::Json;
 use axum::extract::State;
 
-use super::AppState;
+use super::state::AppState;
 use crate::tmux::Socket;
 use crate::wire::{ServerInfo, ServerSocket};
 

@@ -5,10 +5,10 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
-use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, session_id};
+use super::state::AppState;
 use crate::id::FleetId;
 use crate::supervisor::{CreateSession, Input, ThoughtUpdate};
 use crate::wire::{

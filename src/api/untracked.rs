@@ -4,8 +4,8 @@
 use axum::Json;
 use axum::extract::State;
 
-use super::AppState;
 use super::error::ApiError;
+use super::state::AppState;
 use crate::wire::{ErrorBody, UntrackedList};
 
 /// The tmux sessions tmuxd does not track.

@@ -4,10 +4,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 
-use super::AppState;
 use super::auth::ReadWrite;
 use super::error::ApiError;
 use super::extract::{ApiJson, session_id};
+use super::state::AppState;
 use crate::supervisor::{self, MAX_WAIT_MS};
 use crate::wire::{ErrorBody, ErrorCode, Until, WaitRequest, WaitResponse};
 

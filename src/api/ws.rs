@@ -11,9 +11,9 @@ use futures::{Sink, SinkExt};
 
 use serde::Serialize;
 
-use super::AppState;
 use super::auth::{AuthenticatedSocket, PendingSocket};
 use super::error::ApiError;
+use super::state::AppState;
 use crate::id::SessionId;
 use crate::metrics::{DropReason, Metrics, StreamKind, SubscriberGuard};
 use crate::session::SessionHandle;
