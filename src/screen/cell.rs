@@ -95,13 +95,17 @@ impl Pen {
 pub struct Cell {
     ch: char,
     /// The whole grapheme when combining marks or joiners followed `ch`.
-    /// Boxed twice over so that the many cells without one pay a thin
-    /// pointer (8 bytes, not a `Box<str>`'s 16): every session keeps its
-    /// screens, and at 1,000 sessions the cells are most of tmuxd's memory.
-    cluster: Option<Box<String>>,
+    /// Behind a thin pointer (8 bytes, where a `Box<str>` takes 16), so the
+    /// many cells without one stay small: every session keeps its screens,
+    /// and at 1,000 sessions the cells are most of tmuxd's memory.
+    cluster: Option<Box<Cluster>>,
     pub pen: Pen,
     width: u8,
 }
+
+/// A grapheme of more than one character (see `Cell::combine`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Cluster(Box<str>);
 
 impl Default for Cell {
     fn default() -> Self {
@@ -153,11 +157,11 @@ impl Cell {
     pub fn push_text(&self, out: &mut String) {
         match &self.cluster {
             Some(cluster) if self.pen.attrs.contains(Attrs::CHARSET) => {
-                let mut chars = cluster.chars();
+                let mut chars = cluster.0.chars();
                 out.extend(chars.next().map(line_drawing));
                 out.push_str(chars.as_str());
             }
-            Some(cluster) => out.push_str(cluster.as_str()),
+            Some(cluster) => out.push_str(&cluster.0),
             None if self.pen.attrs.contains(Attrs::CHARSET) => out.push(line_drawing(self.ch)),
             None => out.push(self.ch),
         }
@@ -175,14 +179,14 @@ impl Cell {
     /// tmux's limit of 21 bytes a cell (then tmux drops the character).
     pub fn combine(&mut self, ch: char) -> bool {
         let mut text = match self.cluster.take() {
-            Some(text) => *text,
+            Some(text) => text.0.into_string(),
             None => self.ch.to_string(),
         };
         let fits = text.len() + ch.len_utf8() <= CELL_BYTES;
         if fits {
             text.push(ch);
         }
-        self.cluster = Some(Box::new(text));
+        self.cluster = Some(Box::new(Cluster(text.into_boxed_str())));
         fits
     }
 
