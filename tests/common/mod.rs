@@ -8,6 +8,7 @@ pub mod python;
 pub mod webhook;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -276,6 +277,15 @@ pub fn tmuxd_command(home: &Path) -> Command {
         .env("XDG_DATA_HOME", home.join("xdg-data"))
         .env("XDG_CONFIG_HOME", home.join("xdg-config"))
         .stdin(Stdio::null());
+    // Nor any descriptor the test process holds (cargo's jobserver pipe,
+    // another test's sockets): the daemon starts with its stdio alone.
+    // SAFETY: one syscall between fork and exec, no allocation.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as i32);
+            Ok(())
+        });
+    }
     command
 }
 
