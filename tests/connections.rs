@@ -135,9 +135,10 @@ fn beyond_the_cap_a_connection_waits_until_a_credentialed_one_closes() {
 /// 1,000 connections of strangers, idle after a request or silent from the
 /// start, do not keep the owner's request in the backlog until they time
 /// out (10 s): strangers have a cap of their own, below the daemon's (512),
-/// and the oldest is shed for a newcomer.
+/// and the oldest is shed for a newcomer. (Answered at once on a quiet
+/// machine; the bound is half the timeout, so a loaded one passes too.)
 #[test]
-fn a_thousand_idle_strangers_leave_the_owners_request_under_a_second() {
+fn a_thousand_idle_strangers_do_not_hold_the_owners_request_until_they_time_out() {
     let tmux = TmuxServer::new();
     let daemon = Daemon::start(&tmux);
     let mut strangers: Vec<TcpStream> = (0..1000)
@@ -158,7 +159,7 @@ fn a_thousand_idle_strangers_leave_the_owners_request_under_a_second() {
     let took = started.elapsed();
     eprintln!("the owner was answered after {took:?} behind 1,000 strangers");
     assert_eq!(answer.map(|(status, _)| status), Some(200));
-    assert!(took < Duration::from_secs(1), "answered after {took:?}");
+    assert!(took < Duration::from_secs(5), "answered after {took:?}");
     let shed = daemon.metric("tmuxd_connections_shed_total");
     assert!(shed.is_some_and(|n| n > 0.0), "counted: {shed:?}");
     // Every stranger was closed: shed, or answered and not kept alive.

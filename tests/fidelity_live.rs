@@ -188,6 +188,8 @@ fn outside_resize_is_seen_promptly() {
         assert_matches_tmux(&tmux, &daemon, &id, &format!("={NAME}:"), false);
         let took = started.elapsed();
         eprintln!("resize to {cols}x{rows} seen in {} ms", took.as_millis());
-        assert!(took < Duration::from_millis(1500), "resize took {took:?}");
+        // Heard from tmux's layout notice, not the next discovery (5 s):
+        // half that on a loaded machine.
+        assert!(took < Duration::from_millis(2500), "resize took {took:?}");
     }
 }

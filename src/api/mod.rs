@@ -9,9 +9,11 @@ mod extract;
 mod health;
 mod hooks;
 mod hosts;
+mod limits;
 mod login;
 mod metrics;
 pub mod openapi;
+mod probe;
 mod proof;
 mod push;
 mod queue;
@@ -34,9 +36,9 @@ use crate::wire::ErrorCode;
 pub use auth::{Access, AuthPolicy, HostNames, Peer, ReadBudget, Standing, random_hex};
 use auth::{Guard, Need};
 pub use error::ApiError;
-pub use health::TmuxProbe;
+pub use limits::StreamLimits;
+pub use probe::TmuxProbe;
 pub use state::AppState;
-pub use ws::StreamLimits;
 
 /// Every route, grouped by what it needs; each group's guard decides who
 /// gets through before any handler runs, whatever headers a request carries.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AuthPolicy;
-use super::health::TmuxProbe;
-use super::ws::StreamLimits;
+use super::limits::StreamLimits;
+use super::probe::TmuxProbe;
 use crate::metrics::Metrics;
 use crate::supervisor::Supervisor;
 
