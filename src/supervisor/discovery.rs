@@ -25,34 +25,17 @@ use crate::tmux::{PaneInfo, SessionView, Tmux, TmuxError, session_views};
 /// Looks at tmux's sessions and adopts the new ones (see the module's doc).
 #[derive(Clone)]
 pub(super) struct Discovery {
-    tmux: Tmux,
-    settings: Arc<Settings>,
-    registry: Arc<Registry>,
+    pub(super) tmux: Tmux,
+    pub(super) settings: Arc<Settings>,
+    pub(super) registry: Arc<Registry>,
     /// What discovery has seen of tmux's sessions.
-    sightings: Arc<Sightings>,
-    persistence: Arc<Persistence>,
-    attacher: Attacher,
+    pub(super) sightings: Arc<Sightings>,
+    pub(super) persistence: Arc<Persistence>,
+    /// Adoptions go through it.
+    pub(super) attacher: Attacher,
 }
 
 impl Discovery {
-    pub(super) fn new(
-        tmux: Tmux,
-        settings: Arc<Settings>,
-        registry: Arc<Registry>,
-        sightings: Arc<Sightings>,
-        persistence: Arc<Persistence>,
-        attacher: Attacher,
-    ) -> Discovery {
-        Discovery {
-            tmux,
-            settings,
-            registry,
-            sightings,
-            persistence,
-            attacher,
-        }
-    }
-
     /// One discovery tick: restore persisted sessions once tmux answers,
     /// refresh every actor's view, adopt new sessions, forget detached ones
     /// that are gone.

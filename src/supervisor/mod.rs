@@ -138,7 +138,7 @@ impl Supervisor {
         );
         let sessions_changed = Arc::new(Notify::new());
         let client_attached = Arc::new(Notify::new());
-        let attacher = attach::Attacher::new(attach::Parts {
+        let attacher = attach::Attacher {
             tmux: tmux.clone(),
             settings: settings.clone(),
             registry: registry.clone(),
@@ -148,12 +148,13 @@ impl Supervisor {
             ends: ends.clone(),
             restore: restore.clone(),
             events,
+            actor_ids: attach::ActorIds::default(),
             sessions_changed: sessions_changed.clone(),
             client_attached: client_attached.clone(),
             tasks: tasks.clone(),
             cancel: cancel.clone(),
-        });
-        let revive = restore::Revive::new(restore::RevivalParts {
+        };
+        let revive = restore::Revive {
             restore: restore.clone(),
             attacher: attacher.clone(),
             tmux: tmux.clone(),
@@ -161,7 +162,7 @@ impl Supervisor {
             persistence: persistence.clone(),
             settings: settings.clone(),
             tasks: tasks.clone(),
-        });
+        };
         let sightings = Arc::new(sightings::Sightings::default());
         let lifecycle = lifecycle::Lifecycle {
             tmux: tmux.clone(),
@@ -176,14 +177,14 @@ impl Supervisor {
             ends: ends.clone(),
             persistence: persistence.clone(),
         };
-        let discovery = discovery::Discovery::new(
-            tmux.clone(),
-            settings.clone(),
-            registry.clone(),
+        let discovery = discovery::Discovery {
+            tmux: tmux.clone(),
+            settings: settings.clone(),
+            registry: registry.clone(),
             sightings,
-            persistence.clone(),
-            attacher.clone(),
-        );
+            persistence: persistence.clone(),
+            attacher: attacher.clone(),
+        };
         let reaper = background::Reaper {
             tmux: tmux.clone(),
             registry: registry.clone(),

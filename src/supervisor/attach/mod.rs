@@ -87,29 +87,6 @@ pub(super) fn default_view(name: &str) -> SessionView {
 /// fails, a startup that finds tmux lost), and what every actor is given.
 #[derive(Clone)]
 pub(super) struct Attacher {
-    tmux: Tmux,
-    settings: Arc<Settings>,
-    registry: Arc<Registry>,
-    persistence: Arc<Persistence>,
-    endings: Arc<Endings>,
-    find: Finder,
-    ends: Ends,
-    restore: Arc<Restore>,
-    /// Where every actor reports (the supervisor's event loop).
-    events: mpsc::UnboundedSender<ActorEvent>,
-    next_actor_id: Arc<AtomicU64>,
-    /// Actors wake this when their control client hears `%sessions-changed`.
-    sessions_changed: Arc<Notify>,
-    /// Woken when a control client attached (see `status_timers`).
-    client_attached: Arc<Notify>,
-    /// The daemon's tasks: adoptions and startup re-attaches run in them.
-    tasks: TaskTracker,
-    /// Fires when the daemon stops: attaches still waiting give up.
-    cancel: CancellationToken,
-}
-
-/// What an `Attacher` is made of (see its fields).
-pub(super) struct Parts {
     pub(super) tmux: Tmux,
     pub(super) settings: Arc<Settings>,
     pub(super) registry: Arc<Registry>,
@@ -118,48 +95,31 @@ pub(super) struct Parts {
     pub(super) find: Finder,
     pub(super) ends: Ends,
     pub(super) restore: Arc<Restore>,
+    /// Where every actor reports (the supervisor's event loop).
     pub(super) events: mpsc::UnboundedSender<ActorEvent>,
+    /// Numbers every actor, so a report from one replaced is told apart.
+    pub(super) actor_ids: ActorIds,
+    /// Actors wake this when their control client hears `%sessions-changed`.
     pub(super) sessions_changed: Arc<Notify>,
+    /// Woken when a control client attached (see `status_timers`).
     pub(super) client_attached: Arc<Notify>,
+    /// The daemon's tasks: adoptions and startup re-attaches run in them.
     pub(super) tasks: TaskTracker,
+    /// Fires when the daemon stops: attaches still waiting give up.
     pub(super) cancel: CancellationToken,
 }
 
-impl Attacher {
-    pub(super) fn new(parts: Parts) -> Attacher {
-        let Parts {
-            tmux,
-            settings,
-            registry,
-            persistence,
-            endings,
-            find,
-            ends,
-            restore,
-            events,
-            sessions_changed,
-            client_attached,
-            tasks,
-            cancel,
-        } = parts;
-        Attacher {
-            tmux,
-            settings,
-            registry,
-            persistence,
-            endings,
-            find,
-            ends,
-            restore,
-            events,
-            next_actor_id: Arc::new(AtomicU64::new(1)),
-            sessions_changed,
-            client_attached,
-            tasks,
-            cancel,
-        }
-    }
+/// The actor ids handed out, from 1.
+#[derive(Clone, Default)]
+pub(super) struct ActorIds(Arc<AtomicU64>);
 
+impl ActorIds {
+    fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+impl Attacher {
     /// What adopting an existing session takes over from a record of it
     /// kept while it was detached.
     pub(super) fn adoption(
@@ -265,7 +225,7 @@ impl Attacher {
         // typed: it is reported, never typed again.
         let (interrupted, queue): (Vec<_>, Vec<_>) = queue.into_iter().partition(|i| i.started);
         let id = reservation.id();
-        let actor_id = self.next_actor_id();
+        let actor_id = self.actor_ids.next();
         let carried = Carried {
             attention,
             state: previous_state,
@@ -388,10 +348,6 @@ impl Attacher {
         };
         self.endings.keep(id, retained).await;
         summary
-    }
-
-    fn next_actor_id(&self) -> u64 {
-        self.next_actor_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Attaches a control client to tmux session `name` and starts its actor.

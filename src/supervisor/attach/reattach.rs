@@ -56,7 +56,7 @@ impl Attacher {
                 .end(id, Some(actor_id), EndReason::AttachFailed)
                 .await;
         }
-        let new_actor_id = self.next_actor_id();
+        let new_actor_id = self.actor_ids.next();
         let handle = match self
             .spawn_actor(
                 id,

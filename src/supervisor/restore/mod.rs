@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
 use book::BookError;
-pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, RevivalParts, Revive, TmuxLost};
+pub use revive::{RestoreCause, RestoreFailure, RestoreOutcome, Revive, TmuxLost};
 
 use super::persist::{Persistence, Writer};
 use crate::id::SessionId;

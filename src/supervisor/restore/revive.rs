@@ -67,49 +67,17 @@ pub struct TmuxLost {
 /// says what each was, tmux makes it again, the attacher gives it an actor.
 #[derive(Clone)]
 pub struct Revive {
-    restore: Arc<Restore>,
-    attacher: Attacher,
-    tmux: Tmux,
-    registry: Arc<Registry>,
-    persistence: Arc<Persistence>,
-    settings: Arc<Settings>,
-    /// A restore at startup runs in one of the daemon's tasks.
-    tasks: TaskTracker,
-}
-
-/// What a `Revive` is made of (see its fields).
-pub struct RevivalParts {
     pub restore: Arc<Restore>,
     pub attacher: Attacher,
     pub tmux: Tmux,
     pub registry: Arc<Registry>,
     pub persistence: Arc<Persistence>,
     pub settings: Arc<Settings>,
+    /// A restore at startup runs in one of the daemon's tasks.
     pub tasks: TaskTracker,
 }
 
 impl Revive {
-    pub fn new(parts: RevivalParts) -> Revive {
-        let RevivalParts {
-            restore,
-            attacher,
-            tmux,
-            registry,
-            persistence,
-            settings,
-            tasks,
-        } = parts;
-        Revive {
-            restore,
-            attacher,
-            tmux,
-            registry,
-            persistence,
-            settings,
-            tasks,
-        }
-    }
-
     /// Whether the tmux server was lost with sessions still to restore.
     pub fn tmux_lost(&self) -> Option<TmuxLost> {
         self.restore
