@@ -192,7 +192,7 @@ impl Discovery {
 
     /// Takes the id and name of a session discovery found; a full
     /// registry refuses it (said once in the log).
-    pub(super) fn reserve_discovered(
+    fn reserve_discovered(
         &self,
         name: &str,
         tmux_id: Option<TmuxSessionId>,
