@@ -202,17 +202,11 @@ impl Attacher {
         for startup in attaches {
             let attacher = self.clone();
             running.spawn(async move {
-                let StartupAttach {
-                    name,
-                    id,
-                    mark,
-                    attach,
-                    announced,
-                    event,
-                } = startup;
+                let (attach, announced, event) = (startup.attach, startup.announced, startup.event);
                 match attacher.attach_announced(attach, announced, event).await {
-                    Ok(_) => mark.then_some((name, id)),
+                    Ok(_) => startup.mark.then_some((startup.name, startup.id)),
                     Err(e) => {
+                        let name = &startup.name;
                         tracing::warn!(tmux_name = %name, "re-attaching after restart failed: {e}");
                         None
                     }

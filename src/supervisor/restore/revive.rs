@@ -67,14 +67,14 @@ pub struct TmuxLost {
 /// says what each was, tmux makes it again, the attacher gives it an actor.
 #[derive(Clone)]
 pub struct Revive {
-    pub restore: Arc<Restore>,
-    pub attacher: Attacher,
-    pub tmux: Tmux,
-    pub registry: Arc<Registry>,
-    pub persistence: Arc<Persistence>,
-    pub settings: Arc<Settings>,
+    pub(in crate::supervisor) restore: Arc<Restore>,
+    pub(in crate::supervisor) attacher: Attacher,
+    pub(in crate::supervisor) tmux: Tmux,
+    pub(in crate::supervisor) registry: Arc<Registry>,
+    pub(in crate::supervisor) persistence: Arc<Persistence>,
+    pub(in crate::supervisor) settings: Arc<Settings>,
     /// A restore at startup runs in one of the daemon's tasks.
-    pub tasks: TaskTracker,
+    pub(in crate::supervisor) tasks: TaskTracker,
 }
 
 impl Revive {
